@@ -1,0 +1,180 @@
+// cache_client: calls cache.v1.CacheService from the command line.
+//
+//   cache_client --target=HOST:PORT [--deadline=5s] [--policy=FILE] COMMAND
+//
+//   get KEY [--raw]     print the value (with --raw: its exact bytes, no newline)
+//   store KEY VALUE     store VALUE; VALUE "-" reads the value's bytes from stdin
+//   dump                print every entry as KEY<TAB>VALUE, C-escaped, in key order
+//   load                run a closed-loop load and print counts per status code
+//                       and latency percentiles (--calls --concurrency --duration
+//                       --keys --value_size --get_fraction --seed)
+//
+// Exit status: 0 on success; 1 when the call failed (the gRPC status is
+// printed on stderr as "NAME: message"); 2 for bad usage.
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "cache/v1/cache.grpc.pb.h"
+#include "examples/cache_service/load_generator.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "src/grpc_common/status_conversion.h"
+
+ABSL_FLAG(std::string, target, "127.0.0.1:50051", "Server address, HOST:PORT.");
+ABSL_FLAG(absl::Duration, deadline, absl::Seconds(5),
+          "Deadline of a get/store/dump call, and of each call of `load`.");
+ABSL_FLAG(std::string, policy, "", "Per-method policy file (JSON).");
+ABSL_FLAG(bool, raw, false, "get: write the value's exact bytes, no newline.");
+ABSL_FLAG(int64_t, calls, 1000, "load: calls in total (0 = until --duration).");
+ABSL_FLAG(int, concurrency, 4, "load: calls in flight at once.");
+ABSL_FLAG(absl::Duration, duration, absl::ZeroDuration(), "load: stop after this long.");
+ABSL_FLAG(int64_t, keys, 1000, "load: size of the key space.");
+ABSL_FLAG(int64_t, value_size, 100, "load: bytes per stored value.");
+ABSL_FLAG(double, get_fraction, 0.8, "load: share of calls that are Get.");
+ABSL_FLAG(uint64_t, seed, 1, "load: random seed.");
+
+namespace {
+
+constexpr int kCallFailed = 1;
+constexpr int kUsage = 2;
+
+int Usage(const std::string& message) {
+  std::fprintf(stderr, "cache_client: %s\n", message.c_str());
+  return kUsage;
+}
+
+int CallFailed(const grpc::Status& status) {
+  std::fprintf(stderr, "%s\n", resilience::FormatStatus(status).c_str());
+  return kCallFailed;
+}
+
+void SetDeadline(grpc::ClientContext& context) {
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::GetFlag(FLAGS_deadline)));
+}
+
+int RunGet(cache::v1::CacheService::Stub& stub, const std::string& key) {
+  grpc::ClientContext context;
+  SetDeadline(context);
+  cache::v1::GetReq request;
+  request.set_key(key);
+  cache::v1::GetResp response;
+  grpc::Status status = stub.Get(&context, request, &response);
+  if (!status.ok()) return CallFailed(status);
+  std::fwrite(response.value().data(), 1, response.value().size(), stdout);
+  if (!absl::GetFlag(FLAGS_raw)) std::fputc('\n', stdout);
+  return 0;
+}
+
+int RunStore(cache::v1::CacheService::Stub& stub, const std::string& key,
+             const std::string& value_arg) {
+  cache::v1::StoreReq request;
+  request.set_key(key);
+  if (value_arg == "-") {
+    std::string value((std::istreambuf_iterator<char>(std::cin)),
+                      std::istreambuf_iterator<char>());
+    request.set_value(std::move(value));
+  } else {
+    request.set_value(value_arg);
+  }
+  grpc::ClientContext context;
+  SetDeadline(context);
+  cache::v1::StoreResp response;
+  grpc::Status status = stub.Store(&context, request, &response);
+  if (!status.ok()) return CallFailed(status);
+  return 0;
+}
+
+int RunDump(cache::v1::CacheService::Stub& stub) {
+  grpc::ClientContext context;
+  SetDeadline(context);
+  std::unique_ptr<grpc::ClientReader<cache::v1::DumpItem>> reader =
+      stub.Dump(&context, cache::v1::DumpReq());
+  cache::v1::DumpItem item;
+  while (reader->Read(&item)) {
+    std::printf("%s\t%s\n", absl::CEscape(item.key()).c_str(),
+                absl::CEscape(item.value()).c_str());
+  }
+  grpc::Status status = reader->Finish();
+  if (!status.ok()) return CallFailed(status);
+  return 0;
+}
+
+int RunLoad(cache::v1::CacheService::Stub& stub) {
+  cache_service::LoadOptions options;
+  options.calls = absl::GetFlag(FLAGS_calls);
+  options.concurrency = absl::GetFlag(FLAGS_concurrency);
+  options.duration = absl::GetFlag(FLAGS_duration);
+  options.key_space = absl::GetFlag(FLAGS_keys);
+  options.value_size = absl::GetFlag(FLAGS_value_size);
+  options.get_fraction = absl::GetFlag(FLAGS_get_fraction);
+  options.call_timeout = absl::GetFlag(FLAGS_deadline);
+  options.seed = absl::GetFlag(FLAGS_seed);
+  if (absl::Status s = cache_service::ValidateLoadOptions(options); !s.ok()) {
+    return Usage(absl::StrCat("load: ", s.message()));
+  }
+  const bool live = isatty(STDOUT_FILENO);
+  cache_service::LoadReport report = cache_service::RunLoad(
+      stub, options, [live](const cache_service::LoadProgress& p) {
+        if (!live) return;
+        std::printf("\r%8.1f s  %10ld calls  %10ld ok", absl::ToDoubleSeconds(p.elapsed),
+                    static_cast<long>(p.done), static_cast<long>(p.ok));
+        std::fflush(stdout);
+      });
+  if (live) std::printf("\r\033[K");
+  std::fputs(report.Format().c_str(), stdout);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "cache_client --target=HOST:PORT (get KEY | store KEY VALUE | dump | load)");
+  std::vector<char*> raw_args = absl::ParseCommandLine(argc, argv);
+  std::vector<std::string> args(raw_args.begin() + 1, raw_args.end());
+  if (args.empty()) return Usage("missing command: get, store, dump or load");
+
+  const std::string policy_path = absl::GetFlag(FLAGS_policy);
+  if (!policy_path.empty() && !std::ifstream(policy_path).good()) {
+    return Usage(absl::StrCat("--policy: cannot read \"", policy_path, "\""));
+  }
+  if (absl::GetFlag(FLAGS_deadline) <= absl::ZeroDuration()) {
+    return Usage(absl::StrCat("--deadline: must be > 0, got ",
+                              absl::FormatDuration(absl::GetFlag(FLAGS_deadline))));
+  }
+
+  const std::string& command = args[0];
+  const size_t want = command == "get" ? 2 : command == "store" ? 3 : 1;
+  if (command != "get" && command != "store" && command != "dump" && command != "load") {
+    return Usage(absl::StrCat("unknown command \"", command,
+                              "\"; expected get, store, dump or load"));
+  }
+  if (args.size() != want) {
+    return Usage(absl::StrCat(command, ": expected ", want - 1, " argument(s), got ",
+                              args.size() - 1));
+  }
+
+  grpc::ChannelArguments channel_args;
+  channel_args.SetMaxReceiveMessageSize(-1);  // values are bounded by the server
+  auto channel = grpc::CreateCustomChannel(absl::GetFlag(FLAGS_target),
+                                           grpc::InsecureChannelCredentials(), channel_args);
+  auto stub = cache::v1::CacheService::NewStub(channel);
+  if (command == "get") return RunGet(*stub, args[1]);
+  if (command == "store") return RunStore(*stub, args[1], args[2]);
+  if (command == "dump") return RunDump(*stub);
+  return RunLoad(*stub);
+}

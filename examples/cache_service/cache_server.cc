@@ -1,0 +1,62 @@
+#include "examples/cache_service/cache_server.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server_builder.h"
+
+namespace cache_service {
+
+std::string JoinHostPort(const std::string& host, int port) {
+  if (absl::StrContains(host, ':') && !absl::StartsWith(host, "[")) {
+    return absl::StrCat("[", host, "]:", port);
+  }
+  return absl::StrCat(host, ":", port);
+}
+
+CacheServer::CacheServer(const Options& options)
+    : store_(options.store), service_(&store_) {}
+
+CacheServer::~CacheServer() {
+  if (server_ != nullptr) {
+    server_->Shutdown(absl::ToChronoTime(absl::Now()));
+    server_->Wait();
+  }
+}
+
+absl::StatusOr<std::unique_ptr<CacheServer>> CacheServer::Start(const Options& options) {
+  if (options.port < 0 || options.port > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("port: must be in [0, 65535], got ", options.port));
+  }
+  if (options.host.empty()) {
+    return absl::InvalidArgumentError("host: must not be empty");
+  }
+  if (absl::Status s = CacheStore::Validate(options.store); !s.ok()) return s;
+
+  std::unique_ptr<CacheServer> server(new CacheServer(options));
+  grpc::ServerBuilder builder;
+  const std::string requested = JoinHostPort(options.host, options.port);
+  builder.AddListeningPort(requested, grpc::InsecureServerCredentials(), &server->port_);
+  builder.RegisterService(&server->service_);
+  // Values may be up to max_value_bytes; leave room for the key and framing.
+  const size_t max_message = options.store.max_value_bytes + (size_t{64} << 10);
+  builder.SetMaxReceiveMessageSize(
+      static_cast<int>(std::min<size_t>(max_message, size_t{INT32_MAX})));
+  server->server_ = builder.BuildAndStart();
+  if (server->server_ == nullptr || server->port_ == 0) {
+    server->server_.reset();
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", requested));
+  }
+  server->address_ = JoinHostPort(options.host, server->port_);
+  return server;
+}
+
+void CacheServer::Shutdown(absl::Duration grace) {
+  server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));
+}
+
+void CacheServer::Wait() { server_->Wait(); }
+
+}  // namespace cache_service

@@ -1,0 +1,84 @@
+// File: examples/cache_service/cache_server.h
+//
+// A running cache service: the store, the service and a gRPC server listening
+// on one address. `cache_server`, `cache_demo` and the tests all start the
+// service through this class, so they run the same code.
+
+#ifndef GRPC_RESILIENCE_EXAMPLES_CACHE_SERVICE_CACHE_SERVER_H_
+#define GRPC_RESILIENCE_EXAMPLES_CACHE_SERVICE_CACHE_SERVER_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "examples/cache_service/cache_service_impl.h"
+#include "examples/cache_service/cache_store.h"
+#include "grpcpp/server.h"
+
+namespace cache_service {
+
+// CacheServer
+//
+// Example:
+//   CacheServer::Options options;            // 127.0.0.1, any free port
+//   absl::StatusOr<std::unique_ptr<CacheServer>> server = CacheServer::Start(options);
+//   if (!server.ok()) ...;                   // names the address it could not bind
+//   std::string target = (*server)->address();   // "127.0.0.1:41234"
+//
+// Shutdown() and Wait() may be called from different threads. This class is
+// thread-safe.
+class CacheServer {
+ public:
+  struct Options {
+    // Address to listen on. Defaults to 127.0.0.1 (loopback only).
+    std::string host = "127.0.0.1";
+    // Port to listen on; 0 picks any free port. Defaults to 0.
+    int port = 0;
+    CacheStore::Options store;
+  };
+
+  // Start()
+  //
+  // Validates `options`, binds and starts serving. InvalidArgument for bad
+  // options, Unavailable when the address cannot be bound.
+  static absl::StatusOr<std::unique_ptr<CacheServer>> Start(const Options& options);
+
+  ~CacheServer();
+
+  // The port actually bound (never 0) and "host:port" for clients
+  // ("[::1]:port" for an IPv6 host).
+  int port() const { return port_; }
+  const std::string& address() const { return address_; }
+
+  CacheStore& store() { return store_; }
+
+  // Shutdown()
+  //
+  // Stops accepting calls and waits up to `grace` for calls in flight; calls
+  // still running then are cancelled. Returns when all calls are done.
+  void Shutdown(absl::Duration grace);
+
+  // Wait()
+  //
+  // Blocks until Shutdown() has completed.
+  void Wait();
+
+ private:
+  CacheServer(const Options& options);
+
+  CacheStore store_;
+  CacheServiceImpl service_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+  std::string address_;
+};
+
+// JoinHostPort()
+//
+// "host:port", bracketing an IPv6 literal host.
+std::string JoinHostPort(const std::string& host, int port);
+
+}  // namespace cache_service
+
+#endif  // GRPC_RESILIENCE_EXAMPLES_CACHE_SERVICE_CACHE_SERVER_H_

@@ -1,0 +1,108 @@
+// cache_server: serves cache.v1.CacheService.
+//
+//   cache_server [--host=127.0.0.1] [--port=0] [--max_entries=100000]
+//                [--max_value_bytes=1048576] [--max_total_bytes=268435456]
+//                [--grace_period=5s] [--policy=FILE]
+//
+// First line on stdout (flushed): "listening on HOST:PORT". SIGINT or SIGTERM
+// stops accepting calls, lets calls in flight finish for up to --grace_period,
+// and exits 0. Bad flags: one line on stderr, exit 2.
+
+#include <signal.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/time.h"
+#include "examples/cache_service/cache_server.h"
+
+ABSL_FLAG(std::string, host, "127.0.0.1", "Address to listen on.");
+ABSL_FLAG(int, port, 0, "Port to listen on; 0 picks any free port.");
+ABSL_FLAG(int64_t, max_entries, 100000, "Entries kept before LRU eviction.");
+ABSL_FLAG(int64_t, max_value_bytes, 1 << 20, "Largest value accepted, in bytes.");
+ABSL_FLAG(int64_t, max_total_bytes, int64_t{256} << 20,
+          "Bytes (keys + values) kept before LRU eviction.");
+ABSL_FLAG(absl::Duration, grace_period, absl::Seconds(5),
+          "How long calls in flight may finish after SIGINT/SIGTERM.");
+ABSL_FLAG(std::string, policy, "", "Per-method policy file (JSON).");
+
+namespace {
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "cache_server: %s\n", message.c_str());
+  return 2;
+}
+
+// Returns an error message, or "" when the flag value is usable as a size.
+std::string CheckPositive(const char* name, int64_t value) {
+  if (value > 0) return "";
+  return absl::StrCat("--", name, ": must be > 0, got ", value);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage("Serves cache.v1.CacheService. See the file header.");
+  std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  if (positional.size() > 1) {
+    return Fail(absl::StrCat("unexpected argument \"", positional[1], "\""));
+  }
+  for (const std::string& error :
+       {CheckPositive("max_entries", absl::GetFlag(FLAGS_max_entries)),
+        CheckPositive("max_value_bytes", absl::GetFlag(FLAGS_max_value_bytes)),
+        CheckPositive("max_total_bytes", absl::GetFlag(FLAGS_max_total_bytes))}) {
+    if (!error.empty()) return Fail(error);
+  }
+  if (absl::GetFlag(FLAGS_grace_period) < absl::ZeroDuration()) {
+    return Fail(absl::StrCat("--grace_period: must be >= 0, got ",
+                             absl::FormatDuration(absl::GetFlag(FLAGS_grace_period))));
+  }
+  const std::string policy_path = absl::GetFlag(FLAGS_policy);
+  if (!policy_path.empty() && !std::ifstream(policy_path).good()) {
+    return Fail(absl::StrCat("--policy: cannot read \"", policy_path, "\""));
+  }
+
+  cache_service::CacheServer::Options options;
+  options.host = absl::GetFlag(FLAGS_host);
+  options.port = absl::GetFlag(FLAGS_port);
+  options.store.max_entries = static_cast<size_t>(absl::GetFlag(FLAGS_max_entries));
+  options.store.max_value_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_max_value_bytes));
+  options.store.max_total_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_max_total_bytes));
+
+  // Block the stop signals before gRPC starts its threads, so that only the
+  // signal thread below receives them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  absl::StatusOr<std::unique_ptr<cache_service::CacheServer>> server =
+      cache_service::CacheServer::Start(options);
+  if (!server.ok()) return Fail(std::string(server.status().message()));
+
+  std::printf("listening on %s\n", (*server)->address().c_str());
+  std::fflush(stdout);
+
+  const absl::Duration grace = absl::GetFlag(FLAGS_grace_period);
+  std::thread signal_thread([&] {
+    int signal_number = 0;
+    sigwait(&stop_signals, &signal_number);
+    std::fprintf(stderr, "cache_server: %s received, shutting down (grace period %s)\n",
+                 signal_number == SIGINT ? "SIGINT" : "SIGTERM",
+                 absl::FormatDuration(grace).c_str());
+    (*server)->Shutdown(grace);
+  });
+  (*server)->Wait();
+  signal_thread.join();
+  std::fprintf(stderr, "cache_server: stopped\n");
+  return 0;
+}

@@ -1,0 +1,115 @@
+// File: examples/cache_service/cache_store.h
+//
+// The storage behind the example cache service: an in-memory, thread-safe,
+// bounded key/value map with least-recently-used eviction. It knows nothing
+// about gRPC; errors are absl::Status and the service maps them to gRPC codes.
+
+#ifndef GRPC_RESILIENCE_EXAMPLES_CACHE_SERVICE_CACHE_STORE_H_
+#define GRPC_RESILIENCE_EXAMPLES_CACHE_SERVICE_CACHE_STORE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <list>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+
+namespace cache_service {
+
+// CacheStore
+//
+// A bounded LRU map from string keys to byte-string values.
+//
+// Bounds: at most `max_entries` entries and at most `max_total_bytes` of keys
+// plus values; storing past either evicts least-recently-used entries (a Get
+// or a Store makes an entry most recently used). A single value larger than
+// `max_value_bytes` is refused, never truncated.
+//
+// Locking: one mutex guards the map and the LRU list. Dump() copies the
+// entries while holding it, so the snapshot is consistent, and sorts nothing
+// (the map is ordered). This class is thread-safe.
+class CacheStore {
+ public:
+  struct Options {
+    // Most entries kept before the least recently used is evicted. > 0.
+    // Defaults to 100000.
+    size_t max_entries = 100000;
+    // Largest value accepted, in bytes. Defaults to 1 MiB.
+    size_t max_value_bytes = 1 << 20;
+    // Most bytes (keys + values) kept before evicting. Must be at least
+    // max_value_bytes. Defaults to 256 MiB.
+    size_t max_total_bytes = size_t{256} << 20;
+  };
+
+  struct Stats {
+    size_t entries = 0;
+    size_t total_bytes = 0;
+    uint64_t evictions = 0;
+  };
+
+  // Validate()
+  //
+  // OK, or InvalidArgument naming the bad field and its value.
+  static absl::Status Validate(const Options& options);
+
+  // Options must pass Validate(); the constructor assumes they do.
+  explicit CacheStore(const Options& options);
+
+  CacheStore(const CacheStore&) = delete;
+  CacheStore& operator=(const CacheStore&) = delete;
+
+  // Get()
+  //
+  // The value of `key`; NotFound naming the key; InvalidArgument for an empty
+  // key.
+  absl::StatusOr<std::string> Get(absl::string_view key) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Store()
+  //
+  // Inserts or replaces `key`. InvalidArgument for an empty key or for a value
+  // over max_value_bytes (the message names the size and the limit).
+  absl::Status Store(absl::string_view key, std::string value)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Dump()
+  //
+  // A consistent snapshot of every entry, in key order. Does not change the
+  // LRU order.
+  std::vector<std::pair<std::string, std::string>> Dump() const
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  Stats GetStats() const ABSL_LOCKS_EXCLUDED(mu_);
+
+  const Options& options() const { return options_; }
+
+ private:
+  struct Entry;
+  using Map = std::map<std::string, Entry, std::less<>>;
+  struct Entry {
+    std::string value;
+    std::list<Map::iterator>::iterator lru_position;
+  };
+
+  void Touch(Map::iterator it) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void EvictWhileOverBounds() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const Options options_;
+  mutable absl::Mutex mu_;
+  Map map_ ABSL_GUARDED_BY(mu_);
+  // Most recently used at the front. std::map iterators stay valid across
+  // inserts and erases of other elements, so the list can hold them.
+  std::list<Map::iterator> lru_ ABSL_GUARDED_BY(mu_);
+  size_t total_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t evictions_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace cache_service
+
+#endif  // GRPC_RESILIENCE_EXAMPLES_CACHE_SERVICE_CACHE_STORE_H_
