@@ -1,0 +1,48 @@
+# Shared by scripts/demo.sh and scripts/test.sh: install what is missing,
+# configure and build. Sourced, not run.
+
+set -euo pipefail
+
+REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+JOBS="$(nproc 2>/dev/null || echo 2)"
+
+# Debian 12 packages the build needs (gRPC 1.51, protobuf 3.21, Abseil 20220623,
+# GoogleTest 1.12, Google Benchmark).
+REQUIRED_PACKAGES=(
+  cmake ninja-build g++ pkg-config
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
+)
+
+log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+
+ensure_packages() {
+  local missing=()
+  local pkg
+  for pkg in "$@"; do
+    if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+      missing+=("$pkg")
+    fi
+  done
+  if [ "${#missing[@]}" -eq 0 ]; then return 0; fi
+  log "installing missing packages: ${missing[*]}"
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+# configure_and_build BUILD_DIR [TARGET] [-- CMAKE_ARGS...]
+# Configures once (re-runs are incremental) and builds TARGET (default: all).
+configure_and_build() {
+  local build_dir="$1"; shift
+  local target="all"
+  if [ $# -gt 0 ] && [ "$1" != "--" ]; then target="$1"; shift; fi
+  if [ $# -gt 0 ] && [ "$1" = "--" ]; then shift; fi
+  if [ ! -f "$build_dir/build.ninja" ]; then
+    log "configuring $build_dir"
+    cmake -S "$REPO_ROOT" -B "$build_dir" -G Ninja ${RESILIENCE_CMAKE_ARGS:-} "$@"
+  fi
+  log "building $target in $build_dir"
+  cmake --build "$build_dir" --target "$target" -j "$JOBS"
+}

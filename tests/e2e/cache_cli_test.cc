@@ -1,0 +1,194 @@
+// End-to-end: the built cache_server and cache_client binaries, run as a user
+// would run them, as subprocesses talking over loopback.
+
+#include <signal.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "cache/v1/cache.grpc.pb.h"
+#include "gmock/gmock.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "gtest/gtest.h"
+#include "tests/testing/subprocess.h"
+
+namespace {
+
+using ::resilience::testing::CommandResult;
+using ::resilience::testing::RunCommand;
+using ::resilience::testing::Subprocess;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+constexpr char kServer[] = CACHE_SERVER_PATH;
+constexpr char kClient[] = CACHE_CLIENT_PATH;
+
+class CacheCliTest : public ::testing::Test {
+ protected:
+  // Starts cache_server with `flags` and reads its address from the first line.
+  void StartServer(std::vector<std::string> flags = {}) {
+    std::vector<std::string> argv = {kServer};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    absl::StatusOr<std::unique_ptr<Subprocess>> server = Subprocess::Start(argv);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+    std::optional<std::string> line = server_->ReadLine(absl::Seconds(10));
+    ASSERT_TRUE(line.has_value()) << "cache_server printed no first line";
+    ASSERT_THAT(*line, StartsWith("listening on 127.0.0.1:"));
+    target_ = std::string(absl::StripPrefix(*line, "listening on "));
+  }
+
+  CommandResult Client(std::vector<std::string> args, const std::string& input = "") {
+    std::vector<std::string> argv = {kClient, "--target=" + target_};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunCommand(argv, input, absl::Seconds(30));
+  }
+
+  std::unique_ptr<Subprocess> server_;
+  std::string target_;
+};
+
+// store, get and dump round trip through the two binaries.
+TEST_F(CacheCliTest, StoreGetDumpRoundTrip) {
+  StartServer();
+  CommandResult r = Client({"store", "fruit", "apple"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(Client({"store", "animal", "cat"}).exit_code, 0);
+  r = Client({"get", "fruit"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "apple\n");
+  r = Client({"dump"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "animal\tcat\nfruit\tapple\n");
+}
+
+// A missing key exits 1 and prints the status by name with the key.
+TEST_F(CacheCliTest, MissingKeyPrintsNotFound) {
+  StartServer();
+  CommandResult r = Client({"get", "ghost"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, StartsWith("NOT_FOUND: "));
+  EXPECT_THAT(r.err, HasSubstr("ghost"));
+}
+
+// An empty key exits 1 with INVALID_ARGUMENT.
+TEST_F(CacheCliTest, EmptyKeyIsInvalidArgument) {
+  StartServer();
+  CommandResult r = Client({"store", "", "v"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, StartsWith("INVALID_ARGUMENT: "));
+}
+
+// A value over --max_value_bytes is refused with its size and the limit.
+TEST_F(CacheCliTest, OversizedValueIsRefused) {
+  StartServer({"--max_value_bytes=16"});
+  CommandResult r = Client({"store", "k", std::string(17, 'x')});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, StartsWith("INVALID_ARGUMENT: "));
+  EXPECT_THAT(r.err, HasSubstr("17 bytes, over the limit of 16 bytes"));
+  EXPECT_EQ(Client({"store", "k", std::string(16, 'x')}).exit_code, 0);
+}
+
+// Every byte value survives store (from stdin) and get --raw; dump escapes it.
+TEST_F(CacheCliTest, BinaryValuesWithEveryByte) {
+  StartServer();
+  std::string value;
+  for (int round = 0; round < 2; ++round) {
+    for (int b = 0; b < 256; ++b) value.push_back(static_cast<char>(b));
+  }
+  CommandResult r = Client({"store", "bin", "-"}, value);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = Client({"get", "--raw", "bin"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, value);
+  r = Client({"dump"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, StartsWith("bin\t\\000\\001"));
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1);  // escaped: one line
+}
+
+// load reports every call by status code and the latency percentiles.
+TEST_F(CacheCliTest, LoadPrintsCountsAndPercentiles) {
+  StartServer();
+  CommandResult r = Client({"load", "--calls=200", "--concurrency=2", "--keys=10"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("calls: 200"));
+  EXPECT_THAT(r.out, HasSubstr("OK"));
+  EXPECT_THAT(r.out, HasSubstr("p50"));
+  EXPECT_THAT(r.out, HasSubstr("p99"));
+  EXPECT_THAT(r.out, HasSubstr("max"));
+}
+
+// Usage errors exit 2 with one line; an unreachable server gives UNAVAILABLE.
+TEST_F(CacheCliTest, UsageErrorsAndUnreachableServer) {
+  target_ = "127.0.0.1:1";
+  CommandResult r = Client({"frobnicate"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("unknown command \"frobnicate\""));
+  r = Client({"get"});
+  EXPECT_EQ(r.exit_code, 2);
+  r = Client({"--deadline=2s", "get", "k"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, StartsWith("UNAVAILABLE: "));
+}
+
+// Bad server flags: a one-line error and a non-zero exit, before listening.
+TEST(CacheServerFlagsTest, BadFlagsFailWithOneLine) {
+  for (const std::vector<std::string>& flags :
+       std::vector<std::vector<std::string>>{{"--port=70000"},
+                                             {"--port=notaport"},
+                                             {"--max_entries=0"},
+                                             {"--no_such_flag"},
+                                             {"--policy=/nonexistent/policy.json"},
+                                             {"stray-argument"}}) {
+    std::vector<std::string> argv = {kServer};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    CommandResult r = RunCommand(argv, "", absl::Seconds(10));
+    EXPECT_NE(r.exit_code, 0) << flags[0];
+    EXPECT_FALSE(r.timed_out) << flags[0];
+    EXPECT_EQ(r.out, "") << flags[0];
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << flags[0] << ": " << r.err;
+  }
+}
+
+// SIGTERM lets a call in flight finish, then the server exits 0.
+TEST_F(CacheCliTest, GracefulShutdownOnSigterm) {
+  StartServer({"--max_value_bytes=65536"});
+  // 64 entries of 64 KiB: more than the flow-control window, so the Dump
+  // handler is still writing while the client reads slowly.
+  const std::string big(65536, 'x');
+  for (int i = 0; i < 64; ++i) {
+    ASSERT_EQ(Client({"store", absl::StrCat("k", 100 + i), "-"}, big).exit_code, 0);
+  }
+  auto channel = grpc::CreateChannel(target_, grpc::InsecureChannelCredentials());
+  auto stub = cache::v1::CacheService::NewStub(channel);
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(20)));
+  auto reader = stub->Dump(&context, cache::v1::DumpReq());
+  cache::v1::DumpItem item;
+  ASSERT_TRUE(reader->Read(&item));
+  server_->Signal(SIGTERM);
+  int items = 1;
+  while (reader->Read(&item)) {
+    ++items;
+    absl::SleepFor(absl::Milliseconds(2));
+  }
+  grpc::Status status = reader->Finish();
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(items, 64);
+
+  CommandResult r = server_->Finish("", absl::Seconds(15));
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("SIGTERM received"));
+  // New calls are refused once it is gone.
+  EXPECT_EQ(Client({"--deadline=2s", "get", "k100"}).exit_code, 1);
+}
+
+}  // namespace
