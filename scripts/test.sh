@@ -30,6 +30,7 @@ case "$mode" in
     configure_and_build "$build_dir" all -- -DCMAKE_BUILD_TYPE=Debug \
       -DRESILIENCE_SANITIZE=address,undefined -DRESILIENCE_BUILD_BENCH=OFF
     export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1"
+    export LSAN_OPTIONS="suppressions=$REPO_ROOT/tests/lsan.supp:print_suppressions=0"
     export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
     labels=()
     ;;

@@ -24,7 +24,7 @@ CacheStore::CacheStore(const Options& options) : options_(options) {}
 
 absl::StatusOr<std::string> CacheStore::Get(absl::string_view key) {
   if (key.empty()) return absl::InvalidArgumentError("key: must not be empty");
-  absl::MutexLock lock(&mu_);
+  resilience::MutexLock lock(&mu_);
   auto it = map_.find(key);
   if (it == map_.end()) {
     return absl::NotFoundError(absl::StrCat("key not found: \"", absl::CEscape(key), "\""));
@@ -46,7 +46,7 @@ absl::Status CacheStore::Store(absl::string_view key, std::string value) {
                      " bytes is over the store's total limit of ",
                      options_.max_total_bytes, " bytes"));
   }
-  absl::MutexLock lock(&mu_);
+  resilience::MutexLock lock(&mu_);
   auto it = map_.find(key);
   if (it != map_.end()) {
     total_bytes_ -= it->second.value.size();
@@ -65,14 +65,14 @@ absl::Status CacheStore::Store(absl::string_view key, std::string value) {
 
 std::vector<std::pair<std::string, std::string>> CacheStore::Dump() const {
   std::vector<std::pair<std::string, std::string>> out;
-  absl::MutexLock lock(&mu_);
+  resilience::MutexLock lock(&mu_);
   out.reserve(map_.size());
   for (const auto& [key, entry] : map_) out.emplace_back(key, entry.value);
   return out;
 }
 
 CacheStore::Stats CacheStore::GetStats() const {
-  absl::MutexLock lock(&mu_);
+  resilience::MutexLock lock(&mu_);
   return Stats{map_.size(), total_bytes_, evictions_};
 }
 

@@ -19,7 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
+#include "src/breaker/mutex.h"
 
 namespace cache_service {
 
@@ -101,7 +101,7 @@ class CacheStore {
   void EvictWhileOverBounds() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Options options_;
-  mutable absl::Mutex mu_;
+  mutable resilience::Mutex mu_;
   Map map_ ABSL_GUARDED_BY(mu_);
   // Most recently used at the front. std::map iterators stay valid across
   // inserts and erases of other elements, so the list can hold them.

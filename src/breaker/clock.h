@@ -15,8 +15,9 @@ namespace resilience {
 
 // Clock
 //
-// A source of the current time. Implementations must be thread-safe and must
-// never go backwards (the real one is monotonic within a process).
+// A source of the current time. Implementations must be thread-safe. The real
+// clock is wall-clock time and may step (NTP); users must tolerate a `Now()`
+// earlier than a previous one.
 class Clock {
  public:
   virtual ~Clock() = default;
@@ -28,7 +29,7 @@ class Clock {
 
   // Real()
   //
-  // The process-wide real clock (absl::Now()). Never destroyed.
+  // The process-wide real clock (CLOCK_REALTIME). Never destroyed.
   static Clock& Real();
 };
 

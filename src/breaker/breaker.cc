@@ -1,0 +1,51 @@
+#include "src/breaker/breaker.h"
+
+namespace resilience {
+
+absl::string_view BreakerStateName(BreakerState state) {
+  switch (state) {
+    case BreakerState::kClosed:
+      return "closed";
+    case BreakerState::kOpen:
+      return "open";
+    case BreakerState::kHalfOpen:
+      return "half-open";
+  }
+  return "unknown";
+}
+
+absl::string_view BreakerModeName(BreakerMode mode) {
+  switch (mode) {
+    case BreakerMode::kNormal:
+      return "normal";
+    case BreakerMode::kForceOpen:
+      return "force_open";
+    case BreakerMode::kForceClosed:
+      return "force_closed";
+    case BreakerMode::kDisabled:
+      return "disabled";
+    case BreakerMode::kMetricsOnly:
+      return "metrics_only";
+  }
+  return "unknown";
+}
+
+absl::string_view RejectReasonName(RejectReason reason) {
+  switch (reason) {
+    case RejectReason::kNone:
+      return "admitted";
+    case RejectReason::kOpen:
+      return "open";
+    case RejectReason::kHalfOpenProbeLimit:
+      return "half-open, probe limit reached";
+    case RejectReason::kHalfOpenProbeInterval:
+      return "half-open, next probe not due";
+    case RejectReason::kForcedOpen:
+      return "forced open";
+    case RejectReason::kDropped:
+      return "dropped by adaptive throttling";
+  }
+  return "unknown";
+}
+
+}  // namespace resilience

@@ -1,0 +1,194 @@
+// File: src/breaker/breaker.h
+//
+// The circuit-breaker interface shared by both algorithms (SreBreaker and
+// ThreeStateBreaker), with its two-step API:
+//
+//   resilience::Admission admission = breaker.Allow();
+//   if (!admission.admitted()) return Reject(admission.reason());
+//   ... make the call ...
+//   admission.Record(resilience::Outcome::kSuccess, latency);
+//
+// An Admission that is destroyed without Record() records kNeutral, so a
+// half-open probe slot is never leaked by an early return.
+
+#ifndef GRPC_RESILIENCE_SRC_BREAKER_BREAKER_H_
+#define GRPC_RESILIENCE_SRC_BREAKER_BREAKER_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "src/breaker/outcome.h"
+#include "src/breaker/rolling_window.h"
+
+namespace resilience {
+
+class Breaker;
+
+// The state a breaker reports. SreBreaker has no states of its own: it is
+// kClosed while its drop probability is 0 and kOpen while it is above 0.
+enum class BreakerState { kClosed, kOpen, kHalfOpen };
+
+// Operating mode (ThreeStateBreaker; SreBreaker is always kNormal).
+enum class BreakerMode {
+  kNormal,       // the state machine decides
+  kForceOpen,    // reject everything (Hystrix forceOpen)
+  kForceClosed,  // admit everything, keep counting (Hystrix forceClosed)
+  kDisabled,     // admit everything, count nothing (resilience4j DISABLED)
+  kMetricsOnly,  // count and report, never reject or change state (resilience4j)
+};
+
+enum class RejectReason {
+  kNone,                // admitted
+  kOpen,                // three-state: open
+  kHalfOpenProbeLimit,  // three-state: half-open, all probe slots taken
+  kHalfOpenProbeInterval,  // three-state: half-open, next probe not due yet
+  kForcedOpen,          // three-state: mode kForceOpen
+  kDropped,             // SRE: dropped with the current drop probability
+};
+
+absl::string_view BreakerStateName(BreakerState state);
+absl::string_view BreakerModeName(BreakerMode mode);
+absl::string_view RejectReasonName(RejectReason reason);
+
+// What a breaker looks like now, for metrics, logs and tests.
+struct BreakerSnapshot {
+  BreakerState state = BreakerState::kClosed;
+  BreakerMode mode = BreakerMode::kNormal;
+  RollingWindow::Counts counts;
+  // failure / (success + failure) over the window; 0 when nothing completed.
+  double failure_rate = 0;
+  // slow / (success + failure) over the window; 0 when nothing completed.
+  double slow_call_rate = 0;
+  // SRE: the current drop probability. Three-state: 1 when open, else 0.
+  double drop_probability = 0;
+  int64_t consecutive_failures = 0;
+  // Bumped on every state change; reports from older generations are ignored.
+  uint64_t generation = 0;
+};
+
+// A state change, given to the listener outside every breaker lock.
+struct BreakerTransition {
+  BreakerState from;
+  BreakerState to;
+  absl::Time at;
+};
+using BreakerListener = std::function<void(const BreakerTransition&)>;
+
+// Admission
+//
+// The result of Breaker::Allow(): admitted, or rejected with a reason. An
+// admitted Admission must be reported once with Record(); later calls are
+// ignored, and destruction without one records kNeutral. Move-only; not
+// thread-safe (one call owns it).
+class Admission {
+ public:
+  Admission() = default;
+  Admission(Admission&& other) noexcept { *this = std::move(other); }
+  Admission& operator=(Admission&& other) noexcept;
+  Admission(const Admission&) = delete;
+  Admission& operator=(const Admission&) = delete;
+  ~Admission();
+
+  bool admitted() const { return reason_ == RejectReason::kNone; }
+  RejectReason reason() const { return reason_; }
+  // True while an admitted call has not been recorded yet.
+  bool pending() const { return breaker_ != nullptr; }
+
+  // Record()
+  //
+  // Reports how the call went and how long it took (from Allow()). A call
+  // slower than the breaker's slow_call_threshold counts as a failure.
+  void Record(Outcome outcome, absl::Duration latency);
+
+  // For breakers: the generation and start time the admission was made in,
+  // and whether it holds a half-open probe slot.
+  uint64_t generation() const { return generation_; }
+  absl::Time start() const { return start_; }
+  bool probe() const { return probe_; }
+
+ private:
+  friend class Breaker;
+
+  Breaker* breaker_ = nullptr;  // set while admitted and not yet recorded
+  uint64_t generation_ = 0;
+  absl::Time start_;
+  RejectReason reason_ = RejectReason::kNone;
+  bool probe_ = false;
+};
+
+// Breaker
+//
+// A circuit breaker for one destination (in grpc-resilience: one channel
+// target and method). All implementations must be thread-safe and must not
+// allocate on Allow() or Record().
+class Breaker {
+ public:
+  virtual ~Breaker() = default;
+
+  // Allow()
+  //
+  // Whether a call may go out now. Never blocks.
+  virtual Admission Allow() = 0;
+
+  // Snapshot()
+  //
+  // The current state and window counts.
+  virtual BreakerSnapshot Snapshot() = 0;
+
+  // A short name of the algorithm ("sre", "three_state").
+  virtual absl::string_view kind() const = 0;
+
+ protected:
+  friend class Admission;
+
+  // Called once per admitted Admission with the outcome the caller reported;
+  // implementations apply their own slow-call threshold.
+  virtual void OnRecord(const Admission& admission, Outcome outcome,
+                        absl::Duration latency) = 0;
+
+  // For implementations: makes an admitted or a rejected Admission.
+  Admission Admit(uint64_t generation, absl::Time start, bool probe) {
+    Admission a;
+    a.breaker_ = this;
+    a.generation_ = generation;
+    a.start_ = start;
+    a.probe_ = probe;
+    return a;
+  }
+  static Admission Reject(RejectReason reason) {
+    Admission a;
+    a.reason_ = reason;
+    return a;
+  }
+};
+
+inline Admission& Admission::operator=(Admission&& other) noexcept {
+  if (this != &other) {
+    if (pending()) Record(Outcome::kNeutral, absl::ZeroDuration());
+    breaker_ = other.breaker_;
+    generation_ = other.generation_;
+    start_ = other.start_;
+    reason_ = other.reason_;
+    probe_ = other.probe_;
+    other.breaker_ = nullptr;
+  }
+  return *this;
+}
+
+inline Admission::~Admission() {
+  if (pending()) Record(Outcome::kNeutral, absl::ZeroDuration());
+}
+
+inline void Admission::Record(Outcome outcome, absl::Duration latency) {
+  Breaker* breaker = breaker_;
+  if (breaker == nullptr) return;
+  breaker_ = nullptr;
+  breaker->OnRecord(*this, outcome, latency);
+}
+
+}  // namespace resilience
+
+#endif  // GRPC_RESILIENCE_SRC_BREAKER_BREAKER_H_

@@ -1,0 +1,55 @@
+// File: src/breaker/mutex.h
+//
+// The mutex of grpc-resilience: std::mutex with Abseil's thread-safety
+// annotations, so that ABSL_GUARDED_BY and friends are checked by clang's
+// -Wthread-safety exactly as with absl::Mutex.
+//
+// Why not absl::Mutex: Debian 12's libabsl is not built with ThreadSanitizer,
+// so TSan cannot see absl::Mutex's synchronization (its fast path is atomics
+// inside the uninstrumented library) and reports every guarded access as a
+// race. std::mutex is pthread_mutex underneath, which TSan intercepts, so the
+// TSan build checks our locking for real.
+
+#ifndef GRPC_RESILIENCE_SRC_BREAKER_MUTEX_H_
+#define GRPC_RESILIENCE_SRC_BREAKER_MUTEX_H_
+
+#include <mutex>
+
+#include "absl/base/thread_annotations.h"
+
+namespace resilience {
+
+// Mutex
+//
+// A non-recursive exclusive lock. This class is thread-safe.
+class ABSL_LOCKABLE Mutex {
+ public:
+  Mutex() = default;
+  Mutex(const Mutex&) = delete;
+  Mutex& operator=(const Mutex&) = delete;
+
+  void Lock() ABSL_EXCLUSIVE_LOCK_FUNCTION() { mu_.lock(); }
+  void Unlock() ABSL_UNLOCK_FUNCTION() { mu_.unlock(); }
+
+ private:
+  std::mutex mu_;
+};
+
+// MutexLock
+//
+// Holds `mu` for the scope. Example:
+//   { MutexLock lock(&mu_); ++guarded_; }
+class ABSL_SCOPED_LOCKABLE MutexLock {
+ public:
+  explicit MutexLock(Mutex* mu) ABSL_EXCLUSIVE_LOCK_FUNCTION(mu) : mu_(mu) { mu_->Lock(); }
+  ~MutexLock() ABSL_UNLOCK_FUNCTION() { mu_->Unlock(); }
+  MutexLock(const MutexLock&) = delete;
+  MutexLock& operator=(const MutexLock&) = delete;
+
+ private:
+  Mutex* const mu_;
+};
+
+}  // namespace resilience
+
+#endif  // GRPC_RESILIENCE_SRC_BREAKER_MUTEX_H_

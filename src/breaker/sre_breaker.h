@@ -1,0 +1,134 @@
+// File: src/breaker/sre_breaker.h
+//
+// Client-side adaptive throttling from Google's SRE book ("Handling Overload",
+// chapter 21), as go-zero's googleBreaker implements it, with its two recovery
+// refinements.
+
+#ifndef GRPC_RESILIENCE_SRC_BREAKER_SRE_BREAKER_H_
+#define GRPC_RESILIENCE_SRC_BREAKER_SRE_BREAKER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "src/breaker/breaker.h"
+#include "src/breaker/clock.h"
+#include "src/breaker/random_source.h"
+#include "src/breaker/rolling_window.h"
+
+namespace resilience {
+
+// SreBreaker
+//
+// The algorithm:
+//   Over the rolling window,
+//     requests = successes + failures (+ local rejections when
+//                count_local_rejections)
+//     accepts  = successes
+//     p_drop   = max(0, (requests - protection - k * accepts) / (requests + 1))
+//   Allow() drops a call with probability p_drop (capped at
+//   max_drop_probability). There are no states: the breaker "opens" gradually
+//   as the backend accepts fewer calls than requests / k.
+//
+// Refinements (ALGORITHMS.md §2):
+//   - force_pass_interval: if nothing was admitted for that long, the next
+//     call is admitted whatever p_drop says, so a recovered backend is found.
+//   - recovery_acceleration: p_drop is scaled by 1 - healthy/buckets, where
+//     healthy is the trailing run of complete buckets with successes and no
+//     failures: once the backend answers again, drops fade out bucket by
+//     bucket instead of waiting for the failures to leave the window.
+//
+// Locking: none on the hot path. The window is lock-free (see RollingWindow),
+// p_drop is recomputed at most once per refresh_interval and cached in two
+// atomics, the random draw is one atomic add, and the last-admission time is
+// written at most once per millisecond. The listener is called on the thread whose call
+// saw p_drop cross 0, outside any lock. This class is thread-safe.
+class SreBreaker final : public Breaker {
+ public:
+  struct Options {
+    // K: how many requests per accepted one the backend may see before
+    // dropping starts (the SRE book prefers 2; go-zero uses 1.5). >= 1.
+    // Defaults to 1.5.
+    double k = 1.5;
+    // Requests in the window that are never dropped (go-zero's cushion of 5,
+    // so a handful of early failures drop nothing). >= 0. Defaults to 5.
+    int64_t protection = 5;
+    // Length of the rolling window. Defaults to 10 s.
+    absl::Duration window = absl::Seconds(10);
+    // Buckets in the window (10 s / 40 = 250 ms each). Defaults to 40.
+    int buckets = 40;
+    // Count local drops as requests, as the SRE book defines them. Defaults
+    // to true.
+    bool count_local_rejections = true;
+    // Admit one call after this long without an admission; zero disables.
+    // Defaults to 1 s.
+    absl::Duration force_pass_interval = absl::Seconds(1);
+    // Scale p_drop down by the trailing run of healthy buckets. Defaults to
+    // true.
+    bool recovery_acceleration = true;
+    // Upper bound of p_drop, in (0, 1] (Envoy caps at 0.8). Defaults to 1.
+    double max_drop_probability = 1.0;
+    // A call slower than this counts as a failure; zero disables. Defaults to
+    // zero.
+    absl::Duration slow_call_threshold = absl::ZeroDuration();
+    // Allow() recomputes p_drop from the window at most this often and uses
+    // the last value in between; zero recomputes on every call. Reading the
+    // window means reading every CPU's counters, which other CPUs keep
+    // writing; a p_drop from a 10 s window does not move in 1 ms. >= 0 and
+    // < window. Defaults to 1 ms.
+    absl::Duration refresh_interval = absl::Milliseconds(1);
+    // Seed of the drop decisions when `random` is not set. Defaults to 1.
+    uint64_t seed = 1;
+    // Source of the drop decisions; overrides `seed` when set.
+    std::shared_ptr<RandomSource> random;
+    // Called when p_drop becomes > 0 (closed -> open) and when it returns to
+    // 0 (open -> closed).
+    BreakerListener listener;
+  };
+
+  // Create()
+  //
+  // InvalidArgument naming the field and value for invalid options.
+  // `clock` must outlive the breaker.
+  static absl::StatusOr<std::unique_ptr<SreBreaker>> Create(const Options& options,
+                                                           Clock& clock);
+  static absl::Status Validate(const Options& options);
+
+  Admission Allow() override;
+  BreakerSnapshot Snapshot() override;
+  absl::string_view kind() const override { return "sre"; }
+
+  // DropProbability()
+  //
+  // p_drop as Allow() would use it now (after refinements and cap).
+  double DropProbability();
+
+  const Options& options() const { return options_; }
+
+ private:
+  SreBreaker(const Options& options, Clock& clock);
+
+  void OnRecord(const Admission& admission, Outcome outcome, absl::Duration latency) override;
+  double DropProbabilityAt(absl::Time now, const RollingWindow::Counts& counts);
+  void NoteDropping(bool dropping, absl::Time now);
+
+  const Options options_;
+  Clock& clock_;
+  RollingWindow window_;
+  std::shared_ptr<RandomSource> random_;
+  // Unix nanoseconds of the last admission, for force_pass_interval. Atomic:
+  // read on every Allow() without a lock; written at most once per ms.
+  std::atomic<int64_t> last_admit_ns_;
+  // p_drop as last computed, valid until `p_valid_until_ns_` (Unix ns).
+  // Atomic: read on every Allow() without a lock, written once per refresh.
+  std::atomic<double> cached_p_{0.0};
+  std::atomic<int64_t> p_valid_until_ns_{INT64_MIN};
+  // Whether p_drop was last seen > 0, to tell the listener about crossings.
+  std::atomic<bool> dropping_{false};
+};
+
+}  // namespace resilience
+
+#endif  // GRPC_RESILIENCE_SRC_BREAKER_SRE_BREAKER_H_

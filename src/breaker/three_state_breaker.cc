@@ -1,0 +1,277 @@
+#include "src/breaker/three_state_breaker.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+
+namespace resilience {
+namespace {
+
+template <typename T>
+absl::Status Invalid(absl::string_view field, absl::string_view rule, const T& value) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("three_state.", field, ": must be ", rule, ", got ", value));
+}
+
+}  // namespace
+
+absl::Status ThreeStateBreaker::Validate(const Options& o) {
+  if (!(o.failure_rate_threshold > 0.0 && o.failure_rate_threshold <= 1.0)) {
+    return Invalid("failure_rate_threshold", "in (0, 1]", o.failure_rate_threshold);
+  }
+  if (o.min_requests < 1) return Invalid("min_requests", ">= 1", o.min_requests);
+  if (o.consecutive_failures < 0) {
+    return Invalid("consecutive_failures", ">= 0 (0 disables)", o.consecutive_failures);
+  }
+  if (o.slow_call_threshold < absl::ZeroDuration()) {
+    return Invalid("slow_call_threshold", ">= 0", absl::FormatDuration(o.slow_call_threshold));
+  }
+  if (!(o.slow_call_rate_threshold >= 0.0 && o.slow_call_rate_threshold <= 1.0)) {
+    return Invalid("slow_call_rate_threshold", "in [0, 1] (0 disables)",
+                   o.slow_call_rate_threshold);
+  }
+  if (o.slow_call_rate_threshold > 0 && o.slow_call_threshold == absl::ZeroDuration()) {
+    return Invalid("slow_call_rate_threshold", "0 when slow_call_threshold is not set",
+                   o.slow_call_rate_threshold);
+  }
+  if (absl::Status s = RollingWindow::Validate(o.window, o.buckets, "three_state"); !s.ok()) {
+    return s;
+  }
+  if (o.open_duration <= absl::ZeroDuration()) {
+    return Invalid("open_duration", "> 0", absl::FormatDuration(o.open_duration));
+  }
+  if (!(o.open_duration_multiplier >= 1.0) || !std::isfinite(o.open_duration_multiplier)) {
+    return Invalid("open_duration_multiplier", ">= 1", o.open_duration_multiplier);
+  }
+  if (o.max_open_duration < o.open_duration) {
+    return Invalid("max_open_duration",
+                   absl::StrCat(">= open_duration (", absl::FormatDuration(o.open_duration), ")"),
+                   absl::FormatDuration(o.max_open_duration));
+  }
+  if (o.half_open_max_probes < 1) {
+    return Invalid("half_open_max_probes", ">= 1", o.half_open_max_probes);
+  }
+  if (o.half_open_successes_to_close < 1) {
+    return Invalid("half_open_successes_to_close", ">= 1", o.half_open_successes_to_close);
+  }
+  if (o.probe_interval < absl::ZeroDuration()) {
+    return Invalid("probe_interval", ">= 0", absl::FormatDuration(o.probe_interval));
+  }
+  if (o.half_open_max_wait <= absl::ZeroDuration()) {
+    return Invalid("half_open_max_wait", "> 0", absl::FormatDuration(o.half_open_max_wait));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<ThreeStateBreaker>> ThreeStateBreaker::Create(
+    const Options& options, Clock& clock) {
+  if (absl::Status s = Validate(options); !s.ok()) return s;
+  return std::unique_ptr<ThreeStateBreaker>(new ThreeStateBreaker(options, clock));
+}
+
+ThreeStateBreaker::ThreeStateBreaker(const Options& options, Clock& clock)
+    : options_(options),
+      clock_(clock),
+      window_(options.window, options.buckets),
+      mode_(static_cast<int>(options.mode)),
+      open_duration_(options.open_duration) {}
+
+void ThreeStateBreaker::SetMode(BreakerMode mode) {
+  MutexLock lock(&mu_);
+  mode_.store(static_cast<int>(mode), std::memory_order_release);
+}
+
+absl::Duration ThreeStateBreaker::current_open_duration() {
+  MutexLock lock(&mu_);
+  return open_duration_;
+}
+
+void ThreeStateBreaker::Notify(const Transitions& transitions) {
+  if (!options_.listener) return;
+  for (int i = 0; i < transitions.size; ++i) options_.listener(transitions.items[i]);
+}
+
+void ThreeStateBreaker::SetState(BreakerState to, absl::Time now, Transitions& out) {
+  const BreakerState from = state();
+  generation_.fetch_add(1, std::memory_order_acq_rel);
+  consecutive_failures_.store(0, std::memory_order_relaxed);
+  probes_in_flight_ = 0;
+  probe_successes_ = 0;
+  probes_waiting_since_ = absl::InfiniteFuture();
+  state_.store(static_cast<int>(to), std::memory_order_release);
+  out.Add(from, to, now);
+}
+
+void ThreeStateBreaker::OpenLocked(absl::Time now, bool backoff, Transitions& out) {
+  if (backoff) {
+    // A re-open without a full close in between: grow the open period.
+    const double grown = absl::ToDoubleSeconds(open_duration_) * options_.open_duration_multiplier;
+    open_duration_ = std::min(absl::Seconds(grown), options_.max_open_duration);
+  } else {
+    open_duration_ = options_.open_duration;
+  }
+  open_until_ = now + open_duration_;
+  SetState(BreakerState::kOpen, now, out);
+}
+
+Admission ThreeStateBreaker::Allow() {
+  const absl::Time now = clock_.Now();
+  switch (static_cast<BreakerMode>(mode_.load(std::memory_order_acquire))) {
+    case BreakerMode::kForceOpen:
+      window_.Add(now, RollingWindow::kRejected);
+      return Reject(RejectReason::kForcedOpen);
+    case BreakerMode::kForceClosed:
+    case BreakerMode::kDisabled:
+    case BreakerMode::kMetricsOnly:
+      return Admit(generation_.load(std::memory_order_acquire), now, /*probe=*/false);
+    case BreakerMode::kNormal:
+      break;
+  }
+  // Hot path: Closed needs no lock. The generation is read before the state
+  // is re-checked, so a trip in between makes this admission stale, not wrong.
+  const uint64_t generation = generation_.load(std::memory_order_acquire);
+  if (state() == BreakerState::kClosed) return Admit(generation, now, /*probe=*/false);
+
+  Transitions transitions;
+  Admission result;
+  {
+    MutexLock lock(&mu_);
+    switch (state()) {
+      case BreakerState::kClosed:
+        result = Admit(generation_.load(std::memory_order_relaxed), now, false);
+        break;
+      case BreakerState::kOpen:
+        if (now < open_until_) {
+          result = Reject(RejectReason::kOpen);
+          break;
+        }
+        SetState(BreakerState::kHalfOpen, now, transitions);
+        [[fallthrough]];
+      case BreakerState::kHalfOpen:
+        if (probes_in_flight_ > 0 && now - probes_waiting_since_ >= options_.half_open_max_wait) {
+          OpenLocked(now, /*backoff=*/true, transitions);
+          result = Reject(RejectReason::kOpen);
+        } else if (probes_in_flight_ >= options_.half_open_max_probes) {
+          result = Reject(RejectReason::kHalfOpenProbeLimit);
+        } else if (now - last_probe_admit_ < options_.probe_interval) {
+          result = Reject(RejectReason::kHalfOpenProbeInterval);
+        } else {
+          if (probes_in_flight_++ == 0) probes_waiting_since_ = now;
+          last_probe_admit_ = now;
+          result = Admit(generation_.load(std::memory_order_relaxed), now, /*probe=*/true);
+        }
+        break;
+    }
+  }
+  if (!result.admitted()) window_.Add(now, RollingWindow::kRejected);
+  Notify(transitions);
+  return result;
+}
+
+void ThreeStateBreaker::OnRecord(const Admission& admission, Outcome outcome,
+                                 absl::Duration latency) {
+  const auto mode = static_cast<BreakerMode>(mode_.load(std::memory_order_acquire));
+  if (mode == BreakerMode::kDisabled) return;
+  // The call ended at start + latency (no second clock read), clamped so a
+  // bogus latency cannot move the window into the far future.
+  latency = std::clamp(latency, absl::ZeroDuration(), options_.window);
+  const absl::Time end = admission.start() + latency;
+  if (admission.generation() != generation_.load(std::memory_order_acquire)) return;  // stale
+
+  const bool slow = options_.slow_call_threshold > absl::ZeroDuration() &&
+                    latency > options_.slow_call_threshold;
+  const bool failure = outcome == Outcome::kFailure || (outcome == Outcome::kSuccess && slow);
+  if (admission.probe()) {
+    RecordProbe(admission,
+                outcome == Outcome::kNeutral ? Outcome::kNeutral
+                                             : (failure ? Outcome::kFailure : Outcome::kSuccess),
+                end);
+    return;
+  }
+  if (outcome == Outcome::kNeutral) return;
+
+  if (slow) window_.Add(end, RollingWindow::kSlow);
+  if (!failure) {
+    window_.Add(end, RollingWindow::kSuccess);
+    // Avoid a shared write when there is nothing to reset.
+    if (consecutive_failures_.load(std::memory_order_relaxed) != 0) {
+      consecutive_failures_.store(0, std::memory_order_relaxed);
+    }
+    return;
+  }
+  window_.Add(end, RollingWindow::kFailure);
+  const int64_t consecutive = consecutive_failures_.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (mode != BreakerMode::kNormal) return;  // counts, never changes state
+  if (ShouldTrip(end, consecutive)) TripFromClosed(admission.generation(), end);
+}
+
+bool ThreeStateBreaker::ShouldTrip(absl::Time now, int64_t consecutive) {
+  if (options_.consecutive_failures > 0 && consecutive >= options_.consecutive_failures) {
+    return true;
+  }
+  const RollingWindow::Counts c = window_.Sum(now);
+  const int64_t completed = c.completed();
+  if (completed < options_.min_requests) return false;
+  if (static_cast<double>(c.failure) >= options_.failure_rate_threshold * completed) return true;
+  return options_.slow_call_rate_threshold > 0 &&
+         static_cast<double>(c.slow) >= options_.slow_call_rate_threshold * completed;
+}
+
+void ThreeStateBreaker::TripFromClosed(uint64_t generation, absl::Time now) {
+  Transitions transitions;
+  {
+    MutexLock lock(&mu_);
+    // Another thread may have tripped (and even recovered) already.
+    if (state() != BreakerState::kClosed ||
+        generation != generation_.load(std::memory_order_relaxed)) {
+      return;
+    }
+    OpenLocked(now, /*backoff=*/false, transitions);
+  }
+  Notify(transitions);
+}
+
+void ThreeStateBreaker::RecordProbe(const Admission& admission, Outcome outcome,
+                                    absl::Time now) {
+  Transitions transitions;
+  {
+    MutexLock lock(&mu_);
+    if (admission.generation() != generation_.load(std::memory_order_relaxed) ||
+        state() != BreakerState::kHalfOpen) {
+      return;
+    }
+    // Any result, neutral included, frees the probe's slot.
+    --probes_in_flight_;
+    probes_waiting_since_ = probes_in_flight_ > 0 ? now : absl::InfiniteFuture();
+    if (outcome == Outcome::kNeutral) {
+      // Says nothing about the backend: the next probe decides.
+    } else if (outcome == Outcome::kFailure) {
+      OpenLocked(now, /*backoff=*/true, transitions);
+    } else if (++probe_successes_ >= options_.half_open_successes_to_close) {
+      window_.Reset(now);
+      open_duration_ = options_.open_duration;
+      SetState(BreakerState::kClosed, now, transitions);
+    }
+  }
+  Notify(transitions);
+}
+
+BreakerSnapshot ThreeStateBreaker::Snapshot() {
+  const absl::Time now = clock_.Now();
+  BreakerSnapshot s;
+  s.counts = window_.Sum(now);
+  s.state = state();
+  s.mode = static_cast<BreakerMode>(mode_.load(std::memory_order_acquire));
+  s.generation = generation_.load(std::memory_order_acquire);
+  s.consecutive_failures = consecutive_failures_.load(std::memory_order_relaxed);
+  s.drop_probability = s.state == BreakerState::kOpen || s.mode == BreakerMode::kForceOpen ? 1.0 : 0.0;
+  const int64_t completed = s.counts.completed();
+  if (completed > 0) {
+    s.failure_rate = static_cast<double>(s.counts.failure) / completed;
+    s.slow_call_rate = static_cast<double>(s.counts.slow) / completed;
+  }
+  return s;
+}
+
+}  // namespace resilience
