@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <iterator>
 #include <string>
@@ -33,6 +32,7 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "src/grpc_common/status_conversion.h"
+#include "src/policy/policy_set.h"
 
 ABSL_FLAG(std::string, target, "127.0.0.1:50051", "Server address, HOST:PORT.");
 ABSL_FLAG(absl::Duration, deadline, absl::Seconds(5),
@@ -148,9 +148,14 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(raw_args.begin() + 1, raw_args.end());
   if (args.empty()) return Usage("missing command: get, store, dump or load");
 
-  const std::string policy_path = absl::GetFlag(FLAGS_policy);
-  if (!policy_path.empty() && !std::ifstream(policy_path).good()) {
-    return Usage(absl::StrCat("--policy: cannot read \"", policy_path, "\""));
+  resilience::PolicySet policies;
+  if (const std::string path = absl::GetFlag(FLAGS_policy); !path.empty()) {
+    absl::StatusOr<resilience::PolicySet> loaded = resilience::PolicySet::FromJsonFile(path);
+    if (!loaded.ok()) return Usage(std::string(loaded.status().message()));
+    policies = *std::move(loaded);
+    for (const std::string& warning : policies.warnings()) {
+      std::fprintf(stderr, "cache_client: %s\n", warning.c_str());
+    }
   }
   if (absl::GetFlag(FLAGS_deadline) <= absl::ZeroDuration()) {
     return Usage(absl::StrCat("--deadline: must be > 0, got ",

@@ -11,7 +11,6 @@
 #include <signal.h>
 
 #include <cstdio>
-#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,6 +22,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "examples/cache_service/cache_server.h"
+#include "src/policy/policy_set.h"
 
 ABSL_FLAG(std::string, host, "127.0.0.1", "Address to listen on.");
 ABSL_FLAG(int, port, 0, "Port to listen on; 0 picks any free port.");
@@ -65,9 +65,14 @@ int main(int argc, char** argv) {
     return Fail(absl::StrCat("--grace_period: must be >= 0, got ",
                              absl::FormatDuration(absl::GetFlag(FLAGS_grace_period))));
   }
-  const std::string policy_path = absl::GetFlag(FLAGS_policy);
-  if (!policy_path.empty() && !std::ifstream(policy_path).good()) {
-    return Fail(absl::StrCat("--policy: cannot read \"", policy_path, "\""));
+  resilience::PolicySet policies;
+  if (const std::string path = absl::GetFlag(FLAGS_policy); !path.empty()) {
+    absl::StatusOr<resilience::PolicySet> loaded = resilience::PolicySet::FromJsonFile(path);
+    if (!loaded.ok()) return Fail(std::string(loaded.status().message()));
+    policies = *std::move(loaded);
+    for (const std::string& warning : policies.warnings()) {
+      std::fprintf(stderr, "cache_server: %s\n", warning.c_str());
+    }
   }
 
   cache_service::CacheServer::Options options;

@@ -4,6 +4,8 @@
 #include <signal.h>
 
 #include <memory>
+#include <cstdio>
+#include <fstream>
 #include <optional>
 #include <string>
 
@@ -155,6 +157,35 @@ TEST(CacheServerFlagsTest, BadFlagsFailWithOneLine) {
     EXPECT_EQ(r.out, "") << flags[0];
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << flags[0] << ": " << r.err;
   }
+}
+
+// A bad policy file stops either binary before it serves or calls anything,
+// with the file, the JSON path and the value in one line; the shipped
+// policies.json is accepted.
+TEST(CachePolicyFlagTest, BadPolicyFileIsRefusedBeforeServing) {
+  const std::string path = ::testing::TempDir() + "/bad_policy.json";
+  {
+    std::ofstream(path) << R"({"methodConfig": [{"name": [{}], "retryPolicy": {"maxAttempts": 0}}]})";
+  }
+  const std::string expected = "methodConfig[0].retryPolicy.maxAttempts: must be in [1, 10], got 0";
+  CommandResult server = RunCommand({kServer, "--policy=" + path}, "", absl::Seconds(10));
+  EXPECT_NE(server.exit_code, 0);
+  EXPECT_EQ(server.out, "");  // never printed "listening on"
+  EXPECT_THAT(server.err, HasSubstr(expected));
+  EXPECT_THAT(server.err, HasSubstr(path));
+  CommandResult client =
+      RunCommand({kClient, "--target=127.0.0.1:1", "--policy=" + path, "get", "k"}, "",
+                 absl::Seconds(10));
+  EXPECT_EQ(client.exit_code, 2);
+  EXPECT_THAT(client.err, HasSubstr(expected));
+  std::remove(path.c_str());
+
+  absl::StatusOr<std::unique_ptr<Subprocess>> good =
+      Subprocess::Start({kServer, std::string("--policy=") + SHIPPED_POLICY_PATH});
+  ASSERT_TRUE(good.ok());
+  std::optional<std::string> line = (*good)->ReadLine(absl::Seconds(10));
+  ASSERT_TRUE(line.has_value());
+  EXPECT_THAT(*line, StartsWith("listening on "));
 }
 
 // SIGTERM lets a call in flight finish, then the server exits 0.

@@ -1,0 +1,86 @@
+// File: src/policy/method_policy.h
+//
+// The resolved settings of one methodConfig entry: every default applied,
+// every value validated, in the library's own types (absl::Duration, the
+// breaker Options structs). Produced only by PolicySet; the interceptors read
+// it. See proto/resilience/v1/policy.proto for the meaning of each field.
+
+#ifndef GRPC_RESILIENCE_SRC_POLICY_METHOD_POLICY_H_
+#define GRPC_RESILIENCE_SRC_POLICY_METHOD_POLICY_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "src/breaker/sre_breaker.h"
+#include "src/breaker/three_state_breaker.h"
+#include "src/policy/outcome_classifier.h"
+
+namespace resilience {
+
+struct RetrySettings {
+  int max_attempts = 3;
+  absl::Duration initial_backoff = absl::Milliseconds(50);
+  absl::Duration max_backoff = absl::Seconds(1);
+  double backoff_multiplier = 2.0;
+  double jitter = 0.2;
+  bool full_jitter = false;
+  std::vector<absl::StatusCode> retryable_status_codes = {absl::StatusCode::kUnavailable};
+
+  bool IsRetryable(absl::StatusCode code) const {
+    for (absl::StatusCode c : retryable_status_codes) {
+      if (c == code) return true;
+    }
+    return false;
+  }
+};
+
+// gRPC's retryThrottling: one token bucket per channel and method.
+struct RetryBudgetSettings {
+  int max_tokens = 10;
+  double token_ratio = 0.1;
+};
+
+enum class BreakerKind { kNone, kSre, kThreeState };
+
+struct BreakerSettings {
+  BreakerKind kind = BreakerKind::kNone;
+  SreBreaker::Options sre;               // when kind == kSre
+  ThreeStateBreaker::Options three_state;  // when kind == kThreeState
+  OutcomeClassifier classifier;          // with failureCodes/successCodes applied
+};
+
+struct ThrottleSettings {
+  // 0 = no concurrency limit.
+  int max_concurrency = 0;
+  // 0 = no rate limit.
+  double rate_per_second = 0;
+  // Token bucket size when rate_per_second > 0.
+  int burst = 0;
+};
+
+struct FaultInjectionSettings {
+  absl::Duration delay = absl::ZeroDuration();
+  double delay_fraction = 0;
+  absl::StatusCode abort_code = absl::StatusCode::kOk;  // kOk = no abort
+  double abort_fraction = 0;
+  uint64_t seed = 1;
+};
+
+struct MethodPolicy {
+  // Where this entry is in the file, for messages: "methodConfig[2]".
+  std::string source;
+  std::optional<absl::Duration> timeout;   // per attempt
+  std::optional<absl::Duration> deadline;  // overall default
+  std::optional<RetrySettings> retry;
+  BreakerSettings breaker;
+  std::optional<ThrottleSettings> throttle;
+  std::optional<FaultInjectionSettings> fault_injection;
+};
+
+}  // namespace resilience
+
+#endif  // GRPC_RESILIENCE_SRC_POLICY_METHOD_POLICY_H_

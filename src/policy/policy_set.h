@@ -1,0 +1,94 @@
+// File: src/policy/policy_set.h
+//
+// The per-method policies of one policy file, looked up by the method name
+// gRPC gives a call ("/cache.v1.CacheService/Get").
+//
+// Example:
+//   absl::StatusOr<resilience::PolicySet> policies =
+//       resilience::PolicySet::FromJsonFile("policies.json");
+//   if (!policies.ok()) { std::cerr << policies.status().message(); return 2; }
+//   resilience::PolicySet::Match m = policies->Find("/cache.v1.CacheService/Get");
+//   if (m.policy != nullptr && m.policy->retry) { ... }
+
+#ifndef GRPC_RESILIENCE_SRC_POLICY_POLICY_SET_H_
+#define GRPC_RESILIENCE_SRC_POLICY_POLICY_SET_H_
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/node_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "src/policy/method_policy.h"
+
+namespace resilience {
+
+// PolicySet
+//
+// Matching follows gRPC's service config: an exact {service, method} name
+// beats a {service} name (all of its methods), which beats the {} default.
+// A method named twice, or two defaults, is an error. Find() splits the name
+// and does at most three hash lookups, with no allocation; callers on a hot
+// path resolve once per method and keep the pointer, which stays valid for
+// the PolicySet's life (also across moves). Immutable once built; const
+// methods are thread-safe.
+class PolicySet {
+ public:
+  // Largest policy file accepted.
+  static constexpr size_t kMaxFileBytes = size_t{4} << 20;
+
+  // FromJsonString()
+  //
+  // Parses and validates a policy file's text. InvalidArgument naming the
+  // JSON path and the bad value (e.g. "methodConfig[0].retryPolicy.maxAttempts:
+  // must be in [1, 10], got 0").
+  static absl::StatusOr<PolicySet> FromJsonString(absl::string_view json);
+
+  // FromJsonFile()
+  //
+  // Reads `path` and parses it; every error message starts with
+  // `policy file "<path>": `. NotFound for a missing file, InvalidArgument for
+  // an empty, oversized (> kMaxFileBytes) or invalid one.
+  static absl::StatusOr<PolicySet> FromJsonFile(const std::string& path);
+
+  // An empty set: no method has a policy.
+  PolicySet() = default;
+
+  struct Match {
+    const MethodPolicy* policy = nullptr;
+    // The name that matched, shared by every method it covers:
+    // "svc/method", "svc/" (a whole service) or "" (the default).
+    // Meaningless when policy is null.
+    absl::string_view scope;
+  };
+
+  // Find()
+  //
+  // The policy of `full_method` ("/package.Service/Method"); policy is null
+  // when no entry and no default covers it.
+  Match Find(absl::string_view full_method) const;
+
+  const RetryBudgetSettings& retry_budget() const { return retry_budget_; }
+  const std::vector<MethodPolicy>& policies() const { return policies_; }
+
+  // Fields the file set that grpc-resilience accepts for compatibility with
+  // gRPC service configs but does not apply, one line each with its path.
+  const std::vector<std::string>& warnings() const { return warnings_; }
+
+ private:
+  friend class PolicySetBuilder;
+
+  std::vector<MethodPolicy> policies_;
+  // "svc/method" and "svc/" -> index into policies_. Node-based, so that the
+  // keys handed out as Match::scope never move.
+  absl::node_hash_map<std::string, size_t> by_name_;
+  std::optional<size_t> default_index_;
+  RetryBudgetSettings retry_budget_;
+  std::vector<std::string> warnings_;
+};
+
+}  // namespace resilience
+
+#endif  // GRPC_RESILIENCE_SRC_POLICY_POLICY_SET_H_
