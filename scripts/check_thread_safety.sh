@@ -6,7 +6,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 ensure_packages clang-14 libabsl-dev
 cd "$REPO_ROOT"
 status=0
-for f in src/breaker/*.cc examples/cache_service/cache_store.cc; do
+for f in src/breaker/*.cc src/server_interceptors/proceed_executor.cc \
+         src/server_interceptors/server_resilience.cc \
+         examples/cache_service/cache_store.cc; do
   clang++-14 -std=c++17 -fsyntax-only -Wthread-safety -Werror -I. "$f" || status=1
 done
 [ "$status" -eq 0 ] && log "thread-safety analysis: clean"

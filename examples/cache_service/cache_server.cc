@@ -5,6 +5,7 @@
 #include "absl/time/clock.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
+#include "src/server_interceptors/server_interceptors.h"
 
 namespace cache_service {
 
@@ -40,6 +41,8 @@ absl::StatusOr<std::unique_ptr<CacheServer>> CacheServer::Start(const Options& o
   const std::string requested = JoinHostPort(options.host, options.port);
   builder.AddListeningPort(requested, grpc::InsecureServerCredentials(), &server->port_);
   builder.RegisterService(&server->service_);
+  server->resilience_ =
+      resilience::AddServerInterceptors(builder, options.policies, *options.clock);
   // Values may be up to max_value_bytes; leave room for the key and framing.
   const size_t max_message = options.store.max_value_bytes + (size_t{64} << 10);
   builder.SetMaxReceiveMessageSize(

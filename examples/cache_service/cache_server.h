@@ -15,6 +15,8 @@
 #include "examples/cache_service/cache_service_impl.h"
 #include "examples/cache_service/cache_store.h"
 #include "grpcpp/server.h"
+#include "src/policy/policy_set.h"
+#include "src/server_interceptors/server_resilience.h"
 
 namespace cache_service {
 
@@ -36,6 +38,11 @@ class CacheServer {
     // Port to listen on; 0 picks any free port. Defaults to 0.
     int port = 0;
     CacheStore::Options store;
+    // Per-method server policies (throttle, fault injection). Defaults to
+    // none.
+    resilience::PolicySet policies;
+    // The clock of the rate limits. Must outlive the server.
+    resilience::Clock* clock = &resilience::Clock::Real();
   };
 
   // Start()
@@ -52,6 +59,8 @@ class CacheServer {
   const std::string& address() const { return address_; }
 
   CacheStore& store() { return store_; }
+  // The server interceptors' counters (per method).
+  resilience::ServerResilience& resilience() { return *resilience_; }
 
   // Shutdown()
   //
@@ -69,6 +78,7 @@ class CacheServer {
 
   CacheStore store_;
   CacheServiceImpl service_;
+  std::shared_ptr<resilience::ServerResilience> resilience_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
   std::string address_;

@@ -81,6 +81,7 @@ int main(int argc, char** argv) {
   options.store.max_entries = static_cast<size_t>(absl::GetFlag(FLAGS_max_entries));
   options.store.max_value_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_max_value_bytes));
   options.store.max_total_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_max_total_bytes));
+  options.policies = std::move(policies);
 
   // Block the stop signals before gRPC starts its threads, so that only the
   // signal thread below receives them.

@@ -13,6 +13,7 @@
 #ifndef GRPC_RESILIENCE_SRC_BREAKER_MUTEX_H_
 #define GRPC_RESILIENCE_SRC_BREAKER_MUTEX_H_
 
+#include <condition_variable>
 #include <mutex>
 
 #include "absl/base/thread_annotations.h"
@@ -32,7 +33,31 @@ class ABSL_LOCKABLE Mutex {
   void Unlock() ABSL_UNLOCK_FUNCTION() { mu_.unlock(); }
 
  private:
+  friend class CondVar;
   std::mutex mu_;
+};
+
+// CondVar
+//
+// A condition variable for Mutex. Example:
+//   MutexLock lock(&mu_);
+//   while (queue_.empty()) cv_.Wait(&mu_);
+class CondVar {
+ public:
+  // Wait()
+  //
+  // Atomically releases `mu` (which must be held) and waits for a Signal()
+  // or SignalAll(), or a spurious wakeup; holds `mu` again on return.
+  void Wait(Mutex* mu) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    std::unique_lock<std::mutex> lock(mu->mu_, std::adopt_lock);
+    cv_.wait(lock);
+    lock.release();  // still held, by the caller's MutexLock
+  }
+  void Signal() { cv_.notify_one(); }
+  void SignalAll() { cv_.notify_all(); }
+
+ private:
+  std::condition_variable cv_;
 };
 
 // MutexLock

@@ -8,6 +8,8 @@
 #include "examples/cache_service/cache_server.h"
 #include "examples/cache_service/load_generator.h"
 #include "gmock/gmock.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "tests/testing/test_server.h"
 
@@ -151,6 +153,35 @@ TEST(CacheServerTest, StartValidatesAndBinds) {
   EXPECT_GT((*server)->port(), 0);
   EXPECT_EQ((*server)->address(), absl::StrCat("127.0.0.1:", (*server)->port()));
   EXPECT_EQ(JoinHostPort("::1", 5), "[::1]:5");
+}
+
+// CacheServer applies its policies with the server interceptors: an abort
+// injected on Get reaches the client, Store is untouched, and the handler
+// did no work for the aborted calls.
+TEST(CacheServerTest, AppliesServerPolicies) {
+  CacheServer::Options options;
+  absl::StatusOr<resilience::PolicySet> policies = resilience::PolicySet::FromJsonString(R"({
+    "methodConfig": [{"name": [{"service": "cache.v1.CacheService", "method": "Get"}],
+                      "faultInjection": {"abortCode": "UNAVAILABLE"}}]})");
+  ASSERT_TRUE(policies.ok()) << policies.status();
+  options.policies = *std::move(policies);
+  absl::StatusOr<std::unique_ptr<CacheServer>> server = CacheServer::Start(options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto stub = cache::v1::CacheService::NewStub(
+      grpc::CreateChannel((*server)->address(), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext store_context;
+  cache::v1::StoreReq store;
+  store.set_key("k");
+  cache::v1::StoreResp store_response;
+  EXPECT_TRUE(stub->Store(&store_context, store, &store_response).ok());
+  grpc::ClientContext get_context;
+  cache::v1::GetReq get;
+  get.set_key("k");
+  cache::v1::GetResp get_response;
+  grpc::Status status = stub->Get(&get_context, get, &get_response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_THAT(status.error_message(), HasSubstr("fault injected"));
+  EXPECT_EQ((*server)->resilience().Stats("/cache.v1.CacheService/Get").faults_aborted, 1);
 }
 
 }  // namespace

@@ -1,0 +1,49 @@
+// File: src/breaker/concurrency_limiter.h
+//
+// The interface of server-side concurrency limits, fixed or (later) adaptive
+// (gradient / Vegas, after Envoy's adaptive_concurrency, Netflix's
+// concurrency-limits and bRPC's "auto" limiter): a call asks for a slot
+// before it runs and gives it back, with its outcome and latency, when it is
+// completely done.
+
+#ifndef GRPC_RESILIENCE_SRC_BREAKER_CONCURRENCY_LIMITER_H_
+#define GRPC_RESILIENCE_SRC_BREAKER_CONCURRENCY_LIMITER_H_
+
+#include <cstdint>
+
+#include "absl/time/time.h"
+#include "src/breaker/outcome.h"
+
+namespace resilience {
+
+// ConcurrencyLimiter
+//
+// Contract: every TryAcquire() that returned true is followed by exactly one
+// Release(), after the call's work is over (in grpc-resilience: in the server
+// interceptor's destructor, which runs after the handler has returned and the
+// call has closed). A TryAcquire() that returned false needs no Release().
+// All implementations must be thread-safe and lock-free or nearly so.
+class ConcurrencyLimiter {
+ public:
+  virtual ~ConcurrencyLimiter() = default;
+
+  // TryAcquire()
+  //
+  // True and a slot taken, or false when the limit is reached.
+  virtual bool TryAcquire() = 0;
+
+  // Release()
+  //
+  // Gives the slot back. `outcome` and `latency` are what an adaptive limiter
+  // learns from; a fixed limiter ignores them.
+  virtual void Release(Outcome outcome, absl::Duration latency) = 0;
+
+  // Slots taken now.
+  virtual int64_t in_flight() const = 0;
+  // The current limit.
+  virtual int64_t limit() const = 0;
+};
+
+}  // namespace resilience
+
+#endif  // GRPC_RESILIENCE_SRC_BREAKER_CONCURRENCY_LIMITER_H_

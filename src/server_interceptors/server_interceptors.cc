@@ -1,0 +1,27 @@
+#include "src/server_interceptors/server_interceptors.h"
+
+#include "src/server_interceptors/fault_injection_interceptor.h"
+#include "src/server_interceptors/throttle_interceptor.h"
+
+namespace resilience {
+
+ServerInterceptorFactoryList ServerInterceptorFactories(std::shared_ptr<ServerResilience> state) {
+  // gRPC 1.51 runs server interceptors' receive hooks (POST_RECV_*) from the
+  // last registered to the first, and send hooks in registration order (see
+  // RunInterceptorsPostRecv / SetReverse in call_op_set.h). The throttle must
+  // decide before fault injection at POST_RECV_INITIAL_METADATA, so it is
+  // registered last.
+  ServerInterceptorFactoryList factories;
+  factories.push_back(std::make_unique<FaultInjectionInterceptorFactory>(state));
+  factories.push_back(std::make_unique<ThrottleInterceptorFactory>(state));
+  return factories;
+}
+
+std::shared_ptr<ServerResilience> AddServerInterceptors(grpc::ServerBuilder& builder,
+                                                        PolicySet policies, Clock& clock) {
+  auto state = std::make_shared<ServerResilience>(std::move(policies), clock);
+  builder.experimental().SetInterceptorCreators(ServerInterceptorFactories(state));
+  return state;
+}
+
+}  // namespace resilience
