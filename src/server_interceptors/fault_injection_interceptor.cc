@@ -16,6 +16,7 @@ using grpc::experimental::InterceptionHookPoints;
 
 grpc::experimental::Interceptor* FaultInjectionInterceptorFactory::CreateServerInterceptor(
     grpc::experimental::ServerRpcInfo* info) {
+  if (!state_->any_fault_injection()) return nullptr;
   ServerMethodState* state = state_->ForMethod(info->method());
   if (state == nullptr || state->fault == nullptr) return nullptr;
   return new FaultInjectionInterceptor(info, state, state_->executor());

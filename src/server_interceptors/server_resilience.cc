@@ -2,8 +2,40 @@
 
 namespace resilience {
 
+namespace {
+
+bool AnyPolicy(const PolicySet& policies, bool (*has)(const MethodPolicy&)) {
+  for (const MethodPolicy& p : policies.policies()) {
+    if (has(p)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 ServerResilience::ServerResilience(PolicySet policies, Clock& clock)
-    : policies_(std::move(policies)), clock_(clock) {}
+    : policies_(std::move(policies)),
+      clock_(clock),
+      any_throttle_(AnyPolicy(policies_, [](const MethodPolicy& p) { return p.throttle.has_value(); })),
+      any_fault_injection_(AnyPolicy(
+          policies_, [](const MethodPolicy& p) { return p.fault_injection.has_value(); })) {}
+
+ServerMethodState* ServerResilience::ForMethod(const char* method) {
+  const size_t slot = (reinterpret_cast<uintptr_t>(method) >> 3) % kCacheSlots;
+  const CacheEntry* entry = cache_[slot].load(std::memory_order_acquire);
+  if (entry != nullptr && entry->key == method && entry->name == method) return entry->state;
+  ServerMethodState* state = Resolve(method);
+  if (entry == nullptr) {
+    // First come keeps the slot: at most kCacheSlots entries ever, and a
+    // method that collides with another simply stays on the locked path.
+    MutexLock lock(&mu_);
+    if (cache_[slot].load(std::memory_order_relaxed) == nullptr) {
+      cache_entries_.push_back(std::make_unique<CacheEntry>(CacheEntry{method, method, state}));
+      cache_[slot].store(cache_entries_.back().get(), std::memory_order_release);
+    }
+  }
+  return state;
+}
 
 ScopeLimits* ServerResilience::LimitsFor(absl::string_view scope,
                                          const ThrottleSettings& settings) {
@@ -22,10 +54,15 @@ ScopeLimits* ServerResilience::LimitsFor(absl::string_view scope,
   return limits.get();
 }
 
-ServerMethodState* ServerResilience::ForMethod(absl::string_view method) {
+ServerMethodState* ServerResilience::Resolve(const char* method) {
   MutexLock lock(&mu_);
   auto it = methods_.find(method);
   if (it != methods_.end()) return it->second.get();
+  // Clients choose method names (unimplemented ones reach the interceptors
+  // too), so the map is bounded: past kMaxMethods distinct names, new ones
+  // are not throttled or faulted. Registered methods are normally resolved
+  // long before.
+  if (methods_.size() >= kMaxMethods) return nullptr;
   std::unique_ptr<ServerMethodState> state;
   const PolicySet::Match match = policies_.Find(method);
   if (match.policy != nullptr && (match.policy->throttle || match.policy->fault_injection)) {

@@ -18,6 +18,7 @@ constexpr char kPushbackKey[] = "grpc-retry-pushback-ms";
 
 grpc::experimental::Interceptor* ThrottleInterceptorFactory::CreateServerInterceptor(
     grpc::experimental::ServerRpcInfo* info) {
+  if (!state_->any_throttle()) return nullptr;
   ServerMethodState* state = state_->ForMethod(info->method());
   if (state == nullptr || state->limits == nullptr) return nullptr;
   return new ThrottleInterceptor(info, state, state_->clock());
