@@ -23,6 +23,7 @@
 #include "src/breaker/mutex.h"
 #include "src/breaker/random_source.h"
 #include "src/breaker/token_bucket.h"
+#include "src/grpc_common/method_cache.h"
 #include "src/policy/policy_set.h"
 #include "src/server_interceptors/proceed_executor.h"
 
@@ -69,14 +70,8 @@ struct ServerMethodState {
 // ServerResilience
 //
 // Created by AddServerInterceptors(); shared by its factories and returned to
-// the caller for Stats(). Methods are resolved on their first call and kept.
-//
-// Locking: the resolved methods live in a map under `mu_`. In front of it, a
-// small lock-free cache keyed by the address of the method name gRPC passes
-// (for registered methods, the same address on every call) answers the
-// factories without a lock; a hit is confirmed by comparing the names, so a
-// reused address can never return another method's state. This class is
-// thread-safe.
+// the caller for Stats(). Methods are resolved on their first call and kept
+// in a MethodCache (lock-free lookups). This class is thread-safe.
 class ServerResilience {
  public:
   ServerResilience(PolicySet policies, Clock& clock);
@@ -105,27 +100,15 @@ class ServerResilience {
  private:
   ScopeLimits* LimitsFor(absl::string_view scope, const ThrottleSettings& settings)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  ServerMethodState* Resolve(const char* method) ABSL_LOCKS_EXCLUDED(mu_);
-
-  // One resolved method, immutable once published in `cache_`.
-  struct CacheEntry {
-    const char* key;          // the address gRPC passed
-    std::string name;         // its text, to confirm a hit
-    ServerMethodState* state;  // null: no server policy
-  };
-  static constexpr size_t kCacheSlots = 64;
-  static constexpr size_t kMaxMethods = 4096;
+  std::unique_ptr<ServerMethodState> Resolve(const char* method) ABSL_LOCKS_EXCLUDED(mu_);
 
   const PolicySet policies_;
   Clock& clock_;
   const bool any_throttle_;
   const bool any_fault_injection_;
-  std::array<std::atomic<const CacheEntry*>, kCacheSlots> cache_{};
+  MethodCache<ServerMethodState> methods_;
   Mutex mu_;
-  absl::flat_hash_map<std::string, std::unique_ptr<ServerMethodState>> methods_
-      ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, std::unique_ptr<ScopeLimits>> scopes_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::unique_ptr<CacheEntry>> cache_entries_ ABSL_GUARDED_BY(mu_);
   // Last member: destroyed first, joining its threads while the rest is alive.
   ProceedExecutor executor_;
 };
