@@ -1,0 +1,63 @@
+// File: src/breaker/retry_budget.h
+//
+// A retry budget, as gRPC's retryThrottling: retries stop while too many
+// recent calls failed, so that retries cannot multiply the load on a backend
+// that is down (the SRE book's "retries < 10% of requests" in another form).
+
+#ifndef GRPC_RESILIENCE_SRC_BREAKER_RETRY_BUDGET_H_
+#define GRPC_RESILIENCE_SRC_BREAKER_RETRY_BUDGET_H_
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+
+namespace resilience {
+
+// RetryBudget
+//
+// The algorithm (gRFC A6, "Throttling retry attempts"): a bucket of
+// `max_tokens` tokens, full at start. Each failed attempt takes 1 token, each
+// success gives back `token_ratio`; retries are allowed while tokens >
+// max_tokens / 2. Counted in integer milli-tokens in one atomic, like gRPC
+// core's RetryThrottler, so every operation is one lock-free read-modify-
+// write. This class is thread-safe.
+class RetryBudget {
+ public:
+  // `max_tokens` in [1, 1000], `token_ratio` in (0, 1] (the policy loader
+  // checks both).
+  RetryBudget(int max_tokens, double token_ratio)
+      : max_milli_(int64_t{max_tokens} * 1000),
+        ratio_milli_(std::max<int64_t>(1, std::llround(token_ratio * 1000))),
+        milli_tokens_(max_milli_) {}
+
+  // A failure costs 1 token (1000 milli-tokens), never below 0.
+  void RecordFailure() {
+    int64_t t = milli_tokens_.load(std::memory_order_relaxed);
+    while (!milli_tokens_.compare_exchange_weak(t, std::max<int64_t>(0, t - 1000),
+                                                std::memory_order_relaxed)) {
+    }
+  }
+
+  // A success gives back token_ratio tokens, never above max_tokens.
+  void RecordSuccess() {
+    int64_t t = milli_tokens_.load(std::memory_order_relaxed);
+    while (!milli_tokens_.compare_exchange_weak(t, std::min(max_milli_, t + ratio_milli_),
+                                                std::memory_order_relaxed)) {
+    }
+  }
+
+  // Retries are allowed while more than half the bucket is left.
+  bool AllowRetry() const { return milli_tokens_.load(std::memory_order_relaxed) * 2 > max_milli_; }
+
+  double tokens() const { return milli_tokens_.load(std::memory_order_relaxed) / 1000.0; }
+
+ private:
+  const int64_t max_milli_;
+  const int64_t ratio_milli_;
+  std::atomic<int64_t> milli_tokens_;
+};
+
+}  // namespace resilience
+
+#endif  // GRPC_RESILIENCE_SRC_BREAKER_RETRY_BUDGET_H_

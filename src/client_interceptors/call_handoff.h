@@ -1,0 +1,38 @@
+// File: src/client_interceptors/call_handoff.h
+//
+// What the factories of one call's interceptor chain tell each other. gRPC
+// 1.51 creates a call's interceptors synchronously, on the calling thread,
+// in chain order (retry, timeout, breaker), so a thread-local set by one
+// factory and taken by a later one in the same chain reaches exactly that
+// call. The breaker factory, last in the chain, always clears both.
+
+#ifndef GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_CALL_HANDOFF_H_
+#define GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_CALL_HANDOFF_H_
+
+#include <atomic>
+#include <memory>
+
+namespace resilience::internal {
+
+// Set by the timeout interceptor of a streaming call when its timer fired
+// and it cancelled the call, read by the breaker at POST_RECV_STATUS (which
+// runs before the timeout interceptor turns CANCELLED into
+// DEADLINE_EXCEEDED), so that the breaker records a failure, not a
+// cancellation by the caller.
+struct TimeoutFlag {
+  std::atomic<bool> fired{false};
+};
+
+// True while the retry interceptor creates one of its attempts: the chain
+// being built is an attempt, not an application call.
+bool CreatingAttempt();
+void SetCreatingAttempt(bool creating);
+
+// The timeout factory leaves the call's flag here; the breaker factory takes
+// it (and clears it).
+void HandOffTimeoutFlag(std::shared_ptr<TimeoutFlag> flag);
+std::shared_ptr<TimeoutFlag> TakeTimeoutFlag();
+
+}  // namespace resilience::internal
+
+#endif  // GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_CALL_HANDOFF_H_

@@ -1,0 +1,75 @@
+#include "src/client_interceptors/client_resilience.h"
+
+#include "src/breaker/sre_breaker.h"
+#include "src/breaker/three_state_breaker.h"
+
+namespace resilience {
+
+ClientResilience::ClientResilience(PolicySet policies, Options options)
+    : policies_(std::move(policies)), options_(std::move(options)) {}
+
+std::unique_ptr<ClientMethodState> ClientResilience::Resolve(const char* method) {
+  const PolicySet::Match match = policies_.Find(method);
+  if (match.policy == nullptr) return nullptr;
+  const MethodPolicy& policy = *match.policy;
+  auto state = std::make_unique<ClientMethodState>();
+  state->method = method;
+  state->policy = &policy;
+  state->wraps_unary = policy.retry.has_value() || policy.timeout.has_value() ||
+                       policy.deadline.has_value();
+  if (policy.retry) {
+    state->retry = *policy.retry;
+  } else {
+    state->retry.max_attempts = 1;
+  }
+  // Different methods draw different sequences from one seed.
+  state->random = std::make_unique<SplitMixRandom>(options_.seed ^ std::hash<std::string>()(method));
+  state->backoff = std::make_unique<Backoff>(
+      Backoff::Options{state->retry.initial_backoff, state->retry.max_backoff,
+                       state->retry.backoff_multiplier, state->retry.jitter,
+                       state->retry.full_jitter},
+      *state->random);
+  state->budget = std::make_unique<RetryBudget>(policies_.retry_budget().max_tokens,
+                                                policies_.retry_budget().token_ratio);
+  // The policy loader validated the breaker options, so Create() succeeds.
+  switch (policy.breaker.kind) {
+    case BreakerKind::kSre: {
+      SreBreaker::Options o = policy.breaker.sre;
+      o.seed = options_.seed;
+      state->breaker = *SreBreaker::Create(o, *options_.clock);
+      break;
+    }
+    case BreakerKind::kThreeState:
+      state->breaker = *ThreeStateBreaker::Create(policy.breaker.three_state, *options_.clock);
+      break;
+    case BreakerKind::kNone:
+      break;
+  }
+  return state;
+}
+
+ClientMethodState* ClientResilience::ForMethod(const char* method) {
+  return methods_.Find(method, [this](const char* name) { return Resolve(name); });
+}
+
+ClientMethodStats ClientResilience::Stats(const std::string& method) {
+  ClientMethodStats stats;
+  const ClientMethodState* s = methods_.Get(method);
+  if (s == nullptr) return stats;
+  stats.calls = s->calls.load();
+  stats.attempts = s->attempts.load();
+  stats.retries = s->retries.load();
+  stats.rejected_by_breaker = s->rejected_by_breaker.load();
+  stats.attempt_timeouts = s->attempt_timeouts.load();
+  stats.retry_budget_exhausted = s->retry_budget_exhausted.load();
+  stats.pushback_stops = s->pushback_stops.load();
+  return stats;
+}
+
+std::optional<BreakerSnapshot> ClientResilience::BreakerSnapshotOf(const std::string& method) {
+  ClientMethodState* s = methods_.Get(method);
+  if (s == nullptr || s->breaker == nullptr) return std::nullopt;
+  return s->breaker->Snapshot();
+}
+
+}  // namespace resilience

@@ -1,0 +1,109 @@
+// File: src/client_interceptors/client_resilience.h
+//
+// The state the client interceptors of one channel share: per method, the
+// resolved policy, the circuit breaker (one per channel and method, shared by
+// all calls), the retry budget and backoff, and counters.
+
+#ifndef GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_CLIENT_RESILIENCE_H_
+#define GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_CLIENT_RESILIENCE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "src/breaker/backoff.h"
+#include "src/breaker/breaker.h"
+#include "src/breaker/clock.h"
+#include "src/breaker/random_source.h"
+#include "src/breaker/retry_budget.h"
+#include "src/grpc_common/method_cache.h"
+#include "src/policy/policy_set.h"
+
+namespace resilience {
+
+// Counters of one method on one channel, as read by ClientResilience::Stats().
+struct ClientMethodStats {
+  // Logical calls the application made (each unary call once, however many
+  // attempts it took).
+  int64_t calls = 0;
+  // Attempts that reached the breaker (admitted or rejected).
+  int64_t attempts = 0;
+  int64_t retries = 0;
+  int64_t rejected_by_breaker = 0;
+  // Attempts that hit their per-attempt timeout.
+  int64_t attempt_timeouts = 0;
+  // Retries not made because the retry budget was spent.
+  int64_t retry_budget_exhausted = 0;
+  // Retries not made because the server's pushback said not to.
+  int64_t pushback_stops = 0;
+};
+
+// What the interceptors of one method need, resolved once per method.
+struct ClientMethodState {
+  std::string method;
+  const MethodPolicy* policy = nullptr;
+  // Unary calls of this method go through the retry interceptor (it owns
+  // attempts, per-attempt timeouts and the default deadline).
+  bool wraps_unary = false;
+  RetrySettings retry;  // max_attempts 1 when the policy has no retryPolicy
+  std::unique_ptr<Breaker> breaker;  // null: no breaker
+  std::unique_ptr<RetryBudget> budget;
+  std::unique_ptr<RandomSource> random;
+  std::unique_ptr<Backoff> backoff;
+
+  std::atomic<int64_t> calls{0};
+  std::atomic<int64_t> attempts{0};
+  std::atomic<int64_t> retries{0};
+  std::atomic<int64_t> rejected_by_breaker{0};
+  std::atomic<int64_t> attempt_timeouts{0};
+  std::atomic<int64_t> retry_budget_exhausted{0};
+  std::atomic<int64_t> pushback_stops{0};
+};
+
+// ClientResilience
+//
+// Created by ClientInterceptorFactories() / CreateResilientChannel(), one per
+// channel, shared by the factories. Thread-safe.
+class ClientResilience {
+ public:
+  struct Options {
+    // Clock of the breakers. Must outlive the channel.
+    Clock* clock = &Clock::Real();
+    // Seed of the retry jitter and the SRE drop decisions.
+    uint64_t seed = 1;
+    // Names the channel in messages (e.g. its target).
+    std::string name;
+  };
+
+  ClientResilience(PolicySet policies, Options options);
+
+  // ForMethod()
+  //
+  // The state of `method` ("/pkg.Service/Method"); null when no policy
+  // covers it (its calls pass through untouched).
+  ClientMethodState* ForMethod(const char* method);
+
+  // Stats() / BreakerSnapshotOf()
+  //
+  // The counters and the breaker of `method`; zeros / null when it was not
+  // called yet or has no breaker.
+  ClientMethodStats Stats(const std::string& method);
+  std::optional<BreakerSnapshot> BreakerSnapshotOf(const std::string& method);
+
+  Clock& clock() { return *options_.clock; }
+  const std::string& name() const { return options_.name; }
+
+ private:
+  std::unique_ptr<ClientMethodState> Resolve(const char* method);
+
+  const PolicySet policies_;
+  const Options options_;
+  MethodCache<ClientMethodState> methods_;
+};
+
+}  // namespace resilience
+
+#endif  // GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_CLIENT_RESILIENCE_H_

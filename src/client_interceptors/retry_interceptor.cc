@@ -1,0 +1,250 @@
+#include "src/client_interceptors/retry_interceptor.h"
+
+#include <charconv>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "grpcpp/client_context.h"
+#include "grpcpp/impl/codegen/proto_utils.h"
+#include "src/client_interceptors/breaker_interceptor.h"
+#include "src/client_interceptors/call_handoff.h"
+
+namespace resilience {
+namespace {
+
+using grpc::experimental::ClientRpcInfo;
+using grpc::experimental::InterceptionHookPoints;
+
+// The value of trailer `key` in `trailers`, if there.
+std::optional<grpc::string_ref> Trailer(
+    const std::multimap<grpc::string_ref, grpc::string_ref>& trailers, const char* key) {
+  auto it = trailers.find(grpc::string_ref(key, std::strlen(key)));
+  if (it == trailers.end()) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace
+
+grpc::experimental::Interceptor* RetryInterceptorFactory::CreateClientInterceptor(
+    grpc::experimental::ClientRpcInfo* info) {
+  // gRPC 1.51 bug: with a factory returning nullptr before this one, an
+  // attempt's chain starts at the wrong index and would re-create this
+  // interceptor for its own attempt, recursing forever. Never wrap an attempt.
+  if (internal::CreatingAttempt()) return nullptr;
+  ClientMethodState* state = state_->ForMethod(info->method());
+  if (state == nullptr) return nullptr;
+  state->calls.fetch_add(1, std::memory_order_relaxed);
+  if (info->type() != ClientRpcInfo::Type::UNARY || !state->wraps_unary) return nullptr;
+  return new RetryInterceptor(info, state);
+}
+
+RetryInterceptor::RetryInterceptor(grpc::experimental::ClientRpcInfo* info,
+                                   ClientMethodState* state)
+    : info_(info), state_(state) {}
+
+void RetryInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods* methods) {
+  if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_CANCEL)) {
+    grpc::ClientContext* attempt = nullptr;
+    grpc::Alarm* alarm = nullptr;
+    {
+      MutexLock lock(&mu_);
+      cancelled_ = true;
+      attempt = attempt_context_.get();
+      alarm = backoff_alarm_.get();
+    }
+    // Outside the lock: either may complete inline and call back into us.
+    // Neither object can go away meanwhile: with cancelled_ set nothing
+    // replaces them, and this interceptor lives as long as the caller's
+    // context, on which TryCancel() is running.
+    if (attempt != nullptr) attempt->TryCancel();
+    if (alarm != nullptr) alarm->Cancel();
+    return;  // no Proceed() for a cancel
+  }
+  if (methods_ == nullptr &&
+      methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_INITIAL_METADATA)) {
+    Start(methods);
+    return;  // no Proceed(): the call is hijacked when its result is known
+  }
+  FillHijackedReceive(methods);  // the re-entry after Hijack()
+  methods->Proceed();
+}
+
+void RetryInterceptor::Start(grpc::experimental::InterceptorBatchMethods* methods) {
+  methods_ = methods;
+  metadata_ = *methods->GetSendInitialMetadata();
+  request_ = *methods->GetSerializedSendMessage();  // a reference-counted copy
+  const auto caller_deadline = info_->client_context()->deadline();
+  if (caller_deadline != std::chrono::system_clock::time_point::max()) {
+    overall_deadline_ = absl::FromChrono(caller_deadline);
+  } else if (state_->policy->deadline.has_value()) {
+    overall_deadline_ = absl::Now() + *state_->policy->deadline;
+  }
+  stub_ = std::make_shared<grpc::GenericStub>(
+      std::shared_ptr<grpc::ChannelInterface>(methods->GetInterceptedChannel().release()));
+  StartAttempt();
+}
+
+void RetryInterceptor::StartAttempt() {
+  grpc::ClientContext* attempt = nullptr;
+  {
+    MutexLock lock(&mu_);
+    const absl::Time now = absl::Now();
+    if (cancelled_) {
+      Finish(grpc::Status(grpc::StatusCode::CANCELLED,
+                          absl::StrCat(info_->method(), ": cancelled by the caller")));
+    } else if (now >= overall_deadline_) {
+      Finish(grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
+                          absl::StrCat(info_->method(), ": deadline exceeded before attempt ",
+                                       attempts_ + 1)));
+    } else {
+      attempt_context_ = std::make_unique<grpc::ClientContext>();
+      attempt = attempt_context_.get();
+      for (const auto& [key, value] : metadata_) attempt->AddMetadata(key, value);
+      if (attempts_ > 0) {
+        const std::string previous = absl::StrCat(attempts_);
+        attempt->AddMetadata(kPreviousAttemptsKey, previous);
+        attempt->AddMetadata(kRetryAttemptKey, previous);
+      }
+      grpc::ClientContext* caller = info_->client_context();
+      attempt->set_compression_algorithm(caller->compression_algorithm());
+      if (caller->credentials() != nullptr) attempt->set_credentials(caller->credentials());
+      attempt_deadline_ = overall_deadline_;
+      if (state_->policy->timeout.has_value()) {
+        attempt_deadline_ = std::min(attempt_deadline_, now + *state_->policy->timeout);
+      }
+      if (attempt_deadline_ != absl::InfiniteFuture()) {
+        attempt->set_deadline(absl::ToChronoTime(attempt_deadline_));
+      }
+      response_.Clear();
+    }
+  }
+  if (attempt == nullptr) {
+    methods_->Hijack();  // last use of `this`
+    return;
+  }
+  // The attempt's interceptors are created inside UnaryCall(), on this
+  // thread. The attempt may even complete inline and destroy `this`: hold
+  // the stub (and with it the channel) in a local, touch no member after.
+  std::shared_ptr<grpc::GenericStub> stub = stub_;
+  internal::SetCreatingAttempt(true);
+  stub->UnaryCall(attempt, info_->method(), grpc::StubOptions(), &request_, &response_,
+                  [this](grpc::Status status) { OnAttemptDone(std::move(status)); });
+  internal::SetCreatingAttempt(false);
+}
+
+std::optional<absl::Duration> RetryInterceptor::NextRetry(const grpc::Status& status) {
+  const RetrySettings& retry = state_->retry;
+  const grpc::StatusCode code = status.error_code();
+  const absl::StatusCode absl_code = static_cast<absl::StatusCode>(code);
+  if (status.ok()) {
+    state_->budget->RecordSuccess();
+    return std::nullopt;
+  }
+  const auto& trailers = attempt_context_->GetServerTrailingMetadata();
+  const bool local_rejection = Trailer(trailers, kLocalRejectionKey).has_value();
+  const bool attempt_timed_out =
+      code == grpc::StatusCode::DEADLINE_EXCEEDED && attempt_deadline_ < overall_deadline_;
+  if (attempt_timed_out) state_->attempt_timeouts.fetch_add(1, std::memory_order_relaxed);
+  if (!local_rejection && retry.IsRetryable(absl_code)) state_->budget->RecordFailure();
+
+  if (cancelled_ || local_rejection || !retry.IsRetryable(absl_code)) return std::nullopt;
+  if (code == grpc::StatusCode::DEADLINE_EXCEEDED && !attempt_timed_out) return std::nullopt;
+  if (attempts_ >= retry.max_attempts) return std::nullopt;
+  std::optional<absl::Duration> delay;
+  if (std::optional<grpc::string_ref> pushback = Trailer(trailers, kPushbackKey)) {
+    int64_t ms = -1;
+    const char* end = pushback->data() + pushback->size();
+    auto [ptr, error] = std::from_chars(pushback->data(), end, ms);
+    if (error != std::errc() || ptr != end || ms < 0) {
+      // A negative or malformed pushback means: do not retry.
+      state_->pushback_stops.fetch_add(1, std::memory_order_relaxed);
+      return std::nullopt;
+    }
+    delay = absl::Milliseconds(ms);
+  }
+  if (!state_->budget->AllowRetry()) {
+    state_->retry_budget_exhausted.fetch_add(1, std::memory_order_relaxed);
+    return std::nullopt;
+  }
+  if (!delay.has_value()) delay = state_->backoff->Delay(attempts_);
+  // Do not start a backoff that cannot end before the overall deadline.
+  if (absl::Now() + *delay >= overall_deadline_) return std::nullopt;
+  return delay;
+}
+
+void RetryInterceptor::OnAttemptDone(grpc::Status status) {
+  grpc::Alarm* alarm = nullptr;
+  absl::Duration delay;
+  {
+    MutexLock lock(&mu_);
+    ++attempts_;
+    std::optional<absl::Duration> next = NextRetry(status);
+    if (!next.has_value()) {
+      Finish(std::move(status));
+    } else {
+      state_->retries.fetch_add(1, std::memory_order_relaxed);
+      backoff_alarm_ = std::make_unique<grpc::Alarm>();
+      alarm = backoff_alarm_.get();
+      delay = *next;
+    }
+  }
+  if (alarm == nullptr) {
+    methods_->Hijack();  // last use of `this`
+    return;
+  }
+  // Set outside the lock: a due alarm may run its callback inline. A cancel
+  // that came in between finds cancelled_ set when the alarm fires.
+  alarm->Set(absl::ToChronoTime(absl::Now() + delay), [this](bool fired) {
+    if (fired) {
+      StartAttempt();
+      return;
+    }
+    {
+      MutexLock lock(&mu_);
+      Finish(grpc::Status(grpc::StatusCode::CANCELLED,
+                          absl::StrCat(info_->method(), ": cancelled by the caller during backoff")));
+    }
+    methods_->Hijack();  // last use of `this`
+  });
+}
+
+void RetryInterceptor::Finish(grpc::Status status) { final_status_ = std::move(status); }
+
+void RetryInterceptor::FillHijackedReceive(grpc::experimental::InterceptorBatchMethods* methods) {
+  MutexLock lock(&mu_);
+  grpc::ClientContext* attempt = attempt_context_.get();
+  if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_RECV_INITIAL_METADATA) &&
+      attempt != nullptr) {
+    // The string_refs point into the attempt's context, which we own.
+    for (const auto& entry : attempt->GetServerInitialMetadata()) {
+      methods->GetRecvInitialMetadata()->insert(entry);
+    }
+  }
+  if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_RECV_MESSAGE)) {
+    if (final_status_.ok()) {
+      // gRPC 1.51's generated unary stubs instantiate their receive op with
+      // protobuf::MessageLite, so this void* is exactly a MessageLite*.
+      auto* message = static_cast<grpc::protobuf::MessageLite*>(methods->GetRecvMessage());
+      grpc::ByteBuffer copy = response_;  // Deserialize() consumes its input
+      grpc::Status parsed =
+          grpc::SerializationTraits<grpc::protobuf::MessageLite>::Deserialize(&copy, message);
+      if (!parsed.ok()) {
+        final_status_ = parsed;
+        methods->FailHijackedRecvMessage();
+      }
+    } else {
+      methods->FailHijackedRecvMessage();
+    }
+  }
+  if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_RECV_STATUS)) {
+    *methods->GetRecvStatus() = final_status_;
+    if (attempt != nullptr) {
+      for (const auto& entry : attempt->GetServerTrailingMetadata()) {
+        methods->GetRecvTrailingMetadata()->insert(entry);
+      }
+    }
+  }
+}
+
+}  // namespace resilience

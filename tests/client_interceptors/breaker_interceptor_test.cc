@@ -1,0 +1,168 @@
+// The breaker interceptor over real channels: local rejection for every call
+// type and stub flavour, opening on failures and recovering, and the outcome
+// it records for each attempt.
+
+#include "src/client_interceptors/breaker_interceptor.h"
+
+#include <thread>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "src/breaker/simulated_clock.h"
+#include "tests/client_interceptors/all_call_types.h"
+#include "tests/client_interceptors/client_test_fixture.h"
+
+namespace resilience::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kForceOpen[] = R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
+    "breaker": {"threeState": {"mode": "force_open"}}}]})";
+
+// An open breaker rejects all 12 call-type x stub combinations before
+// anything reaches the network: UNAVAILABLE naming the method and the
+// breaker's state, the local-rejection trailer, the handler never runs.
+TEST_F(ClientInterceptorsTest, RejectsEveryCallTypeAndStubFlavour) {
+  Connect(kForceOpen);
+  for (CallType type : {CallType::kUnary, CallType::kClientStream, CallType::kServerStream,
+                        CallType::kBidi}) {
+    for (Flavour flavour : {Flavour::kSync, Flavour::kAsync, Flavour::kCallback}) {
+      SCOPED_TRACE(std::string(Name(type)) + " / " + Name(flavour));
+      CallResult r = MakeCall(*stub_, type, flavour);
+      EXPECT_EQ(r.status.error_code(), grpc::StatusCode::UNAVAILABLE) << r.status.error_message();
+      EXPECT_THAT(r.status.error_message(), HasSubstr("/resilience.test.TestService/"));
+      EXPECT_THAT(r.status.error_message(),
+                  HasSubstr("rejected locally by the circuit breaker (three_state"));
+      EXPECT_THAT(r.status.error_message(), HasSubstr("forced open"));
+      EXPECT_EQ(r.trailers.count(kLocalRejectionKey), 1u);
+      EXPECT_EQ(r.messages_received, 0);
+      if (type == CallType::kClientStream || type == CallType::kBidi) {
+        EXPECT_TRUE(r.write_failed);
+      }
+    }
+  }
+  EXPECT_EQ(service_.handled(), 0);
+  // The channel never even connected.
+  EXPECT_EQ(channel_->GetState(false), GRPC_CHANNEL_IDLE);
+}
+
+// With the breaker closed, all 12 combinations go through untouched.
+TEST_F(ClientInterceptorsTest, ClosedBreakerPassesEveryCallType) {
+  Connect(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
+      "breaker": {"sre": {}}}]})");
+  for (CallType type : {CallType::kUnary, CallType::kClientStream, CallType::kServerStream,
+                        CallType::kBidi}) {
+    for (Flavour flavour : {Flavour::kSync, Flavour::kAsync, Flavour::kCallback}) {
+      SCOPED_TRACE(std::string(Name(type)) + " / " + Name(flavour));
+      CallResult r = MakeCall(*stub_, type, flavour);
+      EXPECT_TRUE(r.status.ok()) << r.status.error_message();
+      if (type == CallType::kServerStream) {
+        EXPECT_EQ(r.messages_received, 3);
+      }
+      if (type == CallType::kBidi) {
+        EXPECT_EQ(r.messages_received, 1);
+      }
+    }
+  }
+  EXPECT_EQ(service_.handled(), 12);
+  const BreakerSnapshot snapshot =
+      *resilience_->BreakerSnapshotOf("/resilience.test.TestService/Bidi");
+  EXPECT_EQ(snapshot.counts.success, 3);
+}
+
+// The three-state breaker opens on failures (fast, on consecutive ones),
+// fails calls locally while open, and closes after the backend heals: on a
+// simulated clock, so the open period passes in one line.
+TEST_F(ClientInterceptorsTest, ThreeStateOpensAndRecovers) {
+  SimulatedClock clock;
+  Connect(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
+      "breaker": {"threeState": {"consecutiveFailures": 5, "openDuration": "5s",
+                                 "probeInterval": "0s"}}}]})",
+          clock);
+  service_.FailNext(1000);  // the backend is down
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(Unary().error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(service_.handled(), 5);
+  for (int i = 0; i < 20; ++i) {
+    grpc::ClientContext context;
+    grpc::Status s = Unary(&context);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAVAILABLE);
+    EXPECT_EQ(context.GetServerTrailingMetadata().count(kLocalRejectionKey), 1u);
+  }
+  EXPECT_EQ(service_.handled(), 5);  // failed fast, never sent
+  EXPECT_EQ(Stats().rejected_by_breaker, 20);
+  service_.FailNext(0);  // the backend heals
+  clock.AdvanceTime(absl::Seconds(5));
+  EXPECT_TRUE(Unary().ok());  // the probe
+  EXPECT_EQ(resilience_->BreakerSnapshotOf("/resilience.test.TestService/Unary")->state,
+            BreakerState::kClosed);
+  for (int i = 0; i < 10; ++i) EXPECT_TRUE(Unary().ok());
+}
+
+// The SRE breaker starts dropping as failures outnumber accepts and stops
+// once the window holds successes again.
+TEST_F(ClientInterceptorsTest, SreDropsAndRecovers) {
+  SimulatedClock clock;
+  Connect(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
+      "breaker": {"sre": {"k": 1.5, "protection": 5, "window": "10s", "buckets": 40}}}]})",
+          clock);
+  service_.FailNext(1000000);
+  int local = 0;
+  for (int i = 0; i < 200; ++i) {
+    clock.AdvanceTime(absl::Milliseconds(1));  // one call per simulated ms
+    grpc::ClientContext context;
+    (void)Unary(&context);
+    if (context.GetServerTrailingMetadata().count(kLocalRejectionKey) == 1) ++local;
+  }
+  EXPECT_GT(local, 100);  // most calls fail fast
+  EXPECT_LT(service_.handled(), 100);
+  EXPECT_GT(resilience_->BreakerSnapshotOf("/resilience.test.TestService/Unary")->drop_probability,
+            0.5);
+  service_.FailNext(0);
+  clock.AdvanceTime(absl::Seconds(11));  // the failures leave the window
+  for (int i = 0; i < 20; ++i) EXPECT_TRUE(Unary().ok());
+  EXPECT_EQ(resilience_->BreakerSnapshotOf("/resilience.test.TestService/Unary")->drop_probability,
+            0.0);
+}
+
+// What the breaker records: the backend's own answers (NOT_FOUND) as
+// success, UNAVAILABLE as failure, the caller's cancellation and the
+// caller's deadline as nothing at all.
+TEST_F(ClientInterceptorsTest, OutcomeAccounting) {
+  Connect(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
+      "breaker": {"sre": {}}}]})");
+  service_.FailNext(2, grpc::StatusCode::NOT_FOUND);
+  (void)Unary();
+  (void)Unary();
+  service_.FailNext(3, grpc::StatusCode::UNAVAILABLE);
+  for (int i = 0; i < 3; ++i) (void)Unary();
+  service_.SlowNext(1, absl::Seconds(2));
+  EXPECT_EQ(Unary(nullptr, absl::Milliseconds(50)).error_code(),
+            grpc::StatusCode::DEADLINE_EXCEEDED);
+  service_.SlowNext(1, absl::Seconds(2));
+  {
+    grpc::ClientContext context;
+    std::thread canceller([&] {
+      absl::SleepFor(absl::Milliseconds(50));
+      context.TryCancel();
+    });
+    EXPECT_EQ(Unary(&context).error_code(), grpc::StatusCode::CANCELLED);
+    canceller.join();
+  }
+  const BreakerSnapshot s = *resilience_->BreakerSnapshotOf("/resilience.test.TestService/Unary");
+  EXPECT_EQ(s.counts.success, 2);
+  EXPECT_EQ(s.counts.failure, 3);
+}
+
+// Per-method policies apply to the right methods only.
+TEST_F(ClientInterceptorsTest, PoliciesApplyPerMethod) {
+  Connect(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService", "method": "Unary"}],
+      "breaker": {"threeState": {"mode": "force_open"}}}]})");
+  EXPECT_EQ(Unary().error_code(), grpc::StatusCode::UNAVAILABLE);
+  CallResult other = MakeCall(*stub_, CallType::kBidi, Flavour::kSync);
+  EXPECT_TRUE(other.status.ok());
+  EXPECT_FALSE(resilience_->BreakerSnapshotOf("/resilience.test.TestService/Bidi").has_value());
+}
+
+}  // namespace
+}  // namespace resilience::testing
