@@ -32,6 +32,7 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "src/grpc_common/status_conversion.h"
+#include "src/client_interceptors/resilient_channel.h"
 #include "src/policy/policy_set.h"
 
 ABSL_FLAG(std::string, target, "127.0.0.1:50051", "Server address, HOST:PORT.");
@@ -175,8 +176,10 @@ int main(int argc, char** argv) {
 
   grpc::ChannelArguments channel_args;
   channel_args.SetMaxReceiveMessageSize(-1);  // values are bounded by the server
-  auto channel = grpc::CreateCustomChannel(absl::GetFlag(FLAGS_target),
-                                           grpc::InsecureChannelCredentials(), channel_args);
+  // The client chain (retry -> timeout -> breaker) for --policy; with no
+  // policy file every call passes through untouched.
+  auto channel = resilience::CreateResilientChannel(
+      absl::GetFlag(FLAGS_target), grpc::InsecureChannelCredentials(), policies, channel_args);
   auto stub = cache::v1::CacheService::NewStub(channel);
   if (command == "get") return RunGet(*stub, args[1]);
   if (command == "store") return RunStore(*stub, args[1], args[2]);

@@ -17,6 +17,7 @@
 #include <mutex>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/time/time.h"
 
 namespace resilience {
 
@@ -52,6 +53,16 @@ class CondVar {
     std::unique_lock<std::mutex> lock(mu->mu_, std::adopt_lock);
     cv_.wait(lock);
     lock.release();  // still held, by the caller's MutexLock
+  }
+  // WaitWithTimeout()
+  //
+  // Wait() for at most `timeout`; returns true if it timed out.
+  bool WaitWithTimeout(Mutex* mu, absl::Duration timeout) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    std::unique_lock<std::mutex> lock(mu->mu_, std::adopt_lock);
+    const bool timed_out =
+        cv_.wait_for(lock, absl::ToChronoNanoseconds(timeout)) == std::cv_status::timeout;
+    lock.release();
+    return timed_out;
   }
   void Signal() { cv_.notify_one(); }
   void SignalAll() { cv_.notify_all(); }

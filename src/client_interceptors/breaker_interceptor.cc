@@ -38,9 +38,12 @@ grpc::experimental::Interceptor* BreakerInterceptorFactory::CreateClientIntercep
 Outcome BreakerInterceptor::Classify(const grpc::Status& status) const {
   const grpc::StatusCode code = status.error_code();
   if (code == grpc::StatusCode::CANCELLED) {
-    // Ours (a streaming per-attempt timeout) or the caller's.
-    return timeout_flag_ != nullptr && timeout_flag_->fired.load() ? Outcome::kFailure
-                                                                   : Outcome::kNeutral;
+    // Our per-attempt timeout fired (a failure), or the caller cancelled,
+    // or the policy's default deadline ran out (both neutral).
+    return timeout_flag_ != nullptr && timeout_flag_->fired.load() &&
+                   timeout_flag_->per_attempt.load()
+               ? Outcome::kFailure
+               : Outcome::kNeutral;
   }
   if (code == grpc::StatusCode::DEADLINE_EXCEEDED) {
     const std::optional<absl::Duration>& timeout = state_->policy->timeout;

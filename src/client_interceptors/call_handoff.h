@@ -14,13 +14,17 @@
 
 namespace resilience::internal {
 
-// Set by the timeout interceptor of a streaming call when its timer fired
-// and it cancelled the call, read by the breaker at POST_RECV_STATUS (which
+// Set by the timeout interceptor of a call when its timer fired and it
+// cancelled the call, read by the breaker at POST_RECV_STATUS (which
 // runs before the timeout interceptor turns CANCELLED into
 // DEADLINE_EXCEEDED), so that the breaker records a failure, not a
 // cancellation by the caller.
 struct TimeoutFlag {
   std::atomic<bool> fired{false};
+  // What fired: the per-attempt timeout (a failure of the backend) rather
+  // than the policy's default deadline (the caller's budget: neutral). Set
+  // before `fired`.
+  std::atomic<bool> per_attempt{false};
 };
 
 // True while the retry interceptor creates one of its attempts: the chain

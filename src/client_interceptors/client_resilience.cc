@@ -15,8 +15,9 @@ std::unique_ptr<ClientMethodState> ClientResilience::Resolve(const char* method)
   auto state = std::make_unique<ClientMethodState>();
   state->method = method;
   state->policy = &policy;
-  state->wraps_unary = policy.retry.has_value() || policy.timeout.has_value() ||
-                       policy.deadline.has_value();
+  // Only calls that may be retried pay for re-issuing; a unary call's
+  // timeout alone is enforced by the timeout interceptor.
+  state->wraps_unary = policy.retry.has_value() && policy.retry->max_attempts > 1;
   if (policy.retry) {
     state->retry = *policy.retry;
   } else {

@@ -45,8 +45,10 @@ struct ClientMethodStats {
 struct ClientMethodState {
   std::string method;
   const MethodPolicy* policy = nullptr;
-  // Unary calls of this method go through the retry interceptor (it owns
-  // attempts, per-attempt timeouts and the default deadline).
+  // Unary calls of this method go through the retry interceptor (the policy
+  // allows more than one attempt); it then owns their attempts, per-attempt
+  // timeouts and default deadline. Otherwise the timeout interceptor
+  // enforces those.
   bool wraps_unary = false;
   RetrySettings retry;  // max_attempts 1 when the policy has no retryPolicy
   std::unique_ptr<Breaker> breaker;  // null: no breaker

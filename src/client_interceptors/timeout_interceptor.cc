@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "grpcpp/client_context.h"
+#include "src/client_interceptors/timeout_scheduler.h"
 
 namespace resilience {
 namespace {
@@ -14,10 +15,13 @@ using grpc::experimental::InterceptionHookPoints;
 
 grpc::experimental::Interceptor* TimeoutInterceptorFactory::CreateClientInterceptor(
     grpc::experimental::ClientRpcInfo* info) {
-  // Unary calls: the retry interceptor applies the timeout per attempt.
-  if (info->type() == ClientRpcInfo::Type::UNARY) return nullptr;
   ClientMethodState* state = state_->ForMethod(info->method());
-  if (state == nullptr || !state->policy->timeout.has_value()) return nullptr;
+  if (state == nullptr) return nullptr;
+  // Retried unary calls: the retry interceptor applies both per attempt.
+  if (info->type() == ClientRpcInfo::Type::UNARY && state->wraps_unary) return nullptr;
+  if (!state->policy->timeout.has_value() && !state->policy->deadline.has_value()) {
+    return nullptr;
+  }
   auto flag = std::make_shared<internal::TimeoutFlag>();
   internal::HandOffTimeoutFlag(flag);  // for this call's breaker
   return new TimeoutInterceptor(info, state, std::move(flag));
@@ -30,10 +34,7 @@ TimeoutInterceptor::TimeoutInterceptor(grpc::experimental::ClientRpcInfo* info,
   shared_->flag = std::move(flag);
 }
 
-TimeoutInterceptor::~TimeoutInterceptor() {
-  MarkDone();
-  alarm_.Cancel();
-}
+TimeoutInterceptor::~TimeoutInterceptor() { MarkDone(); }
 
 void TimeoutInterceptor::MarkDone() {
   MutexLock lock(&shared_->mu);
@@ -46,32 +47,46 @@ void TimeoutInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods* 
   if (!started_ &&
       methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_INITIAL_METADATA)) {
     started_ = true;
+    // The per-attempt timeout, or the default deadline when the caller set
+    // none and it comes first.
+    const std::optional<absl::Duration>& timeout = state_->policy->timeout;
+    const std::optional<absl::Duration>& deadline = state_->policy->deadline;
+    const bool caller_has_deadline =
+        info_->client_context()->deadline() != std::chrono::system_clock::time_point::max();
+    bool per_attempt = timeout.has_value();
+    limit_ = timeout.value_or(absl::InfiniteDuration());
+    if (deadline.has_value() && !caller_has_deadline && *deadline < limit_) {
+      limit_ = *deadline;
+      per_attempt = false;
+    }
+    if (limit_ == absl::InfiniteDuration()) {
+      methods->Proceed();
+      return;
+    }
+    shared_->flag->per_attempt.store(per_attempt);
     {
       MutexLock lock(&shared_->mu);
       shared_->context = info_->client_context();
     }
-    std::shared_ptr<Shared> shared = shared_;
-    alarm_.Set(absl::ToChronoTime(absl::Now() + *state_->policy->timeout),
-               [shared](bool fired) {
-                 if (!fired) return;  // cancelled: the call ended first
-                 MutexLock lock(&shared->mu);
-                 if (shared->done) return;
-                 shared->flag->fired.store(true);
-                 // Runs PRE_SEND_CANCEL through the call's interceptors, then
-                 // cancels it; does not block.
-                 shared->context->TryCancel();
-               });
+    TimeoutScheduler::Global().Schedule(absl::Now() + limit_, [shared = shared_] {
+      MutexLock lock(&shared->mu);
+      if (shared->done) return;  // the call ended in time
+      shared->flag->fired.store(true);
+      // Runs PRE_SEND_CANCEL through the call's interceptors, then cancels
+      // it; does not block.
+      shared->context->TryCancel();
+    });
   }
   if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_STATUS)) {
     MarkDone();
-    alarm_.Cancel();
     grpc::Status* status = methods->GetRecvStatus();
     if (shared_->flag->fired.load() && status->error_code() == grpc::StatusCode::CANCELLED) {
-      state_->attempt_timeouts.fetch_add(1, std::memory_order_relaxed);
-      *status = grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
-                             absl::StrCat(info_->method(), ": per-attempt timeout of ",
-                                          absl::FormatDuration(*state_->policy->timeout),
-                                          " exceeded"));
+      const bool per_attempt = shared_->flag->per_attempt.load();
+      if (per_attempt) state_->attempt_timeouts.fetch_add(1, std::memory_order_relaxed);
+      *status = grpc::Status(
+          grpc::StatusCode::DEADLINE_EXCEEDED,
+          absl::StrCat(info_->method(), per_attempt ? ": per-attempt timeout of " : ": deadline of ",
+                       absl::FormatDuration(limit_), " exceeded"));
     }
   }
   methods->Proceed();

@@ -1,8 +1,9 @@
 // File: src/client_interceptors/timeout_interceptor.h
 //
-// Per-attempt timeouts for streaming calls. (Unary calls get theirs from the
-// retry interceptor, as each attempt's real deadline: gRPC 1.51 gives an
-// interceptor no way to change a call's deadline.)
+// Per-attempt timeouts and default deadlines for calls the retry interceptor
+// does not take (streams, and unary calls of methods that are not retried).
+// Retried unary calls get theirs from the retry interceptor, as each
+// attempt's real deadline.
 
 #ifndef GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_TIMEOUT_INTERCEPTOR_H_
 #define GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_TIMEOUT_INTERCEPTOR_H_
@@ -11,7 +12,6 @@
 #include <mutex>
 
 #include "absl/time/time.h"
-#include "grpcpp/alarm.h"
 #include "grpcpp/support/client_interceptor.h"
 #include "src/breaker/mutex.h"
 #include "src/client_interceptors/call_handoff.h"
@@ -21,17 +21,21 @@ namespace resilience {
 
 // TimeoutInterceptor
 //
-// When the call starts, a grpc::Alarm is set for the method's `timeout`; if
-// it fires before the call has its status, it cancels the call
+// gRPC 1.51 gives an interceptor no way to change a call's deadline. So when
+// the call starts, a TimeoutScheduler entry is set for the method's `timeout` (or its
+// default `deadline`, when the caller set none and it is sooner); if it fires
+// before the call has its status, it cancels the call
 // (ClientContext::TryCancel()) and marks the call's TimeoutFlag, and at
 // POST_RECV_STATUS the CANCELLED status becomes DEADLINE_EXCEEDED
 // "<method>: per-attempt timeout of <t> exceeded". The breaker, which sees
-// the status first, reads the flag and records a failure.
+// the status first, reads the flag and records a failure (a per-attempt
+// timeout) or nothing (the default deadline). The server sees a
+// cancellation rather than a deadline.
 //
-// Locking: the alarm callback may run on a gRPC thread at any time, even
-// after this interceptor is gone, so it touches only `Shared`, kept alive by
-// a shared_ptr, whose `done` (set when the status arrives or the interceptor
-// is destroyed) says the ClientContext may no longer be used.
+// Locking: the scheduler's callback may run at any time, even after this
+// interceptor is gone, so it touches only `Shared`, kept alive by a
+// shared_ptr, whose `done` (set when the status arrives or the interceptor is
+// destroyed) says the ClientContext may no longer be used.
 class TimeoutInterceptor final : public grpc::experimental::Interceptor {
  public:
   TimeoutInterceptor(grpc::experimental::ClientRpcInfo* info, ClientMethodState* state,
@@ -52,8 +56,8 @@ class TimeoutInterceptor final : public grpc::experimental::Interceptor {
   grpc::experimental::ClientRpcInfo* const info_;
   ClientMethodState* const state_;
   const std::shared_ptr<Shared> shared_;
+  absl::Duration limit_;
   bool started_ = false;
-  grpc::Alarm alarm_;
 };
 
 class TimeoutInterceptorFactory final

@@ -239,6 +239,23 @@ TEST_F(ClientInterceptorsTest, OverallDeadlineWins) {
   EXPECT_LE(service_.handled(), 3);
 }
 
+// A method that is not retried gets its unary timeout from the timeout
+// interceptor (no re-issue): DEADLINE_EXCEEDED, and the breaker records a
+// failure.
+TEST_F(ClientInterceptorsTest, UnaryTimeoutWithoutRetry) {
+  Connect(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
+      "timeout": "0.1s", "breaker": {"sre": {}}}]})");
+  service_.SlowNext(1, absl::Seconds(2));
+  const absl::Time start = absl::Now();
+  grpc::Status s = Unary();
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_THAT(s.error_message(), HasSubstr("per-attempt timeout of 100ms exceeded"));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(1));
+  EXPECT_EQ(Stats().attempt_timeouts, 1);
+  EXPECT_EQ(resilience_->BreakerSnapshotOf("/resilience.test.TestService/Unary")->counts.failure, 1);
+  EXPECT_TRUE(Unary().ok());
+}
+
 // A policy deadline applies when the caller set none.
 TEST_F(ClientInterceptorsTest, DefaultDeadlineFromThePolicy) {
   Connect(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],

@@ -1,0 +1,101 @@
+// The client chain's cost on the success path, measured in one run over
+// loopback: unary Get on a bare channel, with breaker + timeout, and with
+// the full chain (retry -> timeout -> breaker). Alternating rounds; reports
+// the median calls/s, p50 and p99 of each and the ratios to bare.
+//
+//   client_chain_bench [--seconds=2] [--rounds=5] [--concurrency=8]
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/time/time.h"
+#include "cache/v1/cache.grpc.pb.h"
+#include "examples/cache_service/cache_service_impl.h"
+#include "examples/cache_service/load_generator.h"
+#include "src/client_interceptors/resilient_channel.h"
+#include "tests/testing/test_server.h"
+
+ABSL_FLAG(double, seconds, 2, "Length of each round.");
+ABSL_FLAG(int, rounds, 5, "Rounds per configuration (alternating).");
+ABSL_FLAG(int, concurrency, 8, "Closed-loop clients.");
+
+namespace {
+
+struct Config {
+  const char* name;
+  const char* policy;  // null: bare channel
+  std::vector<double> rates;
+  std::vector<double> p50_ms, p99_ms;
+};
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  cache_service::CacheStore store({});
+  cache_service::CacheServiceImpl service(&store);
+  resilience::testing::TestServer::Options options;
+  options.services.push_back(&service);
+  auto server = resilience::testing::TestServer::Start(std::move(options));
+
+  std::vector<Config> configs = {
+      {"bare channel", nullptr, {}, {}, {}},
+      {"breaker only", R"({"methodConfig": [{"name": [{"service": "cache.v1.CacheService"}],
+          "breaker": {"sre": {}}}]})", {}, {}, {}},
+      {"breaker + timeout", R"({"methodConfig": [{"name": [{"service": "cache.v1.CacheService"}],
+          "timeout": "1s", "breaker": {"sre": {}}}]})", {}, {}, {}},
+      {"full chain", R"({"methodConfig": [{"name": [{"service": "cache.v1.CacheService"}],
+          "timeout": "1s", "retryPolicy": {"maxAttempts": 3}, "breaker": {"sre": {}}}]})",
+       {}, {}, {}},
+  };
+  std::vector<std::shared_ptr<grpc::Channel>> channels;
+  for (const Config& c : configs) {
+    grpc::ChannelArguments args;
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);  // a connection of its own
+    if (c.policy == nullptr) {
+      channels.push_back(grpc::CreateCustomChannel(server->address(),
+                                                   grpc::InsecureChannelCredentials(), args));
+    } else {
+      channels.push_back(resilience::CreateResilientChannel(
+          server->address(), grpc::InsecureChannelCredentials(),
+          *resilience::PolicySet::FromJsonString(c.policy), args));
+    }
+  }
+  cache_service::LoadOptions load;
+  load.calls = 0;
+  load.duration = absl::Seconds(absl::GetFlag(FLAGS_seconds));
+  load.concurrency = absl::GetFlag(FLAGS_concurrency);
+  load.get_fraction = 1.0;
+  load.key_space = 100;
+  // A caller deadline well past the policy's timeout, so that the timeout
+  // is really armed on every call.
+  load.call_timeout = absl::Seconds(30);
+  for (int round = 0; round < absl::GetFlag(FLAGS_rounds); ++round) {
+    for (size_t i = 0; i < configs.size(); ++i) {
+      auto stub = cache::v1::CacheService::NewStub(channels[i]);
+      cache_service::LoadReport r = cache_service::RunLoad(*stub, load);
+      configs[i].rates.push_back(r.calls / absl::ToDoubleSeconds(r.elapsed));
+      configs[i].p50_ms.push_back(absl::ToDoubleMilliseconds(r.Percentile(0.5)));
+      configs[i].p99_ms.push_back(absl::ToDoubleMilliseconds(r.Percentile(0.99)));
+    }
+  }
+  const double bare = Median(configs[0].rates);
+  std::printf("unary Get over loopback, %d closed-loop clients, median of %d alternating rounds\n",
+              load.concurrency, absl::GetFlag(FLAGS_rounds));
+  std::printf("%-20s %12s %8s %10s %10s\n", "configuration", "calls/s", "ratio", "p50 ms",
+              "p99 ms");
+  for (const Config& c : configs) {
+    std::printf("%-20s %12.0f %8.3f %10.3f %10.3f\n", c.name, Median(c.rates),
+                Median(c.rates) / bare, Median(c.p50_ms), Median(c.p99_ms));
+  }
+  server->Shutdown();
+  return 0;
+}
