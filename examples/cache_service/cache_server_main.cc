@@ -10,6 +10,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <thread>
@@ -20,6 +21,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "examples/cache_service/cache_server.h"
 #include "src/policy/policy_set.h"
@@ -99,9 +101,11 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
 
   const absl::Duration grace = absl::GetFlag(FLAGS_grace_period);
+  absl::Time stop_requested = absl::InfiniteFuture();
   std::thread signal_thread([&] {
     int signal_number = 0;
     sigwait(&stop_signals, &signal_number);
+    stop_requested = absl::Now();
     std::fprintf(stderr, "cache_server: %s received, shutting down (grace period %s)\n",
                  signal_number == SIGINT ? "SIGINT" : "SIGTERM",
                  absl::FormatDuration(grace).c_str());
@@ -109,6 +113,13 @@ int main(int argc, char** argv) {
   });
   (*server)->Wait();
   signal_thread.join();
+  // Every handler has returned, but the end of a response may still be on
+  // its way: exiting now would close connections with the client's window
+  // updates unread, and the kernel would reset them, losing that data. Stay
+  // for what is left of the grace period, at most 1 s.
+  const absl::Duration drain =
+      std::min(absl::Seconds(1), stop_requested + grace - absl::Now());
+  if (drain > absl::ZeroDuration()) absl::SleepFor(drain);
   std::fprintf(stderr, "cache_server: stopped\n");
   return 0;
 }
