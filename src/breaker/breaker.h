@@ -14,6 +14,7 @@
 #ifndef GRPC_RESILIENCE_SRC_BREAKER_BREAKER_H_
 #define GRPC_RESILIENCE_SRC_BREAKER_BREAKER_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -162,6 +163,22 @@ class Breaker {
     Admission a;
     a.reason_ = reason;
     return a;
+  }
+
+  // When an admitted call ended: its start plus `latency`, so that Record()
+  // needs no second clock read; the latency is clamped to [0, window] so
+  // that a bogus one cannot move the window into the far future.
+  static absl::Time EndOf(const Admission& admission, absl::Duration latency,
+                          absl::Duration window) {
+    return admission.start() + std::clamp(latency, absl::ZeroDuration(), window);
+  }
+
+  // Fills the failure and slow-call rates of `snapshot` from its counts.
+  static void SetRates(BreakerSnapshot& snapshot) {
+    const int64_t completed = snapshot.counts.completed();
+    if (completed == 0) return;
+    snapshot.failure_rate = static_cast<double>(snapshot.counts.failure) / completed;
+    snapshot.slow_call_rate = static_cast<double>(snapshot.counts.slow) / completed;
   }
 };
 

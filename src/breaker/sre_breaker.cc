@@ -119,10 +119,7 @@ Admission SreBreaker::Allow() {
 
 void SreBreaker::OnRecord(const Admission& admission, Outcome outcome, absl::Duration latency) {
   if (outcome == Outcome::kNeutral) return;
-  // The call ended at start + latency: no second clock read. Clamped so that
-  // a bogus latency cannot move the window into the far future.
-  latency = std::clamp(latency, absl::ZeroDuration(), options_.window);
-  const absl::Time end = admission.start() + latency;
+  const absl::Time end = EndOf(admission, latency, options_.window);
   const bool slow = options_.slow_call_threshold > absl::ZeroDuration() &&
                     latency > options_.slow_call_threshold;
   if (slow) window_.Add(end, RollingWindow::kSlow);
@@ -136,11 +133,7 @@ BreakerSnapshot SreBreaker::Snapshot() {
   s.counts = window_.Sum(now);
   s.drop_probability = DropProbabilityAt(now, s.counts);
   s.state = s.drop_probability > 0 ? BreakerState::kOpen : BreakerState::kClosed;
-  const int64_t completed = s.counts.completed();
-  if (completed > 0) {
-    s.failure_rate = static_cast<double>(s.counts.failure) / completed;
-    s.slow_call_rate = static_cast<double>(s.counts.slow) / completed;
-  }
+  SetRates(s);
   return s;
 }
 

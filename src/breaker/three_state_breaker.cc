@@ -173,10 +173,7 @@ void ThreeStateBreaker::OnRecord(const Admission& admission, Outcome outcome,
                                  absl::Duration latency) {
   const auto mode = static_cast<BreakerMode>(mode_.load(std::memory_order_acquire));
   if (mode == BreakerMode::kDisabled) return;
-  // The call ended at start + latency (no second clock read), clamped so a
-  // bogus latency cannot move the window into the far future.
-  latency = std::clamp(latency, absl::ZeroDuration(), options_.window);
-  const absl::Time end = admission.start() + latency;
+  const absl::Time end = EndOf(admission, latency, options_.window);
   if (admission.generation() != generation_.load(std::memory_order_acquire)) return;  // stale
 
   const bool slow = options_.slow_call_threshold > absl::ZeroDuration() &&
@@ -266,11 +263,7 @@ BreakerSnapshot ThreeStateBreaker::Snapshot() {
   s.generation = generation_.load(std::memory_order_acquire);
   s.consecutive_failures = consecutive_failures_.load(std::memory_order_relaxed);
   s.drop_probability = s.state == BreakerState::kOpen || s.mode == BreakerMode::kForceOpen ? 1.0 : 0.0;
-  const int64_t completed = s.counts.completed();
-  if (completed > 0) {
-    s.failure_rate = static_cast<double>(s.counts.failure) / completed;
-    s.slow_call_rate = static_cast<double>(s.counts.slow) / completed;
-  }
+  SetRates(s);
   return s;
 }
 
