@@ -8,6 +8,8 @@
 
 #include <cstdio>
 #include <algorithm>
+#include <functional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,7 @@
 #include "shipped_policies.h"
 #include "google/protobuf/util/json_util.h"
 #include "resilience/v1/policy.pb.h"
+#include "src/client_interceptors/resilient_channel.h"
 #include "src/policy/policy_set.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
@@ -74,6 +77,12 @@ class Demo {
   }
 
   CacheService::Stub& stub() { return *stub_; }
+  // Takes over the step count and failures of `other` (a scenario's own
+  // Demo on another server).
+  void Adopt(const Demo& other) {
+    steps_ = other.steps_;
+    failures_ = other.failures_;
+  }
   int failures() const { return failures_; }
 
  private:
@@ -86,21 +95,17 @@ std::string Show(const grpc::Status& status) { return resilience::FormatStatus(s
 
 }  // namespace
 
-// The shipped policies plus an injected delay on Dump: the demo's "slow
-// backend", so that Dump calls hold their throttle slots long enough for a
-// burst to find both taken.
-absl::StatusOr<resilience::PolicySet> DemoPolicies() {
+// The shipped policies, edited: each scenario adds the fault injection that
+// plays its part of the backend.
+absl::StatusOr<resilience::PolicySet> ShippedPoliciesWith(
+    const std::function<void(const std::string& method, resilience::v1::MethodConfig&)>& edit) {
   resilience::v1::PolicyFile file;
   if (auto s = google::protobuf::util::JsonStringToMessage(cache_service::kShippedPolicies, &file);
       !s.ok()) {
     return absl::InvalidArgumentError(s.ToString());
   }
   for (resilience::v1::MethodConfig& entry : *file.mutable_method_config()) {
-    for (const resilience::v1::MethodName& name : entry.name()) {
-      if (name.method() == "Dump") {
-        entry.mutable_fault_injection()->mutable_delay()->set_nanos(300000000);
-      }
-    }
+    for (const resilience::v1::MethodName& name : entry.name()) edit(name.method(), entry);
   }
   std::string json;
   if (auto s = google::protobuf::util::MessageToJsonString(file, &json); !s.ok()) {
@@ -109,13 +114,17 @@ absl::StatusOr<resilience::PolicySet> DemoPolicies() {
   return resilience::PolicySet::FromJsonString(json);
 }
 
-int main() {
-  absl::StatusOr<resilience::PolicySet> policies = DemoPolicies();
+// A cache server for one scenario: the shipped policies with `edit`.
+std::unique_ptr<cache_service::CacheServer> StartServer(
+    const std::function<void(const std::string&, resilience::v1::MethodConfig&)>& edit,
+    int port = 0) {
+  absl::StatusOr<resilience::PolicySet> policies = ShippedPoliciesWith(edit);
   if (!policies.ok()) {
     std::fprintf(stderr, "cache_demo: policies.json: %s\n", policies.status().ToString().c_str());
-    return 1;
+    return nullptr;
   }
   cache_service::CacheServer::Options options;
+  options.port = port;
   options.store.max_entries = 300;       // small, so that eviction shows
   options.store.max_value_bytes = 4096;  // small, so that the limit shows
   options.policies = *std::move(policies);
@@ -123,15 +132,156 @@ int main() {
       cache_service::CacheServer::Start(options);
   if (!server.ok()) {
     std::fprintf(stderr, "cache_demo: %s\n", server.status().ToString().c_str());
-    return 1;
+    return nullptr;
   }
-  std::printf("cache_demo: cache server listening on %s (max_entries %zu, "
-              "max_value_bytes %zu, policies: examples/cache_service/policies.json)\n",
-              (*server)->address().c_str(), options.store.max_entries,
-              options.store.max_value_bytes);
+  return *std::move(server);
+}
 
-  auto channel = grpc::CreateChannel((*server)->address(), grpc::InsecureChannelCredentials());
-  Demo demo(CacheService::NewStub(channel));
+// A client channel with the shipped policies' client chain (retry ->
+// timeout -> breaker), reconnecting quickly so that a restarted server is
+// found within the demo's short pauses.
+std::shared_ptr<grpc::Channel> ResilientChannel(
+    const std::string& target, std::shared_ptr<resilience::ClientResilience>* state) {
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 300);
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  return resilience::CreateResilientChannel(
+      target, grpc::InsecureChannelCredentials(),
+      *resilience::PolicySet::FromJsonString(cache_service::kShippedPolicies), args, state);
+}
+
+void NoFaults(const std::string&, resilience::v1::MethodConfig&) {}
+
+// The backend fails 5% of Gets with UNAVAILABLE; Get's retry policy
+// (3 attempts, UNAVAILABLE retryable) turns the failures into successes.
+void Flaky(Demo& demo) {
+  std::printf("\n-- a flaky backend: 5%% of Gets fail with UNAVAILABLE (injected); Get retries\n"
+              "   (3 attempts, within a retry budget that allows about 1 retry per 10 calls)\n");
+  auto server = StartServer([](const std::string& method, resilience::v1::MethodConfig& entry) {
+    if (method != "Get") return;
+    entry.mutable_fault_injection()->set_abort_code("UNAVAILABLE");
+    entry.mutable_fault_injection()->set_abort_fraction(0.05);
+    entry.mutable_fault_injection()->set_seed(42);
+  });
+  if (server == nullptr) return demo.Step("start the flaky server", "failed", false);
+  std::shared_ptr<resilience::ClientResilience> stats;
+  auto previous = std::exchange(demo, Demo(CacheService::NewStub(
+                                          ResilientChannel(server->address(), &stats))));
+  demo.Adopt(previous);
+  std::string value;
+  grpc::Status s = demo.Store("k", "v");
+  int ok = 0;
+  for (int i = 0; i < 100; ++i) ok += demo.Get("k", &value).ok() ? 1 : 0;
+  const auto server_stats = server->resilience().Stats("/cache.v1.CacheService/Get");
+  const auto client = stats->Stats("/cache.v1.CacheService/Get");
+  previous.Adopt(demo);
+  demo = std::move(previous);
+  demo.Step("100 Gets against the flaky backend",
+            absl::StrFormat("%d OK; server aborted %d attempts, client retried %d", ok,
+                            server_stats.faults_aborted, client.retries),
+            s.ok() && ok == 100 && server_stats.faults_aborted > 0 &&
+                client.retries == server_stats.faults_aborted);
+  server->Shutdown(absl::ZeroDuration());
+}
+
+// 20% of Gets take 300 ms (injected); Get's per-attempt timeout of 200 ms
+// gives up on them and the next attempt answers.
+void Slow(Demo& demo) {
+  std::printf("\n-- a slow backend: 20%% of Gets take 300 ms (injected), Get's timeout is 200 ms\n");
+  auto server = StartServer([](const std::string& method, resilience::v1::MethodConfig& entry) {
+    if (method != "Get") return;
+    entry.mutable_fault_injection()->mutable_delay()->set_nanos(300000000);
+    entry.mutable_fault_injection()->set_delay_fraction(0.2);
+    entry.mutable_fault_injection()->set_seed(7);
+  });
+  if (server == nullptr) return demo.Step("start the slow server", "failed", false);
+  std::shared_ptr<resilience::ClientResilience> stats;
+  auto previous = std::exchange(demo, Demo(CacheService::NewStub(
+                                          ResilientChannel(server->address(), &stats))));
+  demo.Adopt(previous);
+  std::string value;
+  grpc::Status s = demo.Store("k", "v");
+  int ok = 0;
+  absl::Duration slowest;
+  for (int i = 0; i < 10; ++i) {
+    const absl::Time start = absl::Now();
+    ok += demo.Get("k", &value).ok() ? 1 : 0;
+    slowest = std::max(slowest, absl::Now() - start);
+  }
+  const auto client = stats->Stats("/cache.v1.CacheService/Get");
+  const auto server_stats = server->resilience().Stats("/cache.v1.CacheService/Get");
+  previous.Adopt(demo);
+  demo = std::move(previous);
+  demo.Step("10 Gets against the slow backend",
+            absl::StrFormat("%d OK; %d attempts timed out and were retried, slowest call %.0f ms",
+                            ok, client.attempt_timeouts, absl::ToDoubleMilliseconds(slowest)),
+            s.ok() && ok == 10 && client.attempt_timeouts > 0 &&
+                client.attempt_timeouts == server_stats.faults_delayed &&
+                slowest < absl::Milliseconds(450));
+  server->Shutdown(absl::ZeroDuration());
+}
+
+// The backend goes away: Store's three-state breaker (10 consecutive
+// failures) opens, calls fail fast without reaching the network, and after
+// its open period a probe finds the restarted backend and closes it.
+void Outage(Demo& demo) {
+  std::printf("\n-- an outage: the backend goes away and comes back; Store has a three-state\n"
+              "   breaker (opens after 10 consecutive failures, open 2 s)\n");
+  auto server = StartServer(NoFaults);
+  if (server == nullptr) return demo.Step("start the server", "failed", false);
+  const int port = server->port();
+  std::shared_ptr<resilience::ClientResilience> stats;
+  auto previous = std::exchange(demo, Demo(CacheService::NewStub(
+                                          ResilientChannel(server->address(), &stats))));
+  demo.Adopt(previous);
+  const char* kStore = "/cache.v1.CacheService/Store";
+  grpc::Status s = demo.Store("k", "v");
+  server->Shutdown(absl::ZeroDuration());
+  server.reset();  // down
+  int failed = 0;
+  for (int i = 0; i < 30; ++i) failed += demo.Store("k", "v").ok() ? 0 : 1;
+  const auto during = stats->Stats(kStore);
+  const auto state_open = stats->BreakerSnapshotOf(kStore)->state;
+  server = StartServer(NoFaults, port);  // back
+  absl::SleepFor(absl::Milliseconds(2100));  // the open period
+  grpc::Status probe = demo.Store("k", "v");
+  const auto state_after = stats->BreakerSnapshotOf(kStore)->state;
+  int ok_after = 0;
+  for (int i = 0; i < 10; ++i) ok_after += demo.Store("k", "v").ok() ? 1 : 0;
+  previous.Adopt(demo);
+  demo = std::move(previous);
+  demo.Step("30 Stores while the backend is down",
+            absl::StrFormat("%d failed: %d reached the network, %d rejected locally; breaker %s",
+                            failed, during.attempts - 1 - during.rejected_by_breaker,
+                            during.rejected_by_breaker, resilience::BreakerStateName(state_open)),
+            s.ok() && failed == 30 && during.rejected_by_breaker == 20 &&
+                state_open == resilience::BreakerState::kOpen);
+  demo.Step("backend back; after 2 s a probe Store, then 10 more",
+            absl::StrFormat("probe %s, breaker %s, %d of 10 OK", Show(probe),
+                            resilience::BreakerStateName(state_after), ok_after),
+            probe.ok() && state_after == resilience::BreakerState::kClosed && ok_after == 10);
+  if (server != nullptr) server->Shutdown(absl::ZeroDuration());
+}
+
+int main() {
+  const absl::Time demo_start = absl::Now();
+  // The main server: the shipped policies, and a slow Dump (an injected
+  // 300 ms delay) so that Dump calls hold their throttle slots long enough
+  // for a burst to find both taken.
+  std::unique_ptr<cache_service::CacheServer> main_server =
+      StartServer([](const std::string& method, resilience::v1::MethodConfig& entry) {
+        if (method == "Dump") entry.mutable_fault_injection()->mutable_delay()->set_nanos(300000000);
+      });
+  if (main_server == nullptr) return 1;
+  auto* server = &main_server;
+  std::printf("cache_demo: cache server listening on %s (max_entries 300, max_value_bytes 4096);\n"
+              "client and server use examples/cache_service/policies.json\n",
+              (*server)->address().c_str());
+
+  std::shared_ptr<resilience::ClientResilience> client_stats;
+  Demo demo(CacheService::NewStub(ResilientChannel((*server)->address(), &client_stats)));
   std::string value;
   grpc::Status s;
 
@@ -165,6 +315,10 @@ int main() {
   demo.Step("Dump", absl::StrCat(Show(s), ", ", keys.size(), " entries, ",
                                  keys.empty() ? "" : keys.front() + " .. " + keys.back()),
             s.ok() && keys.size() == 300 && std::is_sorted(keys.begin(), keys.end()));
+
+  Flaky(demo);
+  Slow(demo);
+  Outage(demo);
 
   std::printf("\n-- server throttling: Dump allows 2 calls at once (policies.json), and the\n"
               "   backend is slow (an injected 300 ms delay)\n");
@@ -219,6 +373,7 @@ int main() {
   std::printf("\n%s", report.Format().c_str());
 
   (*server)->Shutdown(absl::Seconds(1));
+  std::printf("\ncache_demo: took %.1f s\n", absl::ToDoubleSeconds(absl::Now() - demo_start));
   if (demo.failures() > 0) {
     std::printf("\ncache_demo: %d step(s) did not go as expected\n", demo.failures());
     return 1;
