@@ -224,11 +224,11 @@ void Slow(Demo& demo) {
 }
 
 // The backend goes away: Store's three-state breaker (10 consecutive
-// failures) opens, calls fail fast without reaching the network, and after
-// its open period a probe finds the restarted backend and closes it.
+// failures) opens, calls fail fast without reaching the network, and once
+// its open period is over a probe finds the restarted backend and closes it.
 void Outage(Demo& demo) {
   std::printf("\n-- an outage: the backend goes away and comes back; Store has a three-state\n"
-              "   breaker (opens after 10 consecutive failures, open 2 s)\n");
+              "   breaker (opens after 10 consecutive failures, open 100 ms, probes every 20 ms)\n");
   auto server = StartServer(NoFaults);
   if (server == nullptr) return demo.Step("start the server", "failed", false);
   const int port = server->port();
@@ -245,7 +245,7 @@ void Outage(Demo& demo) {
   const auto during = stats->Stats(kStore);
   const auto state_open = stats->BreakerSnapshotOf(kStore)->state;
   server = StartServer(NoFaults, port);  // back
-  absl::SleepFor(absl::Milliseconds(2100));  // the open period
+  absl::SleepFor(absl::Seconds(1));  // the channel reconnects; the open period ends
   grpc::Status probe = demo.Store("k", "v");
   const auto state_after = stats->BreakerSnapshotOf(kStore)->state;
   int ok_after = 0;
@@ -258,7 +258,7 @@ void Outage(Demo& demo) {
                             during.rejected_by_breaker, resilience::BreakerStateName(state_open)),
             s.ok() && failed == 30 && during.rejected_by_breaker == 20 &&
                 state_open == resilience::BreakerState::kOpen);
-  demo.Step("backend back; after 2 s a probe Store, then 10 more",
+  demo.Step("backend back; after 1 s a probe Store, then 10 more",
             absl::StrFormat("probe %s, breaker %s, %d of 10 OK", Show(probe),
                             resilience::BreakerStateName(state_after), ok_after),
             probe.ok() && state_after == resilience::BreakerState::kClosed && ok_after == 10);

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <thread>
 
-#include "absl/random/random.h"
+#include <random>
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/notification.h"
@@ -101,18 +101,20 @@ LoadReport RunLoad(cache::v1::CacheService::StubInterface& stub, const LoadOptio
   std::vector<WorkerResult> results(options.concurrency);
   auto worker = [&](int index) {
     WorkerResult& result = results[index];
-    std::seed_seq seed{options.seed, static_cast<uint64_t>(index)};
-    absl::BitGen random(seed);
+    // std::mt19937_64, not absl::BitGen: absl salts seeds per process, and a
+    // seeded run must repeat.
+    std::mt19937_64 random(options.seed * 1000003 + static_cast<uint64_t>(index));
+    auto uniform = [&random] { return (random() >> 11) * 0x1.0p-53; };
     while (true) {
       if (options.calls > 0 && next_call.fetch_add(1) >= options.calls) break;
       const absl::Time call_start = absl::Now();
       if (call_start >= end) break;
-      const std::string key =
-          absl::StrCat("key-", absl::Uniform<int64_t>(random, 0, options.key_space));
+      const std::string key = absl::StrCat(
+          "key-", static_cast<int64_t>(uniform() * static_cast<double>(options.key_space)));
       grpc::ClientContext context;
       context.set_deadline(absl::ToChronoTime(call_start + options.call_timeout));
       grpc::Status status;
-      if (absl::Bernoulli(random, options.get_fraction)) {
+      if (uniform() < options.get_fraction) {
         cache::v1::GetReq request;
         request.set_key(key);
         cache::v1::GetResp response;

@@ -1,0 +1,115 @@
+// goodput_experiment: seed 000's comparison of circuit breakers, made
+// reproducible (see examples/cache_service/goodput/goodput.h).
+//
+//   goodput_experiment [--seconds=300] [--seed=1] [--json] [--out=DIR]
+//
+// Prints a table per schedule (outage, mixed); --json prints
+// {"schedules": {"outage": {"policies": {"none": {...}, ...}}, "mixed": ...}};
+// --out=DIR writes DIR/<schedule>.csv with the successes per second of each
+// policy and the backend's state.
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "examples/cache_service/goodput/goodput.h"
+
+ABSL_FLAG(double, seconds, 300, "Length of each schedule, simulated seconds.");
+ABSL_FLAG(uint64_t, seed, 1, "Seed of the schedules and the backend's draws.");
+ABSL_FLAG(bool, json, false, "Print JSON instead of tables.");
+ABSL_FLAG(std::string, out, "", "Write a CSV per schedule into this directory.");
+ABSL_FLAG(std::string, mode, "simulated", "simulated (the real breakers on a simulated clock).");
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  if (absl::GetFlag(FLAGS_mode) != "simulated") {
+    std::fprintf(stderr, "goodput_experiment: --mode=%s is not implemented; use simulated\n",
+                 absl::GetFlag(FLAGS_mode).c_str());
+    return 2;
+  }
+  if (!(absl::GetFlag(FLAGS_seconds) >= 1)) {
+    std::fprintf(stderr, "goodput_experiment: --seconds: must be >= 1\n");
+    return 2;
+  }
+  const absl::Duration length = absl::Seconds(absl::GetFlag(FLAGS_seconds));
+  const uint64_t seed = absl::GetFlag(FLAGS_seed);
+  const std::vector<std::pair<std::string, std::vector<goodput::Period>>> schedules = {
+      {"outage", goodput::OutageSchedule(length, seed)},
+      {"mixed", goodput::MixedSchedule(length, seed)},
+  };
+  const std::vector<goodput::Policy> policies = goodput::StandardPolicies();
+  std::string json = "{\"schedules\": {";
+  for (size_t s = 0; s < schedules.size(); ++s) {
+    const auto& [name, schedule] = schedules[s];
+    std::vector<goodput::Metrics> results;
+    for (const goodput::Policy& policy : policies) {
+      results.push_back(goodput::RunSimulated(schedule, length, policy, seed));
+    }
+    const double none_waste = static_cast<double>(results[0].reached_failing_backend);
+    for (goodput::Metrics& m : results) {
+      m.waste_ratio = none_waste > 0 ? m.reached_failing_backend / none_waste : 0;
+    }
+    if (!absl::GetFlag(FLAGS_json)) {
+      std::printf("schedule %s: %zu periods, %.0f s, 1 call/ms\n", name.c_str(), schedule.size(),
+                  absl::ToDoubleSeconds(length));
+      std::printf("%-22s %9s %9s %9s %9s %9s %9s %8s %8s %9s\n", "policy", "succeeded", "failed",
+                  "rejected", "to_failing", "rej_healthy", "oracle", "goodput", "waste",
+                  "recovery");
+      for (size_t p = 0; p < policies.size(); ++p) {
+        const goodput::Metrics& m = results[p];
+        std::printf("%-22s %9ld %9ld %9ld %9ld %9ld %9ld %8.4f %8.4f %8.2fs\n",
+                    policies[p].key.c_str(), (long)m.succeeded, (long)m.failed,
+                    (long)m.rejected_locally, (long)m.reached_failing_backend,
+                    (long)m.rejected_while_healthy, (long)m.oracle_succeeded, m.goodput_ratio,
+                    m.waste_ratio, m.recovery_seconds);
+      }
+      std::printf("\n");
+    }
+    absl::StrAppend(&json, s ? ", " : "", "\"", name, "\": {\"policies\": {");
+    for (size_t p = 0; p < policies.size(); ++p) {
+      const goodput::Metrics& m = results[p];
+      absl::StrAppendFormat(
+          &json,
+          "%s\"%s\": {\"offered\": %d, \"succeeded\": %d, \"failed\": %d, "
+          "\"rejected_locally\": %d, \"reached_failing_backend\": %d, "
+          "\"rejected_while_healthy\": %d, \"oracle_succeeded\": %d, \"goodput_ratio\": %.6f, "
+          "\"waste_ratio\": %.6f, \"recovery_seconds\": %.4f}",
+          p ? ", " : "", policies[p].key, m.offered, m.succeeded, m.failed, m.rejected_locally,
+          m.reached_failing_backend, m.rejected_while_healthy, m.oracle_succeeded,
+          m.goodput_ratio, m.waste_ratio, m.recovery_seconds);
+    }
+    json += "}}";
+    if (const std::string dir = absl::GetFlag(FLAGS_out); !dir.empty()) {
+      std::ofstream csv(dir + "/" + name + ".csv");
+      if (!csv) {
+        std::fprintf(stderr, "goodput_experiment: cannot write %s/%s.csv\n", dir.c_str(),
+                     name.c_str());
+        return 1;
+      }
+      csv << "second,backend";
+      for (const goodput::Policy& p : policies) csv << "," << p.key;
+      csv << "\n";
+      size_t period = 0;
+      for (size_t sec = 0; sec < results[0].successes_per_second.size(); ++sec) {
+        while (period + 1 < schedule.size() && absl::Seconds(sec) >= schedule[period].end) {
+          ++period;
+        }
+        csv << sec << "," << goodput::KindName(schedule[period].kind);
+        for (const goodput::Metrics& m : results) {
+          csv << "," << absl::StrFormat("%.4f", static_cast<double>(m.successes_per_second[sec]) /
+                                                     std::max(1, m.offered_per_second[sec]));
+        }
+        csv << "\n";
+      }
+    }
+  }
+  json += "}}";
+  if (absl::GetFlag(FLAGS_json)) std::printf("%s\n", json.c_str());
+  return 0;
+}
