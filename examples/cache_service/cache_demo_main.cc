@@ -270,18 +270,17 @@ int main() {
   // The main server: the shipped policies, and a slow Dump (an injected
   // 300 ms delay) so that Dump calls hold their throttle slots long enough
   // for a burst to find both taken.
-  std::unique_ptr<cache_service::CacheServer> main_server =
+  std::unique_ptr<cache_service::CacheServer> server =
       StartServer([](const std::string& method, resilience::v1::MethodConfig& entry) {
         if (method == "Dump") entry.mutable_fault_injection()->mutable_delay()->set_nanos(300000000);
       });
-  if (main_server == nullptr) return 1;
-  auto* server = &main_server;
+  if (server == nullptr) return 1;
   std::printf("cache_demo: cache server listening on %s (max_entries 300, max_value_bytes 4096);\n"
               "client and server use examples/cache_service/policies.json\n",
-              (*server)->address().c_str());
+              server->address().c_str());
 
   std::shared_ptr<resilience::ClientResilience> client_stats;
-  Demo demo(CacheService::NewStub(ResilientChannel((*server)->address(), &client_stats)));
+  Demo demo(CacheService::NewStub(ResilientChannel(server->address(), &client_stats)));
   std::string value;
   grpc::Status s;
 
@@ -347,7 +346,7 @@ int main() {
       }
     }
     const resilience::ServerMethodStats stats =
-        (*server)->resilience().Stats("/cache.v1.CacheService/Dump");
+        server->resilience().Stats("/cache.v1.CacheService/Dump");
     demo.Step(absl::StrCat("A burst of ", kBurst, " concurrent Dumps"),
               absl::StrCat(ok, " OK, ", throttled, " RESOURCE_EXHAUSTED"), ok == 2 && throttled == 6);
     std::printf("      %s\n", message.c_str());
@@ -372,7 +371,7 @@ int main() {
             answered == load.calls);
   std::printf("\n%s", report.Format().c_str());
 
-  (*server)->Shutdown(absl::Seconds(1));
+  server->Shutdown(absl::Seconds(1));
   std::printf("\ncache_demo: took %.1f s\n", absl::ToDoubleSeconds(absl::Now() - demo_start));
   if (demo.failures() > 0) {
     std::printf("\ncache_demo: %d step(s) did not go as expected\n", demo.failures());
