@@ -1,7 +1,5 @@
 #include "src/client_interceptors/client_resilience.h"
 
-#include "src/breaker/sre_breaker.h"
-#include "src/breaker/three_state_breaker.h"
 
 namespace resilience {
 
@@ -32,20 +30,7 @@ std::unique_ptr<ClientMethodState> ClientResilience::Resolve(const char* method)
       *state->random);
   state->budget = std::make_unique<RetryBudget>(policies_.retry_budget().max_tokens,
                                                 policies_.retry_budget().token_ratio);
-  // The policy loader validated the breaker options, so Create() succeeds.
-  switch (policy.breaker.kind) {
-    case BreakerKind::kSre: {
-      SreBreaker::Options o = policy.breaker.sre;
-      o.seed = options_.seed;
-      state->breaker = *SreBreaker::Create(o, *options_.clock);
-      break;
-    }
-    case BreakerKind::kThreeState:
-      state->breaker = *ThreeStateBreaker::Create(policy.breaker.three_state, *options_.clock);
-      break;
-    case BreakerKind::kNone:
-      break;
-  }
+  state->breaker = CreateBreaker(policy.breaker, *options_.clock, options_.seed);
   return state;
 }
 

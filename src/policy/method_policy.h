@@ -9,6 +9,7 @@
 #define GRPC_RESILIENCE_SRC_POLICY_METHOD_POLICY_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,6 +53,14 @@ struct BreakerSettings {
   ThreeStateBreaker::Options three_state;  // when kind == kThreeState
   OutcomeClassifier classifier;          // with failureCodes/successCodes applied
 };
+
+// CreateBreaker()
+//
+// The breaker `settings` describe, on `clock`; null for kNone. `seed` seeds
+// the SRE breaker's drop decisions. The policy loader validated the options,
+// so this cannot fail for settings from a PolicySet.
+std::unique_ptr<Breaker> CreateBreaker(const BreakerSettings& settings, Clock& clock,
+                                       uint64_t seed);
 
 struct ThrottleSettings {
   // 0 = no concurrency limit.
