@@ -42,7 +42,13 @@ absl::StatusOr<std::unique_ptr<CacheServer>> CacheServer::Start(const Options& o
   builder.AddListeningPort(requested, grpc::InsecureServerCredentials(), &server->port_);
   builder.RegisterService(&server->service_);
   server->resilience_ =
-      resilience::AddServerInterceptors(builder, options.policies, *options.clock);
+      std::make_shared<resilience::ServerResilience>(options.policies, *options.clock);
+  resilience::ServerInterceptorFactoryList interceptors;
+  if (options.extra_interceptors) interceptors = options.extra_interceptors();
+  for (auto& factory : resilience::ServerInterceptorFactories(server->resilience_)) {
+    interceptors.push_back(std::move(factory));
+  }
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   // Values may be up to max_value_bytes; leave room for the key and framing.
   const size_t max_message = options.store.max_value_bytes + (size_t{64} << 10);
   builder.SetMaxReceiveMessageSize(

@@ -7,6 +7,7 @@
 #ifndef GRPC_RESILIENCE_EXAMPLES_CACHE_SERVICE_CACHE_SERVER_H_
 #define GRPC_RESILIENCE_EXAMPLES_CACHE_SERVICE_CACHE_SERVER_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -16,6 +17,7 @@
 #include "examples/cache_service/cache_store.h"
 #include "grpcpp/server.h"
 #include "src/policy/policy_set.h"
+#include "src/server_interceptors/server_interceptors.h"
 #include "src/server_interceptors/server_resilience.h"
 
 namespace cache_service {
@@ -43,6 +45,10 @@ class CacheServer {
     resilience::PolicySet policies;
     // The clock of the rate limits. Must outlive the server.
     resilience::Clock* clock = &resilience::Clock::Real();
+    // Interceptors of the application's own, registered before
+    // grpc-resilience's (so the throttle decides first). Called once by
+    // Start(). Defaults to none.
+    std::function<resilience::ServerInterceptorFactoryList()> extra_interceptors;
   };
 
   // Start()
