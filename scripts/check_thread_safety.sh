@@ -7,7 +7,8 @@ ensure_packages clang-14 libabsl-dev libgrpc++-dev
 configure_and_build "$REPO_ROOT/build" policy_proto  # generated headers some sources include
 cd "$REPO_ROOT"
 status=0
-for f in src/*/*.cc examples/cache_service/cache_store.cc; do
+for f in src/*/*.cc examples/cache_service/cache_store.cc \
+    examples/cache_service/goodput/scheduled_faults.cc; do
   clang++-14 -std=c++17 -fsyntax-only -Wthread-safety -Werror -I. -I build/proto "$f" || status=1
 done
 [ "$status" -eq 0 ] && log "thread-safety analysis: clean"

@@ -1,8 +1,13 @@
 // goodput_experiment: seed 000's comparison of circuit breakers, made
 // reproducible (see examples/cache_service/goodput/goodput.h).
 //
-//   goodput_experiment [--seconds=300] [--seed=1] [--json] [--out=DIR]
+//   goodput_experiment [--mode=simulated|grpc] [--seconds=N] [--seed=1] [--json]
+//                      [--json_file=PATH] [--out=DIR]
 //
+// --mode=simulated (default, 300 s schedules) runs the breakers against a
+// simulated backend; --mode=grpc (default 60 s schedules) runs them inside
+// the client interceptors over real gRPC to a CacheServer that fails calls as
+// the schedule says.
 // Prints a table per schedule (outage, mixed); --json prints
 // {"schedules": {"outage": {"policies": {"none": {...}, ...}}, "mixed": ...}};
 // --out=DIR writes DIR/<schedule>.csv with the successes per second of each
@@ -19,25 +24,34 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "examples/cache_service/goodput/goodput.h"
+#include "examples/cache_service/goodput/grpc_run.h"
 
-ABSL_FLAG(double, seconds, 300, "Length of each schedule, simulated seconds.");
+ABSL_FLAG(double, seconds, 0,
+          "Length of each schedule in seconds of the schedule; 0 = 300 (simulated), 60 (grpc).");
 ABSL_FLAG(uint64_t, seed, 1, "Seed of the schedules and the backend's draws.");
 ABSL_FLAG(bool, json, false, "Print JSON instead of tables.");
+ABSL_FLAG(std::string, json_file, "", "Also write the JSON into this file.");
 ABSL_FLAG(std::string, out, "", "Write a CSV per schedule into this directory.");
-ABSL_FLAG(std::string, mode, "simulated", "simulated (the real breakers on a simulated clock).");
+ABSL_FLAG(std::string, mode, "simulated",
+          "simulated (the breakers against a simulated backend) or grpc (the client "
+          "interceptors over real gRPC to a CacheServer with scheduled faults).");
 
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
-  if (absl::GetFlag(FLAGS_mode) != "simulated") {
-    std::fprintf(stderr, "goodput_experiment: --mode=%s is not implemented; use simulated\n",
-                 absl::GetFlag(FLAGS_mode).c_str());
+  const std::string mode = absl::GetFlag(FLAGS_mode);
+  if (mode != "simulated" && mode != "grpc") {
+    std::fprintf(stderr, "goodput_experiment: --mode: must be simulated or grpc, got \"%s\"\n",
+                 mode.c_str());
     return 2;
   }
-  if (!(absl::GetFlag(FLAGS_seconds) >= 1)) {
-    std::fprintf(stderr, "goodput_experiment: --seconds: must be >= 1\n");
+  double seconds = absl::GetFlag(FLAGS_seconds);
+  if (seconds == 0) seconds = mode == "grpc" ? 60 : 300;
+  if (!(seconds >= 1 && seconds <= 86400)) {
+    std::fprintf(stderr, "goodput_experiment: --seconds: must be in [1, 86400], got %g\n",
+                 seconds);
     return 2;
   }
-  const absl::Duration length = absl::Seconds(absl::GetFlag(FLAGS_seconds));
+  const absl::Duration length = absl::Seconds(seconds);
   const uint64_t seed = absl::GetFlag(FLAGS_seed);
   const std::vector<std::pair<std::string, std::vector<goodput::Period>>> schedules = {
       {"outage", goodput::OutageSchedule(length, seed)},
@@ -48,16 +62,24 @@ int main(int argc, char** argv) {
   for (size_t s = 0; s < schedules.size(); ++s) {
     const auto& [name, schedule] = schedules[s];
     std::vector<goodput::Metrics> results;
-    for (const goodput::Policy& policy : policies) {
-      results.push_back(goodput::RunSimulated(schedule, length, policy, seed));
+    if (mode == "grpc") {
+      absl::StatusOr<std::vector<goodput::Metrics>> r =
+          goodput::RunOverGrpc(schedule, length, policies, seed);
+      if (!r.ok()) {
+        std::fprintf(stderr, "goodput_experiment: schedule %s over gRPC: %s\n", name.c_str(),
+                     std::string(r.status().message()).c_str());
+        return 1;
+      }
+      results = *std::move(r);
+    } else {
+      for (const goodput::Policy& policy : policies) {
+        results.push_back(goodput::RunSimulated(schedule, length, policy, seed));
+      }
     }
-    const double none_waste = static_cast<double>(results[0].reached_failing_backend);
-    for (goodput::Metrics& m : results) {
-      m.waste_ratio = none_waste > 0 ? m.reached_failing_backend / none_waste : 0;
-    }
+    goodput::SetWasteRatios(results, 0);
     if (!absl::GetFlag(FLAGS_json)) {
-      std::printf("schedule %s: %zu periods, %.0f s, 1 call/ms\n", name.c_str(), schedule.size(),
-                  absl::ToDoubleSeconds(length));
+      std::printf("schedule %s (%s): %zu periods, %.0f s, 1 call/ms\n", name.c_str(),
+                  mode.c_str(), schedule.size(), absl::ToDoubleSeconds(length));
       std::printf("%-22s %9s %9s %9s %9s %9s %9s %8s %8s %9s\n", "policy", "succeeded", "failed",
                   "rejected", "to_failing", "rej_healthy", "oracle", "goodput", "waste",
                   "recovery");
@@ -111,5 +133,13 @@ int main(int argc, char** argv) {
   }
   json += "}}";
   if (absl::GetFlag(FLAGS_json)) std::printf("%s\n", json.c_str());
+  if (const std::string path = absl::GetFlag(FLAGS_json_file); !path.empty()) {
+    std::ofstream file(path);
+    file << json << "\n";
+    if (!file.flush()) {
+      std::fprintf(stderr, "goodput_experiment: cannot write %s\n", path.c_str());
+      return 1;
+    }
+  }
   return 0;
 }

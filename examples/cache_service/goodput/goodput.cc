@@ -1,11 +1,17 @@
 #include "examples/cache_service/goodput/goodput.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
 
+#include "absl/strings/str_cat.h"
+#include "examples/cache_service/goodput/run_recorder.h"
+#include "examples/cache_service/goodput/scheduled_backend.h"
+#include "google/protobuf/util/json_util.h"
+#include "resilience/v1/policy.pb.h"
 #include "src/breaker/random_source.h"
 #include "src/breaker/simulated_clock.h"
-#include "src/breaker/sre_breaker.h"
-#include "src/breaker/three_state_breaker.h"
 #include "src/policy/policy_set.h"
 #include "shipped_policies.h"
 
@@ -13,12 +19,6 @@ namespace goodput {
 namespace {
 
 using resilience::Outcome;
-
-// A uniform draw in [0, 1) that depends only on (seed, index).
-double Draw(uint64_t seed, uint64_t index) {
-  resilience::SplitMixRandom r(seed * 0x9E3779B97F4A7C15ULL + index);
-  return r.NextUniform();
-}
 
 // Seeded uniform integers. (absl::BitGen salts its seeds per process, so it
 // would not give the same schedule twice.)
@@ -92,134 +92,106 @@ std::vector<Period> MixedSchedule(absl::Duration length, uint64_t seed) {
   });
 }
 
+namespace {
+
+// The "breaker" object the shipped policies.json gives `method`, re-printed
+// as JSON by protobuf.
+std::string ShippedBreakerJson(const std::string& method) {
+  resilience::v1::PolicyFile file;
+  google::protobuf::util::JsonParseOptions options;
+  if (!google::protobuf::util::JsonStringToMessage(cache_service::kShippedPolicies, &file, options)
+           .ok()) {
+    return "";
+  }
+  for (const resilience::v1::MethodConfig& config : file.method_config()) {
+    for (const resilience::v1::MethodName& name : config.name()) {
+      if (name.method() != method || !config.has_breaker()) continue;
+      std::string json;
+      if (google::protobuf::util::MessageToJsonString(config.breaker(), &json).ok()) return json;
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 std::vector<Policy> StandardPolicies() {
-  using resilience::SreBreaker;
-  using resilience::ThreeStateBreaker;
-  std::vector<Policy> policies;
-  policies.push_back({"none", [](resilience::Clock&) { return nullptr; }});
-  policies.push_back({"sre-go-zero", [](resilience::Clock& clock) {
-                        return std::unique_ptr<resilience::Breaker>(
-                            *SreBreaker::Create(SreBreaker::Options(), clock));
-                      }});
-  policies.push_back({"sre-book", [](resilience::Clock& clock) {
-                        SreBreaker::Options o;
-                        o.k = 2;
-                        o.protection = 0;
-                        o.force_pass_interval = absl::ZeroDuration();
-                        o.recovery_acceleration = false;
-                        return std::unique_ptr<resilience::Breaker>(*SreBreaker::Create(o, clock));
-                      }});
-  policies.push_back({"three-state-hystrix", [](resilience::Clock& clock) {
-                        ThreeStateBreaker::Options o;  // 10 s / 10, 20 calls, 50 %
-                        o.open_duration = absl::Seconds(5);
-                        o.open_duration_multiplier = 1;
-                        o.max_open_duration = absl::Seconds(5);
-                        o.probe_interval = absl::Milliseconds(200);
-                        return std::unique_ptr<resilience::Breaker>(
-                            *ThreeStateBreaker::Create(o, clock));
-                      }});
-  // What examples/cache_service/policies.json ships for Store: a three-state
-  // breaker that trips on 10 consecutive failures (an outage is caught in
-  // 10 ms at 1 call/ms) or on an 80% failure rate over 10 s (not on the
-  // partial failures where most calls still succeed), with a short open
-  // period (100 ms, doubling to at most 400 ms) and a probe every 20 ms.
-  policies.push_back({"recommended", [](resilience::Clock& clock) {
-                        static const resilience::PolicySet* const shipped =
-                            new resilience::PolicySet(
-                                *resilience::PolicySet::FromJsonString(
-                                    cache_service::kShippedPolicies));
-                        const resilience::MethodPolicy* store =
-                            shipped->Find("/cache.v1.CacheService/Store").policy;
-                        return std::unique_ptr<resilience::Breaker>(
-                            *ThreeStateBreaker::Create(store->breaker.three_state, clock));
-                      }});
-  return policies;
+  return {
+      {"none", ""},
+      // Every field at go-zero's value (also the loader's defaults).
+      {"sre-go-zero",
+       R"({"sre": {"k": 1.5, "protection": 5, "window": "10s", "buckets": 40,
+                   "countLocalRejections": true, "forcePassInterval": "1s",
+                   "recoveryAcceleration": true}})"},
+      {"sre-book",
+       R"({"sre": {"k": 2, "protection": 0, "forcePassInterval": "0s",
+                   "recoveryAcceleration": false}})"},
+      {"three-state-hystrix",
+       R"({"threeState": {"window": "10s", "buckets": 10, "minRequests": 20,
+                          "failureRateThreshold": 0.5, "openDuration": "5s",
+                          "openDurationMultiplier": 1, "maxOpenDuration": "5s",
+                          "probeInterval": "0.2s"}})"},
+      // What examples/cache_service/policies.json ships for Store: a
+      // three-state breaker that trips on 10 consecutive failures (an outage
+      // is caught in 10 ms at 1 call/ms) or on an 80% failure rate over 10 s
+      // (not on partial failures where most calls still succeed), with a
+      // short open period (100 ms, doubling to at most 400 ms) and a probe
+      // every 20 ms.
+      {"recommended", ShippedBreakerJson("Store")},
+  };
+}
+
+std::string PolicyFileFor(const Policy& policy) {
+  if (policy.breaker_json.empty()) return R"({"methodConfig": []})";
+  return absl::StrCat(R"({"methodConfig": [{"name": [{"service": "cache.v1.CacheService", )",
+                      R"("method": "Get"}], "breaker": )", policy.breaker_json, "}]}");
+}
+
+std::unique_ptr<resilience::Breaker> MakeBreaker(const Policy& policy, resilience::Clock& clock,
+                                                 uint64_t seed) {
+  absl::StatusOr<resilience::PolicySet> set =
+      resilience::PolicySet::FromJsonString(PolicyFileFor(policy));
+  if (!set.ok()) {
+    std::fprintf(stderr, "goodput: policy %s: %s\n", policy.key.c_str(),
+                 std::string(set.status().message()).c_str());
+    std::abort();
+  }
+  const resilience::MethodPolicy* p = set->Find(kMethod).policy;
+  return p == nullptr ? nullptr : resilience::CreateBreaker(p->breaker, clock, seed);
 }
 
 Metrics RunSimulated(const std::vector<Period>& schedule, absl::Duration length,
                      const Policy& policy, uint64_t seed) {
   resilience::SimulatedClock clock;
   const absl::Time t0 = clock.Now();
-  std::unique_ptr<resilience::Breaker> breaker = policy.make(clock);
-  Metrics m;
+  std::unique_ptr<resilience::Breaker> breaker = MakeBreaker(policy, clock, seed);
+  ScheduledBackend backend(schedule, seed);
+  RunRecorder recorder(schedule, length, seed);
   const int64_t calls = absl::ToInt64Milliseconds(length);
-  const int seconds = static_cast<int>((calls + 999) / 1000);
-  m.successes_per_second.assign(seconds, 0);
-  m.offered_per_second.assign(seconds, 0);
-  size_t period = 0;
-  // Calls that reached an overloaded backend in the current second, and what
-  // the oracle would have sent there.
-  int reached_this_second = 0, oracle_this_second = 0;
-  int64_t current_second = -1;
-  // Recovery: the end of the last failing period, until a success.
-  absl::Duration waiting_since = absl::InfiniteDuration();
-  absl::Duration recovery_total;
-  int recoveries = 0;
-  for (int64_t i = 0; i < calls; ++i) {
-    const absl::Duration t = absl::Milliseconds(i);
-    clock.SetTime(t0 + t);
-    while (period + 1 < schedule.size() && t >= schedule[period].end) {
-      if (schedule[period].kind != Period::kHealthy) waiting_since = schedule[period].end;
-      ++period;
-    }
-    const Period& p = schedule[period];
-    const int64_t second = i / 1000;
-    if (second != current_second) {
-      current_second = second;
-      reached_this_second = oracle_this_second = 0;
-    }
-    ++m.offered;
-    ++m.offered_per_second[second];
-    const double draw = Draw(seed, static_cast<uint64_t>(i));
-    // The oracle sends only what can succeed.
-    switch (p.kind) {
-      case Period::kHealthy: ++m.oracle_succeeded; break;
-      case Period::kDown: break;
-      case Period::kOverloaded:
-        if (oracle_this_second < p.capacity_per_second) {
-          ++oracle_this_second;
-          ++m.oracle_succeeded;
-        }
-        break;
-      case Period::kErrors:
-        if (draw >= p.error_rate) ++m.oracle_succeeded;
-        break;
-    }
+  for (int64_t tick = 0; tick < calls; ++tick) {
+    clock.SetTime(t0 + absl::Milliseconds(tick));
     resilience::Admission admission;
     if (breaker != nullptr) {
       admission = breaker->Allow();
       if (!admission.admitted()) {
-        ++m.rejected_locally;
-        if (p.kind == Period::kHealthy) ++m.rejected_while_healthy;
+        recorder.RejectedLocally(tick);
         continue;
       }
     }
-    bool ok = false;
-    switch (p.kind) {
-      case Period::kHealthy: ok = true; break;
-      case Period::kDown: ok = false; break;
-      case Period::kOverloaded: ok = reached_this_second++ < p.capacity_per_second; break;
-      case Period::kErrors: ok = draw >= p.error_rate; break;
-    }
-    if (p.kind != Period::kHealthy) ++m.reached_failing_backend;
-    if (ok) {
-      ++m.succeeded;
-      ++m.successes_per_second[second];
-      if (waiting_since != absl::InfiniteDuration() && t >= waiting_since) {
-        recovery_total += t - waiting_since;
-        ++recoveries;
-        waiting_since = absl::InfiniteDuration();
-      }
-    } else {
-      ++m.failed;
-    }
+    const bool ok = backend.Serve(tick) == absl::StatusCode::kOk;
+    recorder.Reached(tick, ok);
     if (breaker != nullptr) {
-      admission.Record(ok ? Outcome::kSuccess : Outcome::kFailure, absl::Microseconds(500));
+      // Calls take no simulated time (as in the gRPC mode, whose clock
+      // stands still during a call).
+      admission.Record(ok ? Outcome::kSuccess : Outcome::kFailure, absl::ZeroDuration());
     }
   }
-  m.goodput_ratio = m.oracle_succeeded > 0 ? static_cast<double>(m.succeeded) / m.oracle_succeeded : 0;
-  m.recovery_seconds = recoveries > 0 ? absl::ToDoubleSeconds(recovery_total) / recoveries : 0;
-  return m;
+  return recorder.Finish();
+}
+
+void SetWasteRatios(std::vector<Metrics>& results, size_t none) {
+  const double base = static_cast<double>(results[none].reached_failing_backend);
+  for (Metrics& m : results) m.waste_ratio = base > 0 ? m.reached_failing_backend / base : 0;
 }
 
 }  // namespace goodput

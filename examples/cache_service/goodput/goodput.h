@@ -12,7 +12,6 @@
 #define GRPC_RESILIENCE_EXAMPLES_CACHE_SERVICE_GOODPUT_GOODPUT_H_
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,10 +40,12 @@ std::string KindName(Period::Kind kind);
 std::vector<Period> OutageSchedule(absl::Duration length, uint64_t seed);
 std::vector<Period> MixedSchedule(absl::Duration length, uint64_t seed);
 
-// A policy under test: makes its breaker (null for none) on the given clock.
+// A policy under test, written as the policy file's "breaker" object, so
+// both modes build its breaker through the policy loader exactly as the
+// client interceptors do.
 struct Policy {
   std::string key;
-  std::function<std::unique_ptr<resilience::Breaker>(resilience::Clock&)> make;
+  std::string breaker_json;  // empty: no breaker
 };
 
 // The policies compared: none, sre-go-zero (K 1.5, protection 5, 10 s / 40,
@@ -53,6 +54,22 @@ struct Policy {
 // open 5 s, a probe every 200 ms), recommended (the breaker
 // examples/cache_service/policies.json ships for Store).
 std::vector<Policy> StandardPolicies();
+
+// The method the experiment calls.
+inline constexpr char kMethod[] = "/cache.v1.CacheService/Get";
+
+// PolicyFileFor()
+//
+// A policy file that gives kMethod the breaker of `policy` and nothing else
+// (no retries, no timeouts: the experiment measures breakers).
+std::string PolicyFileFor(const Policy& policy);
+
+// MakeBreaker()
+//
+// The breaker of `policy` on `clock` (null for none), as ClientResilience
+// builds it from PolicyFileFor(policy) with the same seed.
+std::unique_ptr<resilience::Breaker> MakeBreaker(const Policy& policy, resilience::Clock& clock,
+                                                 uint64_t seed);
 
 struct Metrics {
   int64_t offered = 0;
@@ -72,12 +89,18 @@ struct Metrics {
 
 // RunSimulated()
 //
-// Runs `policy` against `schedule` for `length`, one call per ms. The
-// backend's random draws depend only on `seed` and the call's index, so
-// every policy meets the same backend. waste_ratio is left for the caller
-// (it needs `none`).
+// Runs `policy` against `schedule` for `length`, one call per ms of
+// simulated time, straight into the breaker and a ScheduledBackend. The
+// backend's draws depend only on `seed` and the call's tick, so every policy
+// meets the same backend. waste_ratio is left for the caller (it needs
+// `none`): see SetWasteRatios().
 Metrics RunSimulated(const std::vector<Period>& schedule, absl::Duration length,
                      const Policy& policy, uint64_t seed);
+
+// SetWasteRatios()
+//
+// Fills waste_ratio of every run from the run of `none` (results[none]).
+void SetWasteRatios(std::vector<Metrics>& results, size_t none);
 
 }  // namespace goodput
 

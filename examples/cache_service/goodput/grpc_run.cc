@@ -1,0 +1,137 @@
+#include "examples/cache_service/goodput/grpc_run.h"
+
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "cache/v1/cache.grpc.pb.h"
+#include "examples/cache_service/cache_server.h"
+#include "examples/cache_service/goodput/run_recorder.h"
+#include "examples/cache_service/goodput/schedule_fault_interceptor.h"
+#include "examples/cache_service/goodput/scheduled_faults.h"
+#include "grpcpp/client_context.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "src/breaker/simulated_clock.h"
+#include "src/client_interceptors/breaker_interceptor.h"
+#include "src/client_interceptors/resilient_channel.h"
+#include "src/grpc_common/status_conversion.h"
+
+namespace goodput {
+namespace {
+
+constexpr char kKey[] = "goodput";
+
+// Generous: a call over loopback takes well under a millisecond; this only
+// bounds a hang.
+constexpr absl::Duration kCallDeadline = absl::Seconds(30);
+
+bool IsLocalRejection(const grpc::ClientContext& context) {
+  const auto& trailers = context.GetServerTrailingMetadata();
+  return trailers.find(resilience::kLocalRejectionKey) != trailers.end();
+}
+
+// One policy's run: its own clock, channel and breaker.
+absl::StatusOr<Metrics> RunPolicy(const std::string& target, const std::vector<Period>& schedule,
+                                  absl::Duration length, const Policy& policy, uint64_t seed,
+                                  ScheduledFaults& faults) {
+  absl::StatusOr<resilience::PolicySet> policies =
+      resilience::PolicySet::FromJsonString(PolicyFileFor(policy));
+  if (!policies.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("policy ", policy.key, ": ", policies.status().message()));
+  }
+  resilience::SimulatedClock clock;
+  const absl::Time t0 = clock.Now();
+  resilience::ClientResilience::Options options;
+  options.clock = &clock;
+  options.seed = seed;
+  options.name = policy.key;
+  auto state = std::make_shared<resilience::ClientResilience>(*std::move(policies), options);
+  grpc::ChannelArguments args;
+  resilience::DisableBuiltInRetries(args);
+  std::shared_ptr<grpc::Channel> channel = grpc::experimental::CreateCustomChannelWithInterceptors(
+      target, grpc::InsecureChannelCredentials(), args,
+      resilience::ClientInterceptorFactories(state));
+  std::unique_ptr<cache::v1::CacheService::Stub> stub = cache::v1::CacheService::NewStub(channel);
+
+  RunRecorder recorder(schedule, length, seed);
+  cache::v1::GetReq request;
+  request.set_key(kKey);
+  const int64_t calls = absl::ToInt64Milliseconds(length);
+  for (int64_t tick = 0; tick < calls; ++tick) {
+    clock.SetTime(t0 + absl::Milliseconds(tick));
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + kCallDeadline));
+    context.AddMetadata(kRunMetadataKey, policy.key);
+    context.AddMetadata(kTickMetadataKey, std::to_string(tick));
+    cache::v1::GetResp response;
+    const grpc::Status status = stub->Get(&context, request, &response);
+    if (status.ok()) {
+      recorder.Reached(tick, true);
+    } else if (IsLocalRejection(context)) {
+      recorder.RejectedLocally(tick);
+    } else if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+               status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+      recorder.Reached(tick, false);
+    } else {
+      return absl::InternalError(absl::StrCat("policy ", policy.key, ", call at tick ", tick,
+                                              ": unexpected ",
+                                              resilience::StatusCodeName(status.error_code()),
+                                              ": ", status.error_message()));
+    }
+  }
+  Metrics m = recorder.Finish();
+  // What the server saw must match what the client counted.
+  const ScheduledFaults::Counts server = faults.CountsOf(policy.key);
+  if (server.served != m.succeeded + m.failed ||
+      server.served_failing != m.reached_failing_backend || server.failed != m.failed) {
+    return absl::InternalError(absl::StrCat(
+        "policy ", policy.key, ": the server counted ", server.served, " calls (",
+        server.served_failing, " while failing, ", server.failed, " failed), the client ",
+        m.succeeded + m.failed, " (", m.reached_failing_backend, ", ", m.failed, ")"));
+  }
+  return m;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<Metrics>> RunOverGrpc(const std::vector<Period>& schedule,
+                                                 absl::Duration length,
+                                                 const std::vector<Policy>& policies,
+                                                 uint64_t seed) {
+  ScheduledFaults faults(schedule, seed);
+  cache_service::CacheServer::Options server_options;
+  server_options.extra_interceptors = [&faults] {
+    resilience::ServerInterceptorFactoryList list;
+    list.push_back(std::make_unique<ScheduleFaultInterceptorFactory>(faults));
+    return list;
+  };
+  absl::StatusOr<std::unique_ptr<cache_service::CacheServer>> server =
+      cache_service::CacheServer::Start(server_options);
+  if (!server.ok()) return server.status();
+  // The value every Get returns (a Get without the run's metadata passes the
+  // fault interceptor untouched).
+  if (absl::Status s = (*server)->store().Store(kKey, "value"); !s.ok()) return s;
+
+  std::vector<absl::StatusOr<Metrics>> results(policies.size(), absl::UnknownError("not run"));
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < policies.size(); ++i) {
+    threads.emplace_back([&, i] {
+      results[i] = RunPolicy((*server)->address(), schedule, length, policies[i], seed, faults);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  (*server)->Shutdown(absl::Seconds(1));
+  (*server)->Wait();
+  std::vector<Metrics> metrics;
+  for (absl::StatusOr<Metrics>& r : results) {
+    if (!r.ok()) return r.status();
+    metrics.push_back(*std::move(r));
+  }
+  return metrics;
+}
+
+}  // namespace goodput

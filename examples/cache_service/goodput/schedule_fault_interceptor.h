@@ -1,0 +1,56 @@
+// File: examples/cache_service/goodput/schedule_fault_interceptor.h
+//
+// A server interceptor that fails calls as the goodput experiment's schedule
+// says (see ScheduledFaults), so that real clients with real breakers meet
+// the same backend as the simulated mode.
+
+#ifndef GRPC_RESILIENCE_EXAMPLES_CACHE_SERVICE_GOODPUT_SCHEDULE_FAULT_INTERCEPTOR_H_
+#define GRPC_RESILIENCE_EXAMPLES_CACHE_SERVICE_GOODPUT_SCHEDULE_FAULT_INTERCEPTOR_H_
+
+#include "examples/cache_service/goodput/scheduled_faults.h"
+#include "grpcpp/support/server_interceptor.h"
+
+namespace goodput {
+
+// ScheduleFaultInterceptor
+//
+// At POST_RECV_INITIAL_METADATA, a call that carries kRunMetadataKey and
+// kTickMetadataKey gets its fate from ScheduledFaults; a failing call is
+// marked for the handler (resilience::RejectedByServerInterceptor()) and its
+// status replaced at PRE_SEND_STATUS ("<method>: scheduled <state> at tick
+// N"). A malformed tick gets INVALID_ARGUMENT. Calls without the metadata,
+// or already rejected by grpc-resilience's throttle, pass untouched. One
+// instance per call.
+class ScheduleFaultInterceptor final : public grpc::experimental::Interceptor {
+ public:
+  ScheduleFaultInterceptor(grpc::experimental::ServerRpcInfo* info, ScheduledFaults& faults)
+      : info_(info), faults_(faults) {}
+
+  void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override;
+
+ private:
+  void Decide(grpc::experimental::InterceptorBatchMethods* methods);
+
+  grpc::experimental::ServerRpcInfo* const info_;
+  ScheduledFaults& faults_;
+  bool replace_status_ = false;
+  grpc::Status status_;
+};
+
+class ScheduleFaultInterceptorFactory final
+    : public grpc::experimental::ServerInterceptorFactoryInterface {
+ public:
+  // `faults` must outlive the server.
+  explicit ScheduleFaultInterceptorFactory(ScheduledFaults& faults) : faults_(faults) {}
+  grpc::experimental::Interceptor* CreateServerInterceptor(
+      grpc::experimental::ServerRpcInfo* info) override {
+    return new ScheduleFaultInterceptor(info, faults_);
+  }
+
+ private:
+  ScheduledFaults& faults_;
+};
+
+}  // namespace goodput
+
+#endif  // GRPC_RESILIENCE_EXAMPLES_CACHE_SERVICE_GOODPUT_SCHEDULE_FAULT_INTERCEPTOR_H_

@@ -1,0 +1,65 @@
+// File: examples/cache_service/goodput/scheduled_backend.h
+//
+// The goodput experiment's backend: what a call at a given millisecond of
+// the schedule gets. The simulated mode asks it directly; the gRPC mode asks
+// it from a server interceptor (ScheduleFaultInterceptor), so both modes
+// meet the same backend.
+
+#ifndef GRPC_RESILIENCE_EXAMPLES_CACHE_SERVICE_GOODPUT_SCHEDULED_BACKEND_H_
+#define GRPC_RESILIENCE_EXAMPLES_CACHE_SERVICE_GOODPUT_SCHEDULED_BACKEND_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "examples/cache_service/goodput/goodput.h"
+
+namespace goodput {
+
+// ScheduledBackend
+//
+// A call's fate depends only on its tick (milliseconds from the start of the
+// run), the seed and, when overloaded, how many calls already reached the
+// backend in the same second: down -> UNAVAILABLE; overloaded -> calls beyond
+// capacity_per_second in a second get RESOURCE_EXHAUSTED; errors -> a share
+// error_rate of the ticks (the same ticks for every policy) get UNAVAILABLE.
+// One instance per run. Not thread-safe; ticks passed to Serve() must not
+// decrease (nor those passed to OracleSucceeds()).
+class ScheduledBackend {
+ public:
+  // `schedule` must tile the run from 0 and outlive this object.
+  ScheduledBackend(const std::vector<Period>& schedule, uint64_t seed);
+
+  // The period `tick` falls in (the last one for ticks past the end).
+  const Period& PeriodAt(int64_t tick) const;
+
+  // Serve()
+  //
+  // A call at `tick` reached the backend: kOk or the failure it gets.
+  absl::StatusCode Serve(int64_t tick);
+
+  // OracleSucceeds()
+  //
+  // Whether a client that knows the backend's state sends the call at `tick`
+  // and it succeeds (its overload capacity is counted apart from Serve()'s).
+  bool OracleSucceeds(int64_t tick);
+
+ private:
+  // Calls taken from one second's capacity.
+  struct Capacity {
+    int64_t second = -1;
+    int used = 0;
+    bool Take(int64_t tick, int capacity);
+  };
+
+  bool ErrorDrawn(const Period& period, int64_t tick) const;
+
+  const std::vector<Period>& schedule_;
+  const uint64_t seed_;
+  Capacity served_;
+  Capacity oracle_;
+};
+
+}  // namespace goodput
+
+#endif  // GRPC_RESILIENCE_EXAMPLES_CACHE_SERVICE_GOODPUT_SCHEDULED_BACKEND_H_
