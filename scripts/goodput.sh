@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
-# Runs the goodput experiment (simulated mode: the real breakers on a
-# simulated clock, 300 s schedules) and draws a chart per schedule into
-# docs/: the per-second success rate of each policy, backend failures shaded.
+# Runs the goodput experiment and draws a chart per schedule into docs/: the
+# per-second success rate of each policy, backend failures shaded.
+#   1. simulated mode (the breakers against a simulated backend, 300 s
+#      schedules): docs/goodput.txt, goodput.json, the charts and CSVs;
+#   2. gRPC mode (the client interceptors over real gRPC to a CacheServer
+#      with scheduled faults, 90 s schedules, about a minute on 2 cores):
+#      docs/goodput_grpc.txt, goodput_grpc.json.
 #
-#   scripts/goodput.sh [--seed=1] [--seconds=300]
+#   scripts/goodput.sh [--seed=1]
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 ensure_packages "${REQUIRED_PACKAGES[@]}" gnuplot-nox
 configure_and_build "$REPO_ROOT/build" goodput_experiment
 out="$REPO_ROOT/docs"
 mkdir -p "$out"
-"$REPO_ROOT/build/examples/cache_service/goodput_experiment" --out="$out" "$@" | tee "$out/goodput.txt"
-"$REPO_ROOT/build/examples/cache_service/goodput_experiment" --json "$@" > "$out/goodput.json"
+experiment="$REPO_ROOT/build/examples/cache_service/goodput_experiment"
+"$experiment" --out="$out" --json_file="$out/goodput.json" "$@" | tee "$out/goodput.txt"
 for schedule in outage mixed; do
   gnuplot <<GP
 set datafile separator ","
@@ -28,4 +32,7 @@ plot "$out/${schedule}.csv" using 1:(strcol(2) eq "healthy" ? 1/0 : 1.08) with b
      for [i=3:7] "" using 1:i with lines lw 1.6 title columnheader(i)
 GP
 done
-log "wrote $out/goodput_outage.png, $out/goodput_mixed.png, $out/goodput.txt, $out/goodput.json"
+log "gRPC mode, 90 s schedules (about a minute)"
+"$experiment" --mode=grpc --seconds=90 --json_file="$out/goodput_grpc.json" "$@" |
+  tee "$out/goodput_grpc.txt"
+log "wrote $out/goodput_outage.png, $out/goodput_mixed.png, $out/goodput.txt, $out/goodput.json, $out/goodput_grpc.{txt,json}"
