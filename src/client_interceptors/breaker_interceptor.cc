@@ -23,7 +23,7 @@ constexpr absl::Duration kDeadlineSlack = absl::Milliseconds(5);
 grpc::experimental::Interceptor* BreakerInterceptorFactory::CreateClientInterceptor(
     grpc::experimental::ClientRpcInfo* info) {
   // Last factory of the chain: take what the others handed over, always.
-  std::shared_ptr<internal::TimeoutFlag> timeout_flag = internal::TakeTimeoutFlag();
+  internal::TimeoutFlag* const timeout_flag = internal::TakeTimeoutFlag();
   const bool attempt = internal::CreatingAttempt();
   internal::SetCreatingAttempt(false);
   ClientMethodState* state = state_->ForMethod(info->method());
@@ -32,7 +32,7 @@ grpc::experimental::Interceptor* BreakerInterceptorFactory::CreateClientIntercep
   if (info->type() == ClientRpcInfo::Type::UNARY && state->wraps_unary && !attempt) {
     return nullptr;
   }
-  return new BreakerInterceptor(info, state, state_->clock(), std::move(timeout_flag));
+  return new BreakerInterceptor(info, state, state_->clock(), timeout_flag);
 }
 
 Outcome BreakerInterceptor::Classify(const grpc::Status& status) const {

@@ -42,8 +42,8 @@ inline constexpr char kLocalRejectionKey[] = "x-resilience-local-rejection";
 class BreakerInterceptor final : public grpc::experimental::Interceptor {
  public:
   BreakerInterceptor(grpc::experimental::ClientRpcInfo* info, ClientMethodState* state,
-                     Clock& clock, std::shared_ptr<internal::TimeoutFlag> timeout_flag)
-      : info_(info), state_(state), clock_(clock), timeout_flag_(std::move(timeout_flag)) {}
+                     Clock& clock, const internal::TimeoutFlag* timeout_flag)
+      : info_(info), state_(state), clock_(clock), timeout_flag_(timeout_flag) {}
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override;
 
@@ -53,7 +53,8 @@ class BreakerInterceptor final : public grpc::experimental::Interceptor {
   grpc::experimental::ClientRpcInfo* const info_;
   ClientMethodState* const state_;
   Clock& clock_;
-  const std::shared_ptr<internal::TimeoutFlag> timeout_flag_;
+  // The call's TimeoutInterceptor's, or null.
+  const internal::TimeoutFlag* const timeout_flag_;
   bool started_ = false;
   bool rejected_ = false;
   std::string reject_message_;

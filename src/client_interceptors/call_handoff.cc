@@ -1,17 +1,19 @@
 #include "src/client_interceptors/call_handoff.h"
 
+#include <utility>
+
 namespace resilience::internal {
 namespace {
 
 thread_local bool creating_attempt = false;
-thread_local std::shared_ptr<TimeoutFlag> timeout_flag;
+thread_local TimeoutFlag* timeout_flag = nullptr;
 
 }  // namespace
 
 bool CreatingAttempt() { return creating_attempt; }
 void SetCreatingAttempt(bool creating) { creating_attempt = creating; }
 
-void HandOffTimeoutFlag(std::shared_ptr<TimeoutFlag> flag) { timeout_flag = std::move(flag); }
-std::shared_ptr<TimeoutFlag> TakeTimeoutFlag() { return std::move(timeout_flag); }
+void HandOffTimeoutFlag(TimeoutFlag* flag) { timeout_flag = flag; }
+TimeoutFlag* TakeTimeoutFlag() { return std::exchange(timeout_flag, nullptr); }
 
 }  // namespace resilience::internal

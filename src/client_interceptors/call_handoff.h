@@ -10,7 +10,6 @@
 #define GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_CALL_HANDOFF_H_
 
 #include <atomic>
-#include <memory>
 
 namespace resilience::internal {
 
@@ -33,9 +32,10 @@ bool CreatingAttempt();
 void SetCreatingAttempt(bool creating);
 
 // The timeout factory leaves the call's flag here; the breaker factory takes
-// it (and clears it).
-void HandOffTimeoutFlag(std::shared_ptr<TimeoutFlag> flag);
-std::shared_ptr<TimeoutFlag> TakeTimeoutFlag();
+// it (and clears it). The flag belongs to the call's TimeoutInterceptor,
+// which lives as long as the breaker interceptor of the same call.
+void HandOffTimeoutFlag(TimeoutFlag* flag);
+TimeoutFlag* TakeTimeoutFlag();
 
 }  // namespace resilience::internal
 

@@ -22,24 +22,29 @@ grpc::experimental::Interceptor* TimeoutInterceptorFactory::CreateClientIntercep
   if (!state->policy->timeout.has_value() && !state->policy->deadline.has_value()) {
     return nullptr;
   }
-  auto flag = std::make_shared<internal::TimeoutFlag>();
-  internal::HandOffTimeoutFlag(flag);  // for this call's breaker
-  return new TimeoutInterceptor(info, state, std::move(flag));
+  auto* interceptor = new TimeoutInterceptor(info, state);
+  internal::HandOffTimeoutFlag(interceptor->flag());  // for this call's breaker
+  return interceptor;
 }
 
-TimeoutInterceptor::TimeoutInterceptor(grpc::experimental::ClientRpcInfo* info,
-                                       ClientMethodState* state,
-                                       std::shared_ptr<internal::TimeoutFlag> flag)
-    : info_(info), state_(state), shared_(std::make_shared<Shared>()) {
-  shared_->flag = std::move(flag);
+TimeoutInterceptor::~TimeoutInterceptor() {
+  // A timer that fired may still be inside Fire() on the scheduler's thread
+  // (when the call completed within TryCancel()): Cancel() waits for it.
+  if (armed_ || flag_.fired.load()) TimeoutScheduler::Global().Cancel(this);
 }
 
-TimeoutInterceptor::~TimeoutInterceptor() { MarkDone(); }
+void TimeoutInterceptor::Disarm() {
+  if (!armed_) return;
+  armed_ = false;
+  TimeoutScheduler::Global().Cancel(this);
+}
 
-void TimeoutInterceptor::MarkDone() {
-  MutexLock lock(&shared_->mu);
-  shared_->done = true;
-  shared_->context = nullptr;
+void TimeoutInterceptor::Fire() {
+  flag_.fired.store(true);
+  // Runs PRE_SEND_CANCEL through the call's interceptors, then cancels it;
+  // does not block. Nothing of `this` is touched after it: the call may
+  // complete inside it.
+  info_->client_context()->TryCancel();
 }
 
 void TimeoutInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods* methods) {
@@ -63,25 +68,15 @@ void TimeoutInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods* 
       methods->Proceed();
       return;
     }
-    shared_->flag->per_attempt.store(per_attempt);
-    {
-      MutexLock lock(&shared_->mu);
-      shared_->context = info_->client_context();
-    }
-    TimeoutScheduler::Global().Schedule(absl::Now() + limit_, [shared = shared_] {
-      MutexLock lock(&shared->mu);
-      if (shared->done) return;  // the call ended in time
-      shared->flag->fired.store(true);
-      // Runs PRE_SEND_CANCEL through the call's interceptors, then cancels
-      // it; does not block.
-      shared->context->TryCancel();
-    });
+    flag_.per_attempt.store(per_attempt);
+    armed_ = true;
+    TimeoutScheduler::Global().Schedule(this, absl::Now() + limit_);
   }
   if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_STATUS)) {
-    MarkDone();
+    Disarm();  // after this, flag_ no longer changes
     grpc::Status* status = methods->GetRecvStatus();
-    if (shared_->flag->fired.load() && status->error_code() == grpc::StatusCode::CANCELLED) {
-      const bool per_attempt = shared_->flag->per_attempt.load();
+    if (flag_.fired.load() && status->error_code() == grpc::StatusCode::CANCELLED) {
+      const bool per_attempt = flag_.per_attempt.load();
       if (per_attempt) state_->attempt_timeouts.fetch_add(1, std::memory_order_relaxed);
       *status = grpc::Status(
           grpc::StatusCode::DEADLINE_EXCEEDED,

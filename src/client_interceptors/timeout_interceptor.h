@@ -9,55 +9,54 @@
 #define GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_TIMEOUT_INTERCEPTOR_H_
 
 #include <memory>
-#include <mutex>
 
 #include "absl/time/time.h"
 #include "grpcpp/support/client_interceptor.h"
-#include "src/breaker/mutex.h"
 #include "src/client_interceptors/call_handoff.h"
 #include "src/client_interceptors/client_resilience.h"
+#include "src/client_interceptors/timeout_scheduler.h"
 
 namespace resilience {
 
 // TimeoutInterceptor
 //
 // gRPC 1.51 gives an interceptor no way to change a call's deadline. So when
-// the call starts, a TimeoutScheduler entry is set for the method's `timeout` (or its
-// default `deadline`, when the caller set none and it is sooner); if it fires
-// before the call has its status, it cancels the call
-// (ClientContext::TryCancel()) and marks the call's TimeoutFlag, and at
-// POST_RECV_STATUS the CANCELLED status becomes DEADLINE_EXCEEDED
-// "<method>: per-attempt timeout of <t> exceeded". The breaker, which sees
-// the status first, reads the flag and records a failure (a per-attempt
-// timeout) or nothing (the default deadline). The server sees a
-// cancellation rather than a deadline.
+// the call starts, the interceptor (a TimeoutScheduler::Timer) is scheduled
+// for the method's `timeout` (or its default `deadline`, when the caller set
+// none and it is sooner); if it fires before the call has its status, it
+// marks the call's TimeoutFlag and cancels the call
+// (ClientContext::TryCancel()), and at POST_RECV_STATUS the CANCELLED status
+// becomes DEADLINE_EXCEEDED "<method>: per-attempt timeout of <t> exceeded".
+// The breaker, which sees the status first, reads the flag and records a
+// failure (a per-attempt timeout) or nothing (the default deadline). The
+// server sees a cancellation rather than a deadline.
 //
-// Locking: the scheduler's callback may run at any time, even after this
-// interceptor is gone, so it touches only `Shared`, kept alive by a
-// shared_ptr, whose `done` (set when the status arrives or the interceptor is
-// destroyed) says the ClientContext may no longer be used.
-class TimeoutInterceptor final : public grpc::experimental::Interceptor {
+// Lifetime: the timer is cancelled at POST_RECV_STATUS and in the
+// destructor; TimeoutScheduler::Cancel() waits for a Fire() in progress, so
+// Fire() never outlives the call's context. The flag lives here; the
+// breaker of the same call holds a pointer to it (a call's interceptors are
+// destroyed together, with its ClientContext).
+class TimeoutInterceptor final : public grpc::experimental::Interceptor,
+                                 private TimeoutScheduler::Timer {
  public:
-  TimeoutInterceptor(grpc::experimental::ClientRpcInfo* info, ClientMethodState* state,
-                     std::shared_ptr<internal::TimeoutFlag> flag);
+  TimeoutInterceptor(grpc::experimental::ClientRpcInfo* info, ClientMethodState* state)
+      : info_(info), state_(state) {}
   ~TimeoutInterceptor() override;
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override;
 
+  internal::TimeoutFlag* flag() { return &flag_; }
+
  private:
-  struct Shared {
-    Mutex mu;
-    bool done ABSL_GUARDED_BY(mu) = false;
-    grpc::ClientContext* context ABSL_GUARDED_BY(mu) = nullptr;
-    std::shared_ptr<internal::TimeoutFlag> flag;
-  };
-  void MarkDone();
+  void Fire() override;
+  void Disarm();
 
   grpc::experimental::ClientRpcInfo* const info_;
   ClientMethodState* const state_;
-  const std::shared_ptr<Shared> shared_;
+  internal::TimeoutFlag flag_;
   absl::Duration limit_;
   bool started_ = false;
+  bool armed_ = false;  // only touched by the call's own hooks
 };
 
 class TimeoutInterceptorFactory final

@@ -16,43 +16,99 @@ TimeoutScheduler::~TimeoutScheduler() {
     MutexLock lock(&mu_);
     stopping_ = true;
   }
-  cv_.SignalAll();
+  wake_.SignalAll();
   thread_.join();
 }
 
-void TimeoutScheduler::Schedule(absl::Time when, std::function<void()> callback) {
+void TimeoutScheduler::Place(size_t slot, Timer* timer) {
+  heap_[slot] = timer;
+  timer->slot_ = slot;
+}
+
+void TimeoutScheduler::SiftUp(size_t slot) {
+  Timer* timer = heap_[slot];
+  while (slot > 0) {
+    const size_t parent = (slot - 1) / 2;
+    if (heap_[parent]->when_ <= timer->when_) break;
+    Place(slot, heap_[parent]);
+    slot = parent;
+  }
+  Place(slot, timer);
+}
+
+void TimeoutScheduler::SiftDown(size_t slot) {
+  Timer* timer = heap_[slot];
+  const size_t n = heap_.size();
+  while (true) {
+    size_t child = 2 * slot + 1;
+    if (child >= n) break;
+    if (child + 1 < n && heap_[child + 1]->when_ < heap_[child]->when_) ++child;
+    if (timer->when_ <= heap_[child]->when_) break;
+    Place(slot, heap_[child]);
+    slot = child;
+  }
+  Place(slot, timer);
+}
+
+void TimeoutScheduler::Remove(Timer* timer) {
+  const size_t slot = timer->slot_;
+  timer->slot_ = Timer::kNotPending;
+  Timer* last = heap_.back();
+  heap_.pop_back();
+  if (last == timer) return;
+  Place(slot, last);
+  SiftDown(slot);
+  SiftUp(last->slot_);
+}
+
+void TimeoutScheduler::Schedule(Timer* timer, absl::Time when) {
   bool earliest;
   {
     MutexLock lock(&mu_);
-    earliest = heap_.empty() || when < heap_.top().when;
-    heap_.push(Entry{when, std::move(callback)});
+    timer->when_ = when;
+    heap_.push_back(timer);
+    timer->slot_ = heap_.size() - 1;
+    SiftUp(timer->slot_);
+    earliest = timer->slot_ == 0;
   }
-  // Only an entry that moves the next wake-up earlier needs the thread.
-  if (earliest) cv_.Signal();
+  // Only a timer that moves the next wake-up earlier needs the thread.
+  if (earliest) wake_.Signal();
+}
+
+bool TimeoutScheduler::Cancel(Timer* timer) {
+  MutexLock lock(&mu_);
+  if (timer->slot_ != Timer::kNotPending) {
+    // If it was the earliest, the thread wakes at its old time, finds
+    // nothing due and sleeps again: cheaper than waking it now.
+    Remove(timer);
+    return true;
+  }
+  if (std::this_thread::get_id() != thread_.get_id()) {
+    while (firing_ == timer) fired_.Wait(&mu_);
+  }
+  return false;
 }
 
 void TimeoutScheduler::Run() {
-  std::vector<std::function<void()>> due;
   mu_.Lock();
   while (!stopping_) {
-    const absl::Time now = absl::Now();
-    while (!heap_.empty() && heap_.top().when <= now) {
-      // priority_queue::top() is const; the entry is popped right after.
-      due.push_back(std::move(const_cast<Entry&>(heap_.top()).callback));
-      heap_.pop();
-    }
-    if (!due.empty()) {
-      mu_.Unlock();
-      for (std::function<void()>& callback : due) callback();
-      due.clear();
-      mu_.Lock();
+    if (heap_.empty()) {
+      wake_.Wait(&mu_);
       continue;
     }
-    if (heap_.empty()) {
-      cv_.Wait(&mu_);
-    } else {
-      cv_.WaitWithTimeout(&mu_, heap_.top().when - now);
+    const absl::Time now = absl::Now();
+    Timer* earliest = heap_[0];
+    if (earliest->when_ > now) {
+      wake_.WaitWithTimeout(&mu_, earliest->when_ - now);
+      continue;
     }
+    Remove(earliest);
+    firing_ = earliest;
+    mu_.Unlock();
+    earliest->Fire();
+    mu_.Lock();
+    firing_ = nullptr;
+    fired_.SignalAll();
   }
   mu_.Unlock();
 }

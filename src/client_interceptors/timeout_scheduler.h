@@ -5,9 +5,8 @@
 #ifndef GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_TIMEOUT_SCHEDULER_H_
 #define GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_TIMEOUT_SCHEDULER_H_
 
-#include <functional>
-#include <memory>
-#include <queue>
+#include <cstddef>
+#include <limits>
 #include <thread>
 #include <vector>
 
@@ -22,16 +21,35 @@ namespace resilience {
 // Why: a grpc::Alarm per call cost about 7% of a loopback unary call's
 // throughput on the 2-core test machine (client_chain_bench), mostly because
 // cancelling it, which every call that finishes in time does, runs its
-// callback on another thread. Here arming is a push onto a heap under a
-// mutex, and a call that finishes in time does nothing at all: its entry is
-// dropped when its time comes (the callback sees that the call is done).
+// callback on another thread. A first version of this class kept every
+// entry until its time came; its thread then woke for every call that had
+// long finished (thousands of times a second under load). Now a call that
+// finishes in time cancels its timer: an O(log n) removal under the lock,
+// and the thread sleeps until the earliest timer that is still pending.
 //
-// The algorithm: a min-heap of (when, callback); one thread sleeps until the
-// earliest `when` (or a new, earlier entry arrives), then runs what is due,
-// outside the lock. Callbacks must be short and must not block. This class
-// is thread-safe; Global() is never destroyed.
+// The algorithm: an indexed min-heap of timers (each knows its slot, so it
+// can be removed); one thread sleeps until the earliest `when` (or a new,
+// earlier timer arrives), then fires what is due, one at a time, outside
+// the lock. Fire() must be short and must not block. Timers are owned by
+// the caller, who must Cancel() one (or see it fire) before destroying it.
+// This class is thread-safe; Global() is never destroyed.
 class TimeoutScheduler {
  public:
+  class Timer {
+   public:
+    virtual ~Timer() = default;
+
+   protected:
+    // Runs on the scheduler's thread, without the scheduler's lock.
+    virtual void Fire() = 0;
+
+   private:
+    friend class TimeoutScheduler;
+    static constexpr size_t kNotPending = std::numeric_limits<size_t>::max();
+    absl::Time when_;
+    size_t slot_ = kNotPending;  // guarded by the scheduler's mu_
+  };
+
   static TimeoutScheduler& Global();
 
   TimeoutScheduler();
@@ -39,20 +57,30 @@ class TimeoutScheduler {
 
   // Schedule()
   //
-  // Runs `callback` on the scheduler's thread at or soon after `when`.
-  void Schedule(absl::Time when, std::function<void()> callback) ABSL_LOCKS_EXCLUDED(mu_);
+  // Fires `timer` on the scheduler's thread at or soon after `when`. The
+  // timer must not be pending already.
+  void Schedule(Timer* timer, absl::Time when) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Cancel()
+  //
+  // When it returns, `timer` will not fire and is not firing (unless called
+  // from the timer's own Fire(), which it then does not wait for), so the
+  // caller may destroy it. Returns true if the timer was still pending.
+  bool Cancel(Timer* timer) ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  struct Entry {
-    absl::Time when;
-    std::function<void()> callback;
-    bool operator>(const Entry& other) const { return when > other.when; }
-  };
   void Run() ABSL_LOCKS_EXCLUDED(mu_);
+  // The heap: heap_[0] is the earliest; every timer's slot_ is its index.
+  void Place(size_t slot, Timer* timer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void SiftUp(size_t slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void SiftDown(size_t slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Remove(Timer* timer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Mutex mu_;
-  CondVar cv_;
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap_ ABSL_GUARDED_BY(mu_);
+  CondVar wake_;   // the thread: an earlier timer, or stopping
+  CondVar fired_;  // Cancel(): the timer it waits for has fired
+  std::vector<Timer*> heap_ ABSL_GUARDED_BY(mu_);
+  Timer* firing_ ABSL_GUARDED_BY(mu_) = nullptr;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
