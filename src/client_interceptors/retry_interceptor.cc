@@ -41,7 +41,7 @@ grpc::experimental::Interceptor* RetryInterceptorFactory::CreateClientIntercepto
 
 RetryInterceptor::RetryInterceptor(grpc::experimental::ClientRpcInfo* info,
                                    ClientMethodState* state)
-    : info_(info), state_(state) {}
+    : info_(info), state_(state), method_(info->method()) {}
 
 void RetryInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods* methods) {
   if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_CANCEL)) {
@@ -98,6 +98,7 @@ void RetryInterceptor::StartAttempt() {
                           absl::StrCat(info_->method(), ": deadline exceeded before attempt ",
                                        attempts_ + 1)));
     } else {
+      attempt_reader_.reset();  // before its context
       attempt_context_ = std::make_unique<grpc::ClientContext>();
       attempt = attempt_context_.get();
       for (const auto& [key, value] : metadata_) attempt->AddMetadata(key, value);
@@ -106,8 +107,8 @@ void RetryInterceptor::StartAttempt() {
         attempt->AddMetadata(kPreviousAttemptsKey, previous);
         attempt->AddMetadata(kRetryAttemptKey, previous);
       }
+      // The caller's compression request is in its metadata, copied above.
       grpc::ClientContext* caller = info_->client_context();
-      attempt->set_compression_algorithm(caller->compression_algorithm());
       if (caller->credentials() != nullptr) attempt->set_credentials(caller->credentials());
       attempt_deadline_ = overall_deadline_;
       if (state_->policy->timeout.has_value()) {
@@ -123,14 +124,26 @@ void RetryInterceptor::StartAttempt() {
     methods_->Hijack();  // last use of `this`
     return;
   }
-  // The attempt's interceptors are created inside UnaryCall(), on this
-  // thread. The attempt may even complete inline and destroy `this`: hold
-  // the stub (and with it the channel) in a local, touch no member after.
+  // The attempt's interceptors are created inside PrepareUnaryCall(), on
+  // this thread. Once Finish() is called the attempt may complete and
+  // destroy `this`: hold the stub (and with it the channel) in a local, and
+  // touch no member after.
   std::shared_ptr<grpc::GenericStub> stub = stub_;
   internal::SetCreatingAttempt(true);
-  stub->UnaryCall(attempt, info_->method(), grpc::StubOptions(), &request_, &response_,
-                  [this](grpc::Status status) { OnAttemptDone(std::move(status)); });
+  std::unique_ptr<grpc::ClientAsyncResponseReader<grpc::ByteBuffer>> reader =
+      stub->PrepareUnaryCall(attempt, method_, request_, AttemptCompletionQueue::Global().cq());
   internal::SetCreatingAttempt(false);
+  grpc::ClientAsyncResponseReader<grpc::ByteBuffer>* call = reader.get();
+  {
+    MutexLock lock(&mu_);
+    attempt_reader_ = std::move(reader);
+  }
+  call->StartCall();
+  call->Finish(&response_, &attempt_status_, static_cast<AttemptCompletionQueue::Tag*>(this));
+}
+
+void RetryInterceptor::Done(bool /*ok: always true for a unary Finish()*/) {
+  OnAttemptDone(std::move(attempt_status_));
 }
 
 std::optional<absl::Duration> RetryInterceptor::NextRetry(const grpc::Status& status) {

@@ -17,7 +17,9 @@
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/client_interceptor.h"
+#include "grpcpp/support/async_unary_call.h"
 #include "src/breaker/mutex.h"
+#include "src/client_interceptors/attempt_completion_queue.h"
 #include "src/client_interceptors/client_resilience.h"
 
 namespace resilience {
@@ -49,7 +51,8 @@ inline constexpr char kPushbackKey[] = "grpc-retry-pushback-ms";
 // one) would end at or after the overall deadline. Attempt N+1 carries
 // `grpc-previous-rpc-attempts: N` and `x-retry-attempt: N`.
 //
-// Nothing blocks: attempts use the callback API and backoffs a grpc::Alarm.
+// Nothing blocks: attempts complete on the AttemptCompletionQueue's thread
+// (the async API) and backoffs are a grpc::Alarm.
 // Caller cancellation (PRE_SEND_CANCEL) cancels the attempt in flight and the
 // backoff at once. The final attempt's status, initial metadata, trailers
 // and response become the call's.
@@ -59,7 +62,8 @@ inline constexpr char kPushbackKey[] = "grpc-retry-pushback-ms";
 // with `this`: the call may complete and destroy the interceptor as soon as
 // it runs. Streaming calls are not retried (their messages would have to be
 // buffered and replayed); use gRPC's built-in retry for those.
-class RetryInterceptor final : public grpc::experimental::Interceptor {
+class RetryInterceptor final : public grpc::experimental::Interceptor,
+                               private AttemptCompletionQueue::Tag {
  public:
   RetryInterceptor(grpc::experimental::ClientRpcInfo* info, ClientMethodState* state);
 
@@ -68,6 +72,8 @@ class RetryInterceptor final : public grpc::experimental::Interceptor {
  private:
   void Start(grpc::experimental::InterceptorBatchMethods* methods);
   void StartAttempt() ABSL_LOCKS_EXCLUDED(mu_);
+  // The attempt's Finish() completed (on the AttemptCompletionQueue).
+  void Done(bool ok) override;
   void OnAttemptDone(grpc::Status status) ABSL_LOCKS_EXCLUDED(mu_);
   // Decides, under mu_, whether and after how long to retry; sets final_
   // when not.
@@ -78,6 +84,8 @@ class RetryInterceptor final : public grpc::experimental::Interceptor {
 
   grpc::experimental::ClientRpcInfo* const info_;
   ClientMethodState* const state_;
+  // The attempts' method; their ClientRpcInfo points into it.
+  const std::string method_;
 
   // Set once at the start, read-only afterwards.
   grpc::experimental::InterceptorBatchMethods* methods_ = nullptr;
@@ -90,6 +98,11 @@ class RetryInterceptor final : public grpc::experimental::Interceptor {
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
   int attempts_ ABSL_GUARDED_BY(mu_) = 0;
   std::unique_ptr<grpc::ClientContext> attempt_context_ ABSL_GUARDED_BY(mu_);
+  // Lives in the attempt's call arena: declared after the context, so it is
+  // destroyed first.
+  std::unique_ptr<grpc::ClientAsyncResponseReader<grpc::ByteBuffer>> attempt_reader_
+      ABSL_GUARDED_BY(mu_);
+  grpc::Status attempt_status_;  // written by the attempt, read after it ended
   absl::Time attempt_deadline_ ABSL_GUARDED_BY(mu_);
   grpc::ByteBuffer response_;  // written by the attempt, read after it ended
   std::unique_ptr<grpc::Alarm> backoff_alarm_ ABSL_GUARDED_BY(mu_);
