@@ -89,6 +89,11 @@ bool TimeoutScheduler::Cancel(Timer* timer) {
   return false;
 }
 
+size_t TimeoutScheduler::pending() {
+  MutexLock lock(&mu_);
+  return heap_.size();
+}
+
 void TimeoutScheduler::Run() {
   mu_.Lock();
   while (!stopping_) {

@@ -31,7 +31,8 @@ namespace resilience {
 // can be removed); one thread sleeps until the earliest `when` (or a new,
 // earlier timer arrives), then fires what is due, one at a time, outside
 // the lock. Fire() must be short and must not block. Timers are owned by
-// the caller, who must Cancel() one (or see it fire) before destroying it.
+// the caller, who must Cancel() a timer that was ever scheduled before
+// destroying it (also after it fired: its Fire() may still be running).
 // This class is thread-safe; Global() is never destroyed.
 class TimeoutScheduler {
  public:
@@ -67,6 +68,9 @@ class TimeoutScheduler {
   // from the timer's own Fire(), which it then does not wait for), so the
   // caller may destroy it. Returns true if the timer was still pending.
   bool Cancel(Timer* timer) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Timers scheduled and not yet fired or cancelled (for metrics and tests).
+  size_t pending() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   void Run() ABSL_LOCKS_EXCLUDED(mu_);

@@ -5,11 +5,13 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "grpcpp/completion_queue.h"
 #include "gtest/gtest.h"
 #include "src/client_interceptors/breaker_interceptor.h"
+#include "src/client_interceptors/timeout_scheduler.h"
 #include "tests/client_interceptors/all_call_types.h"
 #include "tests/client_interceptors/client_test_fixture.h"
 
@@ -254,6 +256,23 @@ TEST_F(ClientInterceptorsTest, UnaryTimeoutWithoutRetry) {
   EXPECT_EQ(Stats().attempt_timeouts, 1);
   EXPECT_EQ(resilience_->BreakerSnapshotOf("/resilience.test.TestService/Unary")->counts.failure, 1);
   EXPECT_TRUE(Unary().ok());
+}
+
+// Calls that end in time cancel their timers: none is left pending to wake
+// the scheduler's thread later, whatever the call type and stub flavour.
+TEST_F(ClientInterceptorsTest, CallsThatEndInTimeLeaveNoTimerBehind) {
+  Connect(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
+      "timeout": "30s", "breaker": {"sre": {}}}]})");
+  const size_t before = TimeoutScheduler::Global().pending();
+  for (CallType type : {CallType::kUnary, CallType::kClientStream, CallType::kServerStream,
+                        CallType::kBidi}) {
+    for (Flavour flavour : {Flavour::kSync, Flavour::kAsync, Flavour::kCallback}) {
+      SCOPED_TRACE(absl::StrCat(Name(type), " ", Name(flavour)));
+      EXPECT_TRUE(MakeCall(*stub_, type, flavour).status.ok());
+      EXPECT_EQ(TimeoutScheduler::Global().pending(), before);
+    }
+  }
+  EXPECT_EQ(service_.handled(), 12);
 }
 
 // A policy deadline applies when the caller set none.

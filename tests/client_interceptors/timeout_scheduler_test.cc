@@ -53,6 +53,9 @@ TEST(TimeoutSchedulerTest, FiresEachTimerAtItsTime) {
   for (std::thread& t : threads) t.join();
   ASSERT_TRUE(all_done.WaitForNotificationWithTimeout(absl::Seconds(10)));
   EXPECT_EQ(early.load(), 0);
+  // Fired: nothing to cancel, but the last Fire() may still be running.
+  for (FunctionTimer& timer : timers) EXPECT_FALSE(scheduler.Cancel(&timer));
+  EXPECT_EQ(scheduler.pending(), 0u);
 }
 
 // A timer earlier than everything pending wakes the thread at once.
@@ -92,6 +95,8 @@ TEST(TimeoutSchedulerTest, CancelledTimersNeverFire) {
   }
   for (int i = 0; i < kTimers; i += 3) EXPECT_TRUE(scheduler.Cancel(&timers[i]));
   ASSERT_TRUE(last.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  for (int i = 0; i < kTimers; ++i) scheduler.Cancel(&timers[i]);  // wait for every Fire()
+  EXPECT_EQ(scheduler.pending(), 0u);
   std::lock_guard<std::mutex> lock(mu);
   std::vector<int> expected;
   for (int i = 0; i < kTimers; ++i) {
@@ -103,7 +108,6 @@ TEST(TimeoutSchedulerTest, CancelledTimersNeverFire) {
   for (size_t k = 1; k + 1 < fired.size(); ++k) {
     EXPECT_LT((fired[k - 1] * 37) % kTimers, (fired[k] * 37) % kTimers) << "at " << k;
   }
-  for (int i = 1; i < kTimers; i += 3) EXPECT_FALSE(scheduler.Cancel(&timers[i]));
 }
 
 // Cancel() of a timer that is firing waits until Fire() has returned, so the
@@ -139,7 +143,8 @@ TEST(TimeoutSchedulerTest, CancelFromFireDoesNotDeadlock) {
   });
   scheduler.Schedule(&timer, absl::Now());
   ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(5)));
-}  // destruction with a timer pending joins the thread
+  EXPECT_FALSE(scheduler.Cancel(&timer));  // waits for the Fire() to return
+}
 
 }  // namespace
 }  // namespace resilience
