@@ -117,12 +117,9 @@ int main(int argc, char** argv) {
       csv << "second,backend";
       for (const goodput::Policy& p : policies) csv << "," << p.key;
       csv << "\n";
-      size_t period = 0;
       for (size_t sec = 0; sec < results[0].successes_per_second.size(); ++sec) {
-        while (period + 1 < schedule.size() && absl::Seconds(sec) >= schedule[period].end) {
-          ++period;
-        }
-        csv << sec << "," << goodput::KindName(schedule[period].kind);
+        csv << sec << ","
+            << goodput::KindName(goodput::PeriodAt(schedule, absl::Seconds(sec)).kind);
         for (const goodput::Metrics& m : results) {
           csv << "," << absl::StrFormat("%.4f", static_cast<double>(m.successes_per_second[sec]) /
                                                      std::max(1, m.offered_per_second[sec]));

@@ -71,6 +71,12 @@ std::string KindName(Period::Kind kind) {
   return "?";
 }
 
+const Period& PeriodAt(const std::vector<Period>& schedule, absl::Duration t) {
+  auto it = std::upper_bound(schedule.begin(), schedule.end(), t,
+                             [](absl::Duration at, const Period& p) { return at < p.end; });
+  return it == schedule.end() ? schedule.back() : *it;
+}
+
 std::vector<Period> OutageSchedule(absl::Duration length, uint64_t seed) {
   return Alternate(length, seed, [](Rng&) {
     Period p;

@@ -34,6 +34,12 @@ struct Period {
 
 std::string KindName(Period::Kind kind);
 
+// PeriodAt()
+//
+// The period of `schedule` (which tiles the run from 0) that `t` falls in;
+// the last one for times past its end.
+const Period& PeriodAt(const std::vector<Period>& schedule, absl::Duration t);
+
 // The two schedules. `outage`: go-zero's harness, healthy 1-50 s then down
 // 1-20 s, alternating. `mixed`: the failing periods are drawn from down,
 // overloaded (300 calls/s), 20% errors and 60% errors.

@@ -18,7 +18,7 @@ const Period& RunRecorder::Offer(int64_t tick) {
   previous_ = &p;
   ++metrics_.offered;
   ++metrics_.offered_per_second[tick / 1000];
-  if (oracle_.OracleSucceeds(tick)) ++metrics_.oracle_succeeded;
+  if (oracle_.Serve(tick) == absl::StatusCode::kOk) ++metrics_.oracle_succeeded;
   return p;
 }
 

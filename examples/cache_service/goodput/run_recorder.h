@@ -38,6 +38,7 @@ class RunRecorder {
   // Counts the call as offered; returns its period.
   const Period& Offer(int64_t tick);
 
+  // The oracle: a backend that every call reaches (see ScheduledBackend).
   ScheduledBackend oracle_;
   Metrics metrics_;
   // The end of the last failing period, until the first success after it.

@@ -1,20 +1,11 @@
 #include "examples/cache_service/goodput/scheduled_backend.h"
 
-#include <algorithm>
-
 #include "src/breaker/random_source.h"
 
 namespace goodput {
 
 ScheduledBackend::ScheduledBackend(const std::vector<Period>& schedule, uint64_t seed)
     : schedule_(schedule), seed_(seed) {}
-
-const Period& ScheduledBackend::PeriodAt(int64_t tick) const {
-  const absl::Duration t = absl::Milliseconds(tick);
-  auto it = std::upper_bound(schedule_.begin(), schedule_.end(), t,
-                             [](absl::Duration at, const Period& p) { return at < p.end; });
-  return it == schedule_.end() ? schedule_.back() : *it;
-}
 
 bool ScheduledBackend::Capacity::Take(int64_t tick, int capacity) {
   const int64_t s = tick / 1000;
@@ -48,21 +39,6 @@ absl::StatusCode ScheduledBackend::Serve(int64_t tick) {
       return ErrorDrawn(p, tick) ? absl::StatusCode::kUnavailable : absl::StatusCode::kOk;
   }
   return absl::StatusCode::kInternal;
-}
-
-bool ScheduledBackend::OracleSucceeds(int64_t tick) {
-  const Period& p = PeriodAt(tick);
-  switch (p.kind) {
-    case Period::kHealthy:
-      return true;
-    case Period::kDown:
-      return false;
-    case Period::kOverloaded:
-      return oracle_.Take(tick, p.capacity_per_second);
-    case Period::kErrors:
-      return !ErrorDrawn(p, tick);
-  }
-  return false;
 }
 
 }  // namespace goodput

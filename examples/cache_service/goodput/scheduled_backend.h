@@ -23,26 +23,24 @@ namespace goodput {
 // backend in the same second: down -> UNAVAILABLE; overloaded -> calls beyond
 // capacity_per_second in a second get RESOURCE_EXHAUSTED; errors -> a share
 // error_rate of the ticks (the same ticks for every policy) get UNAVAILABLE.
-// One instance per run. Not thread-safe; ticks passed to Serve() must not
-// decrease (nor those passed to OracleSucceeds()).
+// A client that knows the backend's state (the experiment's oracle) sends a
+// call exactly when Serve() would succeed: it is a ScheduledBackend of its
+// own that every call reaches. One instance per run. Not thread-safe; ticks
+// passed to Serve() must not decrease.
 class ScheduledBackend {
  public:
   // `schedule` must tile the run from 0 and outlive this object.
   ScheduledBackend(const std::vector<Period>& schedule, uint64_t seed);
 
-  // The period `tick` falls in (the last one for ticks past the end).
-  const Period& PeriodAt(int64_t tick) const;
+  // The period `tick` falls in.
+  const Period& PeriodAt(int64_t tick) const {
+    return goodput::PeriodAt(schedule_, absl::Milliseconds(tick));
+  }
 
   // Serve()
   //
   // A call at `tick` reached the backend: kOk or the failure it gets.
   absl::StatusCode Serve(int64_t tick);
-
-  // OracleSucceeds()
-  //
-  // Whether a client that knows the backend's state sends the call at `tick`
-  // and it succeeds (its overload capacity is counted apart from Serve()'s).
-  bool OracleSucceeds(int64_t tick);
 
  private:
   // Calls taken from one second's capacity.
@@ -57,7 +55,6 @@ class ScheduledBackend {
   const std::vector<Period>& schedule_;
   const uint64_t seed_;
   Capacity served_;
-  Capacity oracle_;
 };
 
 }  // namespace goodput
