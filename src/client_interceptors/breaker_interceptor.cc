@@ -6,7 +6,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
-#include "grpcpp/client_context.h"
 
 namespace resilience {
 namespace {
@@ -19,6 +18,12 @@ using grpc::experimental::InterceptionHookPoints;
 constexpr absl::Duration kDeadlineSlack = absl::Milliseconds(5);
 
 }  // namespace
+
+bool RejectedLocally(const grpc::ClientContext& context) {
+  const auto& trailers = context.GetServerTrailingMetadata();
+  return trailers.find(grpc::string_ref(kLocalRejectionKey, sizeof(kLocalRejectionKey) - 1)) !=
+         trailers.end();
+}
 
 grpc::experimental::Interceptor* BreakerInterceptorFactory::CreateClientInterceptor(
     grpc::experimental::ClientRpcInfo* info) {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "grpcpp/client_context.h"
 #include "grpcpp/support/client_interceptor.h"
 #include "src/breaker/breaker.h"
 #include "src/client_interceptors/call_handoff.h"
@@ -21,11 +22,19 @@ namespace resilience {
 // retry interceptor can tell it from a server's UNAVAILABLE.
 inline constexpr char kLocalRejectionKey[] = "x-resilience-local-rejection";
 
+// RejectedLocally()
+//
+// True when the call of `context`, which has ended, was rejected by a
+// BreakerInterceptor without reaching the network (it carries the
+// kLocalRejectionKey trailer).
+bool RejectedLocally(const grpc::ClientContext& context);
+
 // BreakerInterceptor
 //
 // At the call's first PRE_SEND_INITIAL_METADATA it asks the breaker. When
 // rejected, it hijacks the call (no network traffic at all) and answers
-// UNAVAILABLE "<method>: circuit breaker <state> (...)" with the trailer
+// UNAVAILABLE "<method>: rejected locally by the circuit breaker (<kind>
+// <state>, <reason>, drop probability ..., failure rate ...)" with the trailer
 // `x-resilience-local-rejection: breaker`. This works for every call type and
 // stub flavour: messages the application sends fail (Write() returns false),
 // reads fail, and the status is the rejection. Guards against gRPC 1.51

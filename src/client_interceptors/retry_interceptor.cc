@@ -154,8 +154,7 @@ std::optional<absl::Duration> RetryInterceptor::NextRetry(const grpc::Status& st
     state_->budget->RecordSuccess();
     return std::nullopt;
   }
-  const auto& trailers = attempt_context_->GetServerTrailingMetadata();
-  const bool local_rejection = Trailer(trailers, kLocalRejectionKey).has_value();
+  const bool local_rejection = RejectedLocally(*attempt_context_);
   const bool attempt_timed_out =
       code == grpc::StatusCode::DEADLINE_EXCEEDED && attempt_deadline_ < overall_deadline_;
   if (attempt_timed_out) state_->attempt_timeouts.fetch_add(1, std::memory_order_relaxed);
@@ -165,7 +164,8 @@ std::optional<absl::Duration> RetryInterceptor::NextRetry(const grpc::Status& st
   if (code == grpc::StatusCode::DEADLINE_EXCEEDED && !attempt_timed_out) return std::nullopt;
   if (attempts_ >= retry.max_attempts) return std::nullopt;
   std::optional<absl::Duration> delay;
-  if (std::optional<grpc::string_ref> pushback = Trailer(trailers, kPushbackKey)) {
+  if (std::optional<grpc::string_ref> pushback =
+          Trailer(attempt_context_->GetServerTrailingMetadata(), kPushbackKey)) {
     int64_t ms = -1;
     const char* end = pushback->data() + pushback->size();
     auto [ptr, error] = std::from_chars(pushback->data(), end, ms);

@@ -81,13 +81,18 @@ TEST_F(ClientInterceptorsTest, ThreeStateOpensAndRecovers) {
                                  "probeInterval": "0s"}}}]})",
           clock);
   service_.FailNext(1000);  // the backend is down
-  for (int i = 0; i < 5; ++i) EXPECT_EQ(Unary().error_code(), grpc::StatusCode::UNAVAILABLE);
+  for (int i = 0; i < 5; ++i) {
+    grpc::ClientContext context;
+    EXPECT_EQ(Unary(&context).error_code(), grpc::StatusCode::UNAVAILABLE);
+    EXPECT_FALSE(RejectedLocally(context));  // the server's UNAVAILABLE
+  }
   EXPECT_EQ(service_.handled(), 5);
   for (int i = 0; i < 20; ++i) {
     grpc::ClientContext context;
     grpc::Status s = Unary(&context);
     EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAVAILABLE);
     EXPECT_EQ(context.GetServerTrailingMetadata().count(kLocalRejectionKey), 1u);
+    EXPECT_TRUE(RejectedLocally(context));
   }
   EXPECT_EQ(service_.handled(), 5);  // failed fast, never sent
   EXPECT_EQ(Stats().rejected_by_breaker, 20);

@@ -28,11 +28,6 @@ constexpr char kKey[] = "goodput";
 // bounds a hang.
 constexpr absl::Duration kCallDeadline = absl::Seconds(30);
 
-bool IsLocalRejection(const grpc::ClientContext& context) {
-  const auto& trailers = context.GetServerTrailingMetadata();
-  return trailers.find(resilience::kLocalRejectionKey) != trailers.end();
-}
-
 // One policy's run: its own clock, channel and breaker.
 absl::StatusOr<Metrics> RunPolicy(const std::string& target, const std::vector<Period>& schedule,
                                   absl::Duration length, const Policy& policy, uint64_t seed,
@@ -71,7 +66,7 @@ absl::StatusOr<Metrics> RunPolicy(const std::string& target, const std::vector<P
     const grpc::Status status = stub->Get(&context, request, &response);
     if (status.ok()) {
       recorder.Reached(tick, true);
-    } else if (IsLocalRejection(context)) {
+    } else if (resilience::RejectedLocally(context)) {
       recorder.RejectedLocally(tick);
     } else if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
                status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
