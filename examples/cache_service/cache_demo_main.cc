@@ -6,11 +6,11 @@
 // counters that prove it. Every step checks its own outcome; the demo exits 1
 // if one did not happen as described, 0 otherwise. No arguments.
 
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <functional>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -18,20 +18,27 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "cache/v1/cache.grpc.pb.h"
+#include "examples/cache_service/cache_calls.h"
 #include "examples/cache_service/cache_server.h"
 #include "examples/cache_service/load_generator.h"
-#include "shipped_policies.h"
 #include "google/protobuf/util/json_util.h"
-#include "resilience/v1/policy.pb.h"
-#include "src/client_interceptors/resilient_channel.h"
-#include "src/policy/policy_set.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
+#include "resilience/v1/policy.pb.h"
+#include "shipped_policies.h"
+#include "src/client_interceptors/resilient_channel.h"
 #include "src/grpc_common/status_conversion.h"
+#include "src/policy/policy_set.h"
 
 namespace {
 
 using cache::v1::CacheService;
+using cache_service::DumpKeys;
+using cache_service::GetValue;
+using cache_service::StoreValue;
+
+// The deadline of the demo's own calls.
+constexpr absl::Duration kCallTimeout = absl::Seconds(5);
 
 class Demo {
  public:
@@ -46,35 +53,12 @@ class Demo {
   }
 
   grpc::Status Store(const std::string& key, const std::string& value) {
-    grpc::ClientContext context;
-    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
-    cache::v1::StoreReq request;
-    request.set_key(key);
-    request.set_value(value);
-    cache::v1::StoreResp response;
-    return stub_->Store(&context, request, &response);
+    return StoreValue(*stub_, key, value, kCallTimeout);
   }
-
   grpc::Status Get(const std::string& key, std::string* value) {
-    grpc::ClientContext context;
-    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
-    cache::v1::GetReq request;
-    request.set_key(key);
-    cache::v1::GetResp response;
-    grpc::Status status = stub_->Get(&context, request, &response);
-    *value = response.value();
-    return status;
+    return GetValue(*stub_, key, value, kCallTimeout);
   }
-
-  grpc::Status Dump(std::vector<std::string>* keys) {
-    keys->clear();
-    grpc::ClientContext context;
-    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
-    auto reader = stub_->Dump(&context, cache::v1::DumpReq());
-    cache::v1::DumpItem item;
-    while (reader->Read(&item)) keys->push_back(item.key());
-    return reader->Finish();
-  }
+  grpc::Status Dump(std::vector<std::string>* keys) { return DumpKeys(*stub_, keys, kCallTimeout); }
 
   CacheService::Stub& stub() { return *stub_; }
   // Takes over the step count and failures of `other` (a scenario's own

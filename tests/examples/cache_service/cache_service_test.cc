@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "examples/cache_service/cache_calls.h"
 #include "examples/cache_service/cache_server.h"
 #include "examples/cache_service/load_generator.h"
 #include "gmock/gmock.h"
@@ -36,24 +37,10 @@ class CacheServiceTest : public ::testing::Test {
   }
 
   grpc::Status Store(const std::string& key, const std::string& value) {
-    grpc::ClientContext context;
-    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
-    cache::v1::StoreReq request;
-    request.set_key(key);
-    request.set_value(value);
-    cache::v1::StoreResp response;
-    return stub_->Store(&context, request, &response);
+    return StoreValue(*stub_, key, value, absl::Seconds(10));
   }
-
   grpc::Status Get(const std::string& key, std::string* value) {
-    grpc::ClientContext context;
-    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
-    cache::v1::GetReq request;
-    request.set_key(key);
-    cache::v1::GetResp response;
-    grpc::Status status = stub_->Get(&context, request, &response);
-    *value = response.value();
-    return status;
+    return GetValue(*stub_, key, value, absl::Seconds(10));
   }
 
   CacheStore store_;
