@@ -61,11 +61,11 @@ class Demo {
   grpc::Status Dump(std::vector<std::string>* keys) { return DumpKeys(*stub_, keys, kCallTimeout); }
 
   CacheService::Stub& stub() { return *stub_; }
-  // Takes over the step count and failures of `other` (a scenario's own
-  // Demo on another server).
-  void Adopt(const Demo& other) {
-    steps_ = other.steps_;
-    failures_ = other.failures_;
+  // Sends the demo's calls through `stub` (a scenario's own server and
+  // channel) and returns the stub used so far, to be swapped back.
+  std::unique_ptr<CacheService::Stub> SwapStub(std::unique_ptr<CacheService::Stub> stub) {
+    stub_.swap(stub);
+    return stub;
   }
   int failures() const { return failures_; }
 
@@ -151,17 +151,15 @@ void Flaky(Demo& demo) {
   });
   if (server == nullptr) return demo.Step("start the flaky server", "failed", false);
   std::shared_ptr<resilience::ClientResilience> stats;
-  auto previous = std::exchange(demo, Demo(CacheService::NewStub(
-                                          ResilientChannel(server->address(), &stats))));
-  demo.Adopt(previous);
+  std::unique_ptr<CacheService::Stub> main_stub =
+      demo.SwapStub(CacheService::NewStub(ResilientChannel(server->address(), &stats)));
   std::string value;
   grpc::Status s = demo.Store("k", "v");
   int ok = 0;
   for (int i = 0; i < 100; ++i) ok += demo.Get("k", &value).ok() ? 1 : 0;
   const auto server_stats = server->resilience().Stats("/cache.v1.CacheService/Get");
   const auto client = stats->Stats("/cache.v1.CacheService/Get");
-  previous.Adopt(demo);
-  demo = std::move(previous);
+  demo.SwapStub(std::move(main_stub));
   demo.Step("100 Gets against the flaky backend",
             absl::StrFormat("%d OK; server aborted %d attempts, client retried %d", ok,
                             server_stats.faults_aborted, client.retries),
@@ -182,9 +180,8 @@ void Slow(Demo& demo) {
   });
   if (server == nullptr) return demo.Step("start the slow server", "failed", false);
   std::shared_ptr<resilience::ClientResilience> stats;
-  auto previous = std::exchange(demo, Demo(CacheService::NewStub(
-                                          ResilientChannel(server->address(), &stats))));
-  demo.Adopt(previous);
+  std::unique_ptr<CacheService::Stub> main_stub =
+      demo.SwapStub(CacheService::NewStub(ResilientChannel(server->address(), &stats)));
   std::string value;
   grpc::Status s = demo.Store("k", "v");
   int ok = 0;
@@ -196,8 +193,7 @@ void Slow(Demo& demo) {
   }
   const auto client = stats->Stats("/cache.v1.CacheService/Get");
   const auto server_stats = server->resilience().Stats("/cache.v1.CacheService/Get");
-  previous.Adopt(demo);
-  demo = std::move(previous);
+  demo.SwapStub(std::move(main_stub));
   demo.Step("10 Gets against the slow backend",
             absl::StrFormat("%d OK; %d attempts timed out and were retried, slowest call %.0f ms",
                             ok, client.attempt_timeouts, absl::ToDoubleMilliseconds(slowest)),
@@ -217,9 +213,8 @@ void Outage(Demo& demo) {
   if (server == nullptr) return demo.Step("start the server", "failed", false);
   const int port = server->port();
   std::shared_ptr<resilience::ClientResilience> stats;
-  auto previous = std::exchange(demo, Demo(CacheService::NewStub(
-                                          ResilientChannel(server->address(), &stats))));
-  demo.Adopt(previous);
+  std::unique_ptr<CacheService::Stub> main_stub =
+      demo.SwapStub(CacheService::NewStub(ResilientChannel(server->address(), &stats)));
   const char* kStore = "/cache.v1.CacheService/Store";
   grpc::Status s = demo.Store("k", "v");
   server->Shutdown(absl::ZeroDuration());
@@ -234,8 +229,7 @@ void Outage(Demo& demo) {
   const auto state_after = stats->BreakerSnapshotOf(kStore)->state;
   int ok_after = 0;
   for (int i = 0; i < 10; ++i) ok_after += demo.Store("k", "v").ok() ? 1 : 0;
-  previous.Adopt(demo);
-  demo = std::move(previous);
+  demo.SwapStub(std::move(main_stub));
   demo.Step("30 Stores while the backend is down",
             absl::StrFormat("%d failed: %d reached the network, %d rejected locally; breaker %s",
                             failed, during.attempts - 1 - during.rejected_by_breaker,
