@@ -28,7 +28,6 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "src/breaker/mutex.h"
-#include "src/server_interceptors/rejected_by_server_interceptor.h"
 #include "src/server_interceptors/server_interceptors.h"
 #include "tests/testing/test_server.h"
 
@@ -62,9 +61,8 @@ double CallsPerSecond(const std::string& target, absl::Duration duration) {
 class CapacityService final : public cache::v1::CacheService::Service {
  public:
   CapacityService(int workers, absl::Duration work) : free_(workers), work_(work) {}
-  grpc::Status Get(grpc::ServerContext* context, const cache::v1::GetReq*,
+  grpc::Status Get(grpc::ServerContext*, const cache::v1::GetReq*,
                    cache::v1::GetResp*) override {
-    if (resilience::RejectedByServerInterceptor(*context)) return grpc::Status::OK;
     {
       MutexLock lock(&mu_);
       while (free_ == 0) cv_.Wait(&mu_);

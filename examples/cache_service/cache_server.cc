@@ -3,6 +3,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "grpc/grpc.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
 #include "src/server_interceptors/server_interceptors.h"
@@ -40,11 +41,19 @@ absl::StatusOr<std::unique_ptr<CacheServer>> CacheServer::Start(const Options& o
   grpc::ServerBuilder builder;
   const std::string requested = JoinHostPort(options.host, options.port);
   builder.AddListeningPort(requested, grpc::InsecureServerCredentials(), &server->port_);
-  builder.RegisterService(&server->service_);
+  // gRPC turns SO_REUSEPORT on by default: a second server on a port in use
+  // would start and share the traffic.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   server->resilience_ =
       std::make_shared<resilience::ServerResilience>(options.policies, *options.clock);
+  // Behind the guard, a call the interceptors reject never reaches the store.
+  if (absl::Status s = server->resilience_->RegisterGuardedService<cache::v1::CacheService>(
+          builder, &server->service_);
+      !s.ok()) {
+    return s;
+  }
   resilience::ServerInterceptorFactoryList interceptors;
-  if (options.extra_interceptors) interceptors = options.extra_interceptors();
+  if (options.extra_interceptors) interceptors = options.extra_interceptors(*server->resilience_);
   for (auto& factory : resilience::ServerInterceptorFactories(server->resilience_)) {
     interceptors.push_back(std::move(factory));
   }
@@ -56,7 +65,8 @@ absl::StatusOr<std::unique_ptr<CacheServer>> CacheServer::Start(const Options& o
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0) {
     server->server_.reset();
-    return absl::UnavailableError(absl::StrCat("cannot listen on ", requested));
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", requested, " (in use, or not an address of this host)"));
   }
   server->address_ = JoinHostPort(options.host, server->port_);
   return server;

@@ -47,14 +47,18 @@ class CacheServer {
     resilience::Clock* clock = &resilience::Clock::Real();
     // Interceptors of the application's own, registered before
     // grpc-resilience's (so the throttle decides first). Called once by
-    // Start(). Defaults to none.
-    std::function<resilience::ServerInterceptorFactoryList()> extra_interceptors;
+    // Start(), with the server's ServerResilience (an interceptor that
+    // rejects calls adds them to its rejected_calls()). Defaults to none.
+    std::function<resilience::ServerInterceptorFactoryList(resilience::ServerResilience&)>
+        extra_interceptors;
   };
 
   // Start()
   //
   // Validates `options`, binds and starts serving. InvalidArgument for bad
-  // options, Unavailable when the address cannot be bound.
+  // options, Unavailable when the address cannot be bound, including a port
+  // another process (or server) already listens on: SO_REUSEPORT is off, so
+  // a second server never silently shares the first one's traffic.
   static absl::StatusOr<std::unique_ptr<CacheServer>> Start(const Options& options);
 
   ~CacheServer();

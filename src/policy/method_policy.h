@@ -69,6 +69,10 @@ struct ThrottleSettings {
   double rate_per_second = 0;
   // Token bucket size when rate_per_second > 0.
   int burst = 0;
+  // The pushback a rejection suggests is clamped to [min_pushback,
+  // max_pushback].
+  absl::Duration min_pushback = absl::Milliseconds(10);
+  absl::Duration max_pushback = absl::Seconds(10);
 };
 
 struct FaultInjectionSettings {

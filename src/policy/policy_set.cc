@@ -108,6 +108,15 @@ class PolicySetBuilder {
     return absl::OkStatus();
   }
 
+  // A pushback bound: in (0, 1h].
+  static absl::Status CheckPushback(absl::string_view path, const google::protobuf::Duration& d) {
+    const absl::Duration value = ToDuration(d);
+    if (value <= absl::ZeroDuration() || value > absl::Hours(1)) {
+      return Invalid(path, "in (0, 1h]", Show(d));
+    }
+    return absl::OkStatus();
+  }
+
   static absl::Status CheckNonNegative(absl::string_view path,
                                        const google::protobuf::Duration& d) {
     if (ToDuration(d) < absl::ZeroDuration()) return Invalid(path, ">= 0", Show(d));
@@ -377,6 +386,23 @@ class PolicySetBuilder {
       }
       if (p.burst() < 1) return Invalid(path + ".burst", ">= 1", p.burst());
       t.burst = p.burst();
+    }
+    if (p.has_min_pushback()) {
+      if (absl::Status s = CheckPushback(path + ".minPushback", p.min_pushback()); !s.ok()) {
+        return s;
+      }
+      t.min_pushback = ToDuration(p.min_pushback());
+    }
+    if (p.has_max_pushback()) {
+      if (absl::Status s = CheckPushback(path + ".maxPushback", p.max_pushback()); !s.ok()) {
+        return s;
+      }
+      t.max_pushback = ToDuration(p.max_pushback());
+    }
+    if (t.max_pushback < t.min_pushback) {
+      return Invalid(path + ".maxPushback",
+                     absl::StrCat(">= minPushback (", absl::FormatDuration(t.min_pushback), ")"),
+                     absl::FormatDuration(t.max_pushback));
     }
     return t;
   }

@@ -5,7 +5,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "src/grpc_common/status_conversion.h"
-#include "src/server_interceptors/rejected_by_server_interceptor.h"
 
 namespace resilience {
 namespace {
@@ -19,24 +18,29 @@ grpc::experimental::Interceptor* FaultInjectionInterceptorFactory::CreateServerI
   if (!state_->any_fault_injection()) return nullptr;
   ServerMethodState* state = state_->ForMethod(info->method());
   if (state == nullptr || state->fault == nullptr) return nullptr;
-  return new FaultInjectionInterceptor(info, state, state_->executor());
+  return new FaultInjectionInterceptor(info, state, state_->executor(), state_->rejected_calls());
+}
+
+FaultInjectionInterceptor::~FaultInjectionInterceptor() {
+  if (replace_status_) rejected_calls_.Remove(info_->server_context());
+}
+
+void FaultInjectionInterceptor::Reject(grpc::Status status) {
+  replace_status_ = true;
+  status_ = std::move(status);
+  rejected_calls_.Add(info_->server_context());
 }
 
 bool FaultInjectionInterceptor::Decide(grpc::experimental::InterceptorBatchMethods* methods) {
-  auto* metadata = methods->GetRecvInitialMetadata();
-  // The throttle runs first; it clears a client's mark and sets its own. If
-  // there is no throttle, clear here.
-  if (state_->limits == nullptr) internal::ClearRejectedMark(metadata);
-  if (internal::IsMarkedRejected(*metadata)) return false;  // throttled: never delayed
+  // The throttle decides first; a call it rejected is never delayed.
+  if (rejected_calls_.Contains(info_->server_context())) return false;
   const FaultInjectionSettings& fault = *state_->fault;
   if (fault.abort_fraction > 0 && state_->fault_random->NextUniform() < fault.abort_fraction) {
     state_->faults_aborted.fetch_add(1, std::memory_order_relaxed);
-    internal::MarkRejected(metadata, "fault");
-    replace_status_ = true;
-    status_ = grpc::Status(static_cast<grpc::StatusCode>(fault.abort_code),
-                           absl::StrCat(info_->method(), ": fault injected (",
-                                        StatusCodeName(static_cast<grpc::StatusCode>(fault.abort_code)),
-                                        ")"));
+    Reject(grpc::Status(static_cast<grpc::StatusCode>(fault.abort_code),
+                        absl::StrCat(info_->method(), ": fault injected (",
+                                     StatusCodeName(static_cast<grpc::StatusCode>(fault.abort_code)),
+                                     ")")));
     return false;
   }
   if (fault.delay <= absl::ZeroDuration() || fault.delay_fraction <= 0 ||
@@ -58,10 +62,8 @@ void FaultInjectionInterceptor::Resume(grpc::experimental::InterceptorBatchMetho
   if (info_->server_context()->deadline() <= std::chrono::system_clock::now()) {
     // The client gave up during the delay: don't let the handler work.
     state_->expired_while_delayed.fetch_add(1, std::memory_order_relaxed);
-    internal::MarkRejected(methods->GetRecvInitialMetadata(), "expired");
-    replace_status_ = true;
-    status_ = grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
-                           absl::StrCat(info_->method(), ": deadline passed during an injected delay"));
+    Reject(grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
+                        absl::StrCat(info_->method(), ": deadline passed during an injected delay")));
   }
   methods->Proceed();
 }

@@ -12,6 +12,7 @@
 
 #include "grpcpp/alarm.h"
 #include "grpcpp/support/server_interceptor.h"
+#include "src/server_interceptors/rejected_calls.h"
 #include "src/server_interceptors/server_resilience.h"
 
 namespace resilience {
@@ -19,15 +20,16 @@ namespace resilience {
 // FaultInjectionInterceptor
 //
 // At POST_RECV_INITIAL_METADATA, for a call the throttle did not reject:
-//   - with probability abortFraction the call is aborted: marked for the
-//     handler (RejectedByServerInterceptor()), and its status replaced at
-//     PRE_SEND_STATUS by abortCode with "<method>: fault injected";
+//   - with probability abortFraction the call is aborted: added to
+//     RejectedCalls (a GuardedService then skips the handler), and its
+//     status replaced at PRE_SEND_STATUS by abortCode with
+//     "<method>: fault injected";
 //   - otherwise, with probability delayFraction, the call is held for
 //     `delay`: the interceptor returns without Proceed(), a grpc::Alarm
 //     times the delay and a ProceedExecutor thread calls Proceed(), so no
 //     gRPC thread blocks, neither for the delay nor for the handler. A call whose deadline
-//     passes during the delay is marked and answered DEADLINE_EXCEEDED
-//     without the handler doing its work.
+//     passes during the delay is rejected the same way and answered
+//     DEADLINE_EXCEEDED.
 // Placed after the throttle, so a delayed call holds the slot it was granted
 // (it behaves like a slow handler) and a rejected call is never delayed.
 // Draws come from the method's seeded RandomSource, so a run is reproducible
@@ -35,20 +37,24 @@ namespace resilience {
 class FaultInjectionInterceptor final : public grpc::experimental::Interceptor {
  public:
   FaultInjectionInterceptor(grpc::experimental::ServerRpcInfo* info, ServerMethodState* state,
-                            ProceedExecutor& executor)
-      : info_(info), state_(state), executor_(executor) {}
+                            ProceedExecutor& executor, RejectedCalls& rejected_calls)
+      : info_(info), state_(state), executor_(executor), rejected_calls_(rejected_calls) {}
+  ~FaultInjectionInterceptor() override;
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override;
 
  private:
   // Returns true when the batch was held for a delay (Proceed() comes later).
   bool Decide(grpc::experimental::InterceptorBatchMethods* methods);
+  // Rejects the call with `status` (see RejectedCalls).
+  void Reject(grpc::Status status);
   // After the delay, on a ProceedExecutor thread.
   void Resume(grpc::experimental::InterceptorBatchMethods* methods);
 
   grpc::experimental::ServerRpcInfo* const info_;
   ServerMethodState* const state_;
   ProceedExecutor& executor_;
+  RejectedCalls& rejected_calls_;
   bool decided_ = false;
   bool replace_status_ = false;
   grpc::Status status_;

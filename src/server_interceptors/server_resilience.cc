@@ -26,6 +26,8 @@ ScopeLimits* ServerResilience::LimitsFor(absl::string_view scope,
   if (limits == nullptr) {
     limits = std::make_unique<ScopeLimits>();
     limits->scope = std::string(scope);
+    limits->min_pushback = settings.min_pushback;
+    limits->max_pushback = settings.max_pushback;
     if (settings.max_concurrency > 0) {
       limits->concurrency = std::make_unique<FixedConcurrencyLimiter>(settings.max_concurrency);
     }
@@ -57,6 +59,18 @@ std::unique_ptr<ServerMethodState> ServerResilience::Resolve(const char* method)
     state->limits = LimitsFor(match.scope, *match.policy->throttle);
   }
   return state;
+}
+
+absl::Status ServerResilience::RegisterGuardedService(grpc::ServerBuilder& builder,
+                                                      grpc::Service* service,
+                                                      absl::string_view full_name) {
+  absl::StatusOr<std::unique_ptr<GuardedService>> guard =
+      GuardedService::Create(service, full_name, &rejected_calls_);
+  if (!guard.ok()) return guard.status();
+  builder.RegisterService(guard->get());
+  MutexLock lock(&mu_);
+  guards_.push_back(*std::move(guard));
+  return absl::OkStatus();
 }
 
 ServerMethodStats ServerResilience::Stats(absl::string_view method) {

@@ -13,11 +13,15 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "grpcpp/server_builder.h"
+#include "src/breaker/call_duration_estimate.h"
 #include "src/breaker/clock.h"
 #include "src/breaker/fixed_concurrency_limiter.h"
 #include "src/breaker/mutex.h"
@@ -25,7 +29,9 @@
 #include "src/breaker/token_bucket.h"
 #include "src/grpc_common/method_cache.h"
 #include "src/policy/policy_set.h"
+#include "src/server_interceptors/guarded_service.h"
 #include "src/server_interceptors/proceed_executor.h"
+#include "src/server_interceptors/rejected_calls.h"
 
 namespace resilience {
 
@@ -47,9 +53,12 @@ struct ScopeLimits {
   std::string scope;
   std::unique_ptr<FixedConcurrencyLimiter> concurrency;  // null: no limit
   std::unique_ptr<TokenBucket> rate;                     // null: no limit
-  // Smoothed latency of admitted calls, microseconds; the pushback hint for
-  // concurrency rejections. Updated without a lock; a lost update is harmless.
-  std::atomic<int64_t> smoothed_latency_us{0};
+  // How long admitted calls take (admission to status); the pushback of a
+  // concurrency rejection.
+  CallDurationEstimate durations;
+  // Bounds of the pushback.
+  absl::Duration min_pushback;
+  absl::Duration max_pushback;
 };
 
 // What the interceptors of one method need, resolved once per method.
@@ -97,6 +106,37 @@ class ServerResilience {
   ProceedExecutor& executor() { return executor_; }
   const PolicySet& policies() const { return policies_; }
 
+  // The calls rejected by an interceptor, for the GuardedServices. An
+  // application's own server interceptor may Add() the server context of a
+  // call it rejects (and Remove() it when destroyed): the guard then skips
+  // that call's handler too.
+  RejectedCalls& rejected_calls() { return rejected_calls_; }
+
+  // RegisterGuardedService()
+  //
+  // Registers `service` with `builder` behind a GuardedService, so that a
+  // call rejected by these interceptors never runs its handlers. Use it
+  // instead of builder.RegisterService(service). `Generated` is the class
+  // grpc_cpp_plugin generated for the proto service (cache::v1::CacheService);
+  // `service` and this object must outlive the server. InvalidArgument, and
+  // nothing registered, for a service the guard cannot serve (see
+  // GuardedService).
+  //
+  // Example:
+  //   auto resilience = resilience::AddServerInterceptors(builder, policies);
+  //   MyCacheService service;
+  //   absl::Status s =
+  //       resilience->RegisterGuardedService<cache::v1::CacheService>(builder, &service);
+  template <typename Generated, typename Impl>
+  absl::Status RegisterGuardedService(grpc::ServerBuilder& builder, Impl* service) {
+    static_assert(std::is_base_of_v<typename Generated::Service, Impl>,
+                  "service must implement Generated::Service (or one of its callback forms)");
+    return RegisterGuardedService(builder, service, Generated::service_full_name());
+  }
+  // The same, naming the proto service ("cache.v1.CacheService").
+  absl::Status RegisterGuardedService(grpc::ServerBuilder& builder, grpc::Service* service,
+                                      absl::string_view full_name) ABSL_LOCKS_EXCLUDED(mu_);
+
  private:
   ScopeLimits* LimitsFor(absl::string_view scope, const ThrottleSettings& settings)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -109,6 +149,8 @@ class ServerResilience {
   MethodCache<ServerMethodState> methods_;
   Mutex mu_;
   absl::flat_hash_map<std::string, std::unique_ptr<ScopeLimits>> scopes_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<GuardedService>> guards_ ABSL_GUARDED_BY(mu_);
+  RejectedCalls rejected_calls_;
   // Last member: destroyed first, joining its threads while the rest is alive.
   ProceedExecutor executor_;
 };

@@ -11,6 +11,8 @@
 
 #include "absl/time/time.h"
 #include "grpcpp/support/server_interceptor.h"
+#include "src/breaker/outcome.h"
+#include "src/server_interceptors/rejected_calls.h"
 #include "src/server_interceptors/server_resilience.h"
 
 namespace resilience {
@@ -20,48 +22,50 @@ namespace resilience {
 // Decides at POST_RECV_INITIAL_METADATA, before the handler runs:
 //   - concurrency: a slot of the scope's FixedConcurrencyLimiter;
 //   - rate: a token of the scope's TokenBucket.
-// A rejected call is marked (RejectedByServerInterceptor() is true in the
-// handler) and, at PRE_SEND_STATUS, its status becomes RESOURCE_EXHAUSTED
-// with a message naming the method and the limit
-// ("/cache.v1.CacheService/Get: concurrency limit 5 reached") and a
-// `grpc-retry-pushback-ms` trailer: the time until the next token for the rate
-// limit, the smoothed latency of admitted calls for the concurrency limit.
+// A rejected call is added to RejectedCalls, so that a GuardedService
+// answers it without running the user's handler, and at PRE_SEND_STATUS its
+// status becomes RESOURCE_EXHAUSTED with a message naming the method and the
+// limit ("/cache.v1.CacheService/Get: concurrency limit 5 reached") and a
+// `grpc-retry-pushback-ms` trailer: when capacity is expected, clamped to
+// the policy's [minPushback, maxPushback]. For the concurrency limit that is
+// how long the scope's calls take (CallDurationEstimate), for the rate limit
+// the time until the next token.
 //
-// Why the status path and not grpc_call_cancel_with_status(): cancelling
-// answers the client before the handler returns, but carries no trailer, so
-// no pushback; with the status path the handler's early return (one line)
-// makes the rejection as cheap, and pushback reaches well-behaved clients.
-//
-// The slot of an admitted call is released in the destructor: gRPC destroys
-// server interceptors only after the handler has returned *and* the call has
-// closed, so a slot is never released early (client cancellation and
-// deadline included) and never twice. Never calls ServerContext::IsCancelled()
-// (it recurses in 1.51's sync server when called from an interceptor).
-// One instance per call; gRPC serializes its hooks.
+// The slot of an admitted call is released when its status is sent
+// (PRE_SEND_STATUS, before the status reaches the client, so a client that
+// waits for each call never finds its own previous call still holding the
+// slot), or, for a call that closes without a status (client cancellation,
+// deadline), when the interceptor is destroyed: gRPC destroys server
+// interceptors only after the handler has returned *and* the call has
+// closed, so a slot is never released while a handler still runs for it, and
+// never twice. Never calls ServerContext::IsCancelled() (it recurses in
+// 1.51's sync server when called from an interceptor). One instance per
+// call; gRPC serializes its hooks.
 class ThrottleInterceptor final : public grpc::experimental::Interceptor {
  public:
   ThrottleInterceptor(grpc::experimental::ServerRpcInfo* info, ServerMethodState* state,
-                      Clock& clock)
-      : info_(info), state_(state), clock_(clock) {}
+                      Clock& clock, RejectedCalls& rejected_calls)
+      : info_(info), state_(state), clock_(clock), rejected_calls_(rejected_calls) {}
   ~ThrottleInterceptor() override;
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override;
 
  private:
-  void Admit(grpc::experimental::InterceptorBatchMethods* methods);
+  void Admit();
+  void Reject(std::string message, absl::Duration pushback);
+  // Gives back what an admitted call holds, with the call's outcome.
+  void Finish(Outcome outcome);
 
   grpc::experimental::ServerRpcInfo* const info_;
   ServerMethodState* const state_;
   Clock& clock_;
+  RejectedCalls& rejected_calls_;
   absl::Time start_;
   bool holds_slot_ = false;   // a concurrency slot to release
-  bool admitted_ = false;     // counted in in_flight
+  bool admitted_ = false;     // counted in in_flight, not finished yet
   bool rejected_ = false;
   std::string reject_message_;
   std::string pushback_ms_;
-  bool status_sent_ = false;
-  bool failed_ = false;       // the handler's status counts as a failure
-  bool closed_early_ = false; // the call closed before a status was sent
 };
 
 class ThrottleInterceptorFactory final

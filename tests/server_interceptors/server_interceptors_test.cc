@@ -19,7 +19,6 @@
 #include "gtest/gtest.h"
 #include "src/breaker/mutex.h"
 #include "src/breaker/simulated_clock.h"
-#include "src/server_interceptors/rejected_by_server_interceptor.h"
 #include "tests/testing/test_server.h"
 
 namespace resilience {
@@ -61,9 +60,8 @@ struct Counters {
 class SyncService final : public cache::v1::CacheService::Service {
  public:
   SyncService(Gate* gate, Counters* counters) : gate_(gate), counters_(counters) {}
-  grpc::Status Get(grpc::ServerContext* context, const cache::v1::GetReq* request,
+  grpc::Status Get(grpc::ServerContext*, const cache::v1::GetReq* request,
                    cache::v1::GetResp* response) override {
-    if (RejectedByServerInterceptor(*context)) return grpc::Status::OK;
     counters_->get_bodies++;
     if (request->key() == "gated") {
       counters_->get_waiting++;
@@ -73,9 +71,8 @@ class SyncService final : public cache::v1::CacheService::Service {
     response->set_value("v");
     return grpc::Status::OK;
   }
-  grpc::Status Store(grpc::ServerContext* context, const cache::v1::StoreReq*,
+  grpc::Status Store(grpc::ServerContext*, const cache::v1::StoreReq*,
                      cache::v1::StoreResp*) override {
-    if (RejectedByServerInterceptor(*context)) return grpc::Status::OK;
     counters_->store_bodies++;
     return grpc::Status::OK;
   }
@@ -96,10 +93,6 @@ class CallbackService final : public cache::v1::CacheService::CallbackService {
                                 const cache::v1::GetReq* request,
                                 cache::v1::GetResp* response) override {
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-    if (RejectedByServerInterceptor(*context)) {
-      reactor->Finish(grpc::Status::OK);
-      return reactor;
-    }
     counters_->get_bodies++;
     if (request->key() != "gated") {
       response->set_value("v");
@@ -119,7 +112,7 @@ class CallbackService final : public cache::v1::CacheService::CallbackService {
   grpc::ServerUnaryReactor* Store(grpc::CallbackServerContext* context,
                                   const cache::v1::StoreReq*, cache::v1::StoreResp*) override {
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-    if (!RejectedByServerInterceptor(*context)) counters_->store_bodies++;
+    counters_->store_bodies++;
     reactor->Finish(grpc::Status::OK);
     return reactor;
   }
@@ -142,13 +135,19 @@ class ServerInterceptorsTest : public ::testing::TestWithParam<bool> {
     ASSERT_TRUE(policies.ok()) << policies.status();
     state_ = std::make_shared<ServerResilience>(*std::move(policies), clock);
     TestServer::Options options;
+    grpc::Service* service;
     if (GetParam()) {
       callback_service_ = std::make_unique<CallbackService>(&gate_, &counters_);
-      options.services.push_back(callback_service_.get());
+      service = callback_service_.get();
     } else {
       sync_service_ = std::make_unique<SyncService>(&gate_, &counters_);
-      options.services.push_back(sync_service_.get());
+      service = sync_service_.get();
     }
+    // The handlers above never check for rejection: the guard keeps
+    // rejected calls away from them.
+    options.configure = [this, service](grpc::ServerBuilder& builder) {
+      ASSERT_TRUE(state_->RegisterGuardedService(builder, service, "cache.v1.CacheService").ok());
+    };
     options.interceptors = ServerInterceptorFactories(state_);
     server_ = TestServer::Start(std::move(options));
     ASSERT_NE(server_, nullptr);
@@ -453,13 +452,29 @@ TEST_P(ServerInterceptorsTest, ExpiredDuringDelaySkipsTheHandler) {
   EXPECT_EQ(counters_.get_bodies.load(), 0);
 }
 
-// A client cannot make handlers skip work by sending the marker itself.
-TEST_P(ServerInterceptorsTest, ClientCannotForgeTheMarker) {
+// Nothing a client sends can switch work off: the metadata keys this
+// library uses anywhere (and the old rejection marker) change nothing, on a
+// throttled method and on one without any policy.
+TEST_P(ServerInterceptorsTest, ClientMetadataCannotSkipWork) {
   Start(kGetConcurrency3);
-  grpc::ClientContext context;
-  context.AddMetadata(kRejectedMarkerKey, "throttled");
-  EXPECT_TRUE(Get("fast", &context).ok());
-  EXPECT_EQ(counters_.get_bodies.load(), 1);
+  const std::vector<std::pair<std::string, std::string>> keys = {
+      {"x-resilience-rejected", "throttled"}, {"x-resilience-rejected", "fault"},
+      {"x-resilience-local-rejection", "1"},  {"grpc-retry-pushback-ms", "1000"},
+      {"grpc-previous-rpc-attempts", "3"},    {"x-retry-attempt", "3"}};
+  for (const auto& [key, value] : keys) {
+    grpc::ClientContext get_context;
+    get_context.AddMetadata(key, value);
+    EXPECT_TRUE(Get("fast", &get_context).ok()) << key;
+    grpc::ClientContext store_context;
+    store_context.set_deadline(absl::ToChronoTime(absl::Now() + kLong));
+    store_context.AddMetadata(key, value);
+    cache::v1::StoreReq request;
+    request.set_key("k");
+    cache::v1::StoreResp response;
+    EXPECT_TRUE(stub_->Store(&store_context, request, &response).ok()) << key;
+  }
+  EXPECT_EQ(counters_.get_bodies.load(), static_cast<int>(keys.size()));
+  EXPECT_EQ(counters_.store_bodies.load(), static_cast<int>(keys.size()));
 }
 
 // Bad input: malformed request bytes, an unknown method, oversized metadata;

@@ -99,9 +99,10 @@ absl::StatusOr<std::vector<Metrics>> RunOverGrpc(const std::vector<Period>& sche
                                                  uint64_t seed) {
   ScheduledFaults faults(schedule, seed);
   cache_service::CacheServer::Options server_options;
-  server_options.extra_interceptors = [&faults] {
+  server_options.extra_interceptors = [&faults](resilience::ServerResilience& resilience) {
     resilience::ServerInterceptorFactoryList list;
-    list.push_back(std::make_unique<ScheduleFaultInterceptorFactory>(faults));
+    list.push_back(
+        std::make_unique<ScheduleFaultInterceptorFactory>(faults, resilience.rejected_calls()));
     return list;
   };
   absl::StatusOr<std::unique_ptr<cache_service::CacheServer>> server =

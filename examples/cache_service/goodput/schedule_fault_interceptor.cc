@@ -4,7 +4,6 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "src/server_interceptors/rejected_by_server_interceptor.h"
 
 namespace goodput {
 namespace {
@@ -14,8 +13,8 @@ using grpc::experimental::InterceptionHookPoints;
 }  // namespace
 
 void ScheduleFaultInterceptor::Decide(grpc::experimental::InterceptorBatchMethods* methods) {
+  if (rejected_calls_.Contains(info_->server_context())) return;  // throttled
   auto* metadata = methods->GetRecvInitialMetadata();
-  if (resilience::internal::IsMarkedRejected(*metadata)) return;  // throttled
   auto run = metadata->find(kRunMetadataKey);
   auto tick_text = metadata->find(kTickMetadataKey);
   if (run == metadata->end() || tick_text == metadata->end()) return;
@@ -33,7 +32,11 @@ void ScheduleFaultInterceptor::Decide(grpc::experimental::InterceptorBatchMethod
                            absl::StrCat(info_->method(), ": scheduled failure at tick ", tick));
   }
   replace_status_ = true;
-  resilience::internal::MarkRejected(metadata, "fault");
+  rejected_calls_.Add(info_->server_context());
+}
+
+ScheduleFaultInterceptor::~ScheduleFaultInterceptor() {
+  if (replace_status_) rejected_calls_.Remove(info_->server_context());
 }
 
 void ScheduleFaultInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods* methods) {

@@ -9,6 +9,7 @@
 
 #include "examples/cache_service/goodput/scheduled_faults.h"
 #include "grpcpp/support/server_interceptor.h"
+#include "src/server_interceptors/rejected_calls.h"
 
 namespace goodput {
 
@@ -16,15 +17,17 @@ namespace goodput {
 //
 // At POST_RECV_INITIAL_METADATA, a call that carries kRunMetadataKey and
 // kTickMetadataKey gets its fate from ScheduledFaults; a failing call is
-// marked for the handler (resilience::RejectedByServerInterceptor()) and its
-// status replaced at PRE_SEND_STATUS ("<method>: scheduled <state> at tick
+// added to the server's RejectedCalls (so the guarded service never runs its
+// handler) and its status replaced at PRE_SEND_STATUS ("<method>: scheduled <state> at tick
 // N"). A malformed tick gets INVALID_ARGUMENT. Calls without the metadata,
 // or already rejected by grpc-resilience's throttle, pass untouched. One
 // instance per call.
 class ScheduleFaultInterceptor final : public grpc::experimental::Interceptor {
  public:
-  ScheduleFaultInterceptor(grpc::experimental::ServerRpcInfo* info, ScheduledFaults& faults)
-      : info_(info), faults_(faults) {}
+  ScheduleFaultInterceptor(grpc::experimental::ServerRpcInfo* info, ScheduledFaults& faults,
+                           resilience::RejectedCalls& rejected_calls)
+      : info_(info), faults_(faults), rejected_calls_(rejected_calls) {}
+  ~ScheduleFaultInterceptor() override;
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override;
 
@@ -33,6 +36,7 @@ class ScheduleFaultInterceptor final : public grpc::experimental::Interceptor {
 
   grpc::experimental::ServerRpcInfo* const info_;
   ScheduledFaults& faults_;
+  resilience::RejectedCalls& rejected_calls_;
   bool replace_status_ = false;
   grpc::Status status_;
 };
@@ -40,15 +44,18 @@ class ScheduleFaultInterceptor final : public grpc::experimental::Interceptor {
 class ScheduleFaultInterceptorFactory final
     : public grpc::experimental::ServerInterceptorFactoryInterface {
  public:
-  // `faults` must outlive the server.
-  explicit ScheduleFaultInterceptorFactory(ScheduledFaults& faults) : faults_(faults) {}
+  // `faults` and `rejected_calls` must outlive the server.
+  ScheduleFaultInterceptorFactory(ScheduledFaults& faults,
+                                  resilience::RejectedCalls& rejected_calls)
+      : faults_(faults), rejected_calls_(rejected_calls) {}
   grpc::experimental::Interceptor* CreateServerInterceptor(
       grpc::experimental::ServerRpcInfo* info) override {
-    return new ScheduleFaultInterceptor(info, faults_);
+    return new ScheduleFaultInterceptor(info, faults_, rejected_calls_);
   }
 
  private:
   ScheduledFaults& faults_;
+  resilience::RejectedCalls& rejected_calls_;
 };
 
 }  // namespace goodput

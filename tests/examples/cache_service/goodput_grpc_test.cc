@@ -95,9 +95,10 @@ TEST(ScheduleFaultInterceptorTest, FailsWhatTheScheduleSays) {
   const std::vector<Period> schedule = {healthy, down};
   ScheduledFaults faults(schedule, 1);
   cache_service::CacheServer::Options options;
-  options.extra_interceptors = [&faults] {
+  options.extra_interceptors = [&faults](resilience::ServerResilience& resilience) {
     resilience::ServerInterceptorFactoryList list;
-    list.push_back(std::make_unique<ScheduleFaultInterceptorFactory>(faults));
+    list.push_back(
+        std::make_unique<ScheduleFaultInterceptorFactory>(faults, resilience.rejected_calls()));
     return list;
   };
   auto server = cache_service::CacheServer::Start(options);

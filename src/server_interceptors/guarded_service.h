@@ -1,0 +1,72 @@
+// File: src/server_interceptors/guarded_service.h
+//
+// Makes a rejection by grpc-resilience's server interceptors final: the
+// user's handler never runs for a rejected call, and the client receives the
+// rejection status with no response message (what gRPC's own retry and other
+// standard clients need to treat the call as not processed).
+
+#ifndef GRPC_RESILIENCE_SRC_SERVER_INTERCEPTORS_GUARDED_SERVICE_H_
+#define GRPC_RESILIENCE_SRC_SERVER_INTERCEPTORS_GUARDED_SERVICE_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "grpcpp/impl/service_type.h"
+#include "src/server_interceptors/rejected_calls.h"
+
+namespace resilience {
+
+// GuardedService
+//
+// A grpc::Service that serves the methods of the user's service: same names,
+// same call types, same server API (sync or callback), calling the user's
+// own gRPC handlers. Before a handler runs, it asks RejectedCalls whether an
+// interceptor rejected the call; if so it answers the call at once without
+// the user's code (sync API: initial metadata and status; callback API: the
+// stock handler's failure path), and the rejecting interceptor puts its own
+// status and pushback on that answer at PRE_SEND_STATUS.
+//
+// Register the GuardedService with the ServerBuilder *instead of* the user's
+// service (which must outlive the server, as a registered service must). The
+// usual way is ServerResilience::RegisterGuardedService().
+//
+// What it relies on in gRPC 1.51 (docs/server-rejection.md, pinned by
+// tests/server_interceptors/guarded_service_test.cc): the codegen interface
+// every generated service uses (RpcServiceMethod, MethodHandler), the
+// protected grpc::Service::GetHandler(), and that a callback handler given a
+// non-OK request status fails the call without creating the user's reactor.
+//
+// Supported: protobuf services whose methods are all sync or all callback
+// (the generated Service / CallbackService and their WithCallbackMethod_
+// forms), all four call types. Refused with InvalidArgument: async or raw
+// methods (the completion-queue API has no handler to guard; register such a
+// service directly, and the interceptor still rewrites the status of a
+// rejected call), generic methods, services that mix the sync and callback
+// APIs, streamed-unary and split-streaming methods.
+class GuardedService final : public grpc::Service {
+ public:
+  // Create()
+  //
+  // Guards `service`, an implementation of the protobuf service
+  // `full_name` ("cache.v1.CacheService"). `service` and `rejected` must
+  // outlive the guard.
+  static absl::StatusOr<std::unique_ptr<GuardedService>> Create(grpc::Service* service,
+                                                                absl::string_view full_name,
+                                                                RejectedCalls* rejected);
+
+  // The methods guarded, "/pkg.Service/Method".
+  const std::vector<std::string>& methods() const { return method_names_; }
+
+ private:
+  GuardedService() = default;
+
+  // RpcServiceMethod keeps a pointer to its name: the names live here.
+  std::vector<std::string> method_names_;
+};
+
+}  // namespace resilience
+
+#endif  // GRPC_RESILIENCE_SRC_SERVER_INTERCEPTORS_GUARDED_SERVICE_H_
