@@ -1,0 +1,251 @@
+// The guard over real channels to an in-process server, for every call type
+// on the sync and the callback server API: a call the interceptors reject
+// never runs the user's code and gets its status with no response message;
+// a client that waits for each call is never rejected at maxConcurrency 1.
+// These tests also pin the gRPC 1.51 behaviour the guard relies on
+// (docs/server-rejection.md): they fail loudly if an upgrade changes it.
+
+#include "src/server_interceptors/guarded_service.h"
+
+#include <memory>
+#include <string>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "src/breaker/simulated_clock.h"
+#include "src/server_interceptors/server_interceptors.h"
+#include "tests/server_interceptors/echo_services.h"
+#include "tests/testing/test_server.h"
+
+namespace resilience {
+namespace {
+
+using ::resilience::test::Req;
+using ::resilience::test::Resp;
+using ::resilience::test::TestService;
+using ::resilience::testing::CallType;
+using ::resilience::testing::CallTypeName;
+using ::resilience::testing::HandlerRuns;
+using ::resilience::testing::kAllCallTypes;
+using ::resilience::testing::TestServer;
+using ::testing::HasSubstr;
+
+constexpr char kService[] = "resilience.test.TestService";
+
+// What a client saw of one call.
+struct Seen {
+  grpc::Status status;
+  int messages = 0;     // response messages received
+  int64_t pushback_ms = -1;  // grpc-retry-pushback-ms, -1 when absent
+};
+
+// One call of `type`; streaming calls send `uploads` messages.
+Seen Call(TestService::Stub& stub, CallType type, int uploads = 3) {
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+  Req request;
+  request.set_text(std::string(100, 'x'));  // long enough to live on the heap
+  Resp response;
+  Seen seen;
+  switch (type) {
+    case testing::kUnary:
+      seen.status = stub.Unary(&context, request, &response);
+      seen.messages = seen.status.ok() ? 1 : 0;
+      break;
+    case testing::kClientStream: {
+      auto writer = stub.ClientStream(&context, &response);
+      for (int i = 0; i < uploads && writer->Write(request); ++i) {
+      }
+      writer->WritesDone();
+      seen.status = writer->Finish();
+      seen.messages = seen.status.ok() ? 1 : 0;
+      break;
+    }
+    case testing::kServerStream: {
+      auto reader = stub.ServerStream(&context, request);
+      while (reader->Read(&response)) ++seen.messages;
+      seen.status = reader->Finish();
+      break;
+    }
+    case testing::kBidi: {
+      auto stream = stub.Bidi(&context);
+      for (int i = 0; i < uploads && stream->Write(request); ++i) {
+      }
+      stream->WritesDone();
+      while (stream->Read(&response)) ++seen.messages;
+      seen.status = stream->Finish();
+      break;
+    }
+  }
+  const auto& trailers = context.GetServerTrailingMetadata();
+  auto it = trailers.find("grpc-retry-pushback-ms");
+  if (it != trailers.end()) {
+    (void)absl::SimpleAtoi(absl::string_view(it->second.data(), it->second.size()),
+                           &seen.pushback_ms);
+  }
+  return seen;
+}
+
+class GuardedServiceTest : public ::testing::TestWithParam<bool> {
+ protected:
+  bool callback_api() const { return GetParam(); }
+
+  void Start(const std::string& policy_json, Clock& clock = Clock::Real()) {
+    absl::StatusOr<PolicySet> policies = PolicySet::FromJsonString(policy_json);
+    ASSERT_TRUE(policies.ok()) << policies.status();
+    state_ = std::make_shared<ServerResilience>(*std::move(policies), clock);
+    if (callback_api()) {
+      callback_ = std::make_unique<testing::CallbackEchoService>(&runs_);
+    } else {
+      sync_ = std::make_unique<testing::SyncEchoService>(&runs_);
+    }
+    TestServer::Options options;
+    options.interceptors = ServerInterceptorFactories(state_);
+    options.configure = [this](grpc::ServerBuilder& builder) {
+      // The one line that replaces builder.RegisterService(&service).
+      absl::Status s = callback_api()
+                           ? state_->RegisterGuardedService<TestService>(builder, callback_.get())
+                           : state_->RegisterGuardedService<TestService>(builder, sync_.get());
+      ASSERT_TRUE(s.ok()) << s;
+    };
+    server_ = TestServer::Start(std::move(options));
+    ASSERT_NE(server_, nullptr);
+    stub_ = TestService::NewStub(server_->NewChannel());
+  }
+
+  void TearDown() override {
+    if (server_ != nullptr) server_->Shutdown(absl::Seconds(5));
+    // Every rejection was handed over and cleaned up.
+    if (state_ != nullptr) EXPECT_EQ(state_->rejected_calls().size(), 0);
+  }
+
+  HandlerRuns runs_;
+  std::unique_ptr<testing::SyncEchoService> sync_;
+  std::unique_ptr<testing::CallbackEchoService> callback_;
+  std::shared_ptr<ServerResilience> state_;
+  std::unique_ptr<TestServer> server_;
+  std::unique_ptr<TestService::Stub> stub_;
+};
+
+// A rate limit of one call (the clock never moves): the first call of each
+// method runs, every later one is rejected without running any user code,
+// without a response message and with the limit's pushback.
+TEST_P(GuardedServiceTest, ThrottledCallsNeverRunTheHandler) {
+  SimulatedClock clock;
+  Start(absl::StrCat(R"({"methodConfig": [{"name": [{"service": ")", kService,
+                     R"("}], "throttle": {"ratePerSecond": 2, "burst": 1}}]})"),
+        clock);
+  Seen first = Call(*stub_, testing::kUnary);
+  ASSERT_TRUE(first.status.ok()) << first.status.error_message();
+  for (CallType type : kAllCallTypes) {
+    for (int i = 0; i < 5; ++i) {
+      Seen seen = Call(*stub_, type);
+      EXPECT_EQ(seen.status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
+          << CallTypeName(type);
+      EXPECT_THAT(seen.status.error_message(), HasSubstr("rate limit 2/s reached"));
+      EXPECT_EQ(seen.messages, 0) << CallTypeName(type);
+      EXPECT_EQ(seen.pushback_ms, 500) << CallTypeName(type);  // the next token
+    }
+  }
+  EXPECT_EQ(runs_.of(testing::kUnary), 1);
+  EXPECT_EQ(runs_.total(), 1);
+  EXPECT_EQ(runs_.messages_read.load(), 0);
+}
+
+// Injected aborts on every method: no user code runs for any call type.
+TEST_P(GuardedServiceTest, InjectedAbortsNeverRunTheHandler) {
+  Start(absl::StrCat(R"({"methodConfig": [{"name": [{"service": ")", kService,
+                     R"("}], "faultInjection": {"abortCode": "UNAVAILABLE"}}]})"));
+  for (CallType type : kAllCallTypes) {
+    for (int i = 0; i < 5; ++i) {
+      Seen seen = Call(*stub_, type);
+      EXPECT_EQ(seen.status.error_code(), grpc::StatusCode::UNAVAILABLE) << CallTypeName(type);
+      EXPECT_THAT(seen.status.error_message(), HasSubstr("fault injected"));
+      EXPECT_EQ(seen.messages, 0) << CallTypeName(type);
+    }
+  }
+  EXPECT_EQ(runs_.total(), 0);
+  EXPECT_EQ(runs_.messages_read.load(), 0);
+}
+
+// Admitted calls of every type work as without the guard.
+TEST_P(GuardedServiceTest, AdmittedCallsAreServedAsUsual) {
+  Start(absl::StrCat(R"({"methodConfig": [{"name": [{"service": ")", kService,
+                     R"("}], "throttle": {"maxConcurrency": 100}}]})"));
+  EXPECT_EQ(Call(*stub_, testing::kUnary).messages, 1);
+  EXPECT_EQ(Call(*stub_, testing::kClientStream, 7).messages, 1);
+  EXPECT_EQ(Call(*stub_, testing::kServerStream).messages, 3);
+  EXPECT_EQ(Call(*stub_, testing::kBidi, 5).messages, 5);
+  EXPECT_EQ(runs_.total(), 4);
+  EXPECT_EQ(runs_.messages_read.load(), 12);
+}
+
+// The slot of a call is free before its client sees the status: 1,000
+// sequential calls of each type at maxConcurrency 1 are all admitted.
+TEST_P(GuardedServiceTest, SequentialCallsAreNeverRejectedAtConcurrencyOne) {
+  Start(absl::StrCat(R"({"methodConfig": [{"name": [{"service": ")", kService,
+                     R"("}], "throttle": {"maxConcurrency": 1}}]})"));
+  for (CallType type : kAllCallTypes) {
+    int rejected = 0;
+    for (int i = 0; i < 1000; ++i) {
+      Seen seen = Call(*stub_, type, 1);
+      if (!seen.status.ok()) ++rejected;
+    }
+    EXPECT_EQ(rejected, 0) << CallTypeName(type);
+    EXPECT_EQ(runs_.of(type), 1000) << CallTypeName(type);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(SyncAndCallbackApis, GuardedServiceTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "Callback" : "Sync";
+                         });
+
+// What the guard refuses, with a message naming the service and the reason.
+TEST(GuardedServiceCreateTest, RefusesWhatItCannotGuard) {
+  RejectedCalls rejected;
+  HandlerRuns runs;
+  testing::SyncEchoService sync(&runs);
+  absl::StatusOr<std::unique_ptr<GuardedService>> unknown =
+      GuardedService::Create(&sync, "no.such.Service", &rejected);
+  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(unknown.status().message(), HasSubstr("\"no.such.Service\""));
+
+  TestService::AsyncService async;
+  absl::StatusOr<std::unique_ptr<GuardedService>> async_guard =
+      GuardedService::Create(&async, kService, &rejected);
+  EXPECT_EQ(async_guard.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(async_guard.status().message(), HasSubstr("async"));
+
+  TestService::WithCallbackMethod_Unary<TestService::Service> mixed;
+  absl::StatusOr<std::unique_ptr<GuardedService>> mixed_guard =
+      GuardedService::Create(&mixed, kService, &rejected);
+  EXPECT_EQ(mixed_guard.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(mixed_guard.status().message(), HasSubstr("mixes sync and callback"));
+
+  struct Streamed final : TestService::WithStreamedUnaryMethod_Unary<TestService::Service> {
+    grpc::Status StreamedUnary(grpc::ServerContext*,
+                               grpc::ServerUnaryStreamer<Req, Resp>*) override {
+      return grpc::Status::OK;
+    }
+  } streamed;
+  absl::StatusOr<std::unique_ptr<GuardedService>> streamed_guard =
+      GuardedService::Create(&streamed, kService, &rejected);
+  EXPECT_EQ(streamed_guard.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(streamed_guard.status().message(), HasSubstr("streamed-unary"));
+
+  absl::StatusOr<std::unique_ptr<GuardedService>> ok =
+      GuardedService::Create(&sync, kService, &rejected);
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_THAT((*ok)->methods(),
+              ::testing::ElementsAre("/resilience.test.TestService/Unary",
+                                     "/resilience.test.TestService/ClientStream",
+                                     "/resilience.test.TestService/ServerStream",
+                                     "/resilience.test.TestService/Bidi"));
+}
+
+}  // namespace
+}  // namespace resilience
