@@ -70,6 +70,20 @@ TEST_F(CacheCliTest, StoreGetDumpRoundTrip) {
   EXPECT_EQ(r.out, "animal\tcat\nfruit\tapple\n");
 }
 
+// A second cache_server on a port in use refuses to start (SO_REUSEPORT
+// would have let it share the first one's traffic): one line naming the
+// port, a non-zero exit; the first server keeps serving.
+TEST_F(CacheCliTest, RefusesAPortInUse) {
+  StartServer();
+  const std::string port = target_.substr(target_.rfind(':') + 1);
+  CommandResult second = RunCommand({kServer, "--port=" + port}, "", absl::Seconds(30));
+  EXPECT_NE(second.exit_code, 0);
+  EXPECT_EQ(second.out, "");
+  EXPECT_EQ(second.err, absl::StrCat("cache_server: port ", port,
+                                     " on 127.0.0.1 is in use by another process\n"));
+  EXPECT_EQ(Client({"store", "still", "here"}).exit_code, 0);
+}
+
 // A missing key exits 1 and prints the status by name with the key.
 TEST_F(CacheCliTest, MissingKeyPrintsNotFound) {
   StartServer();
