@@ -7,8 +7,17 @@
 //     of work each) under 4x its capacity in closed-loop clients, with no
 //     throttle and with maxConcurrency = 4. Reports admitted-call p99 against
 //     the p99 at exactly its capacity, and how fast rejections come back.
+//  3. Cost of a rejected call: process CPU (client and server, one process)
+//     per rejected Get, with the service registered behind the guard (the
+//     handler never runs) and directly (the handler runs, as before the
+//     guard), against a served Get of a server without interceptors.
+//
+// Throttled servers register their service with RegisterGuardedService(),
+// as users do.
 //
 //   server_throttle_bench [--seconds=2]
+
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -208,6 +217,60 @@ class PassThroughFactory final : public grpc::experimental::ServerInterceptorFac
   }
 };
 
+// Starts a server for `service` with `policy_json`'s interceptors (none when
+// null), the service behind the guard or registered directly.
+std::unique_ptr<resilience::testing::TestServer> StartServer(
+    cache::v1::CacheService::Service* service, const char* policy_json, bool guarded,
+    std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> last = nullptr) {
+  resilience::testing::TestServer::Options options;
+  if (policy_json != nullptr) {
+    auto state = std::make_shared<resilience::ServerResilience>(Policies(policy_json),
+                                                                resilience::Clock::Real());
+    options.interceptors = resilience::ServerInterceptorFactories(state);
+    if (guarded) {
+      options.configure = [state, service](grpc::ServerBuilder& builder) {
+        if (!state->RegisterGuardedService<cache::v1::CacheService>(builder, service).ok()) {
+          std::abort();
+        }
+      };
+    }
+  }
+  if (policy_json == nullptr || !guarded) options.services.push_back(service);
+  // Send hooks run in registration order, so an interceptor registered last
+  // sees the status the throttle set.
+  if (last != nullptr) options.interceptors.push_back(std::move(last));
+  return resilience::testing::TestServer::Start(std::move(options));
+}
+
+// Process CPU time (user + system) used so far.
+absl::Duration CpuTime() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto of = [](const timeval& t) { return absl::Seconds(t.tv_sec) + absl::Microseconds(t.tv_usec); };
+  return of(usage.ru_utime) + of(usage.ru_stime);
+}
+
+// CPU per call over `calls` sequential Gets (one warm-up call first).
+absl::Duration CpuPerGet(const std::string& target, int calls, grpc::StatusCode expected) {
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  auto stub = cache::v1::CacheService::NewStub(
+      grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args));
+  auto get = [&] {
+    grpc::ClientContext context;
+    cache::v1::GetReq request;
+    request.set_key("k");
+    cache::v1::GetResp response;
+    return stub->Get(&context, request, &response).error_code();
+  };
+  get();
+  const absl::Duration start = CpuTime();
+  for (int i = 0; i < calls; ++i) {
+    if (get() != expected) std::abort();
+  }
+  return (CpuTime() - start) / calls;
+}
+
 std::string Ms(absl::Duration d) { return absl::StrFormat("%.3f ms", absl::ToDoubleMilliseconds(d)); }
 
 }  // namespace
@@ -232,13 +295,9 @@ int main(int argc, char** argv) {
   resilience::testing::ServerInterceptorFactories passthrough;
   passthrough.push_back(std::make_unique<PassThroughFactory>());
   auto with_passthrough = start(&passthrough_service, std::move(passthrough));
-  auto throttled = start(&throttled_service,
-                         resilience::ServerInterceptorFactories(
-                             std::make_shared<resilience::ServerResilience>(
-                                 Policies(R"({"methodConfig": [{"name": [{}], "throttle": {
-                                     "maxConcurrency": 100000, "ratePerSecond": 1e8,
-                                     "burst": 100000000}}]})"),
-                                 resilience::Clock::Real())));
+  auto throttled = StartServer(&throttled_service, R"({"methodConfig": [{"name": [{}],
+      "throttle": {"maxConcurrency": 100000, "ratePerSecond": 1e8, "burst": 100000000}}]})",
+                                /*guarded=*/true);
   std::vector<double> bare_rates, passthrough_rates, throttled_rates;
   for (int i = 0; i < 5; ++i) {
     bare_rates.push_back(CallsPerSecond(bare->address(), round));
@@ -247,9 +306,9 @@ int main(int argc, char** argv) {
   }
   for (auto* v : {&bare_rates, &passthrough_rates, &throttled_rates}) std::sort(v->begin(), v->end());
   std::printf("unary Get, 8 closed-loop clients, median of 5 alternating rounds:\n"
-              "    no interceptor            %.0f calls/s\n"
-              "    pass-through interceptor  %.0f calls/s  ratio %.3f (gRPC's own cost)\n"
-              "    non-binding throttle      %.0f calls/s  ratio %.3f (target >= 0.97)\n",
+              "    no interceptor                          %.0f calls/s\n"
+              "    pass-through interceptor                %.0f calls/s  ratio %.3f (gRPC's own cost)\n"
+              "    non-binding throttle (guarded service) %.0f calls/s  ratio %.3f (target >= 0.97)\n",
               bare_rates[2], passthrough_rates[2], passthrough_rates[2] / bare_rates[2],
               throttled_rates[2], throttled_rates[2] / bare_rates[2]);
   bare->Shutdown();
@@ -261,23 +320,10 @@ int main(int argc, char** argv) {
   std::vector<absl::Duration> rejection_server_times;
   auto run = [&](const char* policy_json, int clients, bool honour_pushback) {
     CapacityService service(kCapacity, absl::Milliseconds(2));
-    resilience::testing::TestServer::Options options;
-    options.services.push_back(&service);
-    auto* probe = new ServerTimeProbeFactory();
-    if (policy_json != nullptr) {
-      // Send hooks run in registration order, so the probe, registered last,
-      // sees the status the throttle set.
-      for (auto& f : resilience::ServerInterceptorFactories(
-               std::make_shared<resilience::ServerResilience>(Policies(policy_json),
-                                                              resilience::Clock::Real()))) {
-        options.interceptors.push_back(std::move(f));
-      }
-      options.interceptors.emplace_back(probe);
-    } else {
-      delete probe;
-      probe = nullptr;
-    }
-    auto server = resilience::testing::TestServer::Start(std::move(options));
+    ServerTimeProbeFactory* probe = nullptr;
+    std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> last;
+    if (policy_json != nullptr) last.reset(probe = new ServerTimeProbeFactory());
+    auto server = StartServer(&service, policy_json, /*guarded=*/true, std::move(last));
     OverloadResult result = RunClosedLoop(server->address(), clients, round, honour_pushback);
     server->Shutdown(absl::Seconds(1));
     if (probe != nullptr) rejection_server_times = probe->Take();
@@ -306,5 +352,35 @@ int main(int argc, char** argv) {
                 Ms(OverloadResult::P(rejection_server_times, 0.99)).c_str(),
                 Ms(OverloadResult::P(r.rejected, 0.5)).c_str());
   }
+
+  // 3. CPU per rejected call.
+  constexpr int kCalls = 5000;
+  const char* kRejectAll =
+      R"({"methodConfig": [{"name": [{}], "throttle": {"ratePerSecond": 0.001, "burst": 1}}]})";
+  cache_service::CacheStore store_d({}), store_e({}), store_f({});
+  for (auto* store : {&store_d, &store_e, &store_f}) {
+    if (!store->Store("k", std::string(1024, 'v')).ok()) std::abort();
+  }
+  cache_service::CacheServiceImpl served_service(&store_d), guarded_service(&store_e),
+      unguarded_service(&store_f);
+  auto served = StartServer(&served_service, nullptr, false);
+  auto guarded = StartServer(&guarded_service, kRejectAll, true);
+  auto unguarded = StartServer(&unguarded_service, kRejectAll, false);
+  std::vector<double> served_us, guarded_us, unguarded_us;
+  for (int i = 0; i < 5; ++i) {
+    served_us.push_back(absl::ToDoubleMicroseconds(
+        CpuPerGet(served->address(), kCalls, grpc::StatusCode::OK)));
+    guarded_us.push_back(absl::ToDoubleMicroseconds(
+        CpuPerGet(guarded->address(), kCalls, grpc::StatusCode::RESOURCE_EXHAUSTED)));
+    unguarded_us.push_back(absl::ToDoubleMicroseconds(
+        CpuPerGet(unguarded->address(), kCalls, grpc::StatusCode::RESOURCE_EXHAUSTED)));
+  }
+  for (auto* v : {&served_us, &guarded_us, &unguarded_us}) std::sort(v->begin(), v->end());
+  std::printf("process CPU per sequential Get of a 1 KiB value (client + server), median of 5:\n"
+              "    served, no interceptors                 %.1f us\n"
+              "    rejected, guarded (handler never runs)  %.1f us  ratio %.3f\n"
+              "    rejected, unguarded (handler runs)      %.1f us  ratio %.3f\n",
+              served_us[2], guarded_us[2], guarded_us[2] / served_us[2], unguarded_us[2],
+              unguarded_us[2] / served_us[2]);
   return 0;
 }

@@ -31,6 +31,8 @@ class CallDurationEstimate {
   //
   // A call was admitted at `now`. Only the first one matters.
   void Started(absl::Time now) {
+    // A plain load first: after the first call, no write to a shared line.
+    if (first_start_ns_.load(std::memory_order_relaxed) != kNone) return;
     int64_t expected = kNone;
     first_start_ns_.compare_exchange_strong(expected, absl::ToUnixNanos(now),
                                             std::memory_order_relaxed);

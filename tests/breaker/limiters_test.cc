@@ -5,6 +5,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "src/breaker/call_duration_estimate.h"
 #include "src/breaker/fixed_concurrency_limiter.h"
 #include "src/breaker/simulated_clock.h"
 #include "src/breaker/token_bucket.h"
@@ -130,6 +131,23 @@ TEST_F(TokenBucketTest, Validation) {
   EXPECT_THAT(TokenBucket::Create(-5, 1, clock_).status().message(), HasSubstr("rate_per_second"));
   EXPECT_THAT(TokenBucket::Create(10, 0, clock_).status().message(),
               HasSubstr("burst: must be in [1, 2^30], got 0"));
+}
+
+// Before any call finished, the estimate is the age of the first call
+// started (never a small made-up number); then the smoothed duration.
+TEST(CallDurationEstimateTest, FirstCallAgeThenSmoothedDuration) {
+  SimulatedClock clock;
+  CallDurationEstimate estimate;
+  EXPECT_EQ(estimate.Expected(clock.Now()), absl::ZeroDuration());
+  estimate.Started(clock.Now());
+  clock.AdvanceTime(absl::Milliseconds(50));
+  estimate.Started(clock.Now());  // only the first start counts
+  clock.AdvanceTime(absl::Milliseconds(250));
+  EXPECT_EQ(estimate.Expected(clock.Now()), absl::Milliseconds(300));
+  estimate.Finished(absl::Milliseconds(400));
+  EXPECT_EQ(estimate.Expected(clock.Now()), absl::Milliseconds(400));
+  estimate.Finished(absl::Milliseconds(80));  // 400 + (80 - 400) / 8
+  EXPECT_EQ(estimate.Expected(clock.Now()), absl::Milliseconds(360));
 }
 
 }  // namespace

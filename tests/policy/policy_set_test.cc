@@ -26,7 +26,8 @@ constexpr char kExample[] = R"json({
       "retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.05s", "maxBackoff": "1s",
                       "backoffMultiplier": 2, "jitter": 0.2, "retryableStatusCodes": ["UNAVAILABLE"]},
       "breaker": {"sre": {"k": 1.5, "protection": 5, "window": "10s", "buckets": 40}},
-      "throttle": {"maxConcurrency": 5, "ratePerSecond": 100, "burst": 20},
+      "throttle": {"maxConcurrency": 5, "ratePerSecond": 100, "burst": 20,
+                   "minPushback": "0.05s", "maxPushback": "2s"},
       "faultInjection": {"delay": "0.2s", "delayFraction": 1.0, "abortCode": "UNAVAILABLE", "abortFraction": 0.2}
     }
   ],
@@ -77,6 +78,8 @@ TEST(PolicySetTest, LoadsTheExample) {
   EXPECT_EQ(p.throttle->max_concurrency, 5);
   EXPECT_EQ(p.throttle->rate_per_second, 100);
   EXPECT_EQ(p.throttle->burst, 20);
+  EXPECT_EQ(p.throttle->min_pushback, absl::Milliseconds(50));
+  EXPECT_EQ(p.throttle->max_pushback, absl::Seconds(2));
   ASSERT_TRUE(p.fault_injection.has_value());
   EXPECT_EQ(p.fault_injection->delay, absl::Milliseconds(200));
   EXPECT_EQ(p.fault_injection->abort_code, absl::StatusCode::kUnavailable);
@@ -287,6 +290,12 @@ TEST(PolicySetTest, ValidationRulesNamePathAndValue) {
        "methodConfig[0].throttle.burst: needs ratePerSecond"},
       {Entry(R"("throttle": {"ratePerSecond": 5, "burst": 0})"),
        "methodConfig[0].throttle.burst: must be >= 1, got 0"},
+      {Entry(R"("throttle": {"maxConcurrency": 2, "minPushback": "0s"})"),
+       "methodConfig[0].throttle.minPushback: must be in (0, 1h], got 0"},
+      {Entry(R"("throttle": {"maxConcurrency": 2, "maxPushback": "3601s"})"),
+       "methodConfig[0].throttle.maxPushback: must be in (0, 1h], got 1h1s"},
+      {Entry(R"("throttle": {"maxConcurrency": 2, "minPushback": "2s", "maxPushback": "1s"})"),
+       "methodConfig[0].throttle.maxPushback: must be >= minPushback (2s), got 1s"},
       {Entry(R"("faultInjection": {"delay": "-1s"})"),
        "methodConfig[0].faultInjection.delay: must be >= 0, got -1s"},
       {Entry(R"("faultInjection": {"delay": "1s", "delayFraction": 2})"),
