@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
@@ -240,13 +241,22 @@ TEST_P(ServerInterceptorsTest, ConcurrencyLimit) {
   std::vector<PendingCall*> running;
   for (int i = 0; i < 3; ++i) running.push_back(StartGet("gated"));
   ASSERT_TRUE(Eventually([&] { return counters_.get_waiting.load() == 3; }));
+  // No call has finished yet: the pushback is at least the age of the first
+  // call running (never a token 1 ms on a saturated scope).
+  const absl::Time first_started = absl::Now();
+  absl::SleepFor(absl::Milliseconds(100));
   for (int i = 0; i < 5; ++i) {
     grpc::ClientContext context;
     grpc::Status s = Get("gated", &context);
     EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
     EXPECT_EQ(s.error_message(), "/cache.v1.CacheService/Get: concurrency limit 3 reached");
     auto pushback = context.GetServerTrailingMetadata().find("grpc-retry-pushback-ms");
-    EXPECT_NE(pushback, context.GetServerTrailingMetadata().end());
+    ASSERT_NE(pushback, context.GetServerTrailingMetadata().end());
+    int64_t ms = 0;
+    ASSERT_TRUE(absl::SimpleAtoi(
+        absl::string_view(pushback->second.data(), pushback->second.size()), &ms));
+    EXPECT_GE(ms, absl::ToInt64Milliseconds(absl::Now() - first_started) - 5);
+    EXPECT_LE(ms, 10000);  // the default maxPushback
   }
   EXPECT_EQ(counters_.get_bodies.load(), 3);
   EXPECT_EQ(state_->Stats(kGet).in_flight, 3);
