@@ -40,7 +40,8 @@ struct ServerMethodStats {
   int64_t admitted = 0;
   int64_t rejected_concurrency = 0;
   int64_t rejected_rate = 0;
-  // Admitted calls not finished yet (handler running or call still open).
+  // Admitted calls whose status has not been sent yet (or, for a call that
+  // closed without one, whose handler has not returned yet).
   int64_t in_flight = 0;
   int64_t faults_aborted = 0;
   int64_t faults_delayed = 0;
