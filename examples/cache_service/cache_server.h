@@ -48,7 +48,7 @@ class CacheServer {
     // Interceptors of the application's own, registered before
     // grpc-resilience's (so the throttle decides first). Called once by
     // Start(), with the server's ServerResilience (an interceptor that
-    // rejects calls adds them to its rejected_calls()). Defaults to none.
+    // rejects calls Reject()s them in its call_verdicts()). Defaults to none.
     std::function<resilience::ServerInterceptorFactoryList(resilience::ServerResilience&)>
         extra_interceptors;
   };

@@ -18,22 +18,22 @@ grpc::experimental::Interceptor* FaultInjectionInterceptorFactory::CreateServerI
   if (!state_->any_fault_injection()) return nullptr;
   ServerMethodState* state = state_->ForMethod(info->method());
   if (state == nullptr || state->fault == nullptr) return nullptr;
-  return new FaultInjectionInterceptor(info, state, state_->executor(), state_->rejected_calls());
+  return new FaultInjectionInterceptor(info, state, state_->executor(), state_->call_verdicts());
 }
 
 FaultInjectionInterceptor::~FaultInjectionInterceptor() {
-  if (replace_status_) rejected_calls_.Remove(info_->server_context());
+  if (replace_status_ || held_by_guard_) call_verdicts_.Forget(info_->server_context());
 }
 
 void FaultInjectionInterceptor::Reject(grpc::Status status) {
   replace_status_ = true;
   status_ = std::move(status);
-  rejected_calls_.Add(info_->server_context());
+  call_verdicts_.Reject(info_->server_context());
 }
 
 bool FaultInjectionInterceptor::Decide(grpc::experimental::InterceptorBatchMethods* methods) {
   // The throttle decides first; a call it rejected is never delayed.
-  if (rejected_calls_.Contains(info_->server_context())) return false;
+  if (call_verdicts_.IsRejected(info_->server_context())) return false;
   const FaultInjectionSettings& fault = *state_->fault;
   if (fault.abort_fraction > 0 && state_->fault_random->NextUniform() < fault.abort_fraction) {
     state_->faults_aborted.fetch_add(1, std::memory_order_relaxed);
@@ -48,13 +48,27 @@ bool FaultInjectionInterceptor::Decide(grpc::experimental::InterceptorBatchMetho
     return false;
   }
   state_->faults_delayed.fetch_add(1, std::memory_order_relaxed);
+  grpc::ServerContextBase* context = info_->server_context();
+  const bool callback_api = dynamic_cast<grpc::CallbackServerContext*>(context) != nullptr;
+  if (state_->guarded && !callback_api) {
+    // The guard holds the call on the thread gRPC gives its handler, where
+    // it also sees a cancellation or a shutdown.
+    held_by_guard_ = true;
+    call_verdicts_.Hold(context, absl::Now() + fault.delay, &state_->expired_while_delayed);
+    return false;
+  }
   // The alarm is a member, so it lives until the call ends, which cannot be
-  // before Proceed(). It only times the delay: its callback runs on gRPC's
-  // internal executor, where a sync handler must not run (see
-  // ProceedExecutor), so it hands the Proceed() over.
-  alarm_.Set(absl::ToChronoTime(absl::Now() + fault.delay), [this, methods](bool /*fired*/) {
-    executor_.Run([this, methods] { Resume(methods); });
-  });
+  // before Proceed(). Its callback runs on gRPC's internal executor: fine
+  // for the callback API, whose handler only creates a reactor; a sync
+  // handler must not run there (see ProceedExecutor), so it is handed over.
+  alarm_.Set(absl::ToChronoTime(absl::Now() + fault.delay),
+             [this, methods, callback_api](bool /*fired*/) {
+               if (callback_api) {
+                 Resume(methods);
+               } else {
+                 executor_.Run([this, methods] { Resume(methods); });
+               }
+             });
   return true;
 }
 

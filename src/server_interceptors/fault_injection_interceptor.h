@@ -11,8 +11,9 @@
 #include <string>
 
 #include "grpcpp/alarm.h"
+#include "grpcpp/server_context.h"
 #include "grpcpp/support/server_interceptor.h"
-#include "src/server_interceptors/rejected_calls.h"
+#include "src/server_interceptors/call_verdicts.h"
 #include "src/server_interceptors/server_resilience.h"
 
 namespace resilience {
@@ -21,15 +22,25 @@ namespace resilience {
 //
 // At POST_RECV_INITIAL_METADATA, for a call the throttle did not reject:
 //   - with probability abortFraction the call is aborted: added to
-//     RejectedCalls (a GuardedService then skips the handler), and its
+//     CallVerdicts (a GuardedService then skips the handler), and its
 //     status replaced at PRE_SEND_STATUS by abortCode with
 //     "<method>: fault injected";
 //   - otherwise, with probability delayFraction, the call is held for
-//     `delay`: the interceptor returns without Proceed(), a grpc::Alarm
-//     times the delay and a ProceedExecutor thread calls Proceed(), so no
-//     gRPC thread blocks, neither for the delay nor for the handler. A call whose deadline
-//     passes during the delay is rejected the same way and answered
-//     DEADLINE_EXCEEDED.
+//     `delay`:
+//       * sync API behind a GuardedService: the guard holds it on the
+//         thread gRPC gives its handler (what a slow handler costs) and skips
+//         the handler if the call ends first (deadline, client cancellation,
+//         server shutdown), so a shutdown's grace period holds and a caller
+//         that went away frees its throttle slot within milliseconds;
+//       * callback API: the interceptor returns without Proceed() and a
+//         grpc::Alarm calls Proceed() when the delay is over; no thread is
+//         held (the handler only creates a reactor);
+//       * sync API without a guard: as above, but Proceed() runs on a
+//         ProceedExecutor thread, where the handler then runs (a bounded
+//         pool: prefer the guard).
+//     In the last two cases a call whose deadline passed during the delay
+//     is rejected like an abort and answered DEADLINE_EXCEEDED; cancellation
+//     is not seen before the delay is over.
 // Placed after the throttle, so a delayed call holds the slot it was granted
 // (it behaves like a slow handler) and a rejected call is never delayed.
 // Draws come from the method's seeded RandomSource, so a run is reproducible
@@ -37,8 +48,8 @@ namespace resilience {
 class FaultInjectionInterceptor final : public grpc::experimental::Interceptor {
  public:
   FaultInjectionInterceptor(grpc::experimental::ServerRpcInfo* info, ServerMethodState* state,
-                            ProceedExecutor& executor, RejectedCalls& rejected_calls)
-      : info_(info), state_(state), executor_(executor), rejected_calls_(rejected_calls) {}
+                            ProceedExecutor& executor, CallVerdicts& call_verdicts)
+      : info_(info), state_(state), executor_(executor), call_verdicts_(call_verdicts) {}
   ~FaultInjectionInterceptor() override;
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override;
@@ -46,7 +57,7 @@ class FaultInjectionInterceptor final : public grpc::experimental::Interceptor {
  private:
   // Returns true when the batch was held for a delay (Proceed() comes later).
   bool Decide(grpc::experimental::InterceptorBatchMethods* methods);
-  // Rejects the call with `status` (see RejectedCalls).
+  // Rejects the call with `status` (see CallVerdicts).
   void Reject(grpc::Status status);
   // After the delay, on a ProceedExecutor thread.
   void Resume(grpc::experimental::InterceptorBatchMethods* methods);
@@ -54,9 +65,10 @@ class FaultInjectionInterceptor final : public grpc::experimental::Interceptor {
   grpc::experimental::ServerRpcInfo* const info_;
   ServerMethodState* const state_;
   ProceedExecutor& executor_;
-  RejectedCalls& rejected_calls_;
+  CallVerdicts& call_verdicts_;
   bool decided_ = false;
   bool replace_status_ = false;
+  bool held_by_guard_ = false;  // a Hold() in CallVerdicts to forget
   grpc::Status status_;
   grpc::Alarm alarm_;
 };

@@ -1,10 +1,14 @@
 #include "src/server_interceptors/guarded_service.h"
 
+#include <algorithm>
+#include <string>
 #include <typeinfo>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message_lite.h"
 #include "grpcpp/impl/rpc_service_method.h"
@@ -28,40 +32,41 @@ struct HandlerAccess : grpc::Service {
 
 enum class Api { kSync, kCallback };
 
-// Runs the user's handler, or answers a rejected call without it.
+// How often a held call checks whether it has ended (cancelled by its client
+// or by a server shutdown). Its deadline is waited for exactly.
+constexpr absl::Duration kHoldPoll = absl::Milliseconds(5);
+
+// Runs the user's handler, answers a rejected call without it, or holds a
+// call (sync API) on the handler's own gRPC thread before running it.
 class GuardHandler final : public MethodHandler {
  public:
-  GuardHandler(MethodHandler* inner, Api api, RejectedCalls* rejected)
-      : inner_(inner), api_(api), rejected_(rejected) {}
+  GuardHandler(const std::string& method, MethodHandler* inner, Api api, CallVerdicts* verdicts)
+      : inner_(inner),
+        api_(api),
+        verdicts_(verdicts),
+        rejected_(absl::StrCat(method, ": rejected by a grpc-resilience server interceptor")),
+        ended_while_held_(absl::StrCat(method, ": the call ended during an injected delay")) {}
 
   void RunHandler(const HandlerParameter& param) override {
-    if (!rejected_->Take(param.server_context)) {
-      inner_->RunHandler(param);
-      return;
+    const Verdict verdict = verdicts_->Take(param.server_context);
+    switch (verdict.kind) {
+      case Verdict::kRun:
+        inner_->RunHandler(param);
+        return;
+      case Verdict::kReject:
+        Answer(param, rejected_);
+        return;
+      case Verdict::kHold:
+        if (api_ == Api::kSync && !WaitOut(param, verdict)) {
+          if (verdict.ended_while_held != nullptr) {
+            verdict.ended_while_held->fetch_add(1, std::memory_order_relaxed);
+          }
+          Answer(param, ended_while_held_);
+          return;
+        }
+        inner_->RunHandler(param);  // the callback API never gets holds
+        return;
     }
-    // The rejecting interceptor replaces this status with its own at
-    // PRE_SEND_STATUS; this one is only what goes out if it did not.
-    const grpc::Status rejected(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                                "rejected by a grpc-resilience server interceptor");
-    if (api_ == Api::kCallback) {
-      // Every 1.51 callback handler creates the user's reactor only when the
-      // request status is OK; otherwise it finishes the call with that
-      // failure and no message, and releases the request itself.
-      inner_->RunHandler(HandlerParameter(param.call, param.server_context, param.request,
-                                          rejected, param.internal_data,
-                                          param.call_requester));
-      return;
-    }
-    // Sync: the stock handler would have destroyed the request it
-    // deserialized after the user's code; generated requests are protobuf
-    // messages, whose destructor is virtual from MessageLite on.
-    if (param.request != nullptr) {
-      static_cast<google::protobuf::MessageLite*>(param.request)->~MessageLite();
-    }
-    static MethodHandler* const answer =
-        new grpc::internal::ErrorMethodHandler<grpc::StatusCode::RESOURCE_EXHAUSTED>(
-            std::string(rejected.error_message()));
-    answer->RunHandler(param);
   }
 
   void* Deserialize(grpc_call* call, grpc_byte_buffer* request, grpc::Status* status,
@@ -70,9 +75,49 @@ class GuardHandler final : public MethodHandler {
   }
 
  private:
+  // Blocks until the hold is over (true) or the call has ended: its deadline
+  // passed, or it was cancelled by the client or a server shutdown (false).
+  // Only for the sync API, whose handler threads may block; the wait is what
+  // a slow handler would cost, on the thread gRPC gave the call.
+  static bool WaitOut(const HandlerParameter& param, const Verdict& verdict) {
+    grpc::ServerContextBase& context = *param.server_context;
+    const absl::Time deadline = absl::FromChrono(context.deadline());
+    for (;;) {
+      const absl::Time now = absl::Now();
+      if (now >= verdict.hold_until) return true;
+      if (now >= deadline || context.IsCancelled()) return false;
+      absl::SleepFor(std::min({verdict.hold_until - now, deadline - now, kHoldPoll}));
+    }
+  }
+
+  // Answers the call with `answer`'s status (the interceptor that decided
+  // may replace it at PRE_SEND_STATUS) and no message, without user code.
+  void Answer(const HandlerParameter& param, MethodHandler& answer) {
+    if (api_ == Api::kCallback) {
+      // Every 1.51 callback handler creates the user's reactor only when the
+      // request status is OK; otherwise it finishes the call with that
+      // failure and no message, and releases the request itself.
+      inner_->RunHandler(HandlerParameter(
+          param.call, param.server_context, param.request,
+          grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "rejected"), param.internal_data,
+          param.call_requester));
+      return;
+    }
+    // Sync: the stock handler would have destroyed the request it
+    // deserialized after the user's code; generated requests are protobuf
+    // messages, whose destructor is virtual from MessageLite on.
+    if (param.request != nullptr) {
+      static_cast<google::protobuf::MessageLite*>(param.request)->~MessageLite();
+    }
+    answer.RunHandler(param);
+  }
+
   MethodHandler* const inner_;  // owned by the user's service
   const Api api_;
-  RejectedCalls* const rejected_;
+  CallVerdicts* const verdicts_;
+  // Sync answers: initial metadata and a status, nothing else.
+  grpc::internal::ErrorMethodHandler<grpc::StatusCode::RESOURCE_EXHAUSTED> rejected_;
+  grpc::internal::ErrorMethodHandler<grpc::StatusCode::DEADLINE_EXCEEDED> ended_while_held_;
 };
 
 RpcMethod::RpcType TypeOf(const google::protobuf::MethodDescriptor& method) {
@@ -85,12 +130,12 @@ RpcMethod::RpcType TypeOf(const google::protobuf::MethodDescriptor& method) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<GuardedService>> GuardedService::Create(
-    grpc::Service* service, absl::string_view full_name, RejectedCalls* rejected) {
+    grpc::Service* service, absl::string_view full_name, CallVerdicts* verdicts) {
   auto refuse = [&](absl::string_view why) {
     return absl::InvalidArgumentError(
         absl::StrCat("cannot guard service \"", full_name, "\": ", why));
   };
-  if (service == nullptr || rejected == nullptr) return refuse("null service or RejectedCalls");
+  if (service == nullptr || verdicts == nullptr) return refuse("null service or CallVerdicts");
   const google::protobuf::ServiceDescriptor* descriptor =
       google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(
           std::string(full_name));
@@ -124,7 +169,7 @@ absl::StatusOr<std::unique_ptr<GuardedService>> GuardedService::Create(
       return refuse(absl::StrCat(name, " is a streamed-unary or split-streaming method"));
     }
     auto* method = new RpcServiceMethod(name.c_str(), TypeOf(*descriptor->method(i)),
-                                        new GuardHandler(inner, api, rejected));
+                                        new GuardHandler(name, inner, api, verdicts));
     if (api == Api::kCallback) method->SetServerApiType(RpcServiceMethod::ApiType::CALL_BACK);
     guard->AddMethod(method);
   }

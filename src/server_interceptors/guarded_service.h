@@ -15,7 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "grpcpp/impl/service_type.h"
-#include "src/server_interceptors/rejected_calls.h"
+#include "src/server_interceptors/call_verdicts.h"
 
 namespace resilience {
 
@@ -23,11 +23,18 @@ namespace resilience {
 //
 // A grpc::Service that serves the methods of the user's service: same names,
 // same call types, same server API (sync or callback), calling the user's
-// own gRPC handlers. Before a handler runs, it asks RejectedCalls whether an
-// interceptor rejected the call; if so it answers the call at once without
-// the user's code (sync API: initial metadata and status; callback API: the
-// stock handler's failure path), and the rejecting interceptor puts its own
-// status and pushback on that answer at PRE_SEND_STATUS.
+// own gRPC handlers. Before a handler runs, it takes the call's verdict from
+// CallVerdicts:
+//   - rejected: the call is answered at once without the user's code (sync
+//     API: initial metadata and status; callback API: the stock handler's
+//     failure path), and the rejecting interceptor puts its own status and
+//     pushback on that answer at PRE_SEND_STATUS;
+//   - held (an injected delay, sync API only): the handler's thread waits
+//     until the hold is over, then runs the user's handler; if the call ends
+//     first (deadline, client cancellation, server shutdown after its grace
+//     period), the handler is skipped and the call answered
+//     DEADLINE_EXCEEDED. The wait costs what a slow handler costs, on the
+//     thread gRPC gave the call, and never a thread of ours.
 //
 // Register the GuardedService with the ServerBuilder *instead of* the user's
 // service (which must outlive the server, as a registered service must). The
@@ -51,11 +58,11 @@ class GuardedService final : public grpc::Service {
   // Create()
   //
   // Guards `service`, an implementation of the protobuf service
-  // `full_name` ("cache.v1.CacheService"). `service` and `rejected` must
+  // `full_name` ("cache.v1.CacheService"). `service` and `verdicts` must
   // outlive the guard.
   static absl::StatusOr<std::unique_ptr<GuardedService>> Create(grpc::Service* service,
                                                                 absl::string_view full_name,
-                                                                RejectedCalls* rejected);
+                                                                CallVerdicts* verdicts);
 
   // The methods guarded, "/pkg.Service/Method".
   const std::vector<std::string>& methods() const { return method_names_; }

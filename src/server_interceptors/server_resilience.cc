@@ -54,10 +54,9 @@ std::unique_ptr<ServerMethodState> ServerResilience::Resolve(const char* method)
     state->fault = &*match.policy->fault_injection;
     state->fault_random = std::make_unique<SplitMixRandom>(state->fault->seed);
   }
-  if (match.policy->throttle) {
-    MutexLock lock(&mu_);
-    state->limits = LimitsFor(match.scope, *match.policy->throttle);
-  }
+  MutexLock lock(&mu_);
+  state->guarded = guarded_methods_.contains(state->method);
+  if (match.policy->throttle) state->limits = LimitsFor(match.scope, *match.policy->throttle);
   return state;
 }
 
@@ -65,10 +64,11 @@ absl::Status ServerResilience::RegisterGuardedService(grpc::ServerBuilder& build
                                                       grpc::Service* service,
                                                       absl::string_view full_name) {
   absl::StatusOr<std::unique_ptr<GuardedService>> guard =
-      GuardedService::Create(service, full_name, &rejected_calls_);
+      GuardedService::Create(service, full_name, &call_verdicts_);
   if (!guard.ok()) return guard.status();
   builder.RegisterService(guard->get());
   MutexLock lock(&mu_);
+  for (const std::string& method : (*guard)->methods()) guarded_methods_.insert(method);
   guards_.push_back(*std::move(guard));
   return absl::OkStatus();
 }

@@ -18,6 +18,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "grpcpp/server_builder.h"
@@ -31,7 +32,7 @@
 #include "src/policy/policy_set.h"
 #include "src/server_interceptors/guarded_service.h"
 #include "src/server_interceptors/proceed_executor.h"
-#include "src/server_interceptors/rejected_calls.h"
+#include "src/server_interceptors/call_verdicts.h"
 
 namespace resilience {
 
@@ -68,6 +69,9 @@ struct ServerMethodState {
   ScopeLimits* limits = nullptr;                       // null: no throttle
   const FaultInjectionSettings* fault = nullptr;      // null: no faults
   std::unique_ptr<RandomSource> fault_random;
+  // Served by a GuardedService: rejected calls skip the handler, and sync
+  // calls are held on their own handler thread.
+  bool guarded = false;
   std::atomic<int64_t> admitted{0};
   std::atomic<int64_t> rejected_concurrency{0};
   std::atomic<int64_t> rejected_rate{0};
@@ -107,11 +111,11 @@ class ServerResilience {
   ProceedExecutor& executor() { return executor_; }
   const PolicySet& policies() const { return policies_; }
 
-  // The calls rejected by an interceptor, for the GuardedServices. An
-  // application's own server interceptor may Add() the server context of a
-  // call it rejects (and Remove() it when destroyed): the guard then skips
+  // The verdicts of the interceptors on calls, for the GuardedServices. An
+  // application's own server interceptor may Reject() the server context of
+  // a call it rejects (and Forget() it when destroyed): the guard then skips
   // that call's handler too.
-  RejectedCalls& rejected_calls() { return rejected_calls_; }
+  CallVerdicts& call_verdicts() { return call_verdicts_; }
 
   // RegisterGuardedService()
   //
@@ -151,7 +155,8 @@ class ServerResilience {
   Mutex mu_;
   absl::flat_hash_map<std::string, std::unique_ptr<ScopeLimits>> scopes_ ABSL_GUARDED_BY(mu_);
   std::vector<std::unique_ptr<GuardedService>> guards_ ABSL_GUARDED_BY(mu_);
-  RejectedCalls rejected_calls_;
+  absl::flat_hash_set<std::string> guarded_methods_ ABSL_GUARDED_BY(mu_);
+  CallVerdicts call_verdicts_;
   // Last member: destroyed first, joining its threads while the rest is alive.
   ProceedExecutor executor_;
 };

@@ -20,7 +20,7 @@ grpc::experimental::Interceptor* ThrottleInterceptorFactory::CreateServerInterce
   if (!state_->any_throttle()) return nullptr;
   ServerMethodState* state = state_->ForMethod(info->method());
   if (state == nullptr || state->limits == nullptr) return nullptr;
-  return new ThrottleInterceptor(info, state, state_->clock(), state_->rejected_calls());
+  return new ThrottleInterceptor(info, state, state_->clock(), state_->call_verdicts());
 }
 
 void ThrottleInterceptor::Reject(std::string message, absl::Duration pushback) {
@@ -29,7 +29,7 @@ void ThrottleInterceptor::Reject(std::string message, absl::Duration pushback) {
   reject_message_ = std::move(message);
   pushback = std::clamp(pushback, limits.min_pushback, limits.max_pushback);
   pushback_ms_ = absl::StrCat(absl::ToInt64Milliseconds(absl::Ceil(pushback, absl::Milliseconds(1))));
-  rejected_calls_.Add(info_->server_context());
+  call_verdicts_.Reject(info_->server_context());
 }
 
 void ThrottleInterceptor::Admit() {
@@ -98,7 +98,7 @@ void ThrottleInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods*
 }
 
 ThrottleInterceptor::~ThrottleInterceptor() {
-  if (rejected_) rejected_calls_.Remove(info_->server_context());
+  if (rejected_) call_verdicts_.Forget(info_->server_context());
   Finish(Outcome::kNeutral);  // closed without a status: cancelled or past its deadline
 }
 

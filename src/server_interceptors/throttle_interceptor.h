@@ -12,7 +12,7 @@
 #include "absl/time/time.h"
 #include "grpcpp/support/server_interceptor.h"
 #include "src/breaker/outcome.h"
-#include "src/server_interceptors/rejected_calls.h"
+#include "src/server_interceptors/call_verdicts.h"
 #include "src/server_interceptors/server_resilience.h"
 
 namespace resilience {
@@ -22,7 +22,7 @@ namespace resilience {
 // Decides at POST_RECV_INITIAL_METADATA, before the handler runs:
 //   - concurrency: a slot of the scope's FixedConcurrencyLimiter;
 //   - rate: a token of the scope's TokenBucket.
-// A rejected call is added to RejectedCalls, so that a GuardedService
+// A rejected call is added to CallVerdicts, so that a GuardedService
 // answers it without running the user's handler, and at PRE_SEND_STATUS its
 // status becomes RESOURCE_EXHAUSTED with a message naming the method and the
 // limit ("/cache.v1.CacheService/Get: concurrency limit 5 reached") and a
@@ -44,8 +44,8 @@ namespace resilience {
 class ThrottleInterceptor final : public grpc::experimental::Interceptor {
  public:
   ThrottleInterceptor(grpc::experimental::ServerRpcInfo* info, ServerMethodState* state,
-                      Clock& clock, RejectedCalls& rejected_calls)
-      : info_(info), state_(state), clock_(clock), rejected_calls_(rejected_calls) {}
+                      Clock& clock, CallVerdicts& call_verdicts)
+      : info_(info), state_(state), clock_(clock), call_verdicts_(call_verdicts) {}
   ~ThrottleInterceptor() override;
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override;
@@ -59,7 +59,7 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
   grpc::experimental::ServerRpcInfo* const info_;
   ServerMethodState* const state_;
   Clock& clock_;
-  RejectedCalls& rejected_calls_;
+  CallVerdicts& call_verdicts_;
   absl::Time start_;
   bool holds_slot_ = false;   // a concurrency slot to release
   bool admitted_ = false;     // counted in in_flight, not finished yet

@@ -8,9 +8,12 @@
 #include "src/server_interceptors/guarded_service.h"
 
 #include <memory>
+#include <atomic>
 #include <string>
+#include <vector>
 
 #include "absl/strings/numbers.h"
+#include "absl/synchronization/notification.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
@@ -119,7 +122,7 @@ class GuardedServiceTest : public ::testing::TestWithParam<bool> {
   void TearDown() override {
     if (server_ != nullptr) server_->Shutdown(absl::Seconds(5));
     // Every rejection was handed over and cleaned up.
-    if (state_ != nullptr) EXPECT_EQ(state_->rejected_calls().size(), 0);
+    if (state_ != nullptr) EXPECT_EQ(state_->call_verdicts().size(), 0);
   }
 
   HandlerRuns runs_;
@@ -199,6 +202,116 @@ TEST_P(GuardedServiceTest, SequentialCallsAreNeverRejectedAtConcurrencyOne) {
   }
 }
 
+// A call held in an injected delay: its client going away (deadline or
+// cancellation) frees its throttle slot within milliseconds, not at the end
+// of the delay, and its handler never runs. (Sync API: the guard sees the
+// end of the call; the callback API sees only the deadline, when the delay
+// is over.)
+TEST_P(GuardedServiceTest, ACallerThatGoesAwayFreesItsSlotAtOnce) {
+  if (callback_api()) GTEST_SKIP() << "the callback API holds calls in the interceptor";
+  Start(absl::StrCat(R"({"methodConfig": [{"name": [{"service": ")", kService,
+                     R"("}], "throttle": {"maxConcurrency": 1},
+                          "faultInjection": {"delay": "20s"}}]})"));
+  const std::string kUnary = "/resilience.test.TestService/Unary";
+  for (bool cancel : {false, true}) {
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + (cancel ? absl::Seconds(30)
+                                                                  : absl::Milliseconds(100))));
+    Req request;
+    Resp response;
+    absl::Notification done;
+    grpc::Status status;
+    stub_->async()->Unary(&context, &request, &response, [&](grpc::Status s) {
+      status = std::move(s);
+      done.Notify();
+    });
+    if (cancel) {
+      const absl::Time until = absl::Now() + absl::Seconds(5);
+      while (state_->Stats(kUnary).in_flight == 0 && absl::Now() < until) {
+        absl::SleepFor(absl::Milliseconds(1));
+      }
+      absl::SleepFor(absl::Milliseconds(50));
+      context.TryCancel();
+    }
+    ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(5)));
+    const absl::Time ended = absl::Now();
+    const absl::Time until = ended + absl::Seconds(5);
+    while (state_->Stats(kUnary).in_flight != 0 && absl::Now() < until) {
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+    EXPECT_LT(absl::Now() - ended, absl::Milliseconds(500)) << (cancel ? "cancel" : "deadline");
+  }
+  EXPECT_EQ(runs_.total(), 0);
+  EXPECT_EQ(state_->Stats(kUnary).expired_while_delayed, 2);
+}
+
+// A shutdown's grace period holds with calls sitting in a 20 s injected
+// delay: the server is down within the grace period plus a little, and no
+// handler ran.
+TEST_P(GuardedServiceTest, ShutdownHonoursTheGracePeriodDuringADelay) {
+  if (callback_api()) GTEST_SKIP() << "the callback API holds calls in the interceptor";
+  Start(absl::StrCat(R"({"methodConfig": [{"name": [{"service": ")", kService,
+                     R"("}], "faultInjection": {"delay": "20s"}}]})"));
+  std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
+  std::vector<std::unique_ptr<Resp>> responses;
+  std::atomic<int> finished{0};
+  Req request;
+  for (int i = 0; i < 5; ++i) {
+    contexts.push_back(std::make_unique<grpc::ClientContext>());
+    responses.push_back(std::make_unique<Resp>());
+    stub_->async()->Unary(contexts.back().get(), &request, responses.back().get(),
+                          [&](grpc::Status) { finished++; });
+  }
+  const absl::Time until = absl::Now() + absl::Seconds(5);
+  while (state_->Stats("/resilience.test.TestService/Unary").faults_delayed < 5 &&
+         absl::Now() < until) {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  const absl::Time start = absl::Now();
+  server_->Shutdown(absl::Milliseconds(300));
+  const absl::Duration took = absl::Now() - start;
+  EXPECT_GE(took, absl::Milliseconds(250));
+  EXPECT_LT(took, absl::Seconds(2));
+  server_.reset();
+  const absl::Time wait_end = absl::Now() + absl::Seconds(5);
+  while (finished.load() < 5 && absl::Now() < wait_end) absl::SleepFor(absl::Milliseconds(1));
+  EXPECT_EQ(finished.load(), 5);
+  EXPECT_EQ(runs_.total(), 0);
+}
+
+// Calls held in a delay pin no thread of the library: with a 1 ms delay on
+// every method, 300 server streams whose clients never read (their handlers
+// block on flow control) do not keep other calls from being served.
+TEST_P(GuardedServiceTest, StalledStreamsDoNotStarveOtherCalls) {
+  Start(absl::StrCat(R"({"methodConfig": [{"name": [{"service": ")", kService,
+                     R"("}], "faultInjection": {"delay": "0.001s"}}]})"));
+  constexpr int kStalled = 300;
+  std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
+  std::vector<std::unique_ptr<grpc::ClientReader<Resp>>> readers;
+  Req big;
+  big.set_text(std::string(128 << 10, 'b'));  // 3 x 128 KiB back: more than a window
+  for (int i = 0; i < kStalled; ++i) {
+    contexts.push_back(std::make_unique<grpc::ClientContext>());
+    readers.push_back(stub_->ServerStream(contexts.back().get(), big));
+  }
+  const absl::Time until = absl::Now() + absl::Seconds(20);
+  while (runs_.of(testing::kServerStream) < kStalled && absl::Now() < until) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  EXPECT_EQ(runs_.of(testing::kServerStream), kStalled);
+  for (int i = 0; i < 20; ++i) {
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(2)));
+    Req request;
+    request.set_text("small");
+    Resp response;
+    grpc::Status s = stub_->Unary(&context, request, &response);
+    EXPECT_TRUE(s.ok()) << i << ": " << s.error_code() << " " << s.error_message();
+  }
+  for (auto& context : contexts) context->TryCancel();
+  for (auto& reader : readers) (void)reader->Finish();
+}
+
 INSTANTIATE_TEST_SUITE_P(SyncAndCallbackApis, GuardedServiceTest, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& info) {
                            return info.param ? "Callback" : "Sync";
@@ -206,7 +319,7 @@ INSTANTIATE_TEST_SUITE_P(SyncAndCallbackApis, GuardedServiceTest, ::testing::Boo
 
 // What the guard refuses, with a message naming the service and the reason.
 TEST(GuardedServiceCreateTest, RefusesWhatItCannotGuard) {
-  RejectedCalls rejected;
+  CallVerdicts rejected;
   HandlerRuns runs;
   testing::SyncEchoService sync(&runs);
   absl::StatusOr<std::unique_ptr<GuardedService>> unknown =

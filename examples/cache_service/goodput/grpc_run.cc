@@ -102,7 +102,7 @@ absl::StatusOr<std::vector<Metrics>> RunOverGrpc(const std::vector<Period>& sche
   server_options.extra_interceptors = [&faults](resilience::ServerResilience& resilience) {
     resilience::ServerInterceptorFactoryList list;
     list.push_back(
-        std::make_unique<ScheduleFaultInterceptorFactory>(faults, resilience.rejected_calls()));
+        std::make_unique<ScheduleFaultInterceptorFactory>(faults, resilience.call_verdicts()));
     return list;
   };
   absl::StatusOr<std::unique_ptr<cache_service::CacheServer>> server =

@@ -13,7 +13,7 @@ using grpc::experimental::InterceptionHookPoints;
 }  // namespace
 
 void ScheduleFaultInterceptor::Decide(grpc::experimental::InterceptorBatchMethods* methods) {
-  if (rejected_calls_.Contains(info_->server_context())) return;  // throttled
+  if (call_verdicts_.IsRejected(info_->server_context())) return;  // throttled
   auto* metadata = methods->GetRecvInitialMetadata();
   auto run = metadata->find(kRunMetadataKey);
   auto tick_text = metadata->find(kTickMetadataKey);
@@ -32,11 +32,11 @@ void ScheduleFaultInterceptor::Decide(grpc::experimental::InterceptorBatchMethod
                            absl::StrCat(info_->method(), ": scheduled failure at tick ", tick));
   }
   replace_status_ = true;
-  rejected_calls_.Add(info_->server_context());
+  call_verdicts_.Reject(info_->server_context());
 }
 
 ScheduleFaultInterceptor::~ScheduleFaultInterceptor() {
-  if (replace_status_) rejected_calls_.Remove(info_->server_context());
+  if (replace_status_) call_verdicts_.Forget(info_->server_context());
 }
 
 void ScheduleFaultInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods* methods) {

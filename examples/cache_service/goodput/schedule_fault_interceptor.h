@@ -9,7 +9,7 @@
 
 #include "examples/cache_service/goodput/scheduled_faults.h"
 #include "grpcpp/support/server_interceptor.h"
-#include "src/server_interceptors/rejected_calls.h"
+#include "src/server_interceptors/call_verdicts.h"
 
 namespace goodput {
 
@@ -17,7 +17,7 @@ namespace goodput {
 //
 // At POST_RECV_INITIAL_METADATA, a call that carries kRunMetadataKey and
 // kTickMetadataKey gets its fate from ScheduledFaults; a failing call is
-// added to the server's RejectedCalls (so the guarded service never runs its
+// added to the server's CallVerdicts (so the guarded service never runs its
 // handler) and its status replaced at PRE_SEND_STATUS ("<method>: scheduled <state> at tick
 // N"). A malformed tick gets INVALID_ARGUMENT. Calls without the metadata,
 // or already rejected by grpc-resilience's throttle, pass untouched. One
@@ -25,8 +25,8 @@ namespace goodput {
 class ScheduleFaultInterceptor final : public grpc::experimental::Interceptor {
  public:
   ScheduleFaultInterceptor(grpc::experimental::ServerRpcInfo* info, ScheduledFaults& faults,
-                           resilience::RejectedCalls& rejected_calls)
-      : info_(info), faults_(faults), rejected_calls_(rejected_calls) {}
+                           resilience::CallVerdicts& call_verdicts)
+      : info_(info), faults_(faults), call_verdicts_(call_verdicts) {}
   ~ScheduleFaultInterceptor() override;
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override;
@@ -36,7 +36,7 @@ class ScheduleFaultInterceptor final : public grpc::experimental::Interceptor {
 
   grpc::experimental::ServerRpcInfo* const info_;
   ScheduledFaults& faults_;
-  resilience::RejectedCalls& rejected_calls_;
+  resilience::CallVerdicts& call_verdicts_;
   bool replace_status_ = false;
   grpc::Status status_;
 };
@@ -44,18 +44,18 @@ class ScheduleFaultInterceptor final : public grpc::experimental::Interceptor {
 class ScheduleFaultInterceptorFactory final
     : public grpc::experimental::ServerInterceptorFactoryInterface {
  public:
-  // `faults` and `rejected_calls` must outlive the server.
+  // `faults` and `call_verdicts` must outlive the server.
   ScheduleFaultInterceptorFactory(ScheduledFaults& faults,
-                                  resilience::RejectedCalls& rejected_calls)
-      : faults_(faults), rejected_calls_(rejected_calls) {}
+                                  resilience::CallVerdicts& call_verdicts)
+      : faults_(faults), call_verdicts_(call_verdicts) {}
   grpc::experimental::Interceptor* CreateServerInterceptor(
       grpc::experimental::ServerRpcInfo* info) override {
-    return new ScheduleFaultInterceptor(info, faults_, rejected_calls_);
+    return new ScheduleFaultInterceptor(info, faults_, call_verdicts_);
   }
 
  private:
   ScheduledFaults& faults_;
-  resilience::RejectedCalls& rejected_calls_;
+  resilience::CallVerdicts& call_verdicts_;
 };
 
 }  // namespace goodput

@@ -98,7 +98,7 @@ TEST(ScheduleFaultInterceptorTest, FailsWhatTheScheduleSays) {
   options.extra_interceptors = [&faults](resilience::ServerResilience& resilience) {
     resilience::ServerInterceptorFactoryList list;
     list.push_back(
-        std::make_unique<ScheduleFaultInterceptorFactory>(faults, resilience.rejected_calls()));
+        std::make_unique<ScheduleFaultInterceptorFactory>(faults, resilience.call_verdicts()));
     return list;
   };
   auto server = cache_service::CacheServer::Start(options);

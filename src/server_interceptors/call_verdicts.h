@@ -1,0 +1,98 @@
+// File: src/server_interceptors/call_verdicts.h
+//
+// The hand-over from the server interceptors, which decide what happens to a
+// call, to the GuardedService, which carries it out where the user's handler
+// would run: reject the call without the handler, or hold it for a while
+// before the handler. Nothing a client sends takes part in it.
+
+#ifndef GRPC_RESILIENCE_SRC_SERVER_INTERCEPTORS_CALL_VERDICTS_H_
+#define GRPC_RESILIENCE_SRC_SERVER_INTERCEPTORS_CALL_VERDICTS_H_
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/time/time.h"
+#include "src/breaker/mutex.h"
+
+namespace resilience {
+
+// What the guard is to do with a call.
+struct Verdict {
+  enum Kind { kRun, kReject, kHold };
+  Kind kind = kRun;
+  // kHold: run the handler at this time, unless the call ends before.
+  absl::Time hold_until;
+  // kHold: counted when the call's deadline passes or the call is cancelled
+  // during the hold (its handler is then skipped). May be null.
+  std::atomic<int64_t>* ended_while_held = nullptr;
+};
+
+// CallVerdicts
+//
+// The verdicts on calls, each call named by its server context (one per call
+// while the call lives), that an interceptor has decided and whose handler
+// has not been reached yet.
+//
+// Protocol: an interceptor Reject()s or Hold()s a call at
+// POST_RECV_INITIAL_METADATA, and Forget()s it when the interceptor is
+// destroyed (gRPC destroys interceptors with the call's context, after the
+// handler, so a context address is never reused while it is here). The
+// guard Take()s the verdict when the handler would run. A rejection wins
+// over a hold.
+//
+// Cost: while nothing is held or rejected, Take() is one atomic load;
+// otherwise a lock of one of 16 shards.
+//
+// This class is thread-safe.
+class CallVerdicts {
+ public:
+  CallVerdicts() = default;
+  CallVerdicts(const CallVerdicts&) = delete;
+  CallVerdicts& operator=(const CallVerdicts&) = delete;
+
+  // Reject()
+  //
+  // The handler of `call` must not run.
+  void Reject(const void* call);
+
+  // Hold()
+  //
+  // The handler of `call` runs at `until`, not before (see Verdict).
+  void Hold(const void* call, absl::Time until, std::atomic<int64_t>* ended_while_held);
+
+  // IsRejected()
+  //
+  // Whether `call` is rejected (an interceptor that decides later skips it).
+  bool IsRejected(const void* call) const;
+
+  // Take()
+  //
+  // The verdict on `call` (kRun if none); removes it.
+  Verdict Take(const void* call);
+
+  // Forget()
+  //
+  // Removes the verdict on `call`, if any.
+  void Forget(const void* call) { (void)Take(call); }
+
+  // The number of calls with a verdict.
+  int64_t size() const { return size_.load(std::memory_order_acquire); }
+
+ private:
+  struct Shard {
+    mutable Mutex mu;
+    absl::flat_hash_map<const void*, Verdict> calls ABSL_GUARDED_BY(mu);
+  };
+  Shard& ShardOf(const void* call) const;
+  void Put(const void* call, const Verdict& verdict);
+
+  std::atomic<int64_t> size_{0};
+  mutable std::array<Shard, 16> shards_;
+};
+
+}  // namespace resilience
+
+#endif  // GRPC_RESILIENCE_SRC_SERVER_INTERCEPTORS_CALL_VERDICTS_H_
