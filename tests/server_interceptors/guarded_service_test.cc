@@ -122,7 +122,9 @@ class GuardedServiceTest : public ::testing::TestWithParam<bool> {
   void TearDown() override {
     if (server_ != nullptr) server_->Shutdown(absl::Seconds(5));
     // Every rejection was handed over and cleaned up.
-    if (state_ != nullptr) EXPECT_EQ(state_->call_verdicts().size(), 0);
+    if (state_ != nullptr) {
+      EXPECT_EQ(state_->call_verdicts().size(), 0);
+    }
   }
 
   HandlerRuns runs_;
