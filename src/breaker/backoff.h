@@ -24,6 +24,8 @@ namespace resilience {
 // instance serves every call of a method. Thread-safe if `random` is.
 class Backoff {
  public:
+  // The policy loader gives initial and max in (0, 1h] with max >= initial,
+  // a finite multiplier >= 1 and jitter in [0, 1] (docs/bounds.md).
   struct Options {
     absl::Duration initial = absl::Milliseconds(50);
     absl::Duration max = absl::Seconds(1);
@@ -36,16 +38,20 @@ class Backoff {
 
   // Delay()
   //
-  // The delay before retry `n` (>= 1).
+  // The delay before retry `n` (>= 1). For any `n` it is in
+  // [0, max * (1 + jitter)]: multiplier^(n-1) may overflow to infinity (and
+  // 0 * infinity is NaN), which only means the cap applies.
   absl::Duration Delay(int n) const {
-    const double exponent = std::max(0, n - 1);
-    const double base_s = std::min(absl::ToDoubleSeconds(options_.initial) *
-                                       std::pow(options_.multiplier, exponent),
-                                   absl::ToDoubleSeconds(options_.max));
+    const double exponent = n > 1 ? n - 1 : 0;  // n - 1 overflows at INT_MIN
+    const double max_s = std::max(0.0, absl::ToDoubleSeconds(options_.max));
+    double base_s =
+        absl::ToDoubleSeconds(options_.initial) * std::pow(options_.multiplier, exponent);
+    if (!(base_s <= max_s)) base_s = max_s;  // also NaN
     const double u = random_.NextUniform();
     const double factor =
         options_.full_jitter ? u : 1.0 - options_.jitter + 2.0 * options_.jitter * u;
-    return absl::Seconds(base_s * factor);
+    const double delay_s = base_s * factor;
+    return delay_s > 0.0 ? absl::Seconds(delay_s) : absl::ZeroDuration();  // also NaN
   }
 
  private:

@@ -13,6 +13,7 @@
 #ifndef GRPC_RESILIENCE_SRC_BREAKER_MUTEX_H_
 #define GRPC_RESILIENCE_SRC_BREAKER_MUTEX_H_
 
+#include <algorithm>
 #include <condition_variable>
 #include <mutex>
 
@@ -56,9 +57,13 @@ class CondVar {
   }
   // WaitWithTimeout()
   //
-  // Wait() for at most `timeout`; returns true if it timed out.
+  // Wait() for at most `timeout`; returns true if it timed out. Any
+  // duration is safe: waits longer than a day (absl::InfiniteDuration()
+  // included) wake after a day, which callers treat like a spurious wake-up;
+  // the steady clock would overflow on the raw value.
   bool WaitWithTimeout(Mutex* mu, absl::Duration timeout) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     std::unique_lock<std::mutex> lock(mu->mu_, std::adopt_lock);
+    timeout = std::clamp(timeout, absl::ZeroDuration(), absl::Hours(24));
     const bool timed_out =
         cv_.wait_for(lock, absl::ToChronoNanoseconds(timeout)) == std::cv_status::timeout;
     lock.release();

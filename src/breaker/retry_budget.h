@@ -25,10 +25,11 @@ namespace resilience {
 class RetryBudget {
  public:
   // `max_tokens` in [1, 1000], `token_ratio` in (0, 1] (the policy loader
-  // checks both).
+  // checks both). Out-of-range values are clamped into those ranges (NaN to
+  // the smallest ratio), so no value can overflow the arithmetic.
   RetryBudget(int max_tokens, double token_ratio)
-      : max_milli_(int64_t{max_tokens} * 1000),
-        ratio_milli_(std::max<int64_t>(1, std::llround(token_ratio * 1000))),
+      : max_milli_(int64_t{std::clamp(max_tokens, 1, 1000)} * 1000),
+        ratio_milli_(RatioMilli(token_ratio)),
         milli_tokens_(max_milli_) {}
 
   // A failure costs 1 token (1000 milli-tokens), never below 0.
@@ -53,6 +54,11 @@ class RetryBudget {
   double tokens() const { return milli_tokens_.load(std::memory_order_relaxed) / 1000.0; }
 
  private:
+  static int64_t RatioMilli(double token_ratio) {
+    if (!(token_ratio > 0.0)) return 1;
+    return std::clamp<int64_t>(std::llround(std::min(token_ratio, 1.0) * 1000), 1, 1000);
+  }
+
   const int64_t max_milli_;
   const int64_t ratio_milli_;
   std::atomic<int64_t> milli_tokens_;

@@ -7,35 +7,67 @@
 
 namespace resilience {
 
+absl::Status TokenBucket::Validate(double rate_per_second, int64_t burst) {
+  // Written so that NaN fails.
+  if (!(rate_per_second >= kMinRatePerSecond && rate_per_second <= kMaxRatePerSecond)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("rate_per_second: must be in [1e-3, 1e9], got ", rate_per_second));
+  }
+  if (burst < 1 || burst > kMaxBurst) {
+    return absl::InvalidArgumentError(absl::StrCat("burst: must be in [1, 1e9], got ", burst));
+  }
+  if (burst > MaxBurst(rate_per_second)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "burst: must be <= ", MaxBurst(rate_per_second), " at rate_per_second ",
+        rate_per_second, " (an empty bucket must refill within 1e9s), got ", burst));
+  }
+  return absl::OkStatus();
+}
+
+int64_t TokenBucket::IntervalNanos(double rate_per_second) {
+  // Clamped (NaN to the minimum), 1e9 / rate is in [1, 1e12]: llround
+  // cannot overflow.
+  double rate = rate_per_second;
+  if (!(rate >= kMinRatePerSecond)) rate = kMinRatePerSecond;
+  if (rate > kMaxRatePerSecond) rate = kMaxRatePerSecond;
+  return std::max<int64_t>(1, std::llround(1e9 / rate));
+}
+
+int64_t TokenBucket::MaxBurst(double rate_per_second) {
+  return std::min(kMaxBurst, kMaxRefillNanos / IntervalNanos(rate_per_second));
+}
+
 absl::StatusOr<std::unique_ptr<TokenBucket>> TokenBucket::Create(double rate_per_second,
                                                                  int64_t burst, Clock& clock) {
-  if (!(rate_per_second > 0.0 && rate_per_second <= 1e9)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("rate_per_second: must be in (0, 1e9], got ", rate_per_second));
-  }
-  if (burst < 1 || burst > (int64_t{1} << 30)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("burst: must be in [1, 2^30], got ", burst));
-  }
+  if (absl::Status s = Validate(rate_per_second, burst); !s.ok()) return s;
   return std::unique_ptr<TokenBucket>(new TokenBucket(rate_per_second, burst, clock));
 }
 
 TokenBucket::TokenBucket(double rate_per_second, int64_t burst, Clock& clock)
     : rate_per_second_(rate_per_second),
       burst_(burst),
-      interval_ns_(std::max<int64_t>(1, std::llround(1e9 / rate_per_second))),
+      interval_ns_(IntervalNanos(rate_per_second)),
+      // Validate() bounds the product by kMaxRefillNanos.
       capacity_ns_(burst * interval_ns_),
       clock_(clock),
       tat_ns_(absl::ToUnixNanos(clock.Now())) {}
 
 bool TokenBucket::TryAcquire(absl::Duration* retry_after) {
+  // ToUnixNanos saturates, so `now` is any int64 at all.
   const int64_t now = absl::ToUnixNanos(clock_.Now());
   int64_t tat = tat_ns_.load(std::memory_order_relaxed);
   while (true) {
-    const int64_t next = std::max(tat, now) + interval_ns_;
-    if (next - now > capacity_ns_) {
+    int64_t next;   // the TAT after this call
+    int64_t ahead;  // next - now
+    if (__builtin_add_overflow(std::max(tat, now), interval_ns_, &next) ||
+        __builtin_sub_overflow(next, now, &ahead)) {
+      // Only a clock at the ends of int64 nanoseconds gets here.
+      if (retry_after != nullptr) *retry_after = absl::InfiniteDuration();
+      return false;
+    }
+    if (ahead > capacity_ns_) {
       // The bucket is empty; a token comes when next - capacity_ns_ == now.
-      if (retry_after != nullptr) *retry_after = absl::Nanoseconds(next - capacity_ns_ - now);
+      if (retry_after != nullptr) *retry_after = absl::Nanoseconds(ahead - capacity_ns_);
       return false;
     }
     if (tat_ns_.compare_exchange_weak(tat, next, std::memory_order_acq_rel,

@@ -1,5 +1,7 @@
 #include "src/client_interceptors/timeout_scheduler.h"
 
+#include <algorithm>
+
 #include "absl/time/clock.h"
 
 namespace resilience {
@@ -94,17 +96,26 @@ size_t TimeoutScheduler::pending() {
   return heap_.size();
 }
 
+uint64_t TimeoutScheduler::wakeups() {
+  MutexLock lock(&mu_);
+  return wakeups_;
+}
+
 void TimeoutScheduler::Run() {
   mu_.Lock();
   while (!stopping_) {
     if (heap_.empty()) {
       wake_.Wait(&mu_);
+      ++wakeups_;
       continue;
     }
     const absl::Time now = absl::Now();
     Timer* earliest = heap_[0];
     if (earliest->when_ > now) {
-      wake_.WaitWithTimeout(&mu_, earliest->when_ - now);
+      // when_ - now is in (0, InfiniteDuration()]; never hand the condition
+      // variable more than kMaxSleep (see the class comment).
+      wake_.WaitWithTimeout(&mu_, std::min(earliest->when_ - now, kMaxSleep));
+      ++wakeups_;
       continue;
     }
     Remove(earliest);

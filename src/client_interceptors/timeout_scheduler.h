@@ -6,6 +6,7 @@
 #define GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_TIMEOUT_SCHEDULER_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <thread>
 #include <vector>
@@ -33,6 +34,15 @@ namespace resilience {
 // the lock. Fire() must be short and must not block. Timers are owned by
 // the caller, who must Cancel() a timer that was ever scheduled before
 // destroying it (also after it fired: its Fire() may still be running).
+//
+// Any `when` is allowed, absl::InfiniteFuture() included: the thread never
+// sleeps longer than kMaxSleep at once. (A wait of absl::InfiniteDuration()
+// becomes nanoseconds::max() for std::condition_variable::wait_for, whose
+// deadline then overflows the steady clock: the wait returns at once, and
+// the thread would spin with the lock.) A timer further away than kMaxSleep
+// costs one wake-up per kMaxSleep; `when` is wall-clock time and the wait is
+// on the steady clock, so the bound also limits how late a timer can fire
+// after the wall clock stepped forward.
 // This class is thread-safe; Global() is never destroyed.
 class TimeoutScheduler {
  public:
@@ -50,6 +60,9 @@ class TimeoutScheduler {
     absl::Time when_;
     size_t slot_ = kNotPending;  // guarded by the scheduler's mu_
   };
+
+  // The longest single sleep of the thread.
+  static constexpr absl::Duration kMaxSleep = absl::Minutes(1);
 
   static TimeoutScheduler& Global();
 
@@ -72,6 +85,10 @@ class TimeoutScheduler {
   // Timers scheduled and not yet fired or cancelled (for metrics and tests).
   size_t pending() ABSL_LOCKS_EXCLUDED(mu_);
 
+  // How many times the thread has woken from a wait, for whatever reason
+  // (for tests: a thread that spins shows here).
+  uint64_t wakeups() ABSL_LOCKS_EXCLUDED(mu_);
+
  private:
   void Run() ABSL_LOCKS_EXCLUDED(mu_);
   // The heap: heap_[0] is the earliest; every timer's slot_ is its index.
@@ -86,6 +103,7 @@ class TimeoutScheduler {
   std::vector<Timer*> heap_ ABSL_GUARDED_BY(mu_);
   Timer* firing_ ABSL_GUARDED_BY(mu_) = nullptr;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t wakeups_ ABSL_GUARDED_BY(mu_) = 0;
   std::thread thread_;
 };
 

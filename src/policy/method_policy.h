@@ -22,6 +22,23 @@
 
 namespace resilience {
 
+// The upper bounds the policy loader puts on the durations of a policy file
+// (docs/bounds.md lists every bound and why), so that the interceptors and
+// breakers never see a duration whose arithmetic could overflow or whose
+// timer could not be armed. Errors name the JSON path and the value.
+
+// Call lengths: timeout, deadline, perAttemptRecvTimeout and the breakers'
+// slowCallThreshold. Long enough for long-lived streams; an unbounded call is
+// written by leaving the field out.
+inline constexpr absl::Duration kMaxPolicyCallTime = absl::Hours(24 * 30);
+// How long a breaker stays open, and half-open probes wait: openDuration,
+// maxOpenDuration, halfOpenMaxWait. Longer is an outage better expressed by
+// mode "force_open".
+inline constexpr absl::Duration kMaxPolicyOpenTime = absl::Hours(24);
+// Control-loop periods: retry backoffs, breaker windows, forcePassInterval,
+// probeInterval, throttle pushbacks and fault-injection delay.
+inline constexpr absl::Duration kMaxPolicyInterval = absl::Hours(1);
+
 struct RetrySettings {
   int max_attempts = 3;
   absl::Duration initial_backoff = absl::Milliseconds(50);
@@ -65,7 +82,8 @@ std::unique_ptr<Breaker> CreateBreaker(const BreakerSettings& settings, Clock& c
 struct ThrottleSettings {
   // 0 = no concurrency limit.
   int max_concurrency = 0;
-  // 0 = no rate limit.
+  // 0 = no rate limit. Otherwise TokenBucket::Create(rate_per_second, burst)
+  // accepts it: the loader checks TokenBucket::Validate().
   double rate_per_second = 0;
   // Token bucket size when rate_per_second > 0.
   int burst = 0;

@@ -19,6 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "google/protobuf/util/json_util.h"
 #include "resilience/v1/policy.pb.h"
+#include "src/breaker/token_bucket.h"
 #include "src/policy/status_codes.h"
 
 namespace resilience {
@@ -103,24 +104,38 @@ class PolicySetBuilder {
     return absl::OkStatus();
   }
 
-  static absl::Status CheckPositive(absl::string_view path, const google::protobuf::Duration& d) {
-    if (ToDuration(d) <= absl::ZeroDuration()) return Invalid(path, "> 0", Show(d));
-    return absl::OkStatus();
-  }
-
-  // A pushback bound: in (0, 1h].
-  static absl::Status CheckPushback(absl::string_view path, const google::protobuf::Duration& d) {
+  // A duration in [low, high], or in (low, high] when `low_open`. Every
+  // duration of the file passes here with an upper bound (kMaxPolicy*), so
+  // no later arithmetic on it can overflow; the message shows the range.
+  static absl::Status CheckDuration(absl::string_view path, const google::protobuf::Duration& d,
+                                    absl::Duration low, bool low_open, absl::Duration high) {
     const absl::Duration value = ToDuration(d);
-    if (value <= absl::ZeroDuration() || value > absl::Hours(1)) {
-      return Invalid(path, "in (0, 1h]", Show(d));
+    const bool low_ok = low_open ? value > low : value >= low;
+    if (!low_ok || value > high) {
+      return Invalid(path,
+                     absl::StrCat("in ", low_open ? "(" : "[", absl::FormatDuration(low), ", ",
+                                  absl::FormatDuration(high), "]"),
+                     Show(d));
     }
     return absl::OkStatus();
   }
 
+  // In (0, high].
+  static absl::Status CheckPositive(absl::string_view path, const google::protobuf::Duration& d,
+                                    absl::Duration high) {
+    return CheckDuration(path, d, absl::ZeroDuration(), /*low_open=*/true, high);
+  }
+
+  // In [0, high].
   static absl::Status CheckNonNegative(absl::string_view path,
-                                       const google::protobuf::Duration& d) {
-    if (ToDuration(d) < absl::ZeroDuration()) return Invalid(path, ">= 0", Show(d));
-    return absl::OkStatus();
+                                       const google::protobuf::Duration& d, absl::Duration high) {
+    return CheckDuration(path, d, absl::ZeroDuration(), /*low_open=*/false, high);
+  }
+
+  // A rolling window: in [1ms, 1h] (RollingWindow also wants whole
+  // milliseconds that divide into the buckets; its Validate() says so).
+  static absl::Status CheckWindow(absl::string_view path, const google::protobuf::Duration& d) {
+    return CheckDuration(path, d, absl::Milliseconds(1), /*low_open=*/false, kMaxPolicyInterval);
   }
 
   static absl::StatusOr<absl::StatusCode> Code(absl::string_view path, absl::string_view name) {
@@ -137,11 +152,18 @@ class PolicySetBuilder {
           path, ".name: must list at least one name ({\"service\": ...} or {} for the default)"));
     }
     if (entry.has_timeout()) {
-      if (absl::Status s = CheckPositive(path + ".timeout", entry.timeout()); !s.ok()) return s;
+      if (absl::Status s = CheckPositive(path + ".timeout", entry.timeout(), kMaxPolicyCallTime);
+          !s.ok()) {
+        return s;
+      }
       policy.timeout = ToDuration(entry.timeout());
     }
     if (entry.has_deadline()) {
-      if (absl::Status s = CheckPositive(path + ".deadline", entry.deadline()); !s.ok()) return s;
+      if (absl::Status s =
+              CheckPositive(path + ".deadline", entry.deadline(), kMaxPolicyCallTime);
+          !s.ok()) {
+        return s;
+      }
       policy.deadline = ToDuration(entry.deadline());
     }
     if (entry.has_retry_policy()) {
@@ -215,13 +237,19 @@ class PolicySetBuilder {
       r.max_attempts = p.max_attempts();
     }
     if (p.has_initial_backoff()) {
-      if (absl::Status s = CheckPositive(path + ".initialBackoff", p.initial_backoff()); !s.ok()) {
+      if (absl::Status s =
+              CheckPositive(path + ".initialBackoff", p.initial_backoff(), kMaxPolicyInterval);
+          !s.ok()) {
         return s;
       }
       r.initial_backoff = ToDuration(p.initial_backoff());
     }
     if (p.has_max_backoff()) {
-      if (absl::Status s = CheckPositive(path + ".maxBackoff", p.max_backoff()); !s.ok()) return s;
+      if (absl::Status s =
+              CheckPositive(path + ".maxBackoff", p.max_backoff(), kMaxPolicyInterval);
+          !s.ok()) {
+        return s;
+      }
       r.max_backoff = ToDuration(p.max_backoff());
     }
     if (r.max_backoff < r.initial_backoff) {
@@ -250,7 +278,15 @@ class PolicySetBuilder {
         r.retryable_status_codes.push_back(*code);
       }
     }
-    if (p.has_per_attempt_recv_timeout()) Warn(path + ".perAttemptRecvTimeout");
+    if (p.has_per_attempt_recv_timeout()) {
+      // Not applied, but checked like every duration (gRPC wants it > 0 too).
+      if (absl::Status s = CheckPositive(path + ".perAttemptRecvTimeout",
+                                         p.per_attempt_recv_timeout(), kMaxPolicyCallTime);
+          !s.ok()) {
+        return s;
+      }
+      Warn(path + ".perAttemptRecvTimeout");
+    }
     return r;
   }
 
@@ -295,6 +331,23 @@ class PolicySetBuilder {
   // breaker's own validation speak, with the JSON path in front.
   absl::Status Sre(const pb::SreBreakerPolicy& p, const std::string& path,
                    SreBreaker::Options& o) {
+    if (p.has_window()) {
+      if (absl::Status s = CheckWindow(path + ".window", p.window()); !s.ok()) return s;
+    }
+    if (p.has_force_pass_interval()) {
+      if (absl::Status s = CheckNonNegative(path + ".forcePassInterval",
+                                            p.force_pass_interval(), kMaxPolicyInterval);
+          !s.ok()) {
+        return s;
+      }
+    }
+    if (p.has_slow_call_threshold()) {
+      if (absl::Status s = CheckNonNegative(path + ".slowCallThreshold", p.slow_call_threshold(),
+                                            kMaxPolicyCallTime);
+          !s.ok()) {
+        return s;
+      }
+    }
     if (p.has_k()) o.k = p.k();
     if (p.has_protection()) o.protection = p.protection();
     if (p.has_window()) o.window = ToDuration(p.window());
@@ -311,6 +364,7 @@ class PolicySetBuilder {
 
   absl::Status ThreeState(const pb::ThreeStateBreakerPolicy& p, const std::string& path,
                           ThreeStateBreaker::Options& o) {
+    if (absl::Status s = ThreeStateDurations(p, path); !s.ok()) return s;
     if (p.has_failure_rate_threshold()) o.failure_rate_threshold = p.failure_rate_threshold();
     if (p.has_min_requests()) o.min_requests = p.min_requests();
     if (p.has_consecutive_failures()) o.consecutive_failures = p.consecutive_failures();
@@ -352,6 +406,51 @@ class PolicySetBuilder {
     return Rename(ThreeStateBreaker::Validate(o), "three_state.", path);
   }
 
+  // The bounds of the three-state breaker's durations (its Validate() checks
+  // how they relate to each other).
+  static absl::Status ThreeStateDurations(const pb::ThreeStateBreakerPolicy& p,
+                                          const std::string& path) {
+    if (p.has_slow_call_threshold()) {
+      if (absl::Status s = CheckNonNegative(path + ".slowCallThreshold", p.slow_call_threshold(),
+                                            kMaxPolicyCallTime);
+          !s.ok()) {
+        return s;
+      }
+    }
+    if (p.has_window()) {
+      if (absl::Status s = CheckWindow(path + ".window", p.window()); !s.ok()) return s;
+    }
+    if (p.has_open_duration()) {
+      if (absl::Status s =
+              CheckPositive(path + ".openDuration", p.open_duration(), kMaxPolicyOpenTime);
+          !s.ok()) {
+        return s;
+      }
+    }
+    if (p.has_max_open_duration()) {
+      if (absl::Status s = CheckPositive(path + ".maxOpenDuration", p.max_open_duration(),
+                                         kMaxPolicyOpenTime);
+          !s.ok()) {
+        return s;
+      }
+    }
+    if (p.has_probe_interval()) {
+      if (absl::Status s =
+              CheckNonNegative(path + ".probeInterval", p.probe_interval(), kMaxPolicyInterval);
+          !s.ok()) {
+        return s;
+      }
+    }
+    if (p.has_half_open_max_wait()) {
+      if (absl::Status s = CheckPositive(path + ".halfOpenMaxWait", p.half_open_max_wait(),
+                                         kMaxPolicyOpenTime);
+          !s.ok()) {
+        return s;
+      }
+    }
+    return absl::OkStatus();
+  }
+
   // The breakers name their fields "sre.max_drop_probability"; the file says
   // "methodConfig[0].breaker.sre.maxDropProbability". Rewrites the message's
   // field references to the file's paths and JSON names.
@@ -373,28 +472,53 @@ class PolicySetBuilder {
       if (p.max_concurrency() < 1) return Invalid(path + ".maxConcurrency", ">= 1", p.max_concurrency());
       t.max_concurrency = p.max_concurrency();
     }
+    // The rate limit gets exactly the token bucket's bounds, so that
+    // TokenBucket::Create() accepts whatever loads.
     if (p.has_rate_per_second()) {
-      if (!(p.rate_per_second() > 0) || !std::isfinite(p.rate_per_second())) {
-        return Invalid(path + ".ratePerSecond", "> 0", p.rate_per_second());
+      const double rate = p.rate_per_second();
+      // Written so that NaN fails.
+      if (!(rate >= TokenBucket::kMinRatePerSecond && rate <= TokenBucket::kMaxRatePerSecond)) {
+        return Invalid(path + ".ratePerSecond", "in [1e-3, 1e9]", rate);
       }
-      t.rate_per_second = p.rate_per_second();
-      t.burst = static_cast<int>(std::max(1.0, std::min(p.rate_per_second(), 1e9)));
+      t.rate_per_second = rate;
+      // One second's worth of calls, at least 1: always within MaxBurst().
+      t.burst = static_cast<int>(std::max(1.0, std::floor(rate)));
     }
     if (p.has_burst()) {
       if (!p.has_rate_per_second()) {
         return absl::InvalidArgumentError(absl::StrCat(path, ".burst: needs ratePerSecond"));
       }
-      if (p.burst() < 1) return Invalid(path + ".burst", ">= 1", p.burst());
+      if (p.burst() < 1 || p.burst() > TokenBucket::kMaxBurst) {
+        return Invalid(path + ".burst", "in [1, 1e9]", p.burst());
+      }
+      const int64_t max_burst = TokenBucket::MaxBurst(t.rate_per_second);
+      if (p.burst() > max_burst) {
+        return Invalid(path + ".burst",
+                       absl::StrCat("<= ", max_burst, " at ratePerSecond ", t.rate_per_second,
+                                    " (an empty bucket must refill within 1e9s)"),
+                       p.burst());
+      }
       t.burst = p.burst();
     }
+    if (t.rate_per_second > 0) {
+      // Cannot fail after the checks above; kept so that a bound added to
+      // the bucket alone still stops the file here, not at the first call.
+      if (absl::Status s = TokenBucket::Validate(t.rate_per_second, t.burst); !s.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(path, ": ", s.message()));
+      }
+    }
     if (p.has_min_pushback()) {
-      if (absl::Status s = CheckPushback(path + ".minPushback", p.min_pushback()); !s.ok()) {
+      if (absl::Status s =
+              CheckPositive(path + ".minPushback", p.min_pushback(), kMaxPolicyInterval);
+          !s.ok()) {
         return s;
       }
       t.min_pushback = ToDuration(p.min_pushback());
     }
     if (p.has_max_pushback()) {
-      if (absl::Status s = CheckPushback(path + ".maxPushback", p.max_pushback()); !s.ok()) {
+      if (absl::Status s =
+              CheckPositive(path + ".maxPushback", p.max_pushback(), kMaxPolicyInterval);
+          !s.ok()) {
         return s;
       }
       t.max_pushback = ToDuration(p.max_pushback());
@@ -411,7 +535,10 @@ class PolicySetBuilder {
                                                         const std::string& path) {
     FaultInjectionSettings f;
     if (p.has_delay()) {
-      if (absl::Status s = CheckNonNegative(path + ".delay", p.delay()); !s.ok()) return s;
+      if (absl::Status s = CheckNonNegative(path + ".delay", p.delay(), kMaxPolicyInterval);
+          !s.ok()) {
+        return s;
+      }
       f.delay = ToDuration(p.delay());
       f.delay_fraction = 1.0;
     }

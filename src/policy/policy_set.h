@@ -43,7 +43,9 @@ class PolicySet {
   //
   // Parses and validates a policy file's text. InvalidArgument naming the
   // JSON path and the bad value (e.g. "methodConfig[0].retryPolicy.maxAttempts:
-  // must be in [1, 10], got 0").
+  // must be in [1, 10], got 0"). Every bound is listed in docs/bounds.md;
+  // whatever loads, the runtime objects built from it (breakers, token
+  // buckets, timers) accept.
   static absl::StatusOr<PolicySet> FromJsonString(absl::string_view json);
 
   // FromJsonFile()

@@ -10,6 +10,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "src/policy/method_policy.h"
 
 namespace resilience {
 namespace {
@@ -144,6 +145,92 @@ TEST(TimeoutSchedulerTest, CancelFromFireDoesNotDeadlock) {
   scheduler.Schedule(&timer, absl::Now());
   ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(5)));
   EXPECT_FALSE(scheduler.Cancel(&timer));  // waits for the Fire() to return
+}
+
+// Timers at absl::InfiniteFuture(), at the 1e10 s timeout that used to hang
+// every call (the wait overflowed the steady clock, returned at once, and the
+// thread spun with the lock) and at the longest timeout the policy loader
+// allows, each in turn the earliest: none fires, the thread sleeps, an
+// earlier timer still fires on time, and all of them can be cancelled.
+TEST(TimeoutSchedulerTest, ExtremeTimersNeitherFireNorSpin) {
+  TimeoutScheduler scheduler;
+  std::atomic<int> far_fired{0};
+  FunctionTimer forever([&] { far_fired++; });
+  FunctionTimer huge([&] { far_fired++; });
+  FunctionTimer longest_policy([&] { far_fired++; });
+  const std::pair<FunctionTimer*, absl::Duration> timers[] = {
+      {&forever, absl::InfiniteDuration()},
+      {&huge, absl::Seconds(10000000000)},
+      {&longest_policy, kMaxPolicyCallTime},
+  };
+  uint64_t wakeups = scheduler.wakeups();
+  for (const auto& [timer, after] : timers) {
+    // Each is earlier than the ones before: the thread's next sleep is for it.
+    scheduler.Schedule(timer, absl::Now() + after);
+    // A spinning thread wakes millions of times in this.
+    absl::SleepFor(absl::Milliseconds(100));
+    EXPECT_LE(scheduler.wakeups(), wakeups + 2) << absl::FormatDuration(after);
+    wakeups = scheduler.wakeups();
+  }
+
+  absl::Notification soon_fired;
+  FunctionTimer soon([&] { soon_fired.Notify(); });
+  const absl::Time start = absl::Now();
+  scheduler.Schedule(&soon, start + absl::Milliseconds(20));
+  ASSERT_TRUE(soon_fired.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  const absl::Duration took = absl::Now() - start;
+  EXPECT_GE(took, absl::Milliseconds(20));
+  EXPECT_LT(took, absl::Seconds(1));
+  EXPECT_FALSE(scheduler.Cancel(&soon));
+
+  // Back to sleep until the earliest far timer; cancelling it (the earliest)
+  // leaves the thread asleep too.
+  absl::SleepFor(absl::Milliseconds(100));
+  EXPECT_LE(scheduler.wakeups(), wakeups + 5);
+  EXPECT_EQ(far_fired.load(), 0);
+  EXPECT_EQ(scheduler.pending(), 3u);
+  EXPECT_TRUE(scheduler.Cancel(&longest_policy));
+  EXPECT_TRUE(scheduler.Cancel(&huge));
+  EXPECT_TRUE(scheduler.Cancel(&forever));
+  EXPECT_FALSE(scheduler.Cancel(&forever));
+  EXPECT_EQ(scheduler.pending(), 0u);
+  EXPECT_EQ(far_fired.load(), 0);
+}
+
+// The thread's wait is bounded by kMaxSleep whatever the earliest timer:
+// one extreme timer alone leaves the thread asleep, and a timer scheduled
+// before it (in the heap's order) wakes the thread at once.
+TEST(TimeoutSchedulerTest, InfiniteTimerAloneThenAnEarlierOne) {
+  TimeoutScheduler scheduler;
+  FunctionTimer forever([] { ADD_FAILURE() << "an infinite timer fired"; });
+  scheduler.Schedule(&forever, absl::InfiniteFuture());
+  absl::SleepFor(absl::Milliseconds(100));
+  const uint64_t asleep = scheduler.wakeups();
+  EXPECT_LE(asleep, 2u);
+  absl::Notification fired;
+  FunctionTimer now_timer([&] { fired.Notify(); });
+  scheduler.Schedule(&now_timer, absl::Now());
+  ASSERT_TRUE(fired.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  EXPECT_FALSE(scheduler.Cancel(&now_timer));
+  absl::SleepFor(absl::Milliseconds(100));
+  EXPECT_LE(scheduler.wakeups(), asleep + 3);
+  EXPECT_TRUE(scheduler.Cancel(&forever));
+  EXPECT_GE(TimeoutScheduler::kMaxSleep, absl::Seconds(1));
+}
+
+// A scheduler with an infinite timer pending stops at once when destroyed
+// (the destructor does not wait for the timer).
+TEST(TimeoutSchedulerTest, StopsPromptlyWithAnInfiniteTimerPending) {
+  FunctionTimer forever([] { ADD_FAILURE() << "an infinite timer fired"; });
+  const absl::Time start = absl::Now();
+  {
+    TimeoutScheduler scheduler;
+    scheduler.Schedule(&forever, absl::Now() + absl::InfiniteDuration());
+    absl::SleepFor(absl::Milliseconds(20));
+    EXPECT_TRUE(scheduler.Cancel(&forever));
+    scheduler.Schedule(&forever, absl::InfiniteFuture());
+  }
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
 }
 
 }  // namespace

@@ -1,22 +1,269 @@
 // libFuzzer target for the policy loader: any bytes go in; the loader must
 // return a status (never crash, hang or leak), and whatever it accepts must
-// answer lookups. Built by scripts/fuzz.sh in its own clang configuration.
+// answer lookups and build every runtime object the interceptors build from
+// it: the breaker (CreateBreaker), the token bucket and the concurrency
+// limiter of its throttle, the backoff and the retry budget. Each then takes
+// a few decisions on a SimulatedClock moved by extreme steps (zero, one
+// nanosecond, the policy's own periods, years). A runtime object that
+// refuses or misbehaves on a loaded policy aborts: whatever the loader
+// accepts, the runtime must accept. Built by scripts/fuzz.sh in its own clang
+// configuration; links only the gRPC-free libraries.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
 #include <string>
+#include <vector>
 
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "src/breaker/backoff.h"
+#include "src/breaker/breaker.h"
+#include "src/breaker/fixed_concurrency_limiter.h"
+#include "src/breaker/random_source.h"
+#include "src/breaker/retry_budget.h"
+#include "src/breaker/simulated_clock.h"
+#include "src/breaker/sre_breaker.h"
+#include "src/breaker/three_state_breaker.h"
+#include "src/breaker/token_bucket.h"
+#include "src/policy/method_policy.h"
 #include "src/policy/policy_set.h"
 
+namespace resilience {
+namespace {
+
+[[noreturn]] void Die(const std::string& source, const char* what,
+                      const absl::Status& status = absl::OkStatus()) {
+  std::fprintf(stderr, "policy_fuzzer: %s: %s %s\n", source.c_str(), what,
+               status.ok() ? "" : status.ToString().c_str());
+  std::abort();
+}
+
+// The simulated clocks start a day after the epoch; random steps stop at
+// 200 years after it, so that one more step as long as the largest token
+// bucket refill (1e9 s, about 32 years) still fits in int64 nanoseconds
+// (about 292 years).
+const absl::Time kLatest = absl::UnixEpoch() + absl::Hours(24 * 365 * 200);
+
+// Moves `clock` by `d` unless that would pass kLatest.
+void Advance(SimulatedClock& clock, absl::Duration d) {
+  if (d <= absl::ZeroDuration() || clock.Now() + d > kLatest) return;
+  clock.AdvanceTime(d);
+}
+
+// Draws for the decisions, fixed by the input.
+class Draws {
+ public:
+  explicit Draws(uint64_t seed) : random_(seed) {}
+  uint64_t Next(uint64_t n) {
+    return static_cast<uint64_t>(random_.NextUniform() * static_cast<double>(n)) % n;
+  }
+
+  // A clock step: mostly small, sometimes one of `periods` (the policy's
+  // own durations) give or take a nanosecond, sometimes years.
+  absl::Duration Step(const std::vector<absl::Duration>& periods) {
+    switch (Next(8)) {
+      case 0:
+        return absl::ZeroDuration();
+      case 1:
+        return absl::Nanoseconds(1);
+      case 2:
+        return absl::Milliseconds(static_cast<int64_t>(Next(1000)));
+      case 3:
+      case 4: {
+        if (periods.empty()) return absl::Seconds(1);
+        const absl::Duration d = periods[Next(periods.size())];
+        return d + absl::Nanoseconds(static_cast<int64_t>(Next(3)) - 1);
+      }
+      case 5:
+        return absl::Hours(1) * static_cast<int64_t>(Next(48));
+      case 6:
+        return absl::Hours(24 * 365) * static_cast<int64_t>(1 + Next(10));
+      default:
+        return absl::Microseconds(static_cast<int64_t>(Next(1000000)));
+    }
+  }
+
+ private:
+  SplitMixRandom random_;
+};
+
+uint64_t Fnv1a(const uint8_t* data, size_t size) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (size_t i = 0; i < size; ++i) h = (h ^ data[i]) * 0x100000001b3ULL;
+  return h;
+}
+
+// Durations the loader promised to bound.
+void CheckDurations(const MethodPolicy& p) {
+  const auto in = [&](std::optional<absl::Duration> d, absl::Duration high, const char* what) {
+    if (d.has_value() && !(*d > absl::ZeroDuration() && *d <= high)) Die(p.source, what);
+  };
+  in(p.timeout, kMaxPolicyCallTime, "timeout out of bounds");
+  in(p.deadline, kMaxPolicyCallTime, "deadline out of bounds");
+  if (p.retry) {
+    in(p.retry->initial_backoff, kMaxPolicyInterval, "initialBackoff out of bounds");
+    in(p.retry->max_backoff, kMaxPolicyInterval, "maxBackoff out of bounds");
+  }
+  if (p.throttle) {
+    in(p.throttle->min_pushback, kMaxPolicyInterval, "minPushback out of bounds");
+    in(p.throttle->max_pushback, kMaxPolicyInterval, "maxPushback out of bounds");
+  }
+  if (p.fault_injection && !(p.fault_injection->delay >= absl::ZeroDuration() &&
+                             p.fault_injection->delay <= kMaxPolicyInterval)) {
+    Die(p.source, "fault delay out of bounds");
+  }
+}
+
+// The breaker's own durations, as clock steps and latencies.
+std::vector<absl::Duration> BreakerPeriods(const BreakerSettings& b) {
+  if (b.kind == BreakerKind::kSre) {
+    return {b.sre.window, b.sre.window / b.sre.buckets, b.sre.force_pass_interval,
+            b.sre.slow_call_threshold, b.sre.refresh_interval};
+  }
+  const ThreeStateBreaker::Options& o = b.three_state;
+  return {o.window,           o.window / o.buckets, o.open_duration, o.max_open_duration,
+          o.probe_interval,   o.half_open_max_wait, o.slow_call_threshold};
+}
+
+void ExerciseBreaker(const MethodPolicy& p, uint64_t seed, Draws& draws) {
+  if (p.breaker.kind == BreakerKind::kNone) return;
+  const absl::Status valid = p.breaker.kind == BreakerKind::kSre
+                                 ? SreBreaker::Validate(p.breaker.sre)
+                                 : ThreeStateBreaker::Validate(p.breaker.three_state);
+  if (!valid.ok()) Die(p.source, "the breaker refuses a loaded policy:", valid);
+  SimulatedClock clock;
+  std::unique_ptr<Breaker> breaker = CreateBreaker(p.breaker, clock, seed);
+  if (breaker == nullptr) Die(p.source, "CreateBreaker returned null");
+  const std::vector<absl::Duration> periods = BreakerPeriods(p.breaker);
+  const absl::Duration latencies[] = {absl::ZeroDuration(), absl::Nanoseconds(1),
+                                      -absl::Seconds(1),    kMaxPolicyCallTime,
+                                      absl::InfiniteDuration()};
+  std::vector<Admission> in_flight;
+  for (int i = 0; i < 64; ++i) {
+    Admission a = breaker->Allow();
+    if (a.admitted()) in_flight.push_back(std::move(a));
+    Advance(clock, draws.Step(periods));
+    // Finish some of the calls in flight, oldest first or newest first.
+    while (!in_flight.empty() && draws.Next(3) != 0) {
+      const bool newest = draws.Next(2) == 0;
+      Admission done = std::move(newest ? in_flight.back() : in_flight.front());
+      in_flight.erase(newest ? in_flight.end() - 1 : in_flight.begin());
+      const Outcome outcome = static_cast<Outcome>(draws.Next(3));
+      absl::Duration latency = draws.Next(2) == 0
+                                   ? latencies[draws.Next(sizeof(latencies) / sizeof(latencies[0]))]
+                                   : draws.Step(periods);
+      done.Record(outcome, latency);
+    }
+    const BreakerSnapshot s = breaker->Snapshot();
+    if (!(s.drop_probability >= 0.0 && s.drop_probability <= 1.0) ||
+        !(s.failure_rate >= 0.0 && s.failure_rate <= 1.0) ||
+        !(s.slow_call_rate >= 0.0 && s.slow_call_rate <= 1.0)) {
+      Die(p.source, "breaker snapshot out of range");
+    }
+  }
+}
+
+void ExerciseThrottle(const MethodPolicy& p, Draws& draws) {
+  if (!p.throttle) return;
+  const ThrottleSettings& t = *p.throttle;
+  if (t.min_pushback > t.max_pushback) Die(p.source, "minPushback > maxPushback");
+  if (t.max_concurrency > 0) {
+    FixedConcurrencyLimiter limiter(t.max_concurrency);
+    const int64_t n = std::min<int64_t>(t.max_concurrency, 256);
+    for (int64_t i = 0; i < n; ++i) {
+      if (!limiter.TryAcquire()) Die(p.source, "the limiter refused a slot under its limit");
+    }
+    if (n == t.max_concurrency && limiter.TryAcquire()) Die(p.source, "limiter over its limit");
+    for (int64_t i = 0; i < n; ++i) limiter.Release(Outcome::kSuccess, absl::ZeroDuration());
+    if (limiter.in_flight() != 0) Die(p.source, "limiter did not return to 0");
+  }
+  if (t.rate_per_second <= 0) return;
+  SimulatedClock clock;
+  absl::StatusOr<std::unique_ptr<TokenBucket>> created =
+      TokenBucket::Create(t.rate_per_second, t.burst, clock);
+  if (!created.ok()) {
+    Die(p.source, "TokenBucket::Create refuses a loaded throttle:", created.status());
+  }
+  TokenBucket& bucket = **created;
+  const absl::Duration interval = absl::Nanoseconds(TokenBucket::IntervalNanos(t.rate_per_second));
+  const absl::Duration refill = interval * t.burst;
+  const std::vector<absl::Duration> periods = {interval, refill, t.max_pushback};
+  const int64_t tries = std::min<int64_t>(t.burst, 64);
+  for (int i = 0; i < 32; ++i) {
+    for (int64_t k = 0; k <= tries; ++k) {
+      absl::Duration retry_after;
+      if (!bucket.TryAcquire(&retry_after)) {
+        // Refused: the next token is at most one interval away.
+        if (!(retry_after > absl::ZeroDuration() && retry_after <= interval)) {
+          Die(p.source, "token bucket retry_after out of (0, interval]");
+        }
+        break;
+      }
+    }
+    Advance(clock, draws.Step(periods));
+  }
+  // From any state, one full refill later the bucket holds `burst` tokens.
+  clock.AdvanceTime(refill);
+  for (int64_t k = 0; k < tries; ++k) {
+    if (!bucket.TryAcquire()) Die(p.source, "token bucket not full after a full refill");
+  }
+}
+
+void ExerciseRetry(const PolicySet& set, const MethodPolicy& p, uint64_t seed, Draws& draws) {
+  if (p.retry) {
+    const RetrySettings& r = *p.retry;
+    SplitMixRandom random(seed);
+    const Backoff backoff(
+        Backoff::Options{r.initial_backoff, r.max_backoff, r.backoff_multiplier, r.jitter,
+                         r.full_jitter},
+        random);
+    const absl::Duration most = r.max_backoff * (1.0 + r.jitter) + absl::Nanoseconds(1);
+    for (int n : {1, 2, r.max_attempts, r.max_attempts + 1, 1100, 1 << 30}) {
+      const absl::Duration d = backoff.Delay(n);
+      if (!(d >= absl::ZeroDuration() && d <= most)) Die(p.source, "backoff out of bounds");
+    }
+  }
+  const RetryBudgetSettings& b = set.retry_budget();
+  RetryBudget budget(b.max_tokens, b.token_ratio);
+  for (int i = 0; i < 64; ++i) {
+    if (draws.Next(2) == 0) {
+      budget.RecordFailure();
+    } else {
+      budget.RecordSuccess();
+    }
+    const double tokens = budget.tokens();
+    if (!(tokens >= 0 && tokens <= b.max_tokens)) Die(p.source, "retry budget out of range");
+    if (budget.AllowRetry() != (tokens * 2 > b.max_tokens)) {
+      Die(p.source, "retry budget decision disagrees with its tokens");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace resilience
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using resilience::MethodPolicy;
   const std::string json(reinterpret_cast<const char*>(data), size);
   absl::StatusOr<resilience::PolicySet> set = resilience::PolicySet::FromJsonString(json);
-  if (set.ok()) {
-    for (const char* method : {"/cache.v1.CacheService/Get", "/s.S/M", "", "/", "//"}) {
-      (void)set->Find(method);
-    }
-  } else if (set.status().message().empty()) {
-    __builtin_trap();  // every error must say what was wrong
+  if (!set.ok()) {
+    if (set.status().message().empty()) __builtin_trap();  // every error must say what was wrong
+    return 0;
+  }
+  for (const char* method : {"/cache.v1.CacheService/Get", "/s.S/M", "", "/", "//"}) {
+    (void)set->Find(method);
+  }
+  const uint64_t seed = resilience::Fnv1a(data, size);
+  resilience::Draws draws(seed);
+  for (const MethodPolicy& policy : set->policies()) {
+    resilience::CheckDurations(policy);
+    resilience::ExerciseBreaker(policy, seed, draws);
+    resilience::ExerciseThrottle(policy, draws);
+    resilience::ExerciseRetry(*set, policy, seed, draws);
   }
   return 0;
 }

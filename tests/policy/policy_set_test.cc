@@ -7,8 +7,11 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "src/breaker/simulated_clock.h"
+#include "src/breaker/token_bucket.h"
 
 namespace resilience {
 namespace {
@@ -236,7 +239,7 @@ TEST(PolicySetTest, ValidationRulesNamePathAndValue) {
        "methodConfig[0].retryPolicy.maxAttempts: must be in [1, 10], got 0"},
       {Entry(R"("retryPolicy": {"maxAttempts": 11})"), "got 11"},
       {Entry(R"("retryPolicy": {"initialBackoff": "0s"})"),
-       "methodConfig[0].retryPolicy.initialBackoff: must be > 0, got 0"},
+       "methodConfig[0].retryPolicy.initialBackoff: must be in (0, 1h], got 0"},
       {Entry(R"("retryPolicy": {"initialBackoff": "2s", "maxBackoff": "1s"})"),
        "methodConfig[0].retryPolicy.maxBackoff: must be >= initialBackoff (2s), got 1s"},
       {Entry(R"("retryPolicy": {"backoffMultiplier": 0.5})"),
@@ -248,9 +251,10 @@ TEST(PolicySetTest, ValidationRulesNamePathAndValue) {
        "methodConfig[0].retryPolicy.retryableStatusCodes[1]: unknown status code \"BOGUS\""},
       {Entry(R"("retryPolicy": {"retryableStatusCodes": ["OK"]})"),
        "retryableStatusCodes[0]: must be an error code, got OK"},
-      {Entry(R"("timeout": "0s")"), "methodConfig[0].timeout: must be > 0, got 0"},
-      {Entry(R"("timeout": "-1s")"), "methodConfig[0].timeout: must be > 0, got -1s"},
-      {Entry(R"("deadline": "-0.5s")"), "methodConfig[0].deadline: must be > 0, got -500ms"},
+      {Entry(R"("timeout": "0s")"), "methodConfig[0].timeout: must be in (0, 720h], got 0"},
+      {Entry(R"("timeout": "-1s")"), "methodConfig[0].timeout: must be in (0, 720h], got -1s"},
+      {Entry(R"("deadline": "-0.5s")"),
+       "methodConfig[0].deadline: must be in (0, 720h], got -500ms"},
       {Entry(R"("breaker": {"sre": {}, "threeState": {}})"),
        "methodConfig[0].breaker: must set exactly one of \"sre\" and \"threeState\", got both"},
       {Entry(R"("breaker": {})"), "got neither"},
@@ -285,11 +289,11 @@ TEST(PolicySetTest, ValidationRulesNamePathAndValue) {
       {Entry(R"("throttle": {"maxConcurrency": 0})"),
        "methodConfig[0].throttle.maxConcurrency: must be >= 1, got 0"},
       {Entry(R"("throttle": {"ratePerSecond": -1})"),
-       "methodConfig[0].throttle.ratePerSecond: must be > 0, got -1"},
+       "methodConfig[0].throttle.ratePerSecond: must be in [1e-3, 1e9], got -1"},
       {Entry(R"("throttle": {"maxConcurrency": 2, "burst": 5})"),
        "methodConfig[0].throttle.burst: needs ratePerSecond"},
       {Entry(R"("throttle": {"ratePerSecond": 5, "burst": 0})"),
-       "methodConfig[0].throttle.burst: must be >= 1, got 0"},
+       "methodConfig[0].throttle.burst: must be in [1, 1e9], got 0"},
       {Entry(R"("throttle": {"maxConcurrency": 2, "minPushback": "0s"})"),
        "methodConfig[0].throttle.minPushback: must be in (0, 1h], got 0"},
       {Entry(R"("throttle": {"maxConcurrency": 2, "maxPushback": "3601s"})"),
@@ -297,7 +301,7 @@ TEST(PolicySetTest, ValidationRulesNamePathAndValue) {
       {Entry(R"("throttle": {"maxConcurrency": 2, "minPushback": "2s", "maxPushback": "1s"})"),
        "methodConfig[0].throttle.maxPushback: must be >= minPushback (2s), got 1s"},
       {Entry(R"("faultInjection": {"delay": "-1s"})"),
-       "methodConfig[0].faultInjection.delay: must be >= 0, got -1s"},
+       "methodConfig[0].faultInjection.delay: must be in [0, 1h], got -1s"},
       {Entry(R"("faultInjection": {"delay": "1s", "delayFraction": 2})"),
        "methodConfig[0].faultInjection.delayFraction: must be in [0, 1], got 2"},
       {Entry(R"("faultInjection": {"abortCode": "OK"})"),
@@ -318,6 +322,144 @@ TEST(PolicySetTest, ValidationRulesNamePathAndValue) {
   for (const auto& [json, expected] : cases) {
     EXPECT_THAT(ErrorOf(json), HasSubstr(expected)) << json;
   }
+}
+
+// The inputs that loaded and then crashed the server on its first call
+// (TokenBucket::Create() refused what the loader had accepted), and the tiny
+// rate that silently disabled the limit: refused, naming path and value.
+TEST(PolicySetTest, ThrottleOutsideTheTokenBucketsBoundsIsRefused) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"methodConfig":[{"name":[{"service":"cache.v1.CacheService","method":"Get"}],)"
+       R"("throttle":{"ratePerSecond":2e9}}]})",
+       "methodConfig[0].throttle.ratePerSecond: must be in [1e-3, 1e9], got 2e+09"},
+      {R"({"methodConfig":[{"name":[{"service":"cache.v1.CacheService","method":"Get"}],)"
+       R"("throttle":{"ratePerSecond":100,"burst":2000000000}}]})",
+       "methodConfig[0].throttle.burst: must be in [1, 1e9], got 2000000000"},
+      {Entry(R"("throttle": {"ratePerSecond": 1e-10, "burst": 1})"),
+       "methodConfig[0].throttle.ratePerSecond: must be in [1e-3, 1e9], got 1e-10"},
+      {Entry(R"("throttle": {"ratePerSecond": 0})"),
+       "methodConfig[0].throttle.ratePerSecond: must be in [1e-3, 1e9], got 0"},
+      {Entry(R"("throttle": {"ratePerSecond": "NaN"})"),
+       "methodConfig[0].throttle.ratePerSecond: must be in [1e-3, 1e9], got nan"},
+      {Entry(R"("throttle": {"ratePerSecond": "Infinity"})"),
+       "methodConfig[0].throttle.ratePerSecond: must be in [1e-3, 1e9], got inf"},
+      {Entry(R"("throttle": {"ratePerSecond": 1000000001})"),
+       "methodConfig[0].throttle.ratePerSecond: must be in [1e-3, 1e9], got 1e+09"},
+      {Entry(R"("throttle": {"ratePerSecond": 100, "burst": 1000000001})"),
+       "methodConfig[0].throttle.burst: must be in [1, 1e9], got 1000000001"},
+      // burst * (1 / rate) would not fit the bucket's int64 nanoseconds.
+      {Entry(R"("throttle": {"ratePerSecond": 0.001, "burst": 1000001})"),
+       "methodConfig[0].throttle.burst: must be <= 1000000 at ratePerSecond 0.001 (an empty "
+       "bucket must refill within 1e9s), got 1000001"},
+      {Entry(R"("throttle": {"ratePerSecond": 0.5, "burst": 1000000000})"),
+       "methodConfig[0].throttle.burst: must be <= 500000000 at ratePerSecond 0.5"},
+  };
+  for (const auto& [json, expected] : cases) {
+    EXPECT_THAT(ErrorOf(json), HasSubstr(expected)) << json;
+  }
+}
+
+// Whatever throttle the loader accepts, TokenBucket::Create() accepts, and
+// the other way round: a sweep over rates and bursts, edges included.
+TEST(PolicySetTest, LoaderAndTokenBucketAgreeOnEveryThrottle) {
+  SimulatedClock clock;
+  const std::vector<std::string> rates = {"1e-10", "0.000999", "0.001", "0.0015", "0.5", "1",
+                                          "3.3", "1000", "6.7e8", "999999999.9", "1e9",
+                                          "1.0000001e9", "2e9", "1e300"};
+  const std::vector<std::string> bursts = {"",       "1",         "2",          "999999",
+                                           "1000000", "1000001",   "500000000",  "999999999",
+                                           "1000000000", "1000000001", "2147483647"};
+  int accepted = 0;
+  for (const std::string& rate : rates) {
+    for (const std::string& burst : bursts) {
+      const std::string json = Entry(absl::StrCat(R"("throttle": {"ratePerSecond": )", rate,
+                                                  burst.empty() ? "" : R"(, "burst": )", burst,
+                                                  "}"));
+      absl::StatusOr<PolicySet> set = PolicySet::FromJsonString(json);
+      const double r = std::stod(rate);
+      const int64_t b = burst.empty() ? 0 : std::stoll(burst);
+      if (set.ok()) {
+        ++accepted;
+        const ThrottleSettings& t = *set->Find("/s.S/M").policy->throttle;
+        EXPECT_EQ(t.rate_per_second, r);
+        if (!burst.empty()) {
+          EXPECT_EQ(t.burst, b);
+        }
+        auto bucket = TokenBucket::Create(t.rate_per_second, t.burst, clock);
+        EXPECT_TRUE(bucket.ok()) << json << ": " << bucket.status();
+      } else if (!burst.empty()) {
+        EXPECT_FALSE(TokenBucket::Create(r, b, clock).ok()) << json << ": " << set.status();
+        EXPECT_THAT(std::string(set.status().message()), HasSubstr("methodConfig[0].throttle."));
+      }
+    }
+  }
+  EXPECT_GT(accepted, 30);
+}
+
+// Every duration of the file has an upper bound: the bound itself loads,
+// one nanosecond more (and the huge values that hung or crashed the
+// runtime) is refused with the path and the value.
+TEST(PolicySetTest, EveryDurationIsBounded) {
+  struct Field {
+    std::string json;  // $D is the duration
+    std::string path;
+    std::string range;
+    std::string max;   // the largest accepted value, in the file's form
+  };
+  const std::vector<Field> fields = {
+      {R"("timeout": "$D")", "methodConfig[0].timeout", "(0, 720h]", "2592000s"},
+      {R"("deadline": "$D")", "methodConfig[0].deadline", "(0, 720h]", "2592000s"},
+      {R"("retryPolicy": {"initialBackoff": "$D", "maxBackoff": "3600s"})",
+       "methodConfig[0].retryPolicy.initialBackoff", "(0, 1h]", "3600s"},
+      {R"("retryPolicy": {"maxBackoff": "$D"})", "methodConfig[0].retryPolicy.maxBackoff",
+       "(0, 1h]", "3600s"},
+      {R"("retryPolicy": {"perAttemptRecvTimeout": "$D"})",
+       "methodConfig[0].retryPolicy.perAttemptRecvTimeout", "(0, 720h]", "2592000s"},
+      {R"("breaker": {"sre": {"window": "$D"}})", "methodConfig[0].breaker.sre.window",
+       "[1ms, 1h]", "3600s"},
+      {R"("breaker": {"sre": {"forcePassInterval": "$D"}})",
+       "methodConfig[0].breaker.sre.forcePassInterval", "[0, 1h]", "3600s"},
+      {R"("breaker": {"sre": {"slowCallThreshold": "$D"}})",
+       "methodConfig[0].breaker.sre.slowCallThreshold", "[0, 720h]", "2592000s"},
+      {R"("breaker": {"threeState": {"slowCallThreshold": "$D"}})",
+       "methodConfig[0].breaker.threeState.slowCallThreshold", "[0, 720h]", "2592000s"},
+      {R"("breaker": {"threeState": {"window": "$D"}})",
+       "methodConfig[0].breaker.threeState.window", "[1ms, 1h]", "3600s"},
+      {R"("breaker": {"threeState": {"openDuration": "$D"}})",
+       "methodConfig[0].breaker.threeState.openDuration", "(0, 24h]", "86400s"},
+      {R"("breaker": {"threeState": {"maxOpenDuration": "$D"}})",
+       "methodConfig[0].breaker.threeState.maxOpenDuration", "(0, 24h]", "86400s"},
+      {R"("breaker": {"threeState": {"probeInterval": "$D"}})",
+       "methodConfig[0].breaker.threeState.probeInterval", "[0, 1h]", "3600s"},
+      {R"("breaker": {"threeState": {"halfOpenMaxWait": "$D"}})",
+       "methodConfig[0].breaker.threeState.halfOpenMaxWait", "(0, 24h]", "86400s"},
+      {R"("throttle": {"maxConcurrency": 1, "minPushback": "$D", "maxPushback": "3600s"})",
+       "methodConfig[0].throttle.minPushback", "(0, 1h]", "3600s"},
+      {R"("throttle": {"maxConcurrency": 1, "maxPushback": "$D"})",
+       "methodConfig[0].throttle.maxPushback", "(0, 1h]", "3600s"},
+      {R"("faultInjection": {"delay": "$D"})", "methodConfig[0].faultInjection.delay",
+       "[0, 1h]", "3600s"},
+  };
+  for (const Field& f : fields) {
+    const auto with = [&](const std::string& d) {
+      return Entry(absl::StrReplaceAll(f.json, {{"$D", d}}));
+    };
+    absl::StatusOr<PolicySet> at_max = PolicySet::FromJsonString(with(f.max));
+    EXPECT_TRUE(at_max.ok()) << f.path << ": " << at_max.status();
+    const std::string over = absl::StrCat(f.max.substr(0, f.max.size() - 1), ".000000001s");
+    EXPECT_THAT(ErrorOf(with(over)),
+                HasSubstr(absl::StrCat(f.path, ": must be in ", f.range, ", got ")))
+        << over;
+    EXPECT_THAT(ErrorOf(with("10000000000s")),
+                HasSubstr(absl::StrCat(f.path, ": must be in ", f.range,
+                                       ", got 2777777h46m40s")));
+    EXPECT_THAT(ErrorOf(with("315576000000s")), HasSubstr(f.path));  // protobuf's largest
+    EXPECT_THAT(ErrorOf(with("-315576000000s")), HasSubstr(f.path));
+  }
+  // The bounds in the message are the constants the interceptors rely on.
+  EXPECT_EQ(kMaxPolicyCallTime, absl::Seconds(2592000));
+  EXPECT_EQ(kMaxPolicyOpenTime, absl::Seconds(86400));
+  EXPECT_EQ(kMaxPolicyInterval, absl::Seconds(3600));
 }
 
 // A method or service named twice, or two defaults, is an error naming both
