@@ -9,6 +9,9 @@
 //                       and latency percentiles (--calls --concurrency --duration
 //                       --keys --value_size --get_fraction --seed)
 //
+// A KEY is any non-empty bytes (e.g. $'\xff' in bash); keys are only ever
+// printed C-escaped (by dump, and in the server's error messages).
+//
 // Exit status: 0 on success; 1 when the call failed (the gRPC status is
 // printed on stderr as "NAME: message"); 2 for bad usage.
 

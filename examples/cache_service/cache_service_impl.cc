@@ -1,5 +1,9 @@
 #include "examples/cache_service/cache_service_impl.h"
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "src/grpc_common/status_conversion.h"
 
 namespace cache_service {
@@ -22,18 +26,26 @@ grpc::Status CacheServiceImpl::Store(grpc::ServerContext* /*context*/,
 grpc::Status CacheServiceImpl::Dump(grpc::ServerContext* context,
                                     const cache::v1::DumpReq* /*request*/,
                                     grpc::ServerWriter<cache::v1::DumpItem>* writer) {
+  // The cursor is the key of the last item sent: "" (before every key, as
+  // keys are never empty) until the first one.
   cache::v1::DumpItem item;
-  for (auto& [key, value] : store_->Dump()) {
-    if (context->IsCancelled()) {
-      return grpc::Status(grpc::StatusCode::CANCELLED, "Dump: client went away");
-    }
-    item.set_key(std::move(key));
-    item.set_value(std::move(value));
-    if (!writer->Write(item)) {
-      return grpc::Status(grpc::StatusCode::CANCELLED, "Dump: stream closed by client");
+  while (true) {
+    // The store's lock is held only inside EntriesAfter(), never across a
+    // Write, which may wait for the client for as long as it likes.
+    std::vector<std::pair<std::string, std::string>> run =
+        store_->EntriesAfter(item.key(), kDumpRunEntries, kDumpRunBytes);
+    if (run.empty()) return grpc::Status::OK;
+    for (auto& [key, value] : run) {
+      if (context->IsCancelled()) {
+        return grpc::Status(grpc::StatusCode::CANCELLED, "Dump: client went away");
+      }
+      item.set_key(std::move(key));
+      item.set_value(std::move(value));
+      if (!writer->Write(item)) {
+        return grpc::Status(grpc::StatusCode::CANCELLED, "Dump: stream closed by client");
+      }
     }
   }
-  return grpc::Status::OK;
 }
 
 }  // namespace cache_service

@@ -63,11 +63,19 @@ absl::Status CacheStore::Store(absl::string_view key, std::string value) {
   return absl::OkStatus();
 }
 
-std::vector<std::pair<std::string, std::string>> CacheStore::Dump() const {
+std::vector<std::pair<std::string, std::string>> CacheStore::EntriesAfter(
+    absl::string_view after, size_t max_entries, size_t max_bytes) const {
   std::vector<std::pair<std::string, std::string>> out;
+  size_t bytes = 0;
   resilience::MutexLock lock(&mu_);
-  out.reserve(map_.size());
-  for (const auto& [key, entry] : map_) out.emplace_back(key, entry.value);
+  for (auto it = map_.upper_bound(after); it != map_.end(); ++it) {
+    const size_t entry_bytes = it->first.size() + it->second.value.size();
+    // The first entry always goes in, so that a walk moves on even past an
+    // entry larger than max_bytes.
+    if (!out.empty() && (out.size() >= max_entries || bytes + entry_bytes > max_bytes)) break;
+    out.emplace_back(it->first, it->second.value);
+    bytes += entry_bytes;
+  }
   return out;
 }
 

@@ -25,16 +25,20 @@ namespace cache_service {
 
 // CacheStore
 //
-// A bounded LRU map from string keys to byte-string values.
+// A bounded LRU map from byte-string keys to byte-string values.
 //
 // Bounds: at most `max_entries` entries and at most `max_total_bytes` of keys
 // plus values; storing past either evicts least-recently-used entries (a Get
 // or a Store makes an entry most recently used). A single value larger than
 // `max_value_bytes` is refused, never truncated.
 //
-// Locking: one mutex guards the map and the LRU list. Dump() copies the
-// entries while holding it, so the snapshot is consistent, and sorts nothing
-// (the map is ordered). This class is thread-safe.
+// Keys are any non-empty byte strings (not necessarily UTF-8); the order is
+// that of their bytes, compared as unsigned chars (std::string's order).
+//
+// Locking: one mutex guards the map and the LRU list. EntriesAfter() copies
+// one bounded run of entries while holding it, never the whole store, so a
+// caller that walks the store (the service's Dump) holds no lock between
+// runs and keeps only one run in memory. This class is thread-safe.
 class CacheStore {
  public:
   struct Options {
@@ -78,11 +82,32 @@ class CacheStore {
   absl::Status Store(absl::string_view key, std::string value)
       ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Dump()
+  // EntriesAfter()
   //
-  // A consistent snapshot of every entry, in key order. Does not change the
-  // LRU order.
-  std::vector<std::pair<std::string, std::string>> Dump() const
+  // A copy of the entries whose keys sort after `after`, in key order: as
+  // many as fit in `max_entries` entries and `max_bytes` bytes of keys plus
+  // values, but at least one if any is left, however large it is. Empty once
+  // no key sorts after `after`. Since keys are never empty, `after` = ""
+  // starts at the first key; `after` need not be a stored key. Does not change
+  // the LRU order.
+  //
+  // Walking the store, each call resuming after the last key it returned,
+  // gives a cursor over the keys. Each run is copied under the lock, so it is
+  // consistent in itself, but the store may change between runs: every key
+  // present for the whole walk is returned exactly once, with the value it
+  // had when its run was copied; a key stored or evicted during the walk may
+  // or may not appear; keys come in strictly increasing order, never twice.
+  //
+  // Example, for all entries 64 KiB at a time:
+  //   std::string cursor;
+  //   for (auto run = store.EntriesAfter(cursor, 1000, 64 << 10); !run.empty();
+  //        run = store.EntriesAfter(cursor, 1000, 64 << 10)) {
+  //     cursor = run.back().first;
+  //     for (auto& [key, value] : run) { ... }
+  //   }
+  std::vector<std::pair<std::string, std::string>> EntriesAfter(absl::string_view after,
+                                                                size_t max_entries,
+                                                                size_t max_bytes) const
       ABSL_LOCKS_EXCLUDED(mu_);
 
   Stats GetStats() const ABSL_LOCKS_EXCLUDED(mu_);

@@ -8,9 +8,11 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "cache/v1/cache.grpc.pb.h"
@@ -26,6 +28,7 @@ using ::resilience::testing::CommandResult;
 using ::resilience::testing::RunCommand;
 using ::resilience::testing::Subprocess;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 constexpr char kServer[] = CACHE_SERVER_PATH;
@@ -68,6 +71,38 @@ TEST_F(CacheCliTest, StoreGetDumpRoundTrip) {
   r = Client({"dump"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "animal\tcat\nfruit\tapple\n");
+}
+
+// A key may be any bytes, not only UTF-8: store, get and dump work with one
+// that is not valid UTF-8, dump and a NOT_FOUND message print it C-escaped,
+// and neither binary logs anything about it (a log line per bad request
+// would let any client flood the server's log).
+TEST_F(CacheCliTest, KeysThatAreNotUtf8) {
+  StartServer();
+  const std::string key = "\xff\xfe";
+  CommandResult r = Client({"store", key, "v"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  r = Client({"get", key});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "v\n");
+  EXPECT_EQ(r.err, "");
+  r = Client({"get", "a\xc3"});  // a truncated two-byte sequence
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "NOT_FOUND: key not found: \"a\\303\"\n");
+  r = Client({"dump"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "\\377\\376\tv\n");
+  EXPECT_EQ(r.err, "");
+
+  server_->Signal(SIGTERM);
+  CommandResult server = server_->Finish("", absl::Seconds(15));
+  EXPECT_EQ(server.exit_code, 0) << server.err;
+  EXPECT_THAT(server.err, Not(HasSubstr("UTF-8")));
+  const std::vector<std::string> lines = absl::StrSplit(server.err, '\n', absl::SkipEmpty());
+  for (const std::string& line : lines) {
+    EXPECT_THAT(line, StartsWith("cache_server: ")) << server.err;
+  }
 }
 
 // A second cache_server on a port in use refuses to start (SO_REUSEPORT

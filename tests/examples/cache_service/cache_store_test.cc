@@ -1,6 +1,10 @@
 #include "examples/cache_service/cache_store.h"
 
+#include <algorithm>
+#include <atomic>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -12,7 +16,10 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 using ::testing::Pair;
+
+using Entries = std::vector<std::pair<std::string, std::string>>;
 
 CacheStore::Options SmallStore(size_t max_entries, size_t max_value_bytes = 1024,
                                size_t max_total_bytes = 1 << 20) {
@@ -21,6 +28,18 @@ CacheStore::Options SmallStore(size_t max_entries, size_t max_value_bytes = 1024
   options.max_value_bytes = max_value_bytes;
   options.max_total_bytes = max_total_bytes;
   return options;
+}
+
+// Every entry, walked with EntriesAfter() `max_entries` at a time.
+Entries DumpAll(const CacheStore& store, size_t max_entries = 2) {
+  Entries all;
+  std::string cursor;
+  for (Entries run = store.EntriesAfter(cursor, max_entries, 1 << 20); !run.empty();
+       run = store.EntriesAfter(cursor, max_entries, 1 << 20)) {
+    cursor = run.back().first;
+    for (auto& entry : run) all.push_back(std::move(entry));
+  }
+  return all;
 }
 
 // A stored value comes back unchanged, including every byte value.
@@ -111,16 +130,106 @@ TEST(CacheStoreTest, EntryLargerThanTotalLimitIsRefused) {
   EXPECT_TRUE(store.Get("a").ok());
 }
 
-// Dump lists every entry in key order, whatever the insertion order, and does
-// not change what gets evicted next.
+// A walk lists every entry in key order, whatever the insertion order, and
+// does not change what gets evicted next.
 TEST(CacheStoreTest, DumpIsInKeyOrder) {
   CacheStore store(SmallStore(3));
   ASSERT_TRUE(store.Store("b", "2").ok());
   ASSERT_TRUE(store.Store("c", "3").ok());
   ASSERT_TRUE(store.Store("a", "1").ok());
-  EXPECT_THAT(store.Dump(), ElementsAre(Pair("a", "1"), Pair("b", "2"), Pair("c", "3")));
+  EXPECT_THAT(DumpAll(store), ElementsAre(Pair("a", "1"), Pair("b", "2"), Pair("c", "3")));
+  EXPECT_THAT(DumpAll(store, 1), ElementsAre(Pair("a", "1"), Pair("b", "2"), Pair("c", "3")));
   ASSERT_TRUE(store.Store("d", "4").ok());  // b is still the oldest
   EXPECT_FALSE(store.Get("b").ok());
+}
+
+// EntriesAfter() stops at max_entries or before passing max_bytes, but always
+// returns the next entry if there is one, however large; it resumes after
+// any key, stored or not; it is empty past the last key.
+TEST(CacheStoreTest, EntriesAfterIsBoundedByEntriesAndBytes) {
+  CacheStore store(SmallStore(10));
+  ASSERT_TRUE(store.Store("a", std::string(9, 'x')).ok());    // 10 bytes
+  ASSERT_TRUE(store.Store("b", std::string(9, 'x')).ok());    // 10 bytes
+  ASSERT_TRUE(store.Store("c", std::string(99, 'x')).ok());   // 100 bytes
+  ASSERT_TRUE(store.Store("d", std::string(9, 'x')).ok());    // 10 bytes
+  auto keys = [](const Entries& entries) {
+    std::vector<std::string> out;
+    for (const auto& entry : entries) out.push_back(entry.first);
+    return out;
+  };
+  EXPECT_THAT(keys(store.EntriesAfter("", 10, 1000)), ElementsAre("a", "b", "c", "d"));
+  EXPECT_THAT(keys(store.EntriesAfter("", 3, 1000)), ElementsAre("a", "b", "c"));
+  EXPECT_THAT(keys(store.EntriesAfter("", 10, 20)), ElementsAre("a", "b"));
+  EXPECT_THAT(keys(store.EntriesAfter("", 10, 19)), ElementsAre("a"));
+  EXPECT_THAT(keys(store.EntriesAfter("b", 10, 20)), ElementsAre("c"));  // over 20 by itself
+  EXPECT_THAT(keys(store.EntriesAfter("bb", 10, 1000)), ElementsAre("c", "d"));
+  EXPECT_THAT(keys(store.EntriesAfter("c", 10, 1000)), ElementsAre("d"));
+  EXPECT_THAT(store.EntriesAfter("d", 10, 1000), IsEmpty());
+  EXPECT_THAT(store.EntriesAfter("zzz", 10, 1000), IsEmpty());
+  EXPECT_THAT(CacheStore(SmallStore(10)).EntriesAfter("", 10, 1000), IsEmpty());
+  EXPECT_EQ(store.EntriesAfter("b", 1, 1000)[0].second, std::string(99, 'x'));
+}
+
+// Keys are bytes: any byte value, ordered as unsigned chars, so "\xff" sorts
+// after "z" and "\0" after the empty start.
+TEST(CacheStoreTest, KeysAreAnyBytesInByteOrder) {
+  CacheStore store(SmallStore(10));
+  const std::string nul("\0", 1);
+  ASSERT_TRUE(store.Store("\xff\xfe", "1").ok());
+  ASSERT_TRUE(store.Store("z", "2").ok());
+  ASSERT_TRUE(store.Store(nul, "3").ok());
+  EXPECT_EQ(*store.Get("\xff\xfe"), "1");
+  EXPECT_EQ(*store.Get(nul), "3");
+  EXPECT_THAT(store.Get("\xff").status().message(), HasSubstr("\\377"));  // C-escaped
+  EXPECT_THAT(DumpAll(store, 1),
+              ElementsAre(Pair(nul, "3"), Pair("z", "2"), Pair("\xff\xfe", "1")));
+}
+
+// While writers insert, replace and evict, a walk returns every key present
+// throughout exactly once, in strictly increasing order. The walk is run many
+// times against the writers.
+TEST(CacheStoreTest, WalkDuringWritesSeesStableKeysOnce) {
+  // Room for every key, so the stable keys ("s...") are never evicted; the
+  // churning keys ("c...") come and go by replacement and by the byte limit.
+  CacheStore store(SmallStore(1000, 64, 4000));
+  std::vector<std::string> stable;
+  for (int i = 0; i < 20; ++i) {
+    stable.push_back(absl::StrCat("s", 100 + i));
+    ASSERT_TRUE(store.Store(stable.back(), "0").ok());
+  }
+  std::atomic<bool> done{false};
+  std::vector<std::thread> writers;
+  for (int t = 0; t < 2; ++t) {
+    writers.emplace_back([&store, &stable, &done, t] {
+      for (int i = 0; !done.load(); ++i) {
+        // Churning keys sort before, between and after the stable ones.
+        const std::string key = absl::StrCat(i % 3 == 0 ? "a" : i % 3 == 1 ? "s1" : "t", t, i % 97);
+        ASSERT_TRUE(store.Store(key, std::string(i % 64, 'c')).ok());
+        // Keep the stable keys the most recently used, so eviction by bytes
+        // takes churning keys only.
+        ASSERT_TRUE(store.Store(stable[i % stable.size()], absl::StrCat(i)).ok());
+      }
+    });
+  }
+  std::string failure;  // the first one; the writers are stopped before it is reported
+  for (int walk = 0; walk < 200 && failure.empty(); ++walk) {
+    const Entries all = DumpAll(store, 1 + walk % 7);
+    std::vector<std::string> keys;
+    for (const auto& entry : all) keys.push_back(entry.first);
+    if (std::adjacent_find(keys.begin(), keys.end(), [](const std::string& a, const std::string& b) {
+          return a >= b;
+        }) != keys.end()) {
+      failure = absl::StrCat("walk ", walk, ": keys not strictly increasing");
+    }
+    for (const std::string& key : stable) {
+      if (!std::binary_search(keys.begin(), keys.end(), key)) {
+        failure = absl::StrCat("walk ", walk, ": ", key, " missing");
+      }
+    }
+  }
+  done = true;
+  for (std::thread& t : writers) t.join();
+  EXPECT_EQ(failure, "");
 }
 
 // Invalid options are named with their value.
@@ -146,7 +255,7 @@ TEST(CacheStoreTest, ConcurrentUseKeepsBoundsAndAccounting) {
         if (i % 3 == 0) {
           (void)store.Get(key);
         } else if (i % 101 == 0) {
-          (void)store.Dump();
+          (void)DumpAll(store, 8);
         } else {
           ASSERT_TRUE(store.Store(key, std::string(i % 64, 'v')).ok());
         }
@@ -157,9 +266,10 @@ TEST(CacheStoreTest, ConcurrentUseKeepsBoundsAndAccounting) {
   const CacheStore::Stats stats = store.GetStats();
   EXPECT_LE(stats.entries, 50u);
   size_t bytes = 0;
-  for (const auto& [key, value] : store.Dump()) bytes += key.size() + value.size();
+  const Entries all = DumpAll(store, 8);
+  for (const auto& [key, value] : all) bytes += key.size() + value.size();
   EXPECT_EQ(stats.total_bytes, bytes);
-  EXPECT_EQ(store.Dump().size(), stats.entries);
+  EXPECT_EQ(all.size(), stats.entries);
 }
 
 }  // namespace
