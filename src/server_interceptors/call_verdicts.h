@@ -78,6 +78,18 @@ class CallVerdicts {
   // Removes the verdict on `call`, if any.
   void Forget(const void* call) { (void)Take(call); }
 
+  // EndHoldsAt()
+  //
+  // Every hold ends at `when` at the latest: held calls are then answered
+  // without their handler (for a shutdown's grace period). Defaults to never.
+  void EndHoldsAt(absl::Time when) {
+    holds_end_ns_.store(absl::ToUnixNanos(when), std::memory_order_release);
+  }
+  absl::Time holds_end() const {
+    const int64_t ns = holds_end_ns_.load(std::memory_order_acquire);
+    return ns == INT64_MAX ? absl::InfiniteFuture() : absl::FromUnixNanos(ns);
+  }
+
   // The number of calls with a verdict.
   int64_t size() const { return size_.load(std::memory_order_acquire); }
 
@@ -90,6 +102,7 @@ class CallVerdicts {
   void Put(const void* call, const Verdict& verdict);
 
   std::atomic<int64_t> size_{0};
+  std::atomic<int64_t> holds_end_ns_{INT64_MAX};
   mutable std::array<Shard, 16> shards_;
 };
 

@@ -1,5 +1,6 @@
 #include "src/server_interceptors/fault_injection_interceptor.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
@@ -10,6 +11,9 @@ namespace resilience {
 namespace {
 
 using grpc::experimental::InterceptionHookPoints;
+
+// How often a held call wakes to check its deadline and the end of holds.
+constexpr absl::Duration kHoldSlice = absl::Milliseconds(20);
 
 }  // namespace
 
@@ -57,29 +61,45 @@ bool FaultInjectionInterceptor::Decide(grpc::experimental::InterceptorBatchMetho
     call_verdicts_.Hold(context, absl::Now() + fault.delay, &state_->expired_while_delayed);
     return false;
   }
-  // The alarm is a member, so it lives until the call ends, which cannot be
-  // before Proceed(). Its callback runs on gRPC's internal executor: fine
-  // for the callback API, whose handler only creates a reactor; a sync
-  // handler must not run there (see ProceedExecutor), so it is handed over.
-  alarm_.Set(absl::ToChronoTime(absl::Now() + fault.delay),
-             [this, methods, callback_api](bool /*fired*/) {
-               if (callback_api) {
-                 Resume(methods);
-               } else {
-                 executor_.Run([this, methods] { Resume(methods); });
-               }
-             });
+  hold_until_ = absl::Now() + fault.delay;
+  callback_api_ = callback_api;
+  Arm(methods);
   return true;
 }
 
-void FaultInjectionInterceptor::Resume(grpc::experimental::InterceptorBatchMethods* methods) {
-  if (info_->server_context()->deadline() <= std::chrono::system_clock::now()) {
+void FaultInjectionInterceptor::Arm(grpc::experimental::InterceptorBatchMethods* methods) {
+  // The alarm is a member, so it lives until the call ends, which cannot be
+  // before Proceed(). It wakes at least every kHoldSlice to see whether the
+  // call's deadline passed or the holds must end (a server shutdown).
+  const absl::Time next = std::min(hold_until_, absl::Now() + kHoldSlice);
+  alarm_.Set(absl::ToChronoTime(next), [this, methods](bool /*fired*/) { OnAlarm(methods); });
+}
+
+void FaultInjectionInterceptor::OnAlarm(grpc::experimental::InterceptorBatchMethods* methods) {
+  const absl::Time now = absl::Now();
+  const bool expired = absl::FromChrono(info_->server_context()->deadline()) <= now;
+  const bool ending = now >= call_verdicts_.holds_end();
+  if (now < hold_until_ && !expired && !ending) {
+    Arm(methods);
+    return;
+  }
+  if (expired) {
     // The client gave up during the delay: don't let the handler work.
     state_->expired_while_delayed.fetch_add(1, std::memory_order_relaxed);
     Reject(grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
                         absl::StrCat(info_->method(), ": deadline passed during an injected delay")));
+  } else if (now < hold_until_) {
+    Reject(grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                        absl::StrCat(info_->method(), ": server shutting down during an injected delay")));
   }
-  methods->Proceed();
+  // The alarm's callback runs on gRPC's internal executor: fine for the
+  // callback API, whose handler only creates a reactor; a sync handler must
+  // not run there (see ProceedExecutor), so it is handed over.
+  if (callback_api_) {
+    methods->Proceed();
+  } else {
+    executor_.Run([methods] { methods->Proceed(); });
+  }
 }
 
 void FaultInjectionInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods* methods) {

@@ -38,9 +38,11 @@ namespace resilience {
 //       * sync API without a guard: as above, but Proceed() runs on a
 //         ProceedExecutor thread, where the handler then runs (a bounded
 //         pool: prefer the guard).
-//     In the last two cases a call whose deadline passed during the delay
-//     is rejected like an abort and answered DEADLINE_EXCEEDED; cancellation
-//     is not seen before the delay is over.
+//     In the last two cases the alarm wakes every 20 ms: a call whose
+//     deadline passed is rejected like an abort and answered
+//     DEADLINE_EXCEEDED, and once CallVerdicts::EndHoldsAt() has passed (a
+//     server shutdown) the call is answered UNAVAILABLE; a cancellation by
+//     the client is not seen before the delay is over.
 // Placed after the throttle, so a delayed call holds the slot it was granted
 // (it behaves like a slow handler) and a rejected call is never delayed.
 // Draws come from the method's seeded RandomSource, so a run is reproducible
@@ -59,8 +61,10 @@ class FaultInjectionInterceptor final : public grpc::experimental::Interceptor {
   bool Decide(grpc::experimental::InterceptorBatchMethods* methods);
   // Rejects the call with `status` (see CallVerdicts).
   void Reject(grpc::Status status);
-  // After the delay, on a ProceedExecutor thread.
-  void Resume(grpc::experimental::InterceptorBatchMethods* methods);
+  // Sets the alarm for the next check of a hold.
+  void Arm(grpc::experimental::InterceptorBatchMethods* methods);
+  // A check of a hold: re-arms, or ends the hold (Proceed()).
+  void OnAlarm(grpc::experimental::InterceptorBatchMethods* methods);
 
   grpc::experimental::ServerRpcInfo* const info_;
   ServerMethodState* const state_;
@@ -69,6 +73,8 @@ class FaultInjectionInterceptor final : public grpc::experimental::Interceptor {
   bool decided_ = false;
   bool replace_status_ = false;
   bool held_by_guard_ = false;  // a Hold() in CallVerdicts to forget
+  bool callback_api_ = false;
+  absl::Time hold_until_;
   grpc::Status status_;
   grpc::Alarm alarm_;
 };

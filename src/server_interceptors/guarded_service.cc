@@ -76,16 +76,17 @@ class GuardHandler final : public MethodHandler {
 
  private:
   // Blocks until the hold is over (true) or the call has ended: its deadline
-  // passed, or it was cancelled by the client or a server shutdown (false).
+  // passed, holds were ended (CallVerdicts::EndHoldsAt()), or it was
+  // cancelled by the client or a server shutdown (false).
   // Only for the sync API, whose handler threads may block; the wait is what
   // a slow handler would cost, on the thread gRPC gave the call.
-  static bool WaitOut(const HandlerParameter& param, const Verdict& verdict) {
+  bool WaitOut(const HandlerParameter& param, const Verdict& verdict) const {
     grpc::ServerContextBase& context = *param.server_context;
     const absl::Time deadline = absl::FromChrono(context.deadline());
     for (;;) {
       const absl::Time now = absl::Now();
       if (now >= verdict.hold_until) return true;
-      if (now >= deadline || context.IsCancelled()) return false;
+      if (now >= deadline || now >= verdicts_->holds_end() || context.IsCancelled()) return false;
       absl::SleepFor(std::min({verdict.hold_until - now, deadline - now, kHoldPoll}));
     }
   }

@@ -32,8 +32,16 @@ ScopeLimits* ServerResilience::LimitsFor(absl::string_view scope,
       limits->concurrency = std::make_unique<FixedConcurrencyLimiter>(settings.max_concurrency);
     }
     if (settings.rate_per_second > 0) {
-      // The policy loader validated rate and burst.
-      limits->rate = *TokenBucket::Create(settings.rate_per_second, settings.burst, clock_);
+      // The policy loader checks rate and burst with the bucket's own rules,
+      // so this cannot fail for a loaded policy; if it did, the scope would
+      // admit nothing and say why rather than crash or admit everything.
+      absl::StatusOr<std::unique_ptr<TokenBucket>> bucket =
+          TokenBucket::Create(settings.rate_per_second, settings.burst, clock_);
+      if (bucket.ok()) {
+        limits->rate = *std::move(bucket);
+      } else {
+        limits->unusable = std::string(bucket.status().message());
+      }
     }
   }
   return limits.get();

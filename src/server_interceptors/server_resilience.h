@@ -55,6 +55,9 @@ struct ScopeLimits {
   std::string scope;
   std::unique_ptr<FixedConcurrencyLimiter> concurrency;  // null: no limit
   std::unique_ptr<TokenBucket> rate;                     // null: no limit
+  // Why the limits could not be built (then every call is rejected); empty
+  // when they could.
+  std::string unusable;
   // How long admitted calls take (admission to status); the pushback of a
   // concurrency rejection.
   CallDurationEstimate durations;
@@ -116,6 +119,14 @@ class ServerResilience {
   // a call it rejects (and Forget() it when destroyed): the guard then skips
   // that call's handler too.
   CallVerdicts& call_verdicts() { return call_verdicts_; }
+
+  // EndHoldsAt()
+  //
+  // Calls held in an injected delay are answered (UNAVAILABLE or
+  // DEADLINE_EXCEEDED, without their handler) at `when` at the latest. Call
+  // it with the end of a shutdown's grace period, before Server::Shutdown():
+  // the callback API's held calls do not see the shutdown otherwise.
+  void EndHoldsAt(absl::Time when) { call_verdicts_.EndHoldsAt(when); }
 
   // RegisterGuardedService()
   //

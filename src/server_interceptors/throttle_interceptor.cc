@@ -35,6 +35,12 @@ void ThrottleInterceptor::Reject(std::string message, absl::Duration pushback) {
 void ThrottleInterceptor::Admit() {
   start_ = clock_.Now();
   ScopeLimits& limits = *state_->limits;
+  if (!limits.unusable.empty()) {
+    state_->rejected_rate.fetch_add(1, std::memory_order_relaxed);
+    Reject(absl::StrCat(info_->method(), ": throttle not usable: ", limits.unusable),
+           limits.max_pushback);
+    return;
+  }
   if (limits.concurrency != nullptr) {
     if (!limits.concurrency->TryAcquire()) {
       state_->rejected_concurrency.fetch_add(1, std::memory_order_relaxed);
