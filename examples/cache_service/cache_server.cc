@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <string>
+#include <tuple>
 
 #include "absl/strings/match.h"
 #include "absl/strings/strip.h"
@@ -13,6 +14,7 @@
 #include "absl/time/clock.h"
 #include "grpc/grpc.h"
 #include "grpcpp/security/server_credentials.h"
+#include "grpcpp/resource_quota.h"
 #include "grpcpp/server_builder.h"
 #include "src/server_interceptors/server_interceptors.h"
 
@@ -73,6 +75,15 @@ absl::StatusOr<std::unique_ptr<CacheServer>> CacheServer::Start(const Options& o
     return absl::InvalidArgumentError("host: must not be empty");
   }
   if (absl::Status s = CacheStore::Validate(options.store); !s.ok()) return s;
+  for (const auto& [name, value, min] :
+       {std::tuple<const char*, int, int>{"max_threads", options.max_threads, 2},
+        {"max_concurrent_streams", options.max_concurrent_streams, 1},
+        {"max_metadata_bytes", options.max_metadata_bytes, 1024}}) {
+    if (value < min) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, ": must be >= ", min, ", got ", value));
+    }
+  }
 
   if (options.port != 0 && PortInUse(options.host, options.port)) {
     return absl::UnavailableError(absl::StrCat("port ", options.port, " on ", options.host,
@@ -86,6 +97,19 @@ absl::StatusOr<std::unique_ptr<CacheServer>> CacheServer::Start(const Options& o
   // gRPC turns SO_REUSEPORT on by default: a second server on a port in use
   // would start and share the traffic.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  // Protocol limits: what they mitigate is in docs/server-hardening.md.
+  grpc::ResourceQuota quota("cache_server");
+  quota.SetMaxThreads(options.max_threads);
+  builder.SetResourceQuota(quota);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, options.max_concurrent_streams);
+  builder.AddChannelArgument(GRPC_ARG_MAX_METADATA_SIZE, options.max_metadata_bytes);
+  // Dead peers are found (a ping every 2 minutes, 20 s to answer) and
+  // clients that ping more often than every 10 s without data are dropped.
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 120000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20000);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10000);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 2);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, 600000);
   server->resilience_ =
       std::make_shared<resilience::ServerResilience>(options.policies, *options.clock);
   // Behind the guard, a call the interceptors reject never reaches the store.
@@ -115,7 +139,9 @@ absl::StatusOr<std::unique_ptr<CacheServer>> CacheServer::Start(const Options& o
 }
 
 void CacheServer::Shutdown(absl::Duration grace) {
-  server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));
+  const absl::Time end = absl::Now() + grace;
+  resilience_->EndHoldsAt(end);  // calls in an injected delay end with the grace period
+  server_->Shutdown(absl::ToChronoTime(end));
 }
 
 void CacheServer::Wait() { server_->Wait(); }

@@ -40,6 +40,13 @@ class CacheServer {
     // Port to listen on; 0 picks any free port. Defaults to 0.
     int port = 0;
     CacheStore::Options store;
+    // What one server takes on at most (docs/server-hardening.md): threads
+    // of the sync server (calls beyond them are answered RESOURCE_EXHAUSTED
+    // at once), streams open at once on one connection, and the size of a
+    // call's metadata. Default to 256, 100 and 16 KiB.
+    int max_threads = 256;
+    int max_concurrent_streams = 100;
+    int max_metadata_bytes = 16 << 10;
     // Per-method server policies (throttle, fault injection). Defaults to
     // none.
     resilience::PolicySet policies;

@@ -8,44 +8,76 @@
 
 namespace cache_service {
 
-grpc::Status CacheServiceImpl::Get(grpc::ServerContext* /*context*/,
-                                   const cache::v1::GetReq* request,
-                                   cache::v1::GetResp* response) {
-  absl::StatusOr<std::string> value = store_->Get(request->key());
-  if (!value.ok()) return resilience::ToGrpcStatus(value.status());
-  response->set_value(*std::move(value));
-  return grpc::Status::OK;
-}
+namespace {
 
-grpc::Status CacheServiceImpl::Store(grpc::ServerContext* /*context*/,
-                                     const cache::v1::StoreReq* request,
-                                     cache::v1::StoreResp* /*response*/) {
-  return resilience::ToGrpcStatus(store_->Store(request->key(), request->value()));
-}
+// One Dump: walks the store a run at a time, one write in flight; the run and
+// the item being written are all it holds. Deletes itself when done.
+class DumpWriter final : public grpc::ServerWriteReactor<cache::v1::DumpItem> {
+ public:
+  explicit DumpWriter(CacheStore* store) : store_(store) { WriteNext(); }
 
-grpc::Status CacheServiceImpl::Dump(grpc::ServerContext* context,
-                                    const cache::v1::DumpReq* /*request*/,
-                                    grpc::ServerWriter<cache::v1::DumpItem>* writer) {
-  // The cursor is the key of the last item sent: "" (before every key, as
-  // keys are never empty) until the first one.
-  cache::v1::DumpItem item;
-  while (true) {
-    // The store's lock is held only inside EntriesAfter(), never across a
-    // Write, which may wait for the client for as long as it likes.
-    std::vector<std::pair<std::string, std::string>> run =
-        store_->EntriesAfter(item.key(), kDumpRunEntries, kDumpRunBytes);
-    if (run.empty()) return grpc::Status::OK;
-    for (auto& [key, value] : run) {
-      if (context->IsCancelled()) {
-        return grpc::Status(grpc::StatusCode::CANCELLED, "Dump: client went away");
-      }
-      item.set_key(std::move(key));
-      item.set_value(std::move(value));
-      if (!writer->Write(item)) {
-        return grpc::Status(grpc::StatusCode::CANCELLED, "Dump: stream closed by client");
+  void OnWriteDone(bool ok) override {
+    if (!ok) {
+      Finish(grpc::Status(grpc::StatusCode::CANCELLED, "Dump: stream closed by client"));
+      return;
+    }
+    WriteNext();
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  void WriteNext() {
+    if (next_ == run_.size()) {
+      // The store's lock is held only inside EntriesAfter(), never while a
+      // write waits for the client. The cursor is the key of the last item
+      // sent: "" (before every key, as keys are never empty) at first.
+      run_ = store_->EntriesAfter(item_.key(), CacheServiceImpl::kDumpRunEntries,
+                                  CacheServiceImpl::kDumpRunBytes);
+      next_ = 0;
+      if (run_.empty()) {
+        Finish(grpc::Status::OK);
+        return;
       }
     }
+    auto& [key, value] = run_[next_++];
+    item_.set_key(std::move(key));
+    item_.set_value(std::move(value));
+    StartWrite(&item_);
   }
+
+  CacheStore* const store_;
+  std::vector<std::pair<std::string, std::string>> run_;
+  size_t next_ = 0;
+  cache::v1::DumpItem item_;
+};
+
+}  // namespace
+
+grpc::ServerUnaryReactor* CacheServiceImpl::Get(grpc::CallbackServerContext* context,
+                                                const cache::v1::GetReq* request,
+                                                cache::v1::GetResp* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  absl::StatusOr<std::string> value = store_->Get(request->key());
+  if (!value.ok()) {
+    reactor->Finish(resilience::ToGrpcStatus(value.status()));
+  } else {
+    response->set_value(*std::move(value));
+    reactor->Finish(grpc::Status::OK);
+  }
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* CacheServiceImpl::Store(grpc::CallbackServerContext* context,
+                                                  const cache::v1::StoreReq* request,
+                                                  cache::v1::StoreResp* /*response*/) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(resilience::ToGrpcStatus(store_->Store(request->key(), request->value())));
+  return reactor;
+}
+
+grpc::ServerWriteReactor<cache::v1::DumpItem>* CacheServiceImpl::Dump(
+    grpc::CallbackServerContext* /*context*/, const cache::v1::DumpReq* /*request*/) {
+  return new DumpWriter(store_);
 }
 
 }  // namespace cache_service

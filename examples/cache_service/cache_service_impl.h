@@ -1,6 +1,6 @@
 // File: examples/cache_service/cache_service_impl.h
 //
-// The gRPC face of CacheStore: cache.v1.CacheService on the synchronous server
+// The gRPC face of CacheStore: cache.v1.CacheService on the callback server
 // API. Store errors (absl::Status) become gRPC statuses with the same code.
 
 #ifndef GRPC_RESILIENCE_EXAMPLES_CACHE_SERVICE_CACHE_SERVICE_IMPL_H_
@@ -30,8 +30,13 @@ namespace cache_service {
 // moment its run was copied; keys stored or evicted during the Dump may or
 // may not appear. It is not a snapshot of one instant. Stops early,
 // CANCELLED, if the client goes away.
+//
+// Why the callback API: no call holds a thread. A Dump whose client stops
+// reading waits for flow control in a reactor, not on a blocked thread, and
+// a flood of calls (HTTP/2 rapid reset) is taken in as fast as the transport
+// reads it instead of queueing for a thread pool (docs/server-hardening.md).
 // Does not own the store. This class is thread-safe.
-class CacheServiceImpl final : public cache::v1::CacheService::Service {
+class CacheServiceImpl final : public cache::v1::CacheService::CallbackService {
  public:
   // Bounds of one run of entries a Dump copies from the store at a time.
   static constexpr size_t kDumpRunEntries = 256;
@@ -39,12 +44,14 @@ class CacheServiceImpl final : public cache::v1::CacheService::Service {
 
   explicit CacheServiceImpl(CacheStore* store) : store_(store) {}
 
-  grpc::Status Get(grpc::ServerContext* context, const cache::v1::GetReq* request,
-                   cache::v1::GetResp* response) override;
-  grpc::Status Store(grpc::ServerContext* context, const cache::v1::StoreReq* request,
-                     cache::v1::StoreResp* response) override;
-  grpc::Status Dump(grpc::ServerContext* context, const cache::v1::DumpReq* request,
-                    grpc::ServerWriter<cache::v1::DumpItem>* writer) override;
+  grpc::ServerUnaryReactor* Get(grpc::CallbackServerContext* context,
+                                const cache::v1::GetReq* request,
+                                cache::v1::GetResp* response) override;
+  grpc::ServerUnaryReactor* Store(grpc::CallbackServerContext* context,
+                                  const cache::v1::StoreReq* request,
+                                  cache::v1::StoreResp* response) override;
+  grpc::ServerWriteReactor<cache::v1::DumpItem>* Dump(grpc::CallbackServerContext* context,
+                                                      const cache::v1::DumpReq* request) override;
 
  private:
   CacheStore* const store_;

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "cache/v1/cache.grpc.pb.h"
 #include "gmock/gmock.h"
@@ -274,6 +275,42 @@ TEST_F(CacheCliTest, GracefulShutdownOnSigterm) {
   EXPECT_THAT(r.err, HasSubstr("SIGTERM received"));
   // New calls are refused once it is gone.
   EXPECT_EQ(Client({"--deadline=2s", "get", "k100"}).exit_code, 1);
+}
+
+// SIGTERM keeps its grace period with calls held in a 20 s injected delay:
+// the server is gone within about the grace period, and the held call is
+// answered (not run) instead of keeping the process alive for the delay.
+TEST_F(CacheCliTest, SigtermKeepsTheGracePeriodDuringAnInjectedDelay) {
+  const std::string policy = ::testing::TempDir() + "/delay_policy.json";
+  {
+    std::ofstream out(policy);
+    out << R"({"methodConfig": [{"name": [{"service": "cache.v1.CacheService", "method": "Get"}],
+               "faultInjection": {"delay": "20s"}}]})";
+  }
+  StartServer({"--policy=" + policy, "--grace_period=1s"});
+  auto stub = cache::v1::CacheService::NewStub(
+      grpc::CreateChannel(target_, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
+  cache::v1::GetReq request;
+  request.set_key("k");
+  cache::v1::GetResp response;
+  absl::Notification done;
+  grpc::Status status;
+  stub->async()->Get(&context, &request, &response, [&](grpc::Status s) {
+    status = std::move(s);
+    done.Notify();
+  });
+  absl::SleepFor(absl::Milliseconds(300));  // the call is in its delay
+  const absl::Time start = absl::Now();
+  server_->Signal(SIGTERM);
+  CommandResult r = server_->Finish("", absl::Seconds(15));
+  const absl::Duration took = absl::Now() - start;
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_LT(took, absl::Seconds(4));
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
 }
 
 }  // namespace
