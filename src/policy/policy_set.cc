@@ -593,10 +593,85 @@ class PolicySetBuilder {
   absl::flat_hash_map<std::string, std::string> name_paths_;  // name -> where
 };
 
+namespace {
+
+// The offset of the first byte of `text` that does not start a well-formed
+// UTF-8 sequence (by lead byte and continuation bytes), or npos.
+size_t FirstInvalidUtf8(absl::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    size_t length;
+    if (c < 0x80) {
+      length = 1;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      length = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      length = 3;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      length = 4;
+    } else {
+      return i;
+    }
+    if (i + length > text.size()) return i;
+    for (size_t k = 1; k < length; ++k) {
+      if ((static_cast<unsigned char>(text[i + k]) & 0xC0) != 0x80) return i;
+    }
+    i += length;
+  }
+  return absl::string_view::npos;
+}
+
+// "line L, column C" of byte `offset` (both from 1).
+std::string Position(absl::string_view text, size_t offset) {
+  size_t line = 1, column = 1;
+  for (size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return absl::StrCat("line ", line, ", column ", column);
+}
+
+// One line out of the JSON parser's error: its first line, where it is (the
+// parser shows the input from the error on, which locates it), and no raw
+// input bytes.
+std::string ParseErrorLine(absl::string_view json, absl::string_view message) {
+  const size_t newline = message.find('\n');
+  std::string line(message.substr(0, newline));
+  if (newline != absl::string_view::npos) {
+    absl::string_view rest = message.substr(newline + 1);
+    const size_t caret = rest.rfind('\n');
+    const absl::string_view shown = caret == absl::string_view::npos ? rest : rest.substr(0, caret);
+    if (!shown.empty() && absl::EndsWith(json, shown)) {
+      absl::StrAppend(&line, " at ", Position(json, json.size() - shown.size()));
+    }
+  }
+  // Printable ASCII stays; anything else is shown as \xNN.
+  std::string shown;
+  for (const unsigned char c : line) {
+    if (c >= 0x20 && c < 0x7F) {
+      shown.push_back(static_cast<char>(c));
+    } else {
+      absl::StrAppend(&shown, "\\x", absl::Hex(c, absl::kZeroPad2));
+    }
+  }
+  return shown;
+}
+
+}  // namespace
+
 absl::StatusOr<PolicySet> PolicySet::FromJsonString(absl::string_view json) {
   if (absl::StripAsciiWhitespace(json).empty()) {
     return absl::InvalidArgumentError("policy JSON is empty (expected an object such as "
                                       "{\"methodConfig\": [...]})");
+  }
+  if (const size_t bad = FirstInvalidUtf8(json); bad != absl::string_view::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("policy JSON: not valid UTF-8 at ", Position(json, bad), " (byte ", bad, ")"));
   }
   pb::PolicyFile file;
   google::protobuf::util::JsonParseOptions options;
@@ -604,8 +679,9 @@ absl::StatusOr<PolicySet> PolicySet::FromJsonString(absl::string_view json) {
   const auto parsed = google::protobuf::util::JsonStringToMessage(
       google::protobuf::StringPiece(json.data(), json.size()), &file, options);
   if (!parsed.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("policy JSON: ", JsonNamesInParseError(parsed.message().as_string())));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "policy JSON: ",
+        ParseErrorLine(json, JsonNamesInParseError(parsed.message().as_string()))));
   }
   return PolicySetBuilder().Build(file);
 }

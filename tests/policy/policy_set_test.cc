@@ -587,5 +587,25 @@ TEST_F(PolicyFileTest, FileErrors) {
                                      "\": methodConfig[0].retryPolicy.maxAttempts")));
 }
 
+// JSON syntax errors: one line that says where, and never the raw input
+// (which may hold bytes that are not text).
+TEST(PolicySetSyntaxTest, SyntaxErrorsAreOneLineWithAPositionAndNoRawBytes) {
+  absl::StatusOr<PolicySet> token = PolicySet::FromJsonString("{\"methodConfig\": [\n  {\"name\": [}] }");
+  ASSERT_FALSE(token.ok());
+  EXPECT_THAT(token.status().message(), ::testing::HasSubstr("at line 2, column 13"));
+  EXPECT_EQ(std::string(token.status().message()).find('\n'), std::string::npos);
+
+  absl::StatusOr<PolicySet> bytes =
+      PolicySet::FromJsonString(std::string("{\"methodConfig\":[{\"name\":[\xff\xfe{}]}]}"));
+  ASSERT_FALSE(bytes.ok());
+  EXPECT_EQ(bytes.status().message(),
+            "policy JSON: not valid UTF-8 at line 1, column 27 (byte 26)");
+  for (const absl::StatusOr<PolicySet>* result : {&token, &bytes}) {
+    for (unsigned char c : std::string(result->status().message())) {
+      EXPECT_TRUE(c >= 0x20 && c < 0x7F) << static_cast<int>(c);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace resilience
