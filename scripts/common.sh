@@ -12,7 +12,7 @@ REQUIRED_PACKAGES=(
   cmake ninja-build g++ pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
-  python3-grpcio
+  python3-grpcio nginx
 )
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

@@ -9,15 +9,21 @@ Two floods, hand-written HTTP/2 frames over loopback (no HTTP/2 library):
   continuation   one HEADERS frame without END_HEADERS followed by endless
                  CONTINUATION frames (a header block that never ends).
 
-  bench/http2_abuse.py PATH_TO_CACHE_SERVER [--seconds=S] [--only=rapid|continuation] [SERVER FLAGS]
+  tests/interop/http2_abuse.py PATH_TO_CACHE_SERVER [--seconds=S] [--only=rapid|continuation]
+                       [--via-nginx [--nginx=PATH]] [SERVER FLAGS]
+
+--via-nginx floods and probes through Debian's nginx as a gRPC proxy in front
+of cache_server (RSS and threads then count both).
 
 Prints 'N passed, N failed' and exits non-zero on any failure.
 """
 import os
+import shutil
 import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -126,12 +132,79 @@ def status_of(pid):
     return int(values["VmRSS"].split()[0]) // 1024, int(values["Threads"])
 
 
+NGINX_CONF = """
+worker_processes 1;
+pid %(dir)s/nginx.pid;
+error_log %(dir)s/error.log crit;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path %(dir)s/body;
+  proxy_temp_path %(dir)s/proxy;
+  fastcgi_temp_path %(dir)s/fastcgi;
+  uwsgi_temp_path %(dir)s/uwsgi;
+  scgi_temp_path %(dir)s/scgi;
+  server {
+    listen %(listen)s http2;
+    http2_max_concurrent_streams 100;
+    large_client_header_buffers 4 16k;
+    location / { grpc_pass grpc://%(backend)s; }
+  }
+}
+"""
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_nginx(nginx, backend, tmp):
+    """Debian's nginx (with its HTTP/2 rapid-reset patch) as a gRPC proxy in
+    front of `backend`; returns (process, address)."""
+    listen = "127.0.0.1:%d" % free_port()
+    conf = os.path.join(tmp, "nginx.conf")
+    with open(conf, "w") as f:
+        f.write(NGINX_CONF % {"dir": tmp, "listen": listen, "backend": backend})
+    proxy = subprocess.Popen([nginx, "-c", conf, "-p", tmp, "-g", "daemon off;"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    host, port = listen.rsplit(":", 1)
+    for _ in range(100):
+        try:
+            socket.create_connection((host, int(port)), timeout=1).close()
+            return proxy, listen
+        except OSError:
+            time.sleep(0.05)
+    proxy.kill()
+    raise RuntimeError("nginx did not start")
+
+
+def family(pid):
+    """`pid` and its children (nginx's workers)."""
+    pids = [pid]
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            pids += [int(p) for p in f.read().split()]
+    except OSError:
+        pass
+    return pids
+
+
 def main():
     binary = sys.argv[1]
     seconds = 10.0
     extra = []
     only = None
+    via_nginx = False
+    nginx = "/usr/sbin/nginx"
     for arg in sys.argv[2:]:
+        if arg == "--via-nginx":
+            via_nginx = True
+            continue
+        if arg.startswith("--nginx="):
+            nginx = arg.split("=", 1)[1]
+            continue
         if arg.startswith("--seconds="):
             seconds = float(arg.split("=", 1)[1])
         elif arg.startswith("--only="):
@@ -158,6 +231,12 @@ def main():
         print("0 passed, 1 failed")
         return 1
     address = line.split()[-1]
+    proxy = None
+    tmp = tempfile.mkdtemp()
+    watched = [server.pid]
+    if via_nginx:
+        proxy, address = start_nginx(nginx, address, tmp)
+        watched += family(proxy.pid)
     try:
         channel = grpc.insecure_channel(address)
         get = channel.unary_unary(GET)
@@ -170,7 +249,14 @@ def main():
             return True
 
         check("probe answers before the floods", probe())
-        rss0, threads0 = status_of(server.pid)
+        def totals():
+            rss, threads = 0, 0
+            for pid in watched:
+                r, t = status_of(pid)
+                rss, threads = rss + r, threads + t
+            return rss, threads
+
+        rss0, threads0 = totals()
         for name, flood, connections in (("rapid reset", rapid_reset, 2),
                                          ("continuation flood", continuation_flood, 1)):
             if only is not None and not name.startswith(only):
@@ -186,7 +272,7 @@ def main():
             while time.monotonic() < end:
                 probes += 1
                 answered += probe()
-                rss, threads = status_of(server.pid)
+                rss, threads = totals()
                 peak_rss, peak_threads = max(peak_rss, rss), max(peak_threads, threads)
                 time.sleep(0.2)
             stop.set()
@@ -202,6 +288,10 @@ def main():
             time.sleep(1)
         check("probe answers after the floods", probe())
     finally:
+        if proxy is not None:
+            proxy.terminate()
+            proxy.wait(timeout=10)
+        shutil.rmtree(tmp, ignore_errors=True)
         server.terminate()
         try:
             server.wait(timeout=15)
