@@ -22,7 +22,10 @@ namespace resilience {
 // handler then blocks until its response is written. A grpc::Alarm callback
 // runs on gRPC's internal executor; blocking it there deadlocks the write the
 // handler waits for (seen in this project's tests). So the alarm only times
-// the delay and hands the Proceed() to these threads, which may block.
+// the delay and hands the Proceed() to these threads, which may block. Only
+// sync services registered without a GuardedService need it: the guard holds
+// sync calls on their own handler threads, and callback calls resume on the
+// alarm's thread (their handler does not block).
 //
 // An elastic pool: a task goes to an idle thread, or to a new one while there
 // are fewer than `max_threads`, else it waits in the queue. Idle threads stay

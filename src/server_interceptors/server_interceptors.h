@@ -4,10 +4,15 @@
 // a ServerBuilder, for every method the policies give a `throttle` or a
 // `faultInjection`.
 //
+// Register the services behind the guard too, so that a rejected call never
+// runs their handlers (ServerResilience::RegisterGuardedService()).
+//
 // Example:
 //   grpc::ServerBuilder builder;
 //   std::shared_ptr<resilience::ServerResilience> resilience =
 //       resilience::AddServerInterceptors(builder, *policies);
+//   absl::Status s =
+//       resilience->RegisterGuardedService<cache::v1::CacheService>(builder, &service);
 //   ...
 //   resilience->Stats("/cache.v1.CacheService/Get").rejected_concurrency;
 
