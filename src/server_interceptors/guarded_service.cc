@@ -155,13 +155,11 @@ absl::StatusOr<std::unique_ptr<GuardedService>> GuardedService::Create(
   const Api api = service->has_callback_methods() ? Api::kCallback : Api::kSync;
 
   std::unique_ptr<GuardedService> guard(new GuardedService());
+  // Reserved so that the names never move: each RpcServiceMethod points at one.
   guard->method_names_.reserve(descriptor->method_count());
   for (int i = 0; i < descriptor->method_count(); ++i) {
-    guard->method_names_.push_back(
+    const std::string& name = guard->method_names_.emplace_back(
         absl::StrCat("/", descriptor->full_name(), "/", descriptor->method(i)->name()));
-  }
-  for (int i = 0; i < descriptor->method_count(); ++i) {
-    const std::string& name = guard->method_names_[i];
     MethodHandler* inner = HandlerAccess::Of(service, i);
     if (inner == nullptr) return refuse(absl::StrCat(name, " has no handler"));
     const absl::string_view type = typeid(*inner).name();

@@ -1,7 +1,6 @@
 #include "src/server_interceptors/throttle_interceptor.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "src/policy/outcome_classifier.h"

@@ -17,6 +17,8 @@
 namespace resilience::testing {
 
 enum class CallType { kUnary, kClientStream, kServerStream, kBidi };
+inline constexpr CallType kAllCallTypes[] = {CallType::kUnary, CallType::kClientStream,
+                                             CallType::kServerStream, CallType::kBidi};
 enum class Flavour { kSync, kAsync, kCallback };
 
 struct CallResult {
@@ -56,12 +58,15 @@ inline void CopyTrailers(grpc::ClientContext& context, CallResult& r) {
   }
 }
 
-inline CallResult Sync(Stub& stub, CallType type) {
+// Streaming calls send `uploads` messages (stopping at the first failed
+// write); every request carries `text`.
+inline CallResult Sync(Stub& stub, CallType type, const std::string& text = "x",
+                       int uploads = 1) {
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
   CallResult r;
   Req req;
-  req.set_text("x");
+  req.set_text(text);
   Resp resp;
   switch (type) {
     case CallType::kUnary:
@@ -69,7 +74,7 @@ inline CallResult Sync(Stub& stub, CallType type) {
       break;
     case CallType::kClientStream: {
       auto writer = stub.ClientStream(&context, &resp);
-      r.write_failed = !writer->Write(req);
+      for (int i = 0; i < uploads && !r.write_failed; ++i) r.write_failed = !writer->Write(req);
       writer->WritesDone();
       r.status = writer->Finish();
       break;
@@ -82,7 +87,7 @@ inline CallResult Sync(Stub& stub, CallType type) {
     }
     case CallType::kBidi: {
       auto stream = stub.Bidi(&context);
-      r.write_failed = !stream->Write(req);
+      for (int i = 0; i < uploads && !r.write_failed; ++i) r.write_failed = !stream->Write(req);
       stream->WritesDone();
       while (stream->Read(&resp)) ++r.messages_received;
       r.status = stream->Finish();

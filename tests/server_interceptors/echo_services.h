@@ -10,22 +10,20 @@
 #include <string>
 
 #include "client_interceptors/test_service.grpc.pb.h"
+#include "tests/client_interceptors/all_call_types.h"
 
 namespace resilience::testing {
-
-enum CallType { kUnary = 0, kClientStream = 1, kServerStream = 2, kBidi = 3 };
-inline constexpr std::array<CallType, 4> kAllCallTypes = {kUnary, kClientStream, kServerStream,
-                                                          kBidi};
-inline const char* CallTypeName(CallType type) {
-  static const char* const kNames[] = {"Unary", "ClientStream", "ServerStream", "Bidi"};
-  return kNames[type];
-}
 
 struct HandlerRuns {
   std::array<std::atomic<int>, 4> runs{};
   std::atomic<int> messages_read{0};
-  int of(CallType type) const { return runs[type].load(); }
-  int total() const { return of(kUnary) + of(kClientStream) + of(kServerStream) + of(kBidi); }
+  void Ran(CallType type) { runs[static_cast<int>(type)]++; }
+  int of(CallType type) const { return runs[static_cast<int>(type)].load(); }
+  int total() const {
+    int sum = 0;
+    for (CallType type : kAllCallTypes) sum += of(type);
+    return sum;
+  }
 };
 
 // Unary echoes; ClientStream reads everything and answers the count;
@@ -35,13 +33,13 @@ class SyncEchoService final : public resilience::test::TestService::Service {
   explicit SyncEchoService(HandlerRuns* runs) : runs_(runs) {}
   grpc::Status Unary(grpc::ServerContext*, const resilience::test::Req* request,
                      resilience::test::Resp* response) override {
-    runs_->runs[kUnary]++;
+    runs_->Ran(CallType::kUnary);
     response->set_text(request->text());
     return grpc::Status::OK;
   }
   grpc::Status ClientStream(grpc::ServerContext*, grpc::ServerReader<resilience::test::Req>* reader,
                             resilience::test::Resp* response) override {
-    runs_->runs[kClientStream]++;
+    runs_->Ran(CallType::kClientStream);
     resilience::test::Req request;
     int n = 0;
     while (reader->Read(&request)) {
@@ -53,7 +51,7 @@ class SyncEchoService final : public resilience::test::TestService::Service {
   }
   grpc::Status ServerStream(grpc::ServerContext*, const resilience::test::Req* request,
                             grpc::ServerWriter<resilience::test::Resp>* writer) override {
-    runs_->runs[kServerStream]++;
+    runs_->Ran(CallType::kServerStream);
     resilience::test::Resp response;
     response.set_text(request->text());
     for (int i = 0; i < 3; ++i) writer->Write(response);
@@ -62,7 +60,7 @@ class SyncEchoService final : public resilience::test::TestService::Service {
   grpc::Status Bidi(grpc::ServerContext*,
                     grpc::ServerReaderWriter<resilience::test::Resp, resilience::test::Req>* stream)
       override {
-    runs_->runs[kBidi]++;
+    runs_->Ran(CallType::kBidi);
     resilience::test::Req request;
     resilience::test::Resp response;
     while (stream->Read(&request)) {
@@ -85,7 +83,7 @@ class CallbackEchoService final : public resilience::test::TestService::Callback
   grpc::ServerUnaryReactor* Unary(grpc::CallbackServerContext* context,
                                   const resilience::test::Req* request,
                                   resilience::test::Resp* response) override {
-    runs_->runs[kUnary]++;
+    runs_->Ran(CallType::kUnary);
     response->set_text(request->text());
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
     reactor->Finish(grpc::Status::OK);
@@ -94,7 +92,7 @@ class CallbackEchoService final : public resilience::test::TestService::Callback
 
   grpc::ServerReadReactor<resilience::test::Req>* ClientStream(
       grpc::CallbackServerContext*, resilience::test::Resp* response) override {
-    runs_->runs[kClientStream]++;
+    runs_->Ran(CallType::kClientStream);
     class Reader final : public grpc::ServerReadReactor<resilience::test::Req> {
      public:
       Reader(HandlerRuns* runs, resilience::test::Resp* response)
@@ -124,7 +122,7 @@ class CallbackEchoService final : public resilience::test::TestService::Callback
 
   grpc::ServerWriteReactor<resilience::test::Resp>* ServerStream(
       grpc::CallbackServerContext*, const resilience::test::Req* request) override {
-    runs_->runs[kServerStream]++;
+    runs_->Ran(CallType::kServerStream);
     class Writer final : public grpc::ServerWriteReactor<resilience::test::Resp> {
      public:
       explicit Writer(const std::string& text) {
@@ -149,7 +147,7 @@ class CallbackEchoService final : public resilience::test::TestService::Callback
 
   grpc::ServerBidiReactor<resilience::test::Req, resilience::test::Resp>* Bidi(
       grpc::CallbackServerContext*) override {
-    runs_->runs[kBidi]++;
+    runs_->Ran(CallType::kBidi);
     class Echo final : public grpc::ServerBidiReactor<resilience::test::Req, resilience::test::Resp> {
      public:
       explicit Echo(HandlerRuns* runs) : runs_(runs) { StartRead(&request_); }

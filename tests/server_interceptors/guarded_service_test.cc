@@ -29,67 +29,29 @@ namespace {
 using ::resilience::test::Req;
 using ::resilience::test::Resp;
 using ::resilience::test::TestService;
+using ::resilience::testing::CallResult;
 using ::resilience::testing::CallType;
-using ::resilience::testing::CallTypeName;
 using ::resilience::testing::HandlerRuns;
 using ::resilience::testing::kAllCallTypes;
+using ::resilience::testing::Name;
 using ::resilience::testing::TestServer;
 using ::testing::HasSubstr;
 
 constexpr char kService[] = "resilience.test.TestService";
 
-// What a client saw of one call.
-struct Seen {
-  grpc::Status status;
-  int messages = 0;     // response messages received
-  int64_t pushback_ms = -1;  // grpc-retry-pushback-ms, -1 when absent
-};
+// One call of `type` with the sync stub; streaming calls send `uploads`
+// messages. Requests are long enough for their text to live on the heap, so
+// that a request the guard forgot to destroy shows up as a leak under ASan.
+CallResult Call(TestService::Stub& stub, CallType type, int uploads = 3) {
+  return testing::internal_calls::Sync(stub, type, std::string(100, 'x'), uploads);
+}
 
-// One call of `type`; streaming calls send `uploads` messages.
-Seen Call(TestService::Stub& stub, CallType type, int uploads = 3) {
-  grpc::ClientContext context;
-  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
-  Req request;
-  request.set_text(std::string(100, 'x'));  // long enough to live on the heap
-  Resp response;
-  Seen seen;
-  switch (type) {
-    case testing::kUnary:
-      seen.status = stub.Unary(&context, request, &response);
-      seen.messages = seen.status.ok() ? 1 : 0;
-      break;
-    case testing::kClientStream: {
-      auto writer = stub.ClientStream(&context, &response);
-      for (int i = 0; i < uploads && writer->Write(request); ++i) {
-      }
-      writer->WritesDone();
-      seen.status = writer->Finish();
-      seen.messages = seen.status.ok() ? 1 : 0;
-      break;
-    }
-    case testing::kServerStream: {
-      auto reader = stub.ServerStream(&context, request);
-      while (reader->Read(&response)) ++seen.messages;
-      seen.status = reader->Finish();
-      break;
-    }
-    case testing::kBidi: {
-      auto stream = stub.Bidi(&context);
-      for (int i = 0; i < uploads && stream->Write(request); ++i) {
-      }
-      stream->WritesDone();
-      while (stream->Read(&response)) ++seen.messages;
-      seen.status = stream->Finish();
-      break;
-    }
-  }
-  const auto& trailers = context.GetServerTrailingMetadata();
-  auto it = trailers.find("grpc-retry-pushback-ms");
-  if (it != trailers.end()) {
-    (void)absl::SimpleAtoi(absl::string_view(it->second.data(), it->second.size()),
-                           &seen.pushback_ms);
-  }
-  return seen;
+// grpc-retry-pushback-ms of a call, -1 when absent.
+int64_t PushbackMs(const CallResult& result) {
+  auto it = result.trailers.find("grpc-retry-pushback-ms");
+  int64_t ms = -1;
+  if (it != result.trailers.end()) (void)absl::SimpleAtoi(it->second, &ms);
+  return ms;
 }
 
 class GuardedServiceTest : public ::testing::TestWithParam<bool> {
@@ -143,19 +105,19 @@ TEST_P(GuardedServiceTest, ThrottledCallsNeverRunTheHandler) {
   Start(absl::StrCat(R"({"methodConfig": [{"name": [{"service": ")", kService,
                      R"("}], "throttle": {"ratePerSecond": 2, "burst": 1}}]})"),
         clock);
-  Seen first = Call(*stub_, testing::kUnary);
+  CallResult first = Call(*stub_, CallType::kUnary);
   ASSERT_TRUE(first.status.ok()) << first.status.error_message();
   for (CallType type : kAllCallTypes) {
     for (int i = 0; i < 5; ++i) {
-      Seen seen = Call(*stub_, type);
+      CallResult seen = Call(*stub_, type);
       EXPECT_EQ(seen.status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
-          << CallTypeName(type);
+          << Name(type);
       EXPECT_THAT(seen.status.error_message(), HasSubstr("rate limit 2/s reached"));
-      EXPECT_EQ(seen.messages, 0) << CallTypeName(type);
-      EXPECT_EQ(seen.pushback_ms, 500) << CallTypeName(type);  // the next token
+      EXPECT_EQ(seen.messages_received, 0) << Name(type);
+      EXPECT_EQ(PushbackMs(seen), 500) << Name(type);  // the next token
     }
   }
-  EXPECT_EQ(runs_.of(testing::kUnary), 1);
+  EXPECT_EQ(runs_.of(CallType::kUnary), 1);
   EXPECT_EQ(runs_.total(), 1);
   EXPECT_EQ(runs_.messages_read.load(), 0);
 }
@@ -166,10 +128,10 @@ TEST_P(GuardedServiceTest, InjectedAbortsNeverRunTheHandler) {
                      R"("}], "faultInjection": {"abortCode": "UNAVAILABLE"}}]})"));
   for (CallType type : kAllCallTypes) {
     for (int i = 0; i < 5; ++i) {
-      Seen seen = Call(*stub_, type);
-      EXPECT_EQ(seen.status.error_code(), grpc::StatusCode::UNAVAILABLE) << CallTypeName(type);
+      CallResult seen = Call(*stub_, type);
+      EXPECT_EQ(seen.status.error_code(), grpc::StatusCode::UNAVAILABLE) << Name(type);
       EXPECT_THAT(seen.status.error_message(), HasSubstr("fault injected"));
-      EXPECT_EQ(seen.messages, 0) << CallTypeName(type);
+      EXPECT_EQ(seen.messages_received, 0) << Name(type);
     }
   }
   EXPECT_EQ(runs_.total(), 0);
@@ -180,10 +142,10 @@ TEST_P(GuardedServiceTest, InjectedAbortsNeverRunTheHandler) {
 TEST_P(GuardedServiceTest, AdmittedCallsAreServedAsUsual) {
   Start(absl::StrCat(R"({"methodConfig": [{"name": [{"service": ")", kService,
                      R"("}], "throttle": {"maxConcurrency": 100}}]})"));
-  EXPECT_EQ(Call(*stub_, testing::kUnary).messages, 1);
-  EXPECT_EQ(Call(*stub_, testing::kClientStream, 7).messages, 1);
-  EXPECT_EQ(Call(*stub_, testing::kServerStream).messages, 3);
-  EXPECT_EQ(Call(*stub_, testing::kBidi, 5).messages, 5);
+  EXPECT_TRUE(Call(*stub_, CallType::kUnary).status.ok());
+  EXPECT_TRUE(Call(*stub_, CallType::kClientStream, 7).status.ok());
+  EXPECT_EQ(Call(*stub_, CallType::kServerStream).messages_received, 3);
+  EXPECT_EQ(Call(*stub_, CallType::kBidi, 5).messages_received, 5);
   EXPECT_EQ(runs_.total(), 4);
   EXPECT_EQ(runs_.messages_read.load(), 12);
 }
@@ -196,11 +158,11 @@ TEST_P(GuardedServiceTest, SequentialCallsAreNeverRejectedAtConcurrencyOne) {
   for (CallType type : kAllCallTypes) {
     int rejected = 0;
     for (int i = 0; i < 1000; ++i) {
-      Seen seen = Call(*stub_, type, 1);
+      CallResult seen = Call(*stub_, type, 1);
       if (!seen.status.ok()) ++rejected;
     }
-    EXPECT_EQ(rejected, 0) << CallTypeName(type);
-    EXPECT_EQ(runs_.of(type), 1000) << CallTypeName(type);
+    EXPECT_EQ(rejected, 0) << Name(type);
+    EXPECT_EQ(runs_.of(type), 1000) << Name(type);
   }
 }
 
@@ -298,10 +260,10 @@ TEST_P(GuardedServiceTest, StalledStreamsDoNotStarveOtherCalls) {
     readers.push_back(stub_->ServerStream(contexts.back().get(), big));
   }
   const absl::Time until = absl::Now() + absl::Seconds(20);
-  while (runs_.of(testing::kServerStream) < kStalled && absl::Now() < until) {
+  while (runs_.of(CallType::kServerStream) < kStalled && absl::Now() < until) {
     absl::SleepFor(absl::Milliseconds(5));
   }
-  EXPECT_EQ(runs_.of(testing::kServerStream), kStalled);
+  EXPECT_EQ(runs_.of(CallType::kServerStream), kStalled);
   for (int i = 0; i < 20; ++i) {
     grpc::ClientContext context;
     context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(2)));
