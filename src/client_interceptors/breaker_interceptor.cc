@@ -13,49 +13,70 @@ namespace {
 using grpc::experimental::ClientRpcInfo;
 using grpc::experimental::InterceptionHookPoints;
 
-// A deadline within this of start + per-attempt timeout was set by the
-// per-attempt timeout (the retry interceptor sets it just before the call).
-constexpr absl::Duration kDeadlineSlack = absl::Milliseconds(5);
+// The value of the kLocalRejectionKey trailer a rejection adds. Its address
+// is the proof that the trailer was made here: trailers received from a
+// server live in the call's own buffers, never in this array.
+constexpr char kLocalRejectionValue[] = "breaker";
 
 }  // namespace
 
 bool RejectedLocally(const grpc::ClientContext& context) {
   const auto& trailers = context.GetServerTrailingMetadata();
-  return trailers.find(grpc::string_ref(kLocalRejectionKey, sizeof(kLocalRejectionKey) - 1)) !=
-         trailers.end();
+  const auto [begin, end] =
+      trailers.equal_range(grpc::string_ref(kLocalRejectionKey, sizeof(kLocalRejectionKey) - 1));
+  for (auto it = begin; it != end; ++it) {
+    if (it->second.data() == kLocalRejectionValue) return true;
+  }
+  return false;
 }
 
 grpc::experimental::Interceptor* BreakerInterceptorFactory::CreateClientInterceptor(
     grpc::experimental::ClientRpcInfo* info) {
   // Last factory of the chain: take what the others handed over, always.
   internal::TimeoutFlag* const timeout_flag = internal::TakeTimeoutFlag();
-  const bool attempt = internal::CreatingAttempt();
-  internal::SetCreatingAttempt(false);
+  const internal::AttemptInfo* const attempt = internal::CreatingAttempt();
+  internal::SetCreatingAttempt(nullptr);
+  const bool retry_took_call = internal::RetryTookCall();
+  internal::SetRetryTookCall(false);
   ClientMethodState* state = state_->ForMethod(info->method());
   if (state == nullptr || state->breaker == nullptr) return nullptr;
   // A retried unary call: the breaker sees its attempts, not the call itself.
-  if (info->type() == ClientRpcInfo::Type::UNARY && state->wraps_unary && !attempt) {
-    return nullptr;
+  if (retry_took_call) return nullptr;
+  return new BreakerInterceptor(info, state, state_->clock(), timeout_flag,
+                                attempt != nullptr && attempt->per_attempt_deadline);
+}
+
+Outcome BreakerInterceptor::DeadlineOutcome(bool per_attempt) const {
+  if (!per_attempt && state_->policy->breaker.caller_deadline == CallerDeadline::kNeutral) {
+    return Outcome::kNeutral;
   }
-  return new BreakerInterceptor(info, state, state_->clock(), timeout_flag);
+  return state_->policy->breaker.classifier.Classify(absl::StatusCode::kDeadlineExceeded);
 }
 
 Outcome BreakerInterceptor::Classify(const grpc::Status& status) const {
   const grpc::StatusCode code = status.error_code();
   if (code == grpc::StatusCode::CANCELLED) {
-    // Our per-attempt timeout fired (a failure), or the caller cancelled,
-    // or the policy's default deadline ran out (both neutral).
-    return timeout_flag_ != nullptr && timeout_flag_->fired.load() &&
-                   timeout_flag_->per_attempt.load()
-               ? Outcome::kFailure
-               : Outcome::kNeutral;
+    // Our timeout interceptor's timer ended the call (a deadline), or the
+    // caller cancelled (neutral: it says nothing about the backend).
+    if (timeout_flag_ != nullptr && timeout_flag_->fired.load()) {
+      return DeadlineOutcome(timeout_flag_->per_attempt.load());
+    }
+    return Outcome::kNeutral;
   }
   if (code == grpc::StatusCode::DEADLINE_EXCEEDED) {
-    const std::optional<absl::Duration>& timeout = state_->policy->timeout;
-    if (!timeout.has_value()) return Outcome::kNeutral;  // the caller's deadline
-    const absl::Duration budget =
-        absl::FromChrono(info_->client_context()->deadline()) - real_start_;
-    return budget >= *timeout - kDeadlineSlack ? Outcome::kFailure : Outcome::kNeutral;
+    const auto deadline = info_->client_context()->deadline();
+    if (deadline == std::chrono::system_clock::time_point::max()) {
+      return state_->policy->breaker.classifier.Classify(absl::StatusCode::kDeadlineExceeded);
+    }
+    const absl::Time at = absl::FromChrono(deadline);
+    // Already past when the call started: it never reached the backend.
+    if (at <= real_start_) return Outcome::kNeutral;
+    // A server that answered DEADLINE_EXCEEDED well before our deadline
+    // passed is just a server answer.
+    if (absl::Now() < at - kDeadlineSlack) {
+      return state_->policy->breaker.classifier.Classify(absl::StatusCode::kDeadlineExceeded);
+    }
+    return DeadlineOutcome(per_attempt_deadline_);
   }
   return state_->policy->breaker.classifier.Classify(static_cast<absl::StatusCode>(code));
 }
@@ -96,15 +117,25 @@ void BreakerInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods* 
     }
     if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_RECV_STATUS)) {
       *methods->GetRecvStatus() = grpc::Status(grpc::StatusCode::UNAVAILABLE, reject_message_);
-      // string_refs into static storage: they must outlive the call.
-      static constexpr char kValue[] = "breaker";
+      // string_refs into static storage: they outlive the call, and the
+      // value's address is what RejectedLocally() checks.
       methods->GetRecvTrailingMetadata()->emplace(
           grpc::string_ref(kLocalRejectionKey, std::strlen(kLocalRejectionKey)),
-          grpc::string_ref(kValue, sizeof(kValue) - 1));
+          grpc::string_ref(kLocalRejectionValue, sizeof(kLocalRejectionValue) - 1));
     }
-  } else if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_STATUS)) {
-    const grpc::Status& status = *methods->GetRecvStatus();
-    admission_.Record(Classify(status), clock_.Now() - admission_.start());
+  } else {
+    if (!first_response_.has_value() &&
+        methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_MESSAGE) &&
+        methods->GetRecvMessage() != nullptr) {
+      first_response_ = clock_.Now();
+    }
+    if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_STATUS)) {
+      // The latency a slowCallThreshold judges: time to the first response
+      // message (a stream's lifetime says nothing about the backend's
+      // speed), or to the status when no message came.
+      const absl::Time end = first_response_.value_or(clock_.Now());
+      admission_.Record(Classify(*methods->GetRecvStatus()), end - admission_.start());
+    }
   }
   if (hijack_now) {
     methods->Hijack();  // re-enters Intercept() with this batch's PRE_RECV_* hooks

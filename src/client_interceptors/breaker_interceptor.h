@@ -7,6 +7,7 @@
 #define GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_BREAKER_INTERCEPTOR_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/time/time.h"
@@ -25,8 +26,10 @@ inline constexpr char kLocalRejectionKey[] = "x-resilience-local-rejection";
 // RejectedLocally()
 //
 // True when the call of `context`, which has ended, was rejected by a
-// BreakerInterceptor without reaching the network (it carries the
-// kLocalRejectionKey trailer).
+// BreakerInterceptor without reaching the network. Decided from local state
+// only: the kLocalRejectionKey trailer counts only when it is the one the
+// breaker wrote (the same storage), so a server that sends that trailer
+// itself cannot make a call look rejected here.
 bool RejectedLocally(const grpc::ClientContext& context);
 
 // BreakerInterceptor
@@ -35,35 +38,62 @@ bool RejectedLocally(const grpc::ClientContext& context);
 // rejected, it hijacks the call (no network traffic at all) and answers
 // UNAVAILABLE "<method>: rejected locally by the circuit breaker (<kind>
 // <state>, <reason>, drop probability ..., failure rate ...)" with the trailer
-// `x-resilience-local-rejection: breaker`. This works for every call type and
-// stub flavour: messages the application sends fail (Write() returns false),
-// reads fail, and the status is the rejection. Guards against gRPC 1.51
-// repeating PRE_SEND_INITIAL_METADATA on every batch of a hijacked async
-// stream by deciding only once.
+// `x-resilience-local-rejection: breaker`. UNAVAILABLE, because to a caller
+// (and to standard clients' retry) the method is unavailable for now; the
+// message and the trailer say it was decided here. This works for every
+// call type and stub flavour: messages the application sends fail (Write()
+// returns false), reads fail, and the status is the rejection. Guards
+// against gRPC 1.51 repeating PRE_SEND_INITIAL_METADATA on every batch of a
+// hijacked async stream by deciding only once.
 //
-// Admitted attempts are recorded at POST_RECV_STATUS: OK and the backend's
-// own answers (NOT_FOUND, ...) as success; UNAVAILABLE, INTERNAL, ... as
-// failure; CANCELLED as neutral unless this call's timeout interceptor fired;
-// DEADLINE_EXCEEDED as failure when the attempt's deadline was its
-// per-attempt timeout, neutral when it was the caller's own deadline. The
-// policy's failureCodes/successCodes override the table.
-// One instance per call (attempt).
+// Admitted attempts are recorded at POST_RECV_STATUS, classified by the
+// policy's classifier (failureCodes/successCodes over the default table),
+// except:
+//   - CANCELLED by the caller: neutral (it says nothing about the backend);
+//   - a sent call ended by a deadline: the attempt's per-attempt timeout
+//     counts as DEADLINE_EXCEEDED (a failure by default); the call's own
+//     deadline (the caller's, or the policy's `timeout`) does too unless the
+//     policy says callerDeadline NEUTRAL. A hung backend is only ever seen
+//     this way. A deadline already past at the start is neutral (nothing was
+//     sent);
+//   - DEADLINE_EXCEEDED answered by the server before the deadline: a server
+//     answer like any other.
+// The latency recorded (for slowCallThreshold) is the time to the first
+// response message, or to the status when none came: a stream's lifetime is
+// not the backend's speed. One instance per call (attempt).
 class BreakerInterceptor final : public grpc::experimental::Interceptor {
  public:
   BreakerInterceptor(grpc::experimental::ClientRpcInfo* info, ClientMethodState* state,
-                     Clock& clock, const internal::TimeoutFlag* timeout_flag)
-      : info_(info), state_(state), clock_(clock), timeout_flag_(timeout_flag) {}
+                     Clock& clock, const internal::TimeoutFlag* timeout_flag,
+                     bool per_attempt_deadline)
+      : info_(info),
+        state_(state),
+        clock_(clock),
+        timeout_flag_(timeout_flag),
+        per_attempt_deadline_(per_attempt_deadline) {}
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override;
 
  private:
+  // A deadline within this of passing counts as passed (timers and the
+  // status arrive a little apart).
+  static constexpr absl::Duration kDeadlineSlack = absl::Milliseconds(5);
+
   Outcome Classify(const grpc::Status& status) const;
+  // A sent call that its deadline ended: `per_attempt` when the deadline was
+  // the attempt's per-attempt timeout rather than the call's.
+  Outcome DeadlineOutcome(bool per_attempt) const;
 
   grpc::experimental::ClientRpcInfo* const info_;
   ClientMethodState* const state_;
   Clock& clock_;
   // The call's TimeoutInterceptor's, or null.
   const internal::TimeoutFlag* const timeout_flag_;
+  // This attempt's context deadline is a per-attempt timeout set by the
+  // retry interceptor.
+  const bool per_attempt_deadline_;
+  // When the first response message arrived (breaker clock).
+  std::optional<absl::Time> first_response_;
   bool started_ = false;
   bool rejected_ = false;
   std::string reject_message_;

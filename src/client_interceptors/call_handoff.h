@@ -20,16 +20,30 @@ namespace resilience::internal {
 // cancellation by the caller.
 struct TimeoutFlag {
   std::atomic<bool> fired{false};
-  // What fired: the per-attempt timeout (a failure of the backend) rather
-  // than the policy's default deadline (the caller's budget: neutral). Set
-  // before `fired`.
+  // What fired: the per-attempt timeout rather than the policy's `timeout`
+  // (the call's deadline). Set before `fired`.
   std::atomic<bool> per_attempt{false};
 };
 
-// True while the retry interceptor creates one of its attempts: the chain
-// being built is an attempt, not an application call.
-bool CreatingAttempt();
-void SetCreatingAttempt(bool creating);
+// What the retry interceptor tells the chain of one of its attempts.
+struct AttemptInfo {
+  // The attempt's deadline is its per-attempt timeout, earlier than the
+  // call's own deadline: when it passes, the backend was too slow.
+  bool per_attempt_deadline = false;
+};
+
+// Non-null while the retry interceptor creates one of its attempts: the
+// chain being built is an attempt, not an application call. The breaker
+// factory copies what it needs and clears it.
+const AttemptInfo* CreatingAttempt();
+void SetCreatingAttempt(const AttemptInfo* attempt);
+
+// Set by the retry factory for every call it sees: true when it took the
+// call (a unary call it will re-issue as attempts), so that the timeout and
+// breaker factories leave that call alone (they see its attempts instead).
+// The breaker factory clears it.
+bool RetryTookCall();
+void SetRetryTookCall(bool took);
 
 // The timeout factory leaves the call's flag here; the breaker factory takes
 // it (and clears it). The flag belongs to the call's TimeoutInterceptor,

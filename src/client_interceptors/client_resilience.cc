@@ -1,14 +1,19 @@
 #include "src/client_interceptors/client_resilience.h"
 
+#include "src/client_interceptors/stub_kind.h"
+
 
 namespace resilience {
 
 ClientResilience::ClientResilience(PolicySet policies, Options options)
     : policies_(std::move(policies)), options_(std::move(options)) {}
 
-std::unique_ptr<ClientMethodState> ClientResilience::Resolve(const char* method) {
+MethodCache<ClientMethodState>::Resolution ClientResilience::Resolve(const char* method) {
   const PolicySet::Match match = policies_.Find(method);
-  if (match.policy == nullptr) return nullptr;
+  const bool linked = internal::IsLinkedProtobufMethod(method);
+  // An exact name of the policy file ("svc/method", not "svc/" or "").
+  const bool named = !match.scope.empty() && match.scope.back() != '/';
+  if (match.policy == nullptr) return {nullptr, linked};
   const MethodPolicy& policy = *match.policy;
   auto state = std::make_unique<ClientMethodState>();
   state->method = method;
@@ -16,6 +21,7 @@ std::unique_ptr<ClientMethodState> ClientResilience::Resolve(const char* method)
   // Only calls that may be retried pay for re-issuing; a unary call's
   // timeout alone is enforced by the timeout interceptor.
   state->wraps_unary = policy.retry.has_value() && policy.retry->max_attempts > 1;
+  state->protobuf_method = linked;
   if (policy.retry) {
     state->retry = *policy.retry;
   } else {
@@ -31,7 +37,7 @@ std::unique_ptr<ClientMethodState> ClientResilience::Resolve(const char* method)
   state->budget = std::make_unique<RetryBudget>(policies_.retry_budget().max_tokens,
                                                 policies_.retry_budget().token_ratio);
   state->breaker = CreateBreaker(policy.breaker, *options_.clock, options_.seed);
-  return state;
+  return {std::move(state), linked || named};
 }
 
 ClientMethodState* ClientResilience::ForMethod(const char* method) {
@@ -49,6 +55,7 @@ ClientMethodStats ClientResilience::Stats(const std::string& method) {
   stats.attempt_timeouts = s->attempt_timeouts.load();
   stats.retry_budget_exhausted = s->retry_budget_exhausted.load();
   stats.pushback_stops = s->pushback_stops.load();
+  stats.not_retried_stub_calls = s->not_retried_stub_calls.load();
   return stats;
 }
 

@@ -39,6 +39,10 @@ struct ClientMethodStats {
   int64_t retry_budget_exhausted = 0;
   // Retries not made because the server's pushback said not to.
   int64_t pushback_stops = 0;
+  // Unary calls of a retried method that were passed through without retry
+  // because they did not come from a protobuf generated stub (e.g. a
+  // GenericStub); see stub_kind.h.
+  int64_t not_retried_stub_calls = 0;
 };
 
 // What the interceptors of one method need, resolved once per method.
@@ -47,9 +51,15 @@ struct ClientMethodState {
   const MethodPolicy* policy = nullptr;
   // Unary calls of this method go through the retry interceptor (the policy
   // allows more than one attempt); it then owns their attempts, per-attempt
-  // timeouts and default deadline. Otherwise the timeout interceptor
+  // timeouts and the call's deadline. Otherwise the timeout interceptor
   // enforces those.
   bool wraps_unary = false;
+  // The method is in protobuf's generated descriptor pool (stub_kind.h).
+  bool protobuf_method = false;
+  // The name address a generated stub's calls carry, once seen (stub_kind.h);
+  // a call with this address needs no further check.
+  std::atomic<const char*> generated_stub_name{nullptr};
+  std::atomic<bool> reported_stub_pass_through{false};
   RetrySettings retry;  // max_attempts 1 when the policy has no retryPolicy
   std::unique_ptr<Breaker> breaker;  // null: no breaker
   std::unique_ptr<RetryBudget> budget;
@@ -63,6 +73,7 @@ struct ClientMethodState {
   std::atomic<int64_t> attempt_timeouts{0};
   std::atomic<int64_t> retry_budget_exhausted{0};
   std::atomic<int64_t> pushback_stops{0};
+  std::atomic<int64_t> not_retried_stub_calls{0};
 };
 
 // ClientResilience
@@ -99,7 +110,7 @@ class ClientResilience {
   const std::string& name() const { return options_.name; }
 
  private:
-  std::unique_ptr<ClientMethodState> Resolve(const char* method);
+  MethodCache<ClientMethodState>::Resolution Resolve(const char* method);
 
   const PolicySet policies_;
   const Options options_;

@@ -5,10 +5,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "grpc/support/log.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/impl/codegen/proto_utils.h"
 #include "src/client_interceptors/breaker_interceptor.h"
 #include "src/client_interceptors/call_handoff.h"
+#include "src/client_interceptors/local_status.h"
+#include "src/client_interceptors/stub_kind.h"
 
 namespace resilience {
 namespace {
@@ -24,18 +27,40 @@ std::optional<grpc::string_ref> Trailer(
   return it->second;
 }
 
+// Whether the call came from a protobuf generated stub (stub_kind.h), the
+// only stubs whose receive buffer is known to be a protobuf::MessageLite.
+bool FromGeneratedStub(const char* method, ClientMethodState& state) {
+  if (state.generated_stub_name.load(std::memory_order_acquire) == method) return true;
+  if (!state.protobuf_method || !internal::InReadOnlyStaticStorage(method)) return false;
+  state.generated_stub_name.store(method, std::memory_order_release);
+  return true;
+}
+
 }  // namespace
 
 grpc::experimental::Interceptor* RetryInterceptorFactory::CreateClientInterceptor(
     grpc::experimental::ClientRpcInfo* info) {
+  internal::SetRetryTookCall(false);
   // gRPC 1.51 bug: with a factory returning nullptr before this one, an
   // attempt's chain starts at the wrong index and would re-create this
   // interceptor for its own attempt, recursing forever. Never wrap an attempt.
-  if (internal::CreatingAttempt()) return nullptr;
+  if (internal::CreatingAttempt() != nullptr) return nullptr;
   ClientMethodState* state = state_->ForMethod(info->method());
   if (state == nullptr) return nullptr;
   state->calls.fetch_add(1, std::memory_order_relaxed);
   if (info->type() != ClientRpcInfo::Type::UNARY || !state->wraps_unary) return nullptr;
+  if (!FromGeneratedStub(info->method(), *state)) {
+    state->not_retried_stub_calls.fetch_add(1, std::memory_order_relaxed);
+    if (!state->reported_stub_pass_through.exchange(true)) {
+      gpr_log(GPR_ERROR,
+              "grpc-resilience: %s: a unary call that does not come from a protobuf generated "
+              "stub (e.g. a GenericStub) is passed through without retries; its timeouts and "
+              "breaker still apply",
+              info->method());
+    }
+    return nullptr;
+  }
+  internal::SetRetryTookCall(true);
   return new RetryInterceptor(info, state);
 }
 
@@ -74,11 +99,17 @@ void RetryInterceptor::Start(grpc::experimental::InterceptorBatchMethods* method
   methods_ = methods;
   metadata_ = *methods->GetSendInitialMetadata();
   request_ = *methods->GetSerializedSendMessage();  // a reference-counted copy
+  // gRPC's meaning of the policy's `timeout`: the call's deadline is the
+  // earlier of the caller's and call start + timeout.
   const auto caller_deadline = info_->client_context()->deadline();
   if (caller_deadline != std::chrono::system_clock::time_point::max()) {
     overall_deadline_ = absl::FromChrono(caller_deadline);
-  } else if (state_->policy->deadline.has_value()) {
-    overall_deadline_ = absl::Now() + *state_->policy->deadline;
+  }
+  const absl::Time start = absl::Now();
+  if (const std::optional<absl::Duration>& timeout = state_->policy->timeout;
+      timeout.has_value() && start + *timeout < overall_deadline_) {
+    overall_deadline_ = start + *timeout;
+    deadline_source_ = DeadlineSource::kPolicy;
   }
   stub_ = std::make_shared<grpc::GenericStub>(
       std::shared_ptr<grpc::ChannelInterface>(methods->GetInterceptedChannel().release()));
@@ -87,16 +118,15 @@ void RetryInterceptor::Start(grpc::experimental::InterceptorBatchMethods* method
 
 void RetryInterceptor::StartAttempt() {
   grpc::ClientContext* attempt = nullptr;
+  internal::AttemptInfo info;  // copied by the attempt's breaker factory
   {
     MutexLock lock(&mu_);
     const absl::Time now = absl::Now();
     if (cancelled_) {
-      Finish(grpc::Status(grpc::StatusCode::CANCELLED,
-                          absl::StrCat(info_->method(), ": cancelled by the caller")));
+      Finish(CancelledStatus(method_, ""));
     } else if (now >= overall_deadline_) {
-      Finish(grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
-                          absl::StrCat(info_->method(), ": deadline exceeded before attempt ",
-                                       attempts_ + 1)));
+      Finish(CallDeadlineStatus(method_, deadline_source_,
+                                state_->policy->timeout.value_or(absl::ZeroDuration()), attempts_));
     } else {
       attempt_reader_.reset();  // before its context
       attempt_context_ = std::make_unique<grpc::ClientContext>();
@@ -111,11 +141,18 @@ void RetryInterceptor::StartAttempt() {
       grpc::ClientContext* caller = info_->client_context();
       if (caller->credentials() != nullptr) attempt->set_credentials(caller->credentials());
       attempt_deadline_ = overall_deadline_;
-      if (state_->policy->timeout.has_value()) {
-        attempt_deadline_ = std::min(attempt_deadline_, now + *state_->policy->timeout);
+      attempt_info_.per_attempt_deadline = false;
+      if (const std::optional<absl::Duration>& limit = state_->retry.per_attempt_timeout;
+          limit.has_value() && now + *limit < overall_deadline_) {
+        attempt_deadline_ = now + *limit;
+        attempt_info_.per_attempt_deadline = true;
       }
+      info = attempt_info_;
       if (attempt_deadline_ != absl::InfiniteFuture()) {
         attempt->set_deadline(absl::ToChronoTime(attempt_deadline_));
+      }
+      if (const std::optional<bool>& wait = state_->policy->wait_for_ready; wait.has_value()) {
+        attempt->set_wait_for_ready(*wait);
       }
       response_.Clear();
     }
@@ -129,10 +166,10 @@ void RetryInterceptor::StartAttempt() {
   // destroy `this`: hold the stub (and with it the channel) in a local, and
   // touch no member after.
   std::shared_ptr<grpc::GenericStub> stub = stub_;
-  internal::SetCreatingAttempt(true);
+  internal::SetCreatingAttempt(&info);
   std::unique_ptr<grpc::ClientAsyncResponseReader<grpc::ByteBuffer>> reader =
       stub->PrepareUnaryCall(attempt, method_, request_, AttemptCompletionQueue::Global().cq());
-  internal::SetCreatingAttempt(false);
+  internal::SetCreatingAttempt(nullptr);
   grpc::ClientAsyncResponseReader<grpc::ByteBuffer>* call = reader.get();
   {
     MutexLock lock(&mu_);
@@ -146,23 +183,42 @@ void RetryInterceptor::Done(bool /*ok: always true for a unary Finish()*/) {
   OnAttemptDone(std::move(attempt_status_));
 }
 
-std::optional<absl::Duration> RetryInterceptor::NextRetry(const grpc::Status& status) {
+std::optional<absl::Duration> RetryInterceptor::NextRetry(grpc::Status status) {
   const RetrySettings& retry = state_->retry;
   const grpc::StatusCode code = status.error_code();
   const absl::StatusCode absl_code = static_cast<absl::StatusCode>(code);
   if (status.ok()) {
     state_->budget->RecordSuccess();
+    Finish(std::move(status));
     return std::nullopt;
   }
+  // Local state only: RejectedLocally() recognises the breaker's own
+  // trailer, never one a server sent.
   const bool local_rejection = RejectedLocally(*attempt_context_);
-  const bool attempt_timed_out =
-      code == grpc::StatusCode::DEADLINE_EXCEEDED && attempt_deadline_ < overall_deadline_;
-  if (attempt_timed_out) state_->attempt_timeouts.fetch_add(1, std::memory_order_relaxed);
+  // The attempt's deadline passed (a server that answers DEADLINE_EXCEEDED
+  // early, for its own reasons, is just a server answer).
+  const bool expired =
+      code == grpc::StatusCode::DEADLINE_EXCEEDED && absl::Now() >= attempt_deadline_;
+  if (expired && !attempt_info_.per_attempt_deadline) {
+    Finish(CallDeadlineStatus(method_, deadline_source_,
+                              state_->policy->timeout.value_or(absl::ZeroDuration()), attempts_));
+    return std::nullopt;
+  }
+  if (expired) {
+    state_->attempt_timeouts.fetch_add(1, std::memory_order_relaxed);
+    status = PerAttemptTimeoutStatus(method_, *retry.per_attempt_timeout, attempts_,
+                                     retry.max_attempts);
+  }
   if (!local_rejection && retry.IsRetryable(absl_code)) state_->budget->RecordFailure();
 
-  if (cancelled_ || local_rejection || !retry.IsRetryable(absl_code)) return std::nullopt;
-  if (code == grpc::StatusCode::DEADLINE_EXCEEDED && !attempt_timed_out) return std::nullopt;
-  if (attempts_ >= retry.max_attempts) return std::nullopt;
+  if (cancelled_) {
+    Finish(CancelledStatus(method_, ""));
+    return std::nullopt;
+  }
+  if (local_rejection || !retry.IsRetryable(absl_code) || attempts_ >= retry.max_attempts) {
+    Finish(std::move(status));
+    return std::nullopt;
+  }
   std::optional<absl::Duration> delay;
   if (std::optional<grpc::string_ref> pushback =
           Trailer(attempt_context_->GetServerTrailingMetadata(), kPushbackKey)) {
@@ -172,17 +228,28 @@ std::optional<absl::Duration> RetryInterceptor::NextRetry(const grpc::Status& st
     if (error != std::errc() || ptr != end || ms < 0) {
       // A negative or malformed pushback means: do not retry.
       state_->pushback_stops.fetch_add(1, std::memory_order_relaxed);
+      Finish(NotRetriedStatus(method_, attempts_,
+                              "the server's grpc-retry-pushback-ms says not to retry", status));
       return std::nullopt;
     }
     delay = absl::Milliseconds(ms);
   }
   if (!state_->budget->AllowRetry()) {
     state_->retry_budget_exhausted.fetch_add(1, std::memory_order_relaxed);
+    Finish(NotRetriedStatus(method_, attempts_,
+                            "the channel's retry budget for this method is spent", status));
     return std::nullopt;
   }
   if (!delay.has_value()) delay = state_->backoff->Delay(attempts_);
   // Do not start a backoff that cannot end before the overall deadline.
-  if (absl::Now() + *delay >= overall_deadline_) return std::nullopt;
+  if (absl::Now() + *delay >= overall_deadline_) {
+    Finish(NotRetriedStatus(
+        method_, attempts_,
+        absl::StrCat("a retry after ", absl::FormatDuration(*delay),
+                     " could not start before the call's deadline"),
+        status));
+    return std::nullopt;
+  }
   return delay;
 }
 
@@ -192,10 +259,8 @@ void RetryInterceptor::OnAttemptDone(grpc::Status status) {
   {
     MutexLock lock(&mu_);
     ++attempts_;
-    std::optional<absl::Duration> next = NextRetry(status);
-    if (!next.has_value()) {
-      Finish(std::move(status));
-    } else {
+    std::optional<absl::Duration> next = NextRetry(std::move(status));
+    if (next.has_value()) {
       state_->retries.fetch_add(1, std::memory_order_relaxed);
       backoff_alarm_ = std::make_unique<grpc::Alarm>();
       alarm = backoff_alarm_.get();
@@ -215,8 +280,7 @@ void RetryInterceptor::OnAttemptDone(grpc::Status status) {
     }
     {
       MutexLock lock(&mu_);
-      Finish(grpc::Status(grpc::StatusCode::CANCELLED,
-                          absl::StrCat(info_->method(), ": cancelled by the caller during backoff")));
+      Finish(CancelledStatus(method_, " during a retry backoff"));
     }
     methods_->Hijack();  // last use of `this`
   });

@@ -20,7 +20,9 @@
 #include "grpcpp/support/async_unary_call.h"
 #include "src/breaker/mutex.h"
 #include "src/client_interceptors/attempt_completion_queue.h"
+#include "src/client_interceptors/call_handoff.h"
 #include "src/client_interceptors/client_resilience.h"
+#include "src/client_interceptors/local_status.h"
 
 namespace resilience {
 
@@ -75,9 +77,9 @@ class RetryInterceptor final : public grpc::experimental::Interceptor,
   // The attempt's Finish() completed (on the AttemptCompletionQueue).
   void Done(bool ok) override;
   void OnAttemptDone(grpc::Status status) ABSL_LOCKS_EXCLUDED(mu_);
-  // Decides, under mu_, whether and after how long to retry; sets final_
-  // when not.
-  std::optional<absl::Duration> NextRetry(const grpc::Status& status)
+  // Decides, under mu_, whether and after how long to retry; when not,
+  // sets the call's final status (Finish()).
+  std::optional<absl::Duration> NextRetry(grpc::Status status)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Finish(grpc::Status status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void FillHijackedReceive(grpc::experimental::InterceptorBatchMethods* methods);
@@ -92,6 +94,7 @@ class RetryInterceptor final : public grpc::experimental::Interceptor,
   std::multimap<std::string, std::string> metadata_;
   grpc::ByteBuffer request_;
   absl::Time overall_deadline_ = absl::InfiniteFuture();
+  DeadlineSource deadline_source_ = DeadlineSource::kCaller;
   std::shared_ptr<grpc::GenericStub> stub_;
 
   Mutex mu_;
@@ -104,6 +107,8 @@ class RetryInterceptor final : public grpc::experimental::Interceptor,
       ABSL_GUARDED_BY(mu_);
   grpc::Status attempt_status_;  // written by the attempt, read after it ended
   absl::Time attempt_deadline_ ABSL_GUARDED_BY(mu_);
+  // Handed to the attempt's breaker while the attempt is created.
+  internal::AttemptInfo attempt_info_ ABSL_GUARDED_BY(mu_);
   grpc::ByteBuffer response_;  // written by the attempt, read after it ended
   std::unique_ptr<grpc::Alarm> backoff_alarm_ ABSL_GUARDED_BY(mu_);
   grpc::Status final_status_;  // written once before Hijack(), read after

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "grpcpp/client_context.h"
+#include "src/client_interceptors/local_status.h"
 #include "src/client_interceptors/timeout_scheduler.h"
 
 namespace resilience {
@@ -17,9 +18,14 @@ grpc::experimental::Interceptor* TimeoutInterceptorFactory::CreateClientIntercep
     grpc::experimental::ClientRpcInfo* info) {
   ClientMethodState* state = state_->ForMethod(info->method());
   if (state == nullptr) return nullptr;
-  // Retried unary calls: the retry interceptor applies both per attempt.
-  if (info->type() == ClientRpcInfo::Type::UNARY && state->wraps_unary) return nullptr;
-  if (!state->policy->timeout.has_value() && !state->policy->deadline.has_value()) {
+  // Retried unary calls and their attempts: the retry interceptor gives
+  // each attempt its real deadline.
+  if (internal::RetryTookCall() || internal::CreatingAttempt() != nullptr) return nullptr;
+  const bool unary = info->type() == ClientRpcInfo::Type::UNARY;
+  // A stream's attempts are gRPC's own (its built-in retry): only the whole
+  // call's timeout applies to it.
+  if (!state->policy->timeout.has_value() &&
+      !(unary && state->retry.per_attempt_timeout.has_value())) {
     return nullptr;
   }
   auto* interceptor = new TimeoutInterceptor(info, state);
@@ -39,6 +45,12 @@ void TimeoutInterceptor::Disarm() {
   TimeoutScheduler::Global().Cancel(this);
 }
 
+bool TimeoutInterceptor::CallerDeadlinePassed() const {
+  const auto deadline = info_->client_context()->deadline();
+  return deadline != std::chrono::system_clock::time_point::max() &&
+         std::chrono::system_clock::now() >= deadline;
+}
+
 void TimeoutInterceptor::Fire() {
   flag_.fired.store(true);
   // Runs PRE_SEND_CANCEL through the call's interceptors, then cancels it;
@@ -52,36 +64,41 @@ void TimeoutInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods* 
   if (!started_ &&
       methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_INITIAL_METADATA)) {
     started_ = true;
-    // The per-attempt timeout, or the default deadline when the caller set
-    // none and it comes first.
-    const std::optional<absl::Duration>& timeout = state_->policy->timeout;
-    const std::optional<absl::Duration>& deadline = state_->policy->deadline;
-    const bool caller_has_deadline =
-        info_->client_context()->deadline() != std::chrono::system_clock::time_point::max();
-    bool per_attempt = timeout.has_value();
-    limit_ = timeout.value_or(absl::InfiniteDuration());
-    if (deadline.has_value() && !caller_has_deadline && *deadline < limit_) {
-      limit_ = *deadline;
-      per_attempt = false;
+    // The policy's `timeout` (the call's deadline, gRPC's meaning) or, for a
+    // unary call that is not retried, its one attempt's per-attempt timeout
+    // when that is sooner. The caller's own earlier deadline needs nothing
+    // from us: gRPC enforces it.
+    limit_ = state_->policy->timeout.value_or(absl::InfiniteDuration());
+    bool per_attempt = false;
+    if (info_->type() == ClientRpcInfo::Type::UNARY &&
+        state_->retry.per_attempt_timeout.value_or(absl::InfiniteDuration()) < limit_) {
+      limit_ = *state_->retry.per_attempt_timeout;
+      per_attempt = true;
     }
-    if (limit_ == absl::InfiniteDuration()) {
+    const auto caller_deadline = info_->client_context()->deadline();
+    const absl::Time due = absl::Now() + limit_;
+    if (caller_deadline != std::chrono::system_clock::time_point::max() &&
+        absl::FromChrono(caller_deadline) <= due) {
       methods->Proceed();
       return;
     }
     flag_.per_attempt.store(per_attempt);
     armed_ = true;
-    TimeoutScheduler::Global().Schedule(this, absl::Now() + limit_);
+    TimeoutScheduler::Global().Schedule(this, due);
   }
   if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_STATUS)) {
     Disarm();  // after this, flag_ no longer changes
     grpc::Status* status = methods->GetRecvStatus();
     if (flag_.fired.load() && status->error_code() == grpc::StatusCode::CANCELLED) {
-      const bool per_attempt = flag_.per_attempt.load();
-      if (per_attempt) state_->attempt_timeouts.fetch_add(1, std::memory_order_relaxed);
-      *status = grpc::Status(
-          grpc::StatusCode::DEADLINE_EXCEEDED,
-          absl::StrCat(info_->method(), per_attempt ? ": per-attempt timeout of " : ": deadline of ",
-                       absl::FormatDuration(limit_), " exceeded"));
+      if (flag_.per_attempt.load()) {
+        state_->attempt_timeouts.fetch_add(1, std::memory_order_relaxed);
+        *status = PerAttemptTimeoutStatus(info_->method(), limit_, 1, 1);
+      } else {
+        *status = CallDeadlineStatus(info_->method(), DeadlineSource::kPolicy, limit_, 0);
+      }
+    } else if (status->error_code() == grpc::StatusCode::DEADLINE_EXCEEDED &&
+               !flag_.fired.load() && CallerDeadlinePassed()) {
+      *status = CallDeadlineStatus(info_->method(), DeadlineSource::kCaller, limit_, 0);
     }
   }
   methods->Proceed();

@@ -1,7 +1,8 @@
 // File: src/client_interceptors/timeout_interceptor.h
 //
-// Per-attempt timeouts and default deadlines for calls the retry interceptor
-// does not take (streams, and unary calls of methods that are not retried).
+// The policy's `timeout` (the call's deadline) for calls the retry
+// interceptor does not take (streams, and unary calls of methods that are
+// not retried, where it also applies the one attempt's per-attempt timeout).
 // Retried unary calls get theirs from the retry interceptor, as each
 // attempt's real deadline.
 
@@ -22,14 +23,15 @@ namespace resilience {
 //
 // gRPC 1.51 gives an interceptor no way to change a call's deadline. So when
 // the call starts, the interceptor (a TimeoutScheduler::Timer) is scheduled
-// for the method's `timeout` (or its default `deadline`, when the caller set
-// none and it is sooner); if it fires before the call has its status, it
-// marks the call's TimeoutFlag and cancels the call
-// (ClientContext::TryCancel()), and at POST_RECV_STATUS the CANCELLED status
-// becomes DEADLINE_EXCEEDED "<method>: per-attempt timeout of <t> exceeded".
-// The breaker, which sees the status first, reads the flag and records a
-// failure (a per-attempt timeout) or nothing (the default deadline). The
-// server sees a cancellation rather than a deadline.
+// for the method's `timeout` (the call's deadline, as in gRPC) or, for a
+// unary call that is not retried, its per-attempt timeout when sooner —
+// unless the caller's own deadline comes first, which gRPC enforces. If the
+// timer fires before the call has its status, it marks the call's
+// TimeoutFlag and cancels the call (ClientContext::TryCancel()), and at
+// POST_RECV_STATUS the CANCELLED status becomes DEADLINE_EXCEEDED in the
+// chain's style (local_status.h); so does gRPC's bare "Deadline Exceeded"
+// for the caller's deadline. The breaker, which sees the status first, reads
+// the flag. The server sees a cancellation rather than a deadline.
 //
 // Lifetime: the timer is cancelled at POST_RECV_STATUS and in the
 // destructor; TimeoutScheduler::Cancel() waits for a Fire() in progress, so
@@ -50,6 +52,8 @@ class TimeoutInterceptor final : public grpc::experimental::Interceptor,
  private:
   void Fire() override;
   void Disarm();
+  // The caller's own deadline has passed (gRPC ended the call for it).
+  bool CallerDeadlinePassed() const;
 
   grpc::experimental::ClientRpcInfo* const info_;
   ClientMethodState* const state_;

@@ -32,19 +32,31 @@ namespace resilience {
 // slot is taken by the first name that lands in it, so the cache holds at
 // most kSlots entries and a colliding name simply stays on the locked path.
 //
-// Bounded: names come from clients (unimplemented methods reach the
-// interceptors too), so past kMaxNames distinct names new names get null.
+// Bounded where it must be: on a server, names come from clients
+// (unimplemented methods reach the interceptors too), so names the resolver
+// does not vouch for count against kMaxUnvouchedNames, past which new ones
+// get null without being kept. Names it vouches for (a method the policy
+// names exactly, or one linked into the process) are always kept, however
+// many there are: each configured method gets its policy.
 // This class is thread-safe.
 template <typename State>
 class MethodCache {
  public:
   static constexpr size_t kSlots = 64;
-  static constexpr size_t kMaxNames = 4096;
+  static constexpr size_t kMaxUnvouchedNames = 4096;
+
+  // What a resolver returns for a name.
+  struct Resolution {
+    std::unique_ptr<State> state;  // null: nothing to do for this method
+    // The name is known to the program (not made up by a peer): kept even
+    // past kMaxUnvouchedNames.
+    bool vouched = false;
+  };
 
   // Find()
   //
-  // The state of `method`; `resolve(method)` makes it (a
-  // std::unique_ptr<State>, possibly null) the first time.
+  // The state of `method`; `resolve(method)` makes it (a Resolution) the
+  // first time.
   template <typename Resolve>
   State* Find(const char* method, Resolve&& resolve) ABSL_LOCKS_EXCLUDED(mu_) {
     const size_t slot = (reinterpret_cast<uintptr_t>(method) >> 3) % kSlots;
@@ -55,10 +67,13 @@ class MethodCache {
     auto it = states_.find(method);
     if (it != states_.end()) {
       state = it->second.get();
-    } else if (states_.size() < kMaxNames) {
-      std::unique_ptr<State> made = resolve(method);
-      state = made.get();
-      states_.emplace(method, std::move(made));  // null too: resolved once
+    } else {
+      Resolution made = resolve(method);
+      if (made.vouched || unvouched_ < kMaxUnvouchedNames) {
+        if (!made.vouched) ++unvouched_;
+        state = made.state.get();
+        states_.emplace(method, std::move(made.state));  // null too: resolved once
+      }
     }
     if (entry == nullptr && slots_[slot].load(std::memory_order_relaxed) == nullptr) {
       entries_.push_back(std::make_unique<Entry>(Entry{method, method, state}));
@@ -87,6 +102,7 @@ class MethodCache {
   Mutex mu_;
   absl::flat_hash_map<std::string, std::unique_ptr<State>> states_ ABSL_GUARDED_BY(mu_);
   std::vector<std::unique_ptr<Entry>> entries_ ABSL_GUARDED_BY(mu_);
+  size_t unvouched_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace resilience

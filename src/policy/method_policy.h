@@ -27,8 +27,8 @@ namespace resilience {
 // breakers never see a duration whose arithmetic could overflow or whose
 // timer could not be armed. Errors name the JSON path and the value.
 
-// Call lengths: timeout, deadline, perAttemptRecvTimeout and the breakers'
-// slowCallThreshold. Long enough for long-lived streams; an unbounded call is
+// Call lengths: timeout, retryPolicy.perAttemptTimeout, perAttemptRecvTimeout
+// and the breakers' slowCallThreshold. Long enough for long-lived streams; an unbounded call is
 // written by leaving the field out.
 inline constexpr absl::Duration kMaxPolicyCallTime = absl::Hours(24 * 30);
 // How long a breaker stays open, and half-open probes wait: openDuration,
@@ -47,6 +47,9 @@ struct RetrySettings {
   double jitter = 0.2;
   bool full_jitter = false;
   std::vector<absl::StatusCode> retryable_status_codes = {absl::StatusCode::kUnavailable};
+  // retryPolicy.perAttemptTimeout (ours; gRPC has none): each attempt's
+  // deadline is min(the call's deadline, attempt start + this).
+  std::optional<absl::Duration> per_attempt_timeout;
 
   bool IsRetryable(absl::StatusCode code) const {
     for (absl::StatusCode c : retryable_status_codes) {
@@ -64,11 +67,18 @@ struct RetryBudgetSettings {
 
 enum class BreakerKind { kNone, kSre, kThreeState };
 
+// breaker.callerDeadline: what a call that was sent and then ended by the
+// caller's own deadline (or the policy's `timeout`) tells the breaker. A
+// backend that hangs is only ever seen this way, so by default it counts
+// (then failureCodes and slowCallThreshold decide, as for any result).
+enum class CallerDeadline { kFailure, kNeutral };
+
 struct BreakerSettings {
   BreakerKind kind = BreakerKind::kNone;
   SreBreaker::Options sre;               // when kind == kSre
   ThreeStateBreaker::Options three_state;  // when kind == kThreeState
   OutcomeClassifier classifier;          // with failureCodes/successCodes applied
+  CallerDeadline caller_deadline = CallerDeadline::kFailure;
 };
 
 // CreateBreaker()
@@ -104,9 +114,12 @@ struct FaultInjectionSettings {
 struct MethodPolicy {
   // Where this entry is in the file, for messages: "methodConfig[2]".
   std::string source;
-  std::optional<absl::Duration> timeout;   // per attempt
-  std::optional<absl::Duration> deadline;  // overall default
+  // gRPC's `timeout`: the call's overall deadline is the earlier of the
+  // caller's and call start + timeout. Retries share it.
+  std::optional<absl::Duration> timeout;
   std::optional<RetrySettings> retry;
+  // gRPC's `waitForReady`, applied to every attempt.
+  std::optional<bool> wait_for_ready;
   BreakerSettings breaker;
   std::optional<ThrottleSettings> throttle;
   std::optional<FaultInjectionSettings> fault_injection;

@@ -51,10 +51,12 @@ ServerMethodState* ServerResilience::ForMethod(const char* method) {
   return methods_.Find(method, [this](const char* name) { return Resolve(name); });
 }
 
-std::unique_ptr<ServerMethodState> ServerResilience::Resolve(const char* method) {
+MethodCache<ServerMethodState>::Resolution ServerResilience::Resolve(const char* method) {
   const PolicySet::Match match = policies_.Find(method);
+  // TODO(lead): vouch for linked methods too (MethodCatalog).
+  const bool named = !match.scope.empty() && match.scope.back() != '/';
   if (match.policy == nullptr || (!match.policy->throttle && !match.policy->fault_injection)) {
-    return nullptr;
+    return {nullptr, named};
   }
   auto state = std::make_unique<ServerMethodState>();
   state->method = method;
@@ -65,7 +67,7 @@ std::unique_ptr<ServerMethodState> ServerResilience::Resolve(const char* method)
   MutexLock lock(&mu_);
   state->guarded = guarded_methods_.contains(state->method);
   if (match.policy->throttle) state->limits = LimitsFor(match.scope, *match.policy->throttle);
-  return state;
+  return {std::move(state), named};
 }
 
 absl::Status ServerResilience::RegisterGuardedService(grpc::ServerBuilder& builder,

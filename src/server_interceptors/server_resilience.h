@@ -156,7 +156,8 @@ class ServerResilience {
  private:
   ScopeLimits* LimitsFor(absl::string_view scope, const ThrottleSettings& settings)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  std::unique_ptr<ServerMethodState> Resolve(const char* method) ABSL_LOCKS_EXCLUDED(mu_);
+  MethodCache<ServerMethodState>::Resolution Resolve(const char* method)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   const PolicySet policies_;
   Clock& clock_;

@@ -131,32 +131,91 @@ TEST_F(ClientInterceptorsTest, SreDropsAndRecovers) {
 }
 
 // What the breaker records: the backend's own answers (NOT_FOUND) as
-// success, UNAVAILABLE as failure, the caller's cancellation and the
-// caller's deadline as nothing at all.
+// success, UNAVAILABLE as failure, a call the caller's deadline ended as a
+// failure (callerDeadline FAILURE, the default) and the caller's
+// cancellation as nothing at all.
 TEST_F(ClientInterceptorsTest, OutcomeAccounting) {
-  Connect(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
-      "breaker": {"sre": {}}}]})");
-  service_.FailNext(2, grpc::StatusCode::NOT_FOUND);
-  (void)Unary();
-  (void)Unary();
-  service_.FailNext(3, grpc::StatusCode::UNAVAILABLE);
-  for (int i = 0; i < 3; ++i) (void)Unary();
-  service_.SlowNext(1, absl::Seconds(2));
-  EXPECT_EQ(Unary(nullptr, absl::Milliseconds(50)).error_code(),
-            grpc::StatusCode::DEADLINE_EXCEEDED);
-  service_.SlowNext(1, absl::Seconds(2));
-  {
-    grpc::ClientContext context;
-    std::thread canceller([&] {
-      absl::SleepFor(absl::Milliseconds(50));
-      context.TryCancel();
-    });
-    EXPECT_EQ(Unary(&context).error_code(), grpc::StatusCode::CANCELLED);
-    canceller.join();
+  for (const char* caller_deadline : {"", R"(, "callerDeadline": "NEUTRAL")"}) {
+    SCOPED_TRACE(caller_deadline);
+    const bool neutral = *caller_deadline != '\0';
+    Connect(absl::StrCat(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
+        "breaker": {"sre": {})", caller_deadline, "}}]}"));
+    service_.FailNext(2, grpc::StatusCode::NOT_FOUND);
+    (void)Unary();
+    (void)Unary();
+    service_.FailNext(3, grpc::StatusCode::UNAVAILABLE);
+    for (int i = 0; i < 3; ++i) (void)Unary();
+    service_.SlowNext(1, absl::Seconds(2));
+    EXPECT_EQ(Unary(nullptr, absl::Milliseconds(50)).error_code(),
+              grpc::StatusCode::DEADLINE_EXCEEDED);
+    service_.SlowNext(1, absl::Seconds(2));
+    {
+      grpc::ClientContext context;
+      std::thread canceller([&] {
+        absl::SleepFor(absl::Milliseconds(50));
+        context.TryCancel();
+      });
+      EXPECT_EQ(Unary(&context).error_code(), grpc::StatusCode::CANCELLED);
+      canceller.join();
+    }
+    const BreakerSnapshot s =
+        *resilience_->BreakerSnapshotOf("/resilience.test.TestService/Unary");
+    EXPECT_EQ(s.counts.success, 2);
+    EXPECT_EQ(s.counts.failure, neutral ? 3 : 4);
   }
-  const BreakerSnapshot s = *resilience_->BreakerSnapshotOf("/resilience.test.TestService/Unary");
-  EXPECT_EQ(s.counts.success, 2);
-  EXPECT_EQ(s.counts.failure, 3);
+}
+
+// A backend that hangs is seen only through deadlines: 20 calls whose
+// callers give them 50 ms each open the breaker, although no server ever
+// answered. failureCodes/successCodes decide what such a call is, like any
+// other DEADLINE_EXCEEDED.
+TEST_F(ClientInterceptorsTest, HungBackendTripsTheBreaker) {
+  struct Case {
+    const char* breaker;
+    int64_t failures;
+  };
+  for (const Case& c : {Case{R"("threeState": {"minRequests": 20})", 20},
+                        Case{R"("threeState": {"minRequests": 20}, "callerDeadline": "NEUTRAL")", 0},
+                        Case{R"("threeState": {"minRequests": 20},
+                                "successCodes": ["DEADLINE_EXCEEDED"])", 0}}) {
+    SCOPED_TRACE(c.breaker);
+    Connect(absl::StrCat(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
+        "breaker": {)", c.breaker, "}}]}"));
+    service_.SlowNext(20, absl::Seconds(5));
+    for (int i = 0; i < 20; ++i) {
+      EXPECT_EQ(Unary(nullptr, absl::Milliseconds(50)).error_code(),
+                grpc::StatusCode::DEADLINE_EXCEEDED);
+    }
+    const BreakerSnapshot s =
+        *resilience_->BreakerSnapshotOf("/resilience.test.TestService/Unary");
+    EXPECT_EQ(s.counts.failure, c.failures);
+    EXPECT_EQ(s.state == BreakerState::kOpen, c.failures == 20);
+  }
+}
+
+// slowCallThreshold judges a stream by the time to its first response, not
+// by how long it stays open: three healthy streams that stay open 300 ms
+// after an immediate first message are not slow; three whose first message
+// takes 300 ms are.
+TEST_F(ClientInterceptorsTest, SlowStreamsAreJudgedByTheirFirstResponse) {
+  Connect(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
+      "breaker": {"threeState": {"minRequests": 3, "slowCallThreshold": "0.2s",
+                                 "slowCallRateThreshold": 0.5}}}]})");
+  const char* kMethod = "/resilience.test.TestService/ServerStream";
+  service_.PauseStreamsNext(3, absl::Milliseconds(300));
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(MakeCall(*stub_, CallType::kServerStream, Flavour::kSync).status.ok());
+  }
+  BreakerSnapshot s = *resilience_->BreakerSnapshotOf(kMethod);
+  EXPECT_EQ(s.counts.slow, 0);
+  EXPECT_EQ(s.state, BreakerState::kClosed);
+  service_.SlowNext(3, absl::Milliseconds(300));
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(MakeCall(*stub_, CallType::kServerStream, Flavour::kSync).status.ok());
+  }
+  s = *resilience_->BreakerSnapshotOf(kMethod);
+  EXPECT_EQ(s.counts.slow, 3);
+  EXPECT_EQ(s.state, BreakerState::kOpen);
 }
 
 // Per-method policies apply to the right methods only.

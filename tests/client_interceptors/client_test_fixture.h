@@ -32,7 +32,6 @@ class ClientInterceptorsTest : public ::testing::Test {
     options.seed = 7;
     resilience_ = std::make_shared<ClientResilience>(*std::move(policies), options);
     grpc::ChannelArguments args;
-    DisableBuiltInRetries(args);
     channel_ = server_->NewChannel(::resilience::ClientInterceptorFactories(resilience_), args);
     stub_ = resilience::test::TestService::NewStub(channel_);
   }

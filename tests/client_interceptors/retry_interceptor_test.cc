@@ -7,6 +7,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/generic/generic_stub.h"
+#include "grpcpp/impl/codegen/proto_utils.h"
 #include "gmock/gmock.h"
 #include "grpcpp/completion_queue.h"
 #include "gtest/gtest.h"
@@ -208,8 +211,7 @@ TEST_F(ClientInterceptorsTest, RetryBudgetStopsRetriesDuringAnOutage) {
 // the breaker records the timeout as a failure.
 TEST_F(ClientInterceptorsTest, PerAttemptTimeoutThenSuccess) {
   Connect(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
-      "timeout": "0.1s",
-      "retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.01s",
+      "retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.01s", "perAttemptTimeout": "0.1s",
                       "retryableStatusCodes": ["DEADLINE_EXCEEDED"]},
       "breaker": {"sre": {}}}]})");
   service_.SlowNext(1, absl::Seconds(2));
@@ -228,22 +230,24 @@ TEST_F(ClientInterceptorsTest, PerAttemptTimeoutThenSuccess) {
 // it, and the call ends with DEADLINE_EXCEEDED at the caller's deadline.
 TEST_F(ClientInterceptorsTest, OverallDeadlineWins) {
   Connect(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
-      "timeout": "0.1s",
-      "retryPolicy": {"maxAttempts": 10, "initialBackoff": "0.01s",
+      "retryPolicy": {"maxAttempts": 10, "initialBackoff": "0.01s", "perAttemptTimeout": "0.1s",
                       "retryableStatusCodes": ["DEADLINE_EXCEEDED"]}}]})");
   service_.SlowNext(100, absl::Seconds(2));
   const absl::Time start = absl::Now();
-  EXPECT_EQ(Unary(nullptr, absl::Milliseconds(250)).error_code(),
-            grpc::StatusCode::DEADLINE_EXCEEDED);
+  const grpc::Status status = Unary(nullptr, absl::Milliseconds(250));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("/resilience.test.TestService/Unary: deadline exceeded: the caller's "
+                        "deadline ran out after 3 attempts"));
   const absl::Duration took = absl::Now() - start;
   EXPECT_GE(took, absl::Milliseconds(240));
   EXPECT_LT(took, absl::Milliseconds(600));
   EXPECT_LE(service_.handled(), 3);
 }
 
-// A method that is not retried gets its unary timeout from the timeout
-// interceptor (no re-issue): DEADLINE_EXCEEDED, and the breaker records a
-// failure.
+// A method that is not retried gets its `timeout` from the timeout
+// interceptor (no re-issue): DEADLINE_EXCEEDED saying so, and the breaker
+// records a failure (a hung backend).
 TEST_F(ClientInterceptorsTest, UnaryTimeoutWithoutRetry) {
   Connect(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
       "timeout": "0.1s", "breaker": {"sre": {}}}]})");
@@ -251,9 +255,11 @@ TEST_F(ClientInterceptorsTest, UnaryTimeoutWithoutRetry) {
   const absl::Time start = absl::Now();
   grpc::Status s = Unary();
   EXPECT_EQ(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
-  EXPECT_THAT(s.error_message(), HasSubstr("per-attempt timeout of 100ms exceeded"));
+  EXPECT_EQ(s.error_message(),
+            "/resilience.test.TestService/Unary: deadline exceeded: the policy's timeout of "
+            "100ms ran out");
   EXPECT_LT(absl::Now() - start, absl::Seconds(1));
-  EXPECT_EQ(Stats().attempt_timeouts, 1);
+  EXPECT_EQ(Stats().attempt_timeouts, 0);
   EXPECT_EQ(resilience_->BreakerSnapshotOf("/resilience.test.TestService/Unary")->counts.failure, 1);
   EXPECT_TRUE(Unary().ok());
 }
@@ -275,10 +281,10 @@ TEST_F(ClientInterceptorsTest, CallsThatEndInTimeLeaveNoTimerBehind) {
   EXPECT_EQ(service_.handled(), 12);
 }
 
-// A policy deadline applies when the caller set none.
+// The policy's timeout applies when the caller set no deadline.
 TEST_F(ClientInterceptorsTest, DefaultDeadlineFromThePolicy) {
   Connect(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
-      "deadline": "0.15s"}]})");
+      "timeout": "0.15s"}]})");
   service_.SlowNext(1, absl::Seconds(2));
   const absl::Time start = absl::Now();
   EXPECT_EQ(Unary(nullptr, absl::InfiniteDuration()).error_code(),
@@ -286,7 +292,7 @@ TEST_F(ClientInterceptorsTest, DefaultDeadlineFromThePolicy) {
   EXPECT_LT(absl::Now() - start, absl::Seconds(1));
 }
 
-// Streaming calls: the per-attempt timeout cancels the call and the caller
+// Streaming calls: the policy's timeout cancels the call and the caller
 // sees DEADLINE_EXCEEDED; the breaker records a failure, not a cancellation.
 TEST_F(ClientInterceptorsTest, StreamingTimeoutGivesDeadlineExceeded) {
   Connect(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
@@ -297,7 +303,8 @@ TEST_F(ClientInterceptorsTest, StreamingTimeoutGivesDeadlineExceeded) {
     const absl::Time start = absl::Now();
     CallResult r = MakeCall(*stub_, CallType::kServerStream, flavour);
     EXPECT_EQ(r.status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
-    EXPECT_THAT(r.status.error_message(), HasSubstr("per-attempt timeout of 100ms exceeded"));
+    EXPECT_THAT(r.status.error_message(),
+                HasSubstr("ServerStream: deadline exceeded: the policy's timeout of 100ms ran out"));
     EXPECT_LT(absl::Now() - start, absl::Seconds(1));
   }
   const BreakerSnapshot b =
@@ -305,6 +312,165 @@ TEST_F(ClientInterceptorsTest, StreamingTimeoutGivesDeadlineExceeded) {
   EXPECT_EQ(b.counts.failure, 3);
   // Streams are not retried.
   EXPECT_EQ(service_.handled(), 3);
+}
+
+// A gRPC service config means here what it means in gRPC: `timeout` is the
+// whole call's deadline, shared by its attempts (not one per attempt: three
+// slow attempts would take 900 ms).
+TEST_F(ClientInterceptorsTest, ServiceConfigTimeoutIsTheWholeCall) {
+  Connect(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
+      "timeout": "0.3s",
+      "retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.01s", "maxBackoff": "0.01s",
+                      "backoffMultiplier": 1, "retryableStatusCodes": ["UNAVAILABLE"]}}]})");
+  service_.SlowNext(3, absl::Seconds(2));
+  const absl::Time start = absl::Now();
+  const grpc::Status status = Unary(nullptr, absl::InfiniteDuration());
+  const absl::Duration took = absl::Now() - start;
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_EQ(status.error_message(),
+            "/resilience.test.TestService/Unary: deadline exceeded: the policy's timeout of "
+            "300ms ran out after 1 attempt");
+  EXPECT_GE(took, absl::Milliseconds(290));
+  EXPECT_LT(took, absl::Milliseconds(700));
+  EXPECT_EQ(service_.handled(), 1);
+  // The earlier of the caller's deadline and the timeout wins.
+  service_.SlowNext(1, absl::Seconds(2));
+  const grpc::Status caller = Unary(nullptr, absl::Milliseconds(100));
+  EXPECT_EQ(caller.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_THAT(caller.error_message(), HasSubstr("the caller's deadline ran out"));
+}
+
+// The last attempt's per-attempt timeout, and a retry budget that is spent,
+// say so in the chain's one style: method, cause, last attempt.
+TEST_F(ClientInterceptorsTest, LocalOutcomesNameTheMethodAndTheCause) {
+  Connect(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
+      "retryPolicy": {"maxAttempts": 2, "initialBackoff": "0.01s", "perAttemptTimeout": "0.1s",
+                      "retryableStatusCodes": ["UNAVAILABLE", "DEADLINE_EXCEEDED"]}}],
+      "retryThrottling": {"maxTokens": 2, "tokenRatio": 0.1}})");
+  service_.SlowNext(2, absl::Seconds(2));
+  grpc::Status status = Unary();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_EQ(status.error_message(),
+            "/resilience.test.TestService/Unary: attempt 2 of 2 exceeded its per-attempt "
+            "timeout of 100ms");
+  // Two failures spent the budget of 2 tokens (each failure costs one).
+  service_.FailNext(1);
+  status = Unary();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(status.error_message(),
+            "/resilience.test.TestService/Unary: not retried after 1 attempt: the channel's "
+            "retry budget for this method is spent; last attempt: UNAVAILABLE: scripted failure");
+}
+
+// Local facts come from local state: a server that sends the breaker's
+// local-rejection trailer with UNAVAILABLE is retried like any UNAVAILABLE,
+// and RejectedLocally() says false.
+TEST_F(ClientInterceptorsTest, ServerCannotImpersonateALocalRejection) {
+  Connect(kRetry);
+  service_.SetFailureTrailer(kLocalRejectionKey, "breaker");
+  service_.FailNext(3);
+  grpc::ClientContext context;
+  EXPECT_EQ(Unary(&context).error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(service_.handled(), 3);
+  EXPECT_FALSE(RejectedLocally(context));
+  // Without retries the trailer reaches the caller, still not a local fact.
+  Connect(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
+      "breaker": {"sre": {}}}]})");
+  service_.FailNext(1);
+  grpc::ClientContext plain;
+  EXPECT_EQ(Unary(&plain).error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_FALSE(RejectedLocally(plain));
+  // A real rejection still says true.
+  Connect(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
+      "retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.01s"},
+      "breaker": {"threeState": {"mode": "force_open"}}}]})");
+  grpc::ClientContext rejected;
+  EXPECT_EQ(Unary(&rejected).error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_TRUE(RejectedLocally(rejected));
+}
+
+// A GenericStub call on a retried method must not be parsed as a protobuf
+// message (it receives into a ByteBuffer): it is passed through untouched,
+// with its breaker, and counted; generated stubs keep their retries.
+TEST_F(ClientInterceptorsTest, GenericStubCallsArePassedThrough) {
+  Connect(kRetry);
+  grpc::GenericStub generic(channel_);
+  resilience::test::Req request;
+  request.set_text("hi");
+  for (bool fail : {false, true}) {
+    SCOPED_TRACE(fail ? "failing" : "succeeding");
+    const int before = service_.handled();
+    if (fail) service_.FailNext(3);
+    grpc::ByteBuffer send;
+    bool own_buffer = false;
+    ASSERT_TRUE(
+        grpc::SerializationTraits<resilience::test::Req>::Serialize(request, &send, &own_buffer)
+            .ok());
+    grpc::ByteBuffer reply;
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+    grpc::CompletionQueue cq;
+    grpc::Status status;
+    auto call = generic.PrepareUnaryCall(&context, "/resilience.test.TestService/Unary", send,
+                                         &cq);
+    call->StartCall();
+    call->Finish(&reply, &status, reinterpret_cast<void*>(1));
+    internal_calls::Await(cq, 1);
+    cq.Shutdown();
+    void* tag;
+    bool ok;
+    while (cq.Next(&tag, &ok)) {
+    }
+    EXPECT_EQ(status.error_code(), fail ? grpc::StatusCode::UNAVAILABLE : grpc::StatusCode::OK);
+    EXPECT_EQ(service_.handled() - before, 1);
+    if (!fail) {
+      resilience::test::Resp response;
+      ASSERT_TRUE(
+          grpc::SerializationTraits<resilience::test::Resp>::Deserialize(&reply, &response).ok());
+      EXPECT_EQ(response.text(), "echo:hi");
+    }
+  }
+  EXPECT_EQ(Stats().not_retried_stub_calls, 2);
+  EXPECT_EQ(resilience_->BreakerSnapshotOf("/resilience.test.TestService/Unary")->counts.failure,
+            1);
+  service_.FailNext(2);
+  EXPECT_TRUE(Unary().ok());  // the generated stub is still retried
+}
+
+// waitForReady from the policy applies to every attempt: a retried call to
+// a port where nothing listens waits out its deadline instead of failing
+// UNAVAILABLE at once.
+TEST_F(ClientInterceptorsTest, WaitForReadyAppliesToEveryAttempt) {
+  const std::string target = absl::StrCat("localhost:", server_->port());
+  server_.reset();  // nothing listens there any more
+  for (bool wait : {false, true}) {
+    SCOPED_TRACE(wait ? "waitForReady" : "fail fast");
+    absl::StatusOr<PolicySet> policies = PolicySet::FromJsonString(absl::StrCat(
+        R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
+            "waitForReady": )", wait ? "true" : "false", R"(,
+            "retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.01s"}}]})"));
+    ASSERT_TRUE(policies.ok()) << policies.status();
+    auto state = std::make_shared<ClientResilience>(*policies, ClientResilience::Options{});
+    auto channel = grpc::experimental::CreateCustomChannelWithInterceptors(
+        target, grpc::InsecureChannelCredentials(), grpc::ChannelArguments(),
+        ::resilience::ClientInterceptorFactories(state));
+    auto stub = resilience::test::TestService::NewStub(channel);
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Milliseconds(500)));
+    resilience::test::Req request;
+    resilience::test::Resp response;
+    const absl::Time start = absl::Now();
+    const grpc::Status status = stub->Unary(&context, request, &response);
+    const absl::Duration took = absl::Now() - start;
+    if (wait) {
+      EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+      EXPECT_GE(took, absl::Milliseconds(450));
+    } else {
+      EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+      EXPECT_LT(took, absl::Milliseconds(450));
+    }
+    EXPECT_LT(took, absl::Seconds(3));
+  }
 }
 
 // Many concurrent calls with random cancellations and deadlines, through

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/time/clock.h"
@@ -39,6 +40,19 @@ class ScriptedService final : public resilience::test::TestService::Service {
     slow_next_ = n;
     slow_delay_ = delay;
   }
+  // Failures also carry the trailer `key: value` (e.g. to impersonate a
+  // client-side trailer).
+  void SetFailureTrailer(std::string key, std::string value) {
+    MutexLock lock(&mu_);
+    failure_trailer_ = {std::move(key), std::move(value)};
+  }
+  // The next `n` ServerStream calls pause for `pause` after their first
+  // message (a healthy, long-lived stream).
+  void PauseStreamsNext(int n, absl::Duration pause) {
+    MutexLock lock(&mu_);
+    pause_next_ = n;
+    pause_ = pause;
+  }
   std::vector<AttemptRecord> Log() {
     MutexLock lock(&mu_);
     return log_;
@@ -65,10 +79,19 @@ class ScriptedService final : public resilience::test::TestService::Service {
                             grpc::ServerWriter<resilience::test::Resp>* writer) override {
     grpc::Status s = Handle(context, "ServerStream");
     if (!s.ok()) return s;
+    absl::Duration pause = absl::ZeroDuration();
+    {
+      MutexLock lock(&mu_);
+      if (pause_next_ > 0) {
+        --pause_next_;
+        pause = pause_;
+      }
+    }
     resilience::test::Resp response;
     for (int i = 0; i < 3; ++i) {
       response.set_text(request->text() + std::to_string(i));
       writer->Write(response);
+      if (i == 0) Wait(context, pause);
     }
     return grpc::Status::OK;
   }
@@ -93,14 +116,22 @@ class ScriptedService final : public resilience::test::TestService::Service {
                                                   : std::string(it->second.data(), it->second.size());
   }
 
+  // Sleeps `delay`, or until the call is cancelled.
+  static void Wait(grpc::ServerContext* context, absl::Duration delay) {
+    const absl::Time end = absl::Now() + delay;
+    while (absl::Now() < end && !context->IsCancelled()) absl::SleepFor(absl::Milliseconds(2));
+  }
+
   grpc::Status Handle(grpc::ServerContext* context, const char* method) {
     handled_++;
     bool fail = false, slow = false;
     grpc::StatusCode code;
     std::string pushback;
+    std::pair<std::string, std::string> trailer;
     absl::Duration delay;
     {
       MutexLock lock(&mu_);
+      trailer = failure_trailer_;
       log_.push_back({absl::Now(), method, Metadata(context, "x-retry-attempt"),
                       Metadata(context, "x-custom")});
       if (slow_next_ > 0) {
@@ -115,12 +146,10 @@ class ScriptedService final : public resilience::test::TestService::Service {
         pushback = pushback_;
       }
     }
-    if (slow) {
-      const absl::Time end = absl::Now() + delay;
-      while (absl::Now() < end && !context->IsCancelled()) absl::SleepFor(absl::Milliseconds(2));
-    }
+    if (slow) Wait(context, delay);
     if (fail) {
       if (!pushback.empty()) context->AddTrailingMetadata("grpc-retry-pushback-ms", pushback);
+      if (!trailer.first.empty()) context->AddTrailingMetadata(trailer.first, trailer.second);
       return grpc::Status(code, "scripted failure");
     }
     return grpc::Status::OK;
@@ -132,6 +161,9 @@ class ScriptedService final : public resilience::test::TestService::Service {
   std::string pushback_ ABSL_GUARDED_BY(mu_);
   int slow_next_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Duration slow_delay_ ABSL_GUARDED_BY(mu_);
+  std::pair<std::string, std::string> failure_trailer_ ABSL_GUARDED_BY(mu_);
+  int pause_next_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Duration pause_ ABSL_GUARDED_BY(mu_);
   std::vector<AttemptRecord> log_ ABSL_GUARDED_BY(mu_);
   std::atomic<int> handled_{0};
 };

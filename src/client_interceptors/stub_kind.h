@@ -1,0 +1,44 @@
+// File: src/client_interceptors/stub_kind.h
+//
+// Which kind of stub made a call, as far as an interceptor can tell.
+//
+// The retry interceptor hijacks a unary call and, once an attempt
+// succeeded, parses the response into the caller's receive buffer. gRPC 1.51
+// hands interceptors that buffer as a void*; protobuf's generated stubs
+// instantiate their receive op with protobuf::MessageLite, while a
+// GenericStub receives into a grpc::ByteBuffer (and a TemplatedGenericStub or
+// another code generator into whatever type it likes). Parsing into the wrong
+// type is memory corruption, so the retry interceptor only takes calls that
+// are known to come from a generated protobuf stub, and passes every other
+// call through untouched. See docs/client-semantics.md.
+//
+// How a generated stub is recognised: (1) the method is in protobuf's
+// generated descriptor pool (the service's .proto is linked in), and (2) the
+// method name the call carries lives in read-only static storage: generated
+// stubs name their methods with string literals, while GenericStub takes a
+// std::string, whose characters are always on the heap, the stack or in
+// writable data.
+
+#ifndef GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_STUB_KIND_H_
+#define GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_STUB_KIND_H_
+
+#include "absl/strings/string_view.h"
+
+namespace resilience::internal {
+
+// IsLinkedProtobufMethod()
+//
+// Whether "/pkg.Service/Method" is a method of a service in protobuf's
+// generated descriptor pool.
+bool IsLinkedProtobufMethod(absl::string_view full_method);
+
+// InReadOnlyStaticStorage()
+//
+// Whether `p` points into a read-only segment of the executable or of a
+// loaded shared library. Walks the loaded objects: call it once per name
+// and remember the answer.
+bool InReadOnlyStaticStorage(const void* p);
+
+}  // namespace resilience::internal
+
+#endif  // GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_STUB_KIND_H_
