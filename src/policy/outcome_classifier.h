@@ -24,9 +24,11 @@ namespace resilience {
 //   UNAVAILABLE, INTERNAL, UNKNOWN, DATA_LOSS,
 //   RESOURCE_EXHAUSTED, ABORTED, DEADLINE_EXCEEDED           failure
 //   CANCELLED                                               neutral
-// DEADLINE_EXCEEDED is the per-attempt timeout's; the interceptor classifies
-// the caller's own deadline and cancellation as neutral before asking. A
-// value type; const methods are thread-safe.
+// DEADLINE_EXCEEDED stands for a sent call that a deadline ended (a
+// per-attempt timeout, or the call's own deadline unless the breaker's
+// callerDeadline is NEUTRAL); the interceptor classifies the caller's own
+// cancellation as neutral before asking (docs/client-semantics.md). A value
+// type; const methods are thread-safe.
 class OutcomeClassifier {
  public:
   OutcomeClassifier();

@@ -25,6 +25,19 @@
 
 namespace resilience {
 
+class MethodCatalog;
+
+// How PolicySet loads a file (PolicySet::LoadOptions).
+struct PolicyLoadOptions {
+  // Every warning becomes an error: loading fails with InvalidArgument
+  // listing them all.
+  bool strict = false;
+  // The methods the names of the file are checked against (a name that can
+  // match none of them is a warning, with the nearest name); null: the
+  // methods linked into this process (MethodCatalog::Linked()).
+  const MethodCatalog* methods = nullptr;
+};
+
 // PolicySet
 //
 // Matching follows gRPC's service config: an exact {service, method} name
@@ -36,6 +49,16 @@ namespace resilience {
 // methods are thread-safe.
 class PolicySet {
  public:
+  using LoadOptions = PolicyLoadOptions;
+
+  // One name of a methodConfig entry as the file wrote it: {} is service ""
+  // and method "", {"service": S} is method "".
+  struct Name {
+    std::string service;
+    std::string method;
+    std::string path;  // "methodConfig[1].name[0]"
+  };
+
   // Largest policy file accepted.
   static constexpr size_t kMaxFileBytes = size_t{4} << 20;
 
@@ -43,17 +66,23 @@ class PolicySet {
   //
   // Parses and validates a policy file's text. InvalidArgument naming the
   // JSON path and the bad value (e.g. "methodConfig[0].retryPolicy.maxAttempts:
-  // must be in [1, 10], got 0"). Every bound is listed in docs/bounds.md;
-  // whatever loads, the runtime objects built from it (breakers, token
-  // buckets, timers) accept.
-  static absl::StatusOr<PolicySet> FromJsonString(absl::string_view json);
+  // must be in [1, 10], got 0"). The text must be strict JSON of the
+  // schema's shape (e.g. "policy JSON: methodConfig[0]: expected an object,
+  // got an array"), which protobuf's parser alone does not ensure. Every
+  // bound is listed in docs/bounds.md; whatever loads, the runtime objects
+  // built from it (breakers, token buckets, timers) accept. With
+  // `options.strict`, any warning fails the load: "strict mode: N
+  // warning(s): " and the warnings joined by "; ".
+  static absl::StatusOr<PolicySet> FromJsonString(absl::string_view json,
+                                                  LoadOptions options = {});
 
   // FromJsonFile()
   //
   // Reads `path` and parses it; every error message starts with
   // `policy file "<path>": `. NotFound for a missing file, InvalidArgument for
   // an empty, oversized (> kMaxFileBytes) or invalid one.
-  static absl::StatusOr<PolicySet> FromJsonFile(const std::string& path);
+  static absl::StatusOr<PolicySet> FromJsonFile(const std::string& path,
+                                                LoadOptions options = {});
 
   // An empty set: no method has a policy.
   PolicySet() = default;
@@ -74,9 +103,13 @@ class PolicySet {
 
   const RetryBudgetSettings& retry_budget() const { return retry_budget_; }
   const std::vector<MethodPolicy>& policies() const { return policies_; }
+  // Every name of every entry, in file order.
+  const std::vector<Name>& names() const { return names_; }
 
-  // Fields the file set that grpc-resilience accepts for compatibility with
-  // gRPC service configs but does not apply, one line each with its path.
+  // Settings the file wrote that are accepted but not applied (gRPC service
+  // config fields grpc-resilience does not implement), deprecated, or
+  // without effect (e.g. a perAttemptTimeout not shorter than the timeout),
+  // one line each, starting with its JSON path.
   const std::vector<std::string>& warnings() const { return warnings_; }
 
  private:
@@ -89,6 +122,7 @@ class PolicySet {
   std::optional<size_t> default_index_;
   RetryBudgetSettings retry_budget_;
   std::vector<std::string> warnings_;
+  std::vector<Name> names_;
 };
 
 }  // namespace resilience

@@ -1,8 +1,10 @@
 // libFuzzer target for the policy loader: any bytes go in; the loader must
-// return a status (never crash, hang or leak), and whatever it accepts must
-// answer lookups and build every runtime object the interceptors build from
-// it: the breaker (CreateBreaker), the token bucket and the concurrency
-// limiter of its throttle, the backoff and the retry budget. Each then takes
+// return a status (never crash, hang or leak), strict mode must agree with
+// the warnings, and whatever it accepts must answer lookups and build every
+// runtime object the interceptors build from it: the breaker
+// (CreateBreaker), the token bucket and the concurrency limiter of its
+// throttle, the backoff, the retry budget and the deadlines (the call's
+// timeout, each attempt's perAttemptTimeout). Each then takes
 // a few decisions on a SimulatedClock moved by extreme steps (zero, one
 // nanosecond, the policy's own periods, years). A runtime object that
 // refuses or misbehaves on a loaded policy aborts: whatever the loader
@@ -19,6 +21,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "src/breaker/backoff.h"
 #include "src/breaker/breaker.h"
@@ -103,10 +107,15 @@ void CheckDurations(const MethodPolicy& p) {
     if (d.has_value() && !(*d > absl::ZeroDuration() && *d <= high)) Die(p.source, what);
   };
   in(p.timeout, kMaxPolicyCallTime, "timeout out of bounds");
-  in(p.deadline, kMaxPolicyCallTime, "deadline out of bounds");
   if (p.retry) {
     in(p.retry->initial_backoff, kMaxPolicyInterval, "initialBackoff out of bounds");
     in(p.retry->max_backoff, kMaxPolicyInterval, "maxBackoff out of bounds");
+    in(p.retry->per_attempt_timeout, kMaxPolicyCallTime, "perAttemptTimeout out of bounds");
+  }
+  // callerDeadline lives in a breaker; without one it keeps its default.
+  if (p.breaker.kind == BreakerKind::kNone &&
+      p.breaker.caller_deadline != CallerDeadline::kFailure) {
+    Die(p.source, "callerDeadline set without a breaker");
   }
   if (p.throttle) {
     in(p.throttle->min_pushback, kMaxPolicyInterval, "minPushback out of bounds");
@@ -115,6 +124,36 @@ void CheckDurations(const MethodPolicy& p) {
   if (p.fault_injection && !(p.fault_injection->delay >= absl::ZeroDuration() &&
                              p.fault_injection->delay <= kMaxPolicyInterval)) {
     Die(p.source, "fault delay out of bounds");
+  }
+}
+
+// The deadlines the client interceptor arms for a call that starts at
+// `start` with the caller's `caller_deadline` (InfiniteFuture() for none):
+// the call's is the earlier of the caller's and start + timeout, and each
+// attempt's the earlier of that and attempt start + perAttemptTimeout. The
+// sums must stay finite, for attempts started at any time within the call.
+void CheckDeadlines(const MethodPolicy& p, absl::Time start, absl::Time caller_deadline,
+                    Draws& draws) {
+  absl::Time call = caller_deadline;
+  if (p.timeout) {
+    const absl::Time own = start + *p.timeout;
+    if (own == absl::InfiniteFuture() || own <= start) Die(p.source, "start + timeout overflows");
+    call = std::min(call, own);
+  }
+  if (!p.retry || !p.retry->per_attempt_timeout) return;
+  for (int attempt = 0; attempt < p.retry->max_attempts; ++attempt) {
+    // An attempt starts somewhere between the call's start and its deadline.
+    const absl::Time attempt_start =
+        call == absl::InfiniteFuture()
+            ? start + absl::Hours(static_cast<int64_t>(draws.Next(24 * 365)))
+            : start + (call - start) * (static_cast<double>(draws.Next(1001)) / 1000);
+    const absl::Time own = attempt_start + *p.retry->per_attempt_timeout;
+    if (own == absl::InfiniteFuture() || own <= attempt_start) {
+      Die(p.source, "attempt start + perAttemptTimeout overflows");
+    }
+    if (std::min(call, own) < attempt_start) {
+      Die(p.source, "an attempt's deadline before its start");
+    }
   }
 }
 
@@ -250,17 +289,36 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using resilience::MethodPolicy;
   const std::string json(reinterpret_cast<const char*>(data), size);
   absl::StatusOr<resilience::PolicySet> set = resilience::PolicySet::FromJsonString(json);
+  // Strict mode loads exactly what loads without warnings; otherwise it
+  // lists the warnings, or fails as the normal mode does.
+  absl::StatusOr<resilience::PolicySet> strict =
+      resilience::PolicySet::FromJsonString(json, resilience::PolicySet::LoadOptions{true});
   if (!set.ok()) {
     if (set.status().message().empty()) __builtin_trap();  // every error must say what was wrong
+    if (strict.ok() || strict.status() != set.status()) __builtin_trap();
     return 0;
+  }
+  for (const std::string& warning : set->warnings()) {
+    // One line, naming a path: something to show an operator.
+    if (warning.empty() || warning.find('\n') != std::string::npos) __builtin_trap();
+  }
+  if (set->warnings().empty() != strict.ok()) __builtin_trap();
+  if (!strict.ok() &&
+      strict.status().message() !=
+          absl::StrCat("strict mode: ", set->warnings().size(),
+                       " warning(s): ", absl::StrJoin(set->warnings(), "; "))) {
+    __builtin_trap();
   }
   for (const char* method : {"/cache.v1.CacheService/Get", "/s.S/M", "", "/", "//"}) {
     (void)set->Find(method);
   }
   const uint64_t seed = resilience::Fnv1a(data, size);
   resilience::Draws draws(seed);
+  const absl::Time start = absl::UnixEpoch() + absl::Hours(24);
   for (const MethodPolicy& policy : set->policies()) {
     resilience::CheckDurations(policy);
+    resilience::CheckDeadlines(policy, start, absl::InfiniteFuture(), draws);
+    resilience::CheckDeadlines(policy, start, start + absl::Seconds(1), draws);
     resilience::ExerciseBreaker(policy, seed, draws);
     resilience::ExerciseThrottle(policy, draws);
     resilience::ExerciseRetry(*set, policy, seed, draws);

@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "src/breaker/simulated_clock.h"
 #include "src/breaker/token_bucket.h"
+#include "src/policy/method_catalog.h"
 
 namespace resilience {
 namespace {
@@ -19,6 +20,37 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
+
+// The methods this file's policies name, standing in for the services a
+// real process links (the loader warns about names that match none of them;
+// method_catalog_test checks that against the linked ones).
+const MethodCatalog& TestMethods() {
+  static const MethodCatalog* const methods = new MethodCatalog({
+      {"s.S", "M"},
+      {"a.S", "Get"},
+      {"a.S", "Store"},
+      {"b.T", "Get"},
+      {"x", "M"},
+      {"helloworld.Greeter", "SayHello"},
+      {"demo.Echo", "Echo"},
+      {"cache.v1.CacheService", "Get"},
+      {"cache.v1.CacheService", "Store"},
+      {"cache.v1.CacheService", "Dump", false, true},
+      {"cache.v1.Other", "M"},
+  });
+  return *methods;
+}
+
+absl::StatusOr<PolicySet> Load(absl::string_view json, PolicySet::LoadOptions options = {}) {
+  if (options.methods == nullptr) options.methods = &TestMethods();
+  return PolicySet::FromJsonString(json, options);
+}
+
+absl::StatusOr<PolicySet> LoadFile(const std::string& path, PolicySet::LoadOptions options = {}) {
+  if (options.methods == nullptr) options.methods = &TestMethods();
+  return PolicySet::FromJsonFile(path, options);
+}
+
 
 // The example from the policy issue, as a user would write it.
 constexpr char kExample[] = R"json({
@@ -38,14 +70,14 @@ constexpr char kExample[] = R"json({
 })json";
 
 PolicySet MustParse(const std::string& json) {
-  absl::StatusOr<PolicySet> set = PolicySet::FromJsonString(json);
+  absl::StatusOr<PolicySet> set = Load(json);
   EXPECT_TRUE(set.ok()) << set.status();
   return set.ok() ? *std::move(set) : PolicySet();
 }
 
 // The error message of parsing `json`, which must fail with InvalidArgument.
 std::string ErrorOf(const std::string& json) {
-  absl::StatusOr<PolicySet> set = PolicySet::FromJsonString(json);
+  absl::StatusOr<PolicySet> set = Load(json);
   EXPECT_FALSE(set.ok()) << json;
   if (set.ok()) return "";
   EXPECT_EQ(set.status().code(), absl::StatusCode::kInvalidArgument) << set.status();
@@ -65,9 +97,10 @@ TEST(PolicySetTest, LoadsTheExample) {
   PolicySet::Match m = set.Find("/cache.v1.CacheService/Get");
   ASSERT_NE(m.policy, nullptr);
   const MethodPolicy& p = *m.policy;
-  EXPECT_EQ(p.timeout, absl::Milliseconds(200));
-  EXPECT_FALSE(p.deadline.has_value());
+  EXPECT_EQ(p.timeout, absl::Milliseconds(200));  // the call's overall deadline
+  EXPECT_FALSE(p.wait_for_ready.has_value());
   ASSERT_TRUE(p.retry.has_value());
+  EXPECT_FALSE(p.retry->per_attempt_timeout.has_value());
   EXPECT_EQ(p.retry->max_attempts, 3);
   EXPECT_EQ(p.retry->initial_backoff, absl::Milliseconds(50));
   EXPECT_EQ(p.retry->max_backoff, absl::Seconds(1));
@@ -77,6 +110,7 @@ TEST(PolicySetTest, LoadsTheExample) {
   EXPECT_EQ(p.breaker.kind, BreakerKind::kSre);
   EXPECT_EQ(p.breaker.sre.k, 1.5);
   EXPECT_EQ(p.breaker.sre.buckets, 40);
+  EXPECT_EQ(p.breaker.caller_deadline, CallerDeadline::kFailure);
   ASSERT_TRUE(p.throttle.has_value());
   EXPECT_EQ(p.throttle->max_concurrency, 5);
   EXPECT_EQ(p.throttle->rate_per_second, 100);
@@ -141,6 +175,9 @@ TEST(PolicySetTest, Defaults) {
   EXPECT_EQ(p.retry->jitter, 0.2);
   EXPECT_FALSE(p.retry->full_jitter);
   EXPECT_EQ(p.retry->retryable_status_codes, defaults.retryable_status_codes);
+  EXPECT_FALSE(p.retry->per_attempt_timeout.has_value());
+  EXPECT_FALSE(p.wait_for_ready.has_value());
+  EXPECT_EQ(p.breaker.caller_deadline, CallerDeadline::kFailure);
   const SreBreaker::Options sre;
   EXPECT_EQ(p.breaker.sre.k, sre.k);
   EXPECT_EQ(p.breaker.sre.protection, sre.protection);
@@ -195,8 +232,9 @@ TEST(PolicySetTest, OutcomeClassification) {
 }
 
 // A gRPC service config (load balancing, waitForReady, message limits,
-// retryPolicy with every gRPC field, retryThrottling) loads unchanged; what
-// is not applied is listed.
+// retryPolicy with every gRPC field, retryThrottling) loads unchanged, with
+// gRPC's meaning (timeout is the overall deadline, waitForReady applies);
+// what is not applied is listed.
 TEST(PolicySetTest, RealGrpcServiceConfigLoads) {
   PolicySet set = MustParse(R"json({
     "loadBalancingConfig": [{"round_robin": {}}],
@@ -220,14 +258,17 @@ TEST(PolicySetTest, RealGrpcServiceConfigLoads) {
   const MethodPolicy* p = set.Find("/helloworld.Greeter/SayHello").policy;
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(p->timeout, absl::Seconds(1) + absl::Nanoseconds(1));
+  EXPECT_EQ(p->wait_for_ready, true);
   EXPECT_EQ(p->retry->max_attempts, 4);
+  EXPECT_FALSE(p->retry->per_attempt_timeout.has_value());  // perAttemptRecvTimeout is not it
   EXPECT_TRUE(p->retry->IsRetryable(absl::StatusCode::kResourceExhausted));
   EXPECT_FALSE(p->retry->IsRetryable(absl::StatusCode::kInternal));
   EXPECT_EQ(set.retry_budget().max_tokens, 100);
   EXPECT_THAT(set.warnings(),
               ElementsAre(StartsWith("loadBalancingConfig: accepted"),
-                          StartsWith("methodConfig[0].retryPolicy.perAttemptRecvTimeout"),
-                          StartsWith("methodConfig[0].waitForReady"),
+                          "methodConfig[0].retryPolicy.perAttemptRecvTimeout: accepted for "
+                          "compatibility with gRPC service configs, not applied; the limit of "
+                          "each attempt is retryPolicy.perAttemptTimeout",
                           StartsWith("methodConfig[0].maxRequestMessageBytes"),
                           StartsWith("methodConfig[0].maxResponseMessageBytes")));
 }
@@ -375,7 +416,7 @@ TEST(PolicySetTest, LoaderAndTokenBucketAgreeOnEveryThrottle) {
       const std::string json = Entry(absl::StrCat(R"("throttle": {"ratePerSecond": )", rate,
                                                   burst.empty() ? "" : R"(, "burst": )", burst,
                                                   "}"));
-      absl::StatusOr<PolicySet> set = PolicySet::FromJsonString(json);
+      absl::StatusOr<PolicySet> set = Load(json);
       const double r = std::stod(rate);
       const int64_t b = burst.empty() ? 0 : std::stoll(burst);
       if (set.ok()) {
@@ -413,6 +454,8 @@ TEST(PolicySetTest, EveryDurationIsBounded) {
        "methodConfig[0].retryPolicy.initialBackoff", "(0, 1h]", "3600s"},
       {R"("retryPolicy": {"maxBackoff": "$D"})", "methodConfig[0].retryPolicy.maxBackoff",
        "(0, 1h]", "3600s"},
+      {R"("retryPolicy": {"perAttemptTimeout": "$D"})",
+       "methodConfig[0].retryPolicy.perAttemptTimeout", "(0, 720h]", "2592000s"},
       {R"("retryPolicy": {"perAttemptRecvTimeout": "$D"})",
        "methodConfig[0].retryPolicy.perAttemptRecvTimeout", "(0, 720h]", "2592000s"},
       {R"("breaker": {"sre": {"window": "$D"}})", "methodConfig[0].breaker.sre.window",
@@ -444,7 +487,7 @@ TEST(PolicySetTest, EveryDurationIsBounded) {
     const auto with = [&](const std::string& d) {
       return Entry(absl::StrReplaceAll(f.json, {{"$D", d}}));
     };
-    absl::StatusOr<PolicySet> at_max = PolicySet::FromJsonString(with(f.max));
+    absl::StatusOr<PolicySet> at_max = Load(with(f.max));
     EXPECT_TRUE(at_max.ok()) << f.path << ": " << at_max.status();
     const std::string over = absl::StrCat(f.max.substr(0, f.max.size() - 1), ".000000001s");
     EXPECT_THAT(ErrorOf(with(over)),
@@ -484,23 +527,30 @@ TEST(PolicySetTest, MalformedInputs) {
   EXPECT_THAT(ErrorOf(" \n\t "), HasSubstr("policy JSON is empty"));
   EXPECT_THAT(ErrorOf("not json"), HasSubstr("policy JSON: Unexpected token"));
   EXPECT_THAT(ErrorOf("{\"methodConfig\": ["), HasSubstr("policy JSON"));
-  EXPECT_THAT(ErrorOf("[]"), HasSubstr("Root element must be a message"));
-  EXPECT_THAT(ErrorOf("42"), HasSubstr("Root element must be a message"));
+  EXPECT_EQ(ErrorOf("[]"),
+            "policy JSON: expected an object such as {\"methodConfig\": [...]}, got an array");
+  EXPECT_THAT(ErrorOf("42"), HasSubstr("policy JSON: expected an object such as"));
+  EXPECT_THAT(ErrorOf("null"), HasSubstr("got null"));
   EXPECT_THAT(ErrorOf(R"({"methodConfgi": []})"), HasSubstr("methodConfgi: Cannot find field"));
   EXPECT_THAT(ErrorOf(Entry(R"("retryPolicy": {"maxAttempt": 3})")),
               HasSubstr("maxAttempt: Cannot find field"));
   EXPECT_THAT(ErrorOf(Entry(R"("retryPolicy": {"maxAttempts": "three"})")),
-              HasSubstr("methodConfig[0].retryPolicy.maxAttempts: invalid value \"three\""));
+              HasSubstr("methodConfig[0].retryPolicy.maxAttempts: expected a number, got "
+                        "\"three\""));
   EXPECT_THAT(ErrorOf(Entry(R"("retryPolicy": {"maxAttempts": 1e12})")),
               HasSubstr("methodConfig[0].retryPolicy.maxAttempts: invalid value"));
   EXPECT_THAT(ErrorOf(Entry(R"("timeout": "fast")")),
-              HasSubstr("methodConfig[0].timeout: invalid value"));
-  EXPECT_THAT(ErrorOf(R"({"methodConfig": 3})"), HasSubstr("methodConfig: invalid value 3"));
+              HasSubstr("methodConfig[0].timeout: expected a duration such as \"0.2s\""));
+  EXPECT_THAT(ErrorOf(Entry(R"("timeout": "99999999999999s")")),
+              HasSubstr("methodConfig[0].timeout: invalid value"));  // protobuf's own range
+  EXPECT_EQ(ErrorOf(R"({"methodConfig": 3})"),
+            "policy JSON: methodConfig: expected an array, got 3");
 
   // Deep nesting inside an accepted free-form field: refused, no stack overflow.
   const std::string deep = absl::StrCat(R"({"healthCheckConfig": )", std::string(100000, '['),
                                         std::string(100000, ']'), "}");
-  EXPECT_THAT(ErrorOf(deep), HasSubstr("policy JSON"));
+  EXPECT_THAT(ErrorOf(deep), HasSubstr("policy JSON: healthCheckConfig[0][0]"));
+  EXPECT_THAT(ErrorOf(deep), HasSubstr("nested deeper than 32 levels at line 1, column 54"));
   const std::string deep_objects =
       absl::StrCat(R"({"healthCheckConfig": )", [] {
         std::string s;
@@ -509,7 +559,7 @@ TEST(PolicySetTest, MalformedInputs) {
         for (int i = 0; i < 20000; ++i) s += "}";
         return s;
       }(), "}");
-  EXPECT_THAT(ErrorOf(deep_objects), HasSubstr("policy JSON"));
+  EXPECT_THAT(ErrorOf(deep_objects), HasSubstr("nested deeper than 32 levels"));
 
   // A large but valid file parses.
   std::string many = R"({"methodConfig": [)";
@@ -524,22 +574,399 @@ TEST(PolicySetTest, MalformedInputs) {
 }
 
 // The policies.json the example ships loads with what its README promises:
-// Get retries with a per-attempt timeout behind an SRE breaker, Store has a
-// three-state breaker, Dump a timeout, and the server throttles all three.
+// Get retries, each attempt with a perAttemptTimeout within the call's
+// timeout, behind an SRE breaker; Store has a three-state breaker, Dump a
+// timeout, and the server throttles all three. No warnings: it is the
+// example to copy.
 TEST(PolicySetTest, ShippedExamplePolicies) {
-  absl::StatusOr<PolicySet> set = PolicySet::FromJsonFile(SHIPPED_POLICY_PATH);
+  absl::StatusOr<PolicySet> set = LoadFile(SHIPPED_POLICY_PATH);
   ASSERT_TRUE(set.ok()) << set.status();
   EXPECT_TRUE(set->warnings().empty());
   const MethodPolicy* get = set->Find("/cache.v1.CacheService/Get").policy;
   const MethodPolicy* store = set->Find("/cache.v1.CacheService/Store").policy;
   const MethodPolicy* dump = set->Find("/cache.v1.CacheService/Dump").policy;
   ASSERT_TRUE(get && store && dump);
-  EXPECT_TRUE(get->retry.has_value() && get->timeout.has_value());
+  ASSERT_TRUE(get->retry.has_value() && get->timeout.has_value());
+  ASSERT_TRUE(get->retry->per_attempt_timeout.has_value());
+  EXPECT_LT(*get->retry->per_attempt_timeout, *get->timeout);
   EXPECT_EQ(get->breaker.kind, BreakerKind::kSre);
   EXPECT_TRUE(store->timeout.has_value());
   EXPECT_EQ(store->breaker.kind, BreakerKind::kThreeState);
   EXPECT_TRUE(dump->timeout.has_value());
   EXPECT_TRUE(get->throttle && store->throttle && dump->throttle);
+}
+
+// The warnings of loading `json`, which must load.
+std::vector<std::string> WarningsOf(const std::string& json) {
+  absl::StatusOr<PolicySet> set = Load(json);
+  EXPECT_TRUE(set.ok()) << json << ": " << set.status();
+  return set.ok() ? set->warnings() : std::vector<std::string>{};
+}
+
+// `timeout` is gRPC's: the call's overall deadline, whatever the retries.
+// `deadline` is a deprecated alias that loads into it with a warning; both
+// at once is an error naming both.
+TEST(PolicySetTest, TimeoutIsTheOverallDeadlineAndDeadlineItsDeprecatedAlias) {
+  PolicySet with_retry =
+      MustParse(Entry(R"("timeout": "2s", "retryPolicy": {"maxAttempts": 3})"));
+  const MethodPolicy& p = *with_retry.Find("/s.S/M").policy;
+  EXPECT_EQ(p.timeout, absl::Seconds(2));
+  EXPECT_FALSE(p.retry->per_attempt_timeout.has_value());  // not per attempt
+  EXPECT_TRUE(with_retry.warnings().empty());
+
+  PolicySet alias = MustParse(Entry(R"("deadline": "1.5s")"));
+  EXPECT_EQ(alias.Find("/s.S/M").policy->timeout, absl::Milliseconds(1500));
+  EXPECT_THAT(alias.warnings(),
+              ElementsAre("methodConfig[0].deadline: deprecated alias of timeout (the call's "
+                          "overall deadline); write timeout"));
+
+  EXPECT_EQ(ErrorOf(Entry(R"("timeout": "0.2s", "deadline": "2s")")),
+            "methodConfig[0].deadline (2s) and methodConfig[0].timeout (200ms) are both set; "
+            "deadline is a deprecated alias of timeout (the call's overall deadline): keep only "
+            "timeout (a limit per attempt is retryPolicy.perAttemptTimeout)");
+  // Each is still checked against its bounds first.
+  EXPECT_THAT(ErrorOf(Entry(R"("timeout": "0.2s", "deadline": "0s")")),
+              HasSubstr("methodConfig[0].deadline: must be in (0, 720h], got 0"));
+}
+
+// retryPolicy.perAttemptTimeout limits each attempt; one that is not shorter
+// than the call's timeout can never fire, which is a warning.
+TEST(PolicySetTest, PerAttemptTimeout) {
+  PolicySet set = MustParse(
+      Entry(R"("timeout": "2s", "retryPolicy": {"maxAttempts": 3, "perAttemptTimeout": "0.2s"})"));
+  EXPECT_EQ(set.Find("/s.S/M").policy->retry->per_attempt_timeout, absl::Milliseconds(200));
+  EXPECT_EQ(set.Find("/s.S/M").policy->timeout, absl::Seconds(2));
+  EXPECT_TRUE(set.warnings().empty());
+  // Without a timeout only the caller's deadline bounds the call: fine.
+  EXPECT_TRUE(WarningsOf(Entry(R"("retryPolicy": {"perAttemptTimeout": "5s"})")).empty());
+
+  EXPECT_THAT(
+      WarningsOf(Entry(R"("timeout": "1s", "retryPolicy": {"perAttemptTimeout": "1s"})")),
+      ElementsAre("methodConfig[0].retryPolicy.perAttemptTimeout: 1s is not shorter than "
+                  "methodConfig[0].timeout (1s), so it never ends an attempt"));
+  EXPECT_THAT(
+      WarningsOf(Entry(R"("deadline": "1s", "retryPolicy": {"perAttemptTimeout": "3s"})")),
+      ElementsAre(StartsWith("methodConfig[0].deadline: deprecated alias"),
+                  "methodConfig[0].retryPolicy.perAttemptTimeout: 3s is not shorter than "
+                  "methodConfig[0].deadline (1s), so it never ends an attempt"));
+
+  EXPECT_THAT(ErrorOf(Entry(R"("retryPolicy": {"perAttemptTimeout": "0s"})")),
+              HasSubstr("methodConfig[0].retryPolicy.perAttemptTimeout: must be in (0, 720h], "
+                        "got 0"));
+  EXPECT_THAT(ErrorOf(Entry(R"("retryPolicy": {"perAttemptTimeout": 5})")),
+              HasSubstr("methodConfig[0].retryPolicy.perAttemptTimeout: expected a duration "
+                        "such as \"0.2s\""));
+}
+
+// breaker.callerDeadline: FAILURE (the default) or NEUTRAL; anything else
+// names the path and the value.
+TEST(PolicySetTest, BreakerCallerDeadline) {
+  const auto caller_deadline = [](const std::string& value) {
+    PolicySet set = MustParse(
+        Entry(absl::StrCat(R"("breaker": {"sre": {}, "callerDeadline": )", value, "}")));
+    const MethodPolicy* p = set.Find("/s.S/M").policy;
+    return p == nullptr ? CallerDeadline::kFailure : p->breaker.caller_deadline;
+  };
+  EXPECT_EQ(caller_deadline(R"("NEUTRAL")"), CallerDeadline::kNeutral);
+  EXPECT_EQ(caller_deadline(R"("FAILURE")"), CallerDeadline::kFailure);
+  EXPECT_EQ(caller_deadline("null"), CallerDeadline::kFailure);
+  PolicySet three = MustParse(
+      Entry(R"("breaker": {"threeState": {}, "callerDeadline": "NEUTRAL"})"));
+  EXPECT_EQ(three.Find("/s.S/M").policy->breaker.caller_deadline, CallerDeadline::kNeutral);
+  EXPECT_TRUE(three.warnings().empty());
+
+  EXPECT_EQ(ErrorOf(Entry(R"("breaker": {"sre": {}, "callerDeadline": "neutral"})")),
+            "methodConfig[0].breaker.callerDeadline: must be \"FAILURE\" or \"NEUTRAL\", got "
+            "\"neutral\"");
+  EXPECT_THAT(ErrorOf(Entry(R"("breaker": {"sre": {}, "callerDeadline": ""})")),
+              HasSubstr("methodConfig[0].breaker.callerDeadline: must be \"FAILURE\" or "
+                        "\"NEUTRAL\", got \"\""));
+  EXPECT_EQ(ErrorOf(Entry(R"("breaker": {"sre": {}, "callerDeadline": 1})")),
+            "policy JSON: methodConfig[0].breaker.callerDeadline: expected a string, got 1");
+}
+
+// waitForReady is applied now: true and false both land in the policy, with
+// no warning; left out it stays unset (the caller's choice).
+TEST(PolicySetTest, WaitForReadyIsApplied) {
+  PolicySet on = MustParse(Entry(R"("waitForReady": true)"));
+  EXPECT_EQ(on.Find("/s.S/M").policy->wait_for_ready, true);
+  EXPECT_TRUE(on.warnings().empty());
+  PolicySet off = MustParse(Entry(R"("waitForReady": false)"));
+  EXPECT_EQ(off.Find("/s.S/M").policy->wait_for_ready, false);
+  EXPECT_TRUE(off.warnings().empty());
+  EXPECT_FALSE(MustParse(Entry("")).Find("/s.S/M").policy->wait_for_ready.has_value());
+}
+
+// As in gRPC, an entry either retries or hedges; hedging alone loads with a
+// warning, since it is not applied yet.
+TEST(PolicySetTest, HedgingPolicy) {
+  EXPECT_EQ(ErrorOf(Entry(R"("retryPolicy": {}, "hedgingPolicy": {"maxAttempts": 2})")),
+            "methodConfig[0].hedgingPolicy: cannot be set together with "
+            "methodConfig[0].retryPolicy (as in gRPC, an entry either retries or hedges)");
+  PolicySet hedging = MustParse(Entry(R"("hedgingPolicy": {"maxAttempts": 2})"));
+  EXPECT_FALSE(hedging.Find("/s.S/M").policy->retry.has_value());
+  EXPECT_THAT(hedging.warnings(),
+              ElementsAre("methodConfig[0].hedgingPolicy: accepted for compatibility with gRPC "
+                          "service configs, not applied; hedging is not supported yet"));
+}
+
+// protobuf's JSON parser quietly reinterprets values of the wrong kind
+// (flattens nested arrays, wraps a single value into an array, drops null
+// elements, reads "true" as a bool, {"seconds": 5} as a duration, "0x1" as
+// 1). Each is refused with the JSON path, what was expected and what came.
+TEST(PolicySetTest, WrongJsonShapesAreRefused) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"methodConfig": [[{"name": [{}]}]]})",
+       "policy JSON: methodConfig[0]: expected an object, got an array"},
+      {R"({"methodConfig": [{"name": [{}]}, [[{"name": [{"service": "a"}]}]]]})",
+       "policy JSON: methodConfig[1]: expected an object, got an array"},
+      {R"({"methodConfig": {"name": [{}]}})",
+       "policy JSON: methodConfig: expected an array, got an object"},
+      {R"({"methodConfig": [{"name": {"service": "x"}}]})",
+       "policy JSON: methodConfig[0].name: expected an array, got an object"},
+      {R"({"methodConfig": [{"name": [[{"service": "x"}]]}]})",
+       "policy JSON: methodConfig[0].name[0]: expected an object, got an array"},
+      {R"({"methodConfig": [null]})", "policy JSON: methodConfig[0]: expected an object, got null"},
+      {R"({"methodConfig": [{"name": [null]}]})",
+       "policy JSON: methodConfig[0].name[0]: expected an object, got null"},
+      {R"({"methodConfig": [{"name": [{"service": 5}]}]})",
+       "policy JSON: methodConfig[0].name[0].service: expected a string, got 5"},
+      {R"({"methodConfig": [{"name": [{"service": ["a.S"]}]}]})",
+       "policy JSON: methodConfig[0].name[0].service: expected a string, got an array"},
+      {Entry(R"("retryPolicy": {"retryableStatusCodes": "UNAVAILABLE"})"),
+       "policy JSON: methodConfig[0].retryPolicy.retryableStatusCodes: expected an array, got "
+       "\"UNAVAILABLE\""},
+      {Entry(R"("retryPolicy": {"retryableStatusCodes": [["UNAVAILABLE"]]})"),
+       "policy JSON: methodConfig[0].retryPolicy.retryableStatusCodes[0]: expected a string, "
+       "got an array"},
+      {Entry(R"("retryPolicy": {"retryableStatusCodes": [null]})"),
+       "policy JSON: methodConfig[0].retryPolicy.retryableStatusCodes[0]: expected a string, "
+       "got null"},
+      {Entry(R"("breaker": {"sre": {}, "failureCodes": "INTERNAL"})"),
+       "policy JSON: methodConfig[0].breaker.failureCodes: expected an array, got \"INTERNAL\""},
+      {Entry(R"("waitForReady": "true")"),
+       "policy JSON: methodConfig[0].waitForReady: expected true or false, got \"true\""},
+      {Entry(R"("retryPolicy": {"fullJitter": "false"})"),
+       "policy JSON: methodConfig[0].retryPolicy.fullJitter: expected true or false, got "
+       "\"false\""},
+      {Entry(R"("waitForReady": 1)"),
+       "policy JSON: methodConfig[0].waitForReady: expected true or false, got 1"},
+      {Entry(R"("timeout": {"seconds": 5})"),
+       "policy JSON: methodConfig[0].timeout: expected a duration such as \"0.2s\" (seconds "
+       "with up to 9 decimals, then s), got an object"},
+      {Entry(R"("timeout": 5)"), "policy JSON: methodConfig[0].timeout: expected a duration"},
+      {Entry(R"("timeout": " 1s")"), "methodConfig[0].timeout: expected a duration such as "
+                                     "\"0.2s\" (seconds with up to 9 decimals, then s), got "
+                                     "\" 1s\""},
+      {Entry(R"("timeout": "+1s")"), "methodConfig[0].timeout: expected a duration"},
+      {Entry(R"("timeout": "1.s")"), "methodConfig[0].timeout: expected a duration"},
+      {Entry(R"("timeout": "1.0000000001s")"), "methodConfig[0].timeout: expected a duration"},
+      {Entry(R"("timeout": ["1s"])"), "methodConfig[0].timeout: expected a duration"},
+      {Entry(R"("retryPolicy": {"jitter": "0x1"})"),
+       "policy JSON: methodConfig[0].retryPolicy.jitter: expected a number, got \"0x1\""},
+      {Entry(R"("retryPolicy": {"maxAttempts": [3]})"),
+       "policy JSON: methodConfig[0].retryPolicy.maxAttempts: expected a number, got an array"},
+      {Entry(R"("retryPolicy": {"maxAttempts": true})"),
+       "policy JSON: methodConfig[0].retryPolicy.maxAttempts: expected a number, got true"},
+      {Entry(R"("retryPolicy": [])"),
+       "policy JSON: methodConfig[0].retryPolicy: expected an object, got an array"},
+      {Entry(R"("retryPolicy": "none")"),
+       "policy JSON: methodConfig[0].retryPolicy: expected an object, got \"none\""},
+      {Entry(R"("hedgingPolicy": [1])"),
+       "policy JSON: methodConfig[0].hedgingPolicy: expected an object, got an array"},
+      {R"({"loadBalancingConfig": {"round_robin": {}}})",
+       "policy JSON: loadBalancingConfig: expected an array, got an object"},
+      {R"({"loadBalancingConfig": [[{"round_robin": {}}]]})",
+       "policy JSON: loadBalancingConfig[0]: expected an object, got an array"},
+      {R"({"retryThrottling": {"maxTokens": {"value": 10}}})",
+       "policy JSON: retryThrottling.maxTokens: expected a number, got an object"},
+      // Written under both its JSON and its proto name: protobuf merges them.
+      {Entry(R"("retryPolicy": {"maxAttempts": 2}, "retry_policy": {"jitter": 0.5})"),
+       "policy JSON: methodConfig[0]: \"retryPolicy\" and \"retry_policy\" are the same field; "
+       "write it once, as \"retryPolicy\""},
+      // Values are shown printable and cut short, here and in the loader's own
+      // messages.
+      {Entry(R"("retryPolicy": {"retryableStatusCodes": ["UNAVAIL\u0000ABLE"]})"),
+       "retryableStatusCodes[0]: unknown status code \"UNAVAIL\\x00ABLE\""},
+      {Entry(R"("breaker": {"threeState": {"mode": "\u00e9"}})"), "got \"\\xc3\\xa9\""},
+      {Entry(absl::StrCat(R"("waitForReady": ")", std::string(100, 'y'), "\xc3\xa9\"")),
+       absl::StrCat("got \"", std::string(64, 'y'), "...\"")},
+      {Entry("\"waitForReady\": \"\xc3\xa9\\t\""), "got \"\\xc3\\xa9\\x09\""},
+  };
+  for (const auto& [json, expected] : cases) {
+    EXPECT_THAT(ErrorOf(json), HasSubstr(expected)) << json;
+  }
+  // What proto3 JSON does allow still loads: numbers as strings, NaN and
+  // Infinity as strings (then refused by range), 3.0 for an int, null for a
+  // field left out, the proto name alone, free-form Structs of any shape.
+  PolicySet set = MustParse(Entry(
+      R"("retryPolicy": {"maxAttempts": "4", "jitter": "0.5", "backoffMultiplier": 3.0},)"
+      R"("fault_injection": {"seed": "18446744073709551615", "abortCode": "INTERNAL"},)"
+      R"("timeout": null, "breaker": null, "hedgingPolicy": null,)"
+      R"("throttle": {"maxConcurrency": 2.0, "ratePerSecond": "1e3"})"));
+  const MethodPolicy& p = *set.Find("/s.S/M").policy;
+  EXPECT_EQ(p.retry->max_attempts, 4);
+  EXPECT_EQ(p.retry->jitter, 0.5);
+  EXPECT_EQ(p.fault_injection->seed, 18446744073709551615u);
+  EXPECT_FALSE(p.timeout.has_value());
+  EXPECT_EQ(p.breaker.kind, BreakerKind::kNone);
+  EXPECT_EQ(p.throttle->max_concurrency, 2);
+  EXPECT_EQ(p.throttle->rate_per_second, 1000);
+  EXPECT_TRUE(set.warnings().empty());
+  EXPECT_THAT(WarningsOf(R"({"healthCheckConfig": {"a": [[1, null], {"b": [[]]}]}})"),
+              ElementsAre(StartsWith("healthCheckConfig: accepted")));
+  EXPECT_THAT(ErrorOf(Entry(R"("retryPolicy": {"jitter": "-Infinity"})")),
+              HasSubstr("methodConfig[0].retryPolicy.jitter: must be in [0, 1], got -inf"));
+}
+
+// protobuf's parser also takes text that is not JSON at all, or is
+// ambiguous: refused with the path, what is wrong and where.
+TEST(PolicySetTest, OnlyStrictJsonIsAccepted) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"{\"methodConfig\": [{\"name\": [{}], \"timeout\": \"1s\",}]}",
+       "policy JSON: methodConfig[0]: trailing comma (not allowed in JSON) at line 1, column 49"},
+      {"{\"methodConfig\": [{\"name\": [{},]}]}",
+       "policy JSON: methodConfig[0].name: trailing comma (not allowed in JSON) at line 1, "
+       "column 31"},
+      {"{\"methodConfig\": [],\n}", "policy JSON: trailing comma (not allowed in JSON) at line 1, "
+                                    "column 20"},
+      {"{'methodConfig': []}",
+       "policy JSON: single-quoted key (JSON strings use double quotes) at line 1, column 2"},
+      {"{\"methodConfig\": [{\"name\": [{\"service\": 'a.S'}]}]}",
+       "policy JSON: methodConfig[0].name[0].service: single-quoted string (JSON strings use "
+       "double quotes) at line 1, column 41"},
+      {"{methodConfig: []}",
+       "policy JSON: unquoted key methodConfig (JSON keys are strings in double quotes) at "
+       "line 1, column 2"},
+      {"{\"methodConfig\": [{\"name\": [{}],\n  \"timeout\": \"1s\",\n  \"timeout\": \"2s\"}]}",
+       "policy JSON: methodConfig[0]: duplicate key \"timeout\" (first at line 2, column 3) at "
+       "line 3, column 3"},
+      // The same key, spelled with an escape.
+      {"{\"methodConfig\": [], \"method\\u0043onfig\": []}",
+       "policy JSON: duplicate key \"methodConfig\" (first at line 1, column 2) at line 1, "
+       "column 22"},
+      {"{\"methodConfig\": [{\"name\": [{}]}], \"retryThrottling\": {\"maxTokens\": 10.}}",
+       "policy JSON: retryThrottling.maxTokens: invalid number 10. (JSON wants a digit after the "
+       "decimal point) at line 1, column 69"},
+      {"{\"loadBalancingPolicy\": \"a\\xb\"}",
+       "policy JSON: loadBalancingPolicy: invalid escape \\x in a string at line 1, column 27"},
+      {"{\"loadBalancingPolicy\": \"a\tb\"}",
+       "policy JSON: loadBalancingPolicy: raw control character \\x09 in a string (JSON wants "
+       "it escaped) at line 1, column 27"},
+      {"{\"healthCheckConfig\": {\"k\\u00e9y\": {\"a\": 1, \"a\": 2}}}",
+       "policy JSON: healthCheckConfig.k\\xc3\\xa9y: duplicate key \"a\" (first at line 1, "
+       "column 37) at line 1, column 45"},
+  };
+  for (const auto& [json, expected] : cases) {
+    EXPECT_EQ(ErrorOf(json), expected) << json;
+  }
+  // Valid JSON with every escape, surrogate pairs and numbers of every form
+  // still loads.
+  PolicySet set = MustParse(R"({"methodConfig": [{"name": [{"service": "a\"\\\b\f\n\r\t\u0041)"
+                            R"(\ud83d\ude00"}], "retryPolicy": {"jitter": 0.5e-0, )"
+                            R"("maxAttempts": 20E-1, "backoffMultiplier": 1E+0}}]})");
+  ASSERT_EQ(set.names().size(), 1u);
+  EXPECT_EQ(set.names()[0].service, "a\"\\\b\f\n\r\tA\xf0\x9f\x98\x80");
+  EXPECT_EQ(set.policies()[0].retry->jitter, 0.5);
+  EXPECT_EQ(set.policies()[0].retry->max_attempts, 2);
+  // Nesting: 32 levels load, 33 do not.
+  const auto nested = [](int levels) {
+    std::string open, close;
+    for (int i = 2; i < levels; ++i) {
+      open += i % 2 ? "[" : "{\"a\": ";
+      close.insert(0, i % 2 ? "]" : "}");
+    }
+    return absl::StrCat(R"({"healthCheckConfig": )", open, "{}", close, "}");
+  };
+  EXPECT_THAT(WarningsOf(nested(32)), ElementsAre(StartsWith("healthCheckConfig: accepted")));
+  EXPECT_THAT(ErrorOf(nested(33)), HasSubstr("nested deeper than 32 levels"));
+}
+
+// Settings that are accepted but can have no effect, or are ignored, each
+// get a warning naming the path; normal configs get none.
+TEST(PolicySetTest, SettingsWithoutEffectAreWarned) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {Entry(R"("retryPolicy": {"maxAttempts": 1})"),
+       "methodConfig[0].retryPolicy: maxAttempts 1 makes no retry and perAttemptTimeout is not "
+       "set, so the retryPolicy has no effect"},
+      {Entry(R"("retryPolicy": {"maxAttempts": 1, "perAttemptTimeout": "1s", )"
+             R"("initialBackoff": "1s", "retryableStatusCodes": ["INTERNAL"]})"),
+       "methodConfig[0].retryPolicy: initialBackoff, retryableStatusCodes have no effect with "
+       "maxAttempts 1 (no retry)"},
+      {Entry(R"("retryPolicy": {"maxAttempts": 1, "perAttemptTimeout": "1s", "jitter": 0})"),
+       "methodConfig[0].retryPolicy: jitter has no effect with maxAttempts 1 (no retry)"},
+      {Entry(R"("retryPolicy": {"fullJitter": true, "jitter": 0.1})"),
+       "methodConfig[0].retryPolicy.jitter: ignored with fullJitter (each backoff is a uniform "
+       "draw in [0, backoff])"},
+      {Entry(R"("breaker": {"sre": {}, "successCodes": ["NOT_FOUND", "OK"]})"),
+       "methodConfig[0].breaker.successCodes[1]: OK is always a success; listing it has no "
+       "effect"},
+      {Entry(R"("breaker": {"threeState": {"openDurationMultiplier": 1, )"
+             R"("maxOpenDuration": "90s"}})"),
+       "methodConfig[0].breaker.threeState.maxOpenDuration: no effect with "
+       "openDurationMultiplier 1 (the open period stays openDuration)"},
+      {Entry(R"("faultInjection": {})"),
+       "methodConfig[0].faultInjection: sets neither delay nor abortCode, so it injects nothing"},
+      {Entry(R"("faultInjection": {"seed": 7})"),
+       "methodConfig[0].faultInjection: sets neither delay nor abortCode, so it injects nothing"},
+      {Entry(R"("faultInjection": {"delay": "0s", "abortCode": "INTERNAL"})"),
+       "methodConfig[0].faultInjection.delay: 0s adds no latency"},
+      {absl::StrCat(R"({"retryThrottling": {"maxTokens": 5}, "methodConfig": [)",
+                    R"({"name": [{"service": "a.S"}], "retryPolicy": {"maxAttempts": 1, )",
+                    R"("perAttemptTimeout": "1s"}}]})"),
+       "retryThrottling: no methodConfig entry retries (a retryPolicy with maxAttempts above "
+       "1), so it has no effect"},
+  };
+  for (const auto& [json, expected] : cases) {
+    EXPECT_THAT(WarningsOf(json), ElementsAre(expected)) << json;
+  }
+  // OK as a failure would count every success against the backend.
+  EXPECT_EQ(ErrorOf(Entry(R"("breaker": {"sre": {}, "failureCodes": ["OK"]})")),
+            "methodConfig[0].breaker.failureCodes[0]: must be an error code, got OK");
+
+  // Normal configs, ours and gRPC's, warn about nothing.
+  for (const std::string& json : {
+           std::string(kExample),
+           Entry(R"("timeout": "1s", "waitForReady": true, "retryPolicy": {"maxAttempts": 2, )"
+                 R"("initialBackoff": "0.1s", "maxBackoff": "0.1s", "backoffMultiplier": 2, )"
+                 R"("retryableStatusCodes": ["UNAVAILABLE"]})"),
+           Entry(R"("retryPolicy": {"maxAttempts": 1, "perAttemptTimeout": "1s"})"),
+           Entry(R"("retryPolicy": {"fullJitter": true}, "breaker": {"threeState": )"
+                 R"({"openDurationMultiplier": 1}, "successCodes": ["NOT_FOUND"], )"
+                 R"("callerDeadline": "NEUTRAL"})"),
+           Entry(R"("faultInjection": {"delay": "1s", "delayFraction": 0})"),
+           std::string(R"({"methodConfig": [{"name": [{}]}]})"),
+       }) {
+    EXPECT_THAT(WarningsOf(json), ::testing::IsEmpty()) << json;
+  }
+}
+
+// Strict mode: any warning fails the load, listing them all; without
+// warnings it changes nothing, and errors stay as they are.
+TEST(PolicySetTest, StrictModeTurnsWarningsIntoAnError) {
+  const PolicySet::LoadOptions strict{/*strict=*/true};
+  const std::string two_warnings =
+      R"({"loadBalancingPolicy": "round_robin", )"
+      R"("methodConfig": [{"name": [{}], "deadline": "1s"}]})";
+  EXPECT_EQ(WarningsOf(two_warnings).size(), 2u);
+  absl::StatusOr<PolicySet> refused = Load(two_warnings, strict);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(refused.status().message(),
+            "strict mode: 2 warning(s): loadBalancingPolicy: accepted for compatibility with "
+            "gRPC service configs, not applied; methodConfig[0].deadline: deprecated alias of "
+            "timeout (the call's overall deadline); write timeout");
+
+  absl::StatusOr<PolicySet> clean = Load(kExample, strict);
+  ASSERT_TRUE(clean.ok()) << clean.status();
+  EXPECT_NE(clean->Find("/cache.v1.CacheService/Get").policy, nullptr);
+
+  EXPECT_THAT(std::string(
+                  Load(Entry(R"("retryPolicy": {"maxAttempts": 0})"), strict)
+                      .status()
+                      .message()),
+              StartsWith("methodConfig[0].retryPolicy.maxAttempts: must be in [1, 10]"));
+  EXPECT_TRUE(Load(two_warnings, PolicySet::LoadOptions{}).ok());
 }
 
 class PolicyFileTest : public ::testing::Test {
@@ -561,28 +988,37 @@ class PolicyFileTest : public ::testing::Test {
 // Files: a good one loads; missing, directory, empty, oversized and invalid
 // ones each get a message that starts with the file's path.
 TEST_F(PolicyFileTest, FileErrors) {
-  absl::StatusOr<PolicySet> ok = PolicySet::FromJsonFile(Write(kExample));
+  absl::StatusOr<PolicySet> ok = LoadFile(Write(kExample));
   ASSERT_TRUE(ok.ok()) << ok.status();
   EXPECT_NE(ok->Find("/cache.v1.CacheService/Get").policy, nullptr);
 
-  absl::StatusOr<PolicySet> missing = PolicySet::FromJsonFile("/nonexistent/p.json");
+  absl::StatusOr<PolicySet> missing = LoadFile("/nonexistent/p.json");
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(missing.status().message(),
               HasSubstr("policy file \"/nonexistent/p.json\": cannot open: No such file"));
 
-  EXPECT_THAT(PolicySet::FromJsonFile(::testing::TempDir()).status().message(),
+  EXPECT_THAT(LoadFile(::testing::TempDir()).status().message(),
               HasSubstr("not a regular file"));
 
   const std::string empty = Write("");
-  EXPECT_THAT(PolicySet::FromJsonFile(empty).status().message(),
+  EXPECT_THAT(LoadFile(empty).status().message(),
               HasSubstr(absl::StrCat("policy file \"", empty, "\": policy JSON is empty")));
 
   const std::string huge = Write(std::string(PolicySet::kMaxFileBytes + 1, ' '));
-  EXPECT_THAT(PolicySet::FromJsonFile(huge).status().message(),
+  EXPECT_THAT(LoadFile(huge).status().message(),
               HasSubstr("over the limit of"));
 
+  const std::string warned = Write(Entry(R"("deadline": "1s")"));
+  EXPECT_TRUE(LoadFile(warned).ok());
+  EXPECT_EQ(LoadFile(warned, PolicySet::LoadOptions{/*strict=*/true})
+                .status()
+                .message(),
+            absl::StrCat("policy file \"", warned, "\": strict mode: 1 warning(s): "
+                         "methodConfig[0].deadline: deprecated alias of timeout (the call's "
+                         "overall deadline); write timeout"));
+
   const std::string bad = Write(Entry(R"("retryPolicy": {"maxAttempts": 0})"));
-  EXPECT_THAT(PolicySet::FromJsonFile(bad).status().message(),
+  EXPECT_THAT(LoadFile(bad).status().message(),
               HasSubstr(absl::StrCat("policy file \"", bad,
                                      "\": methodConfig[0].retryPolicy.maxAttempts")));
 }
@@ -590,13 +1026,13 @@ TEST_F(PolicyFileTest, FileErrors) {
 // JSON syntax errors: one line that says where, and never the raw input
 // (which may hold bytes that are not text).
 TEST(PolicySetSyntaxTest, SyntaxErrorsAreOneLineWithAPositionAndNoRawBytes) {
-  absl::StatusOr<PolicySet> token = PolicySet::FromJsonString("{\"methodConfig\": [\n  {\"name\": [}] }");
+  absl::StatusOr<PolicySet> token = Load("{\"methodConfig\": [\n  {\"name\": [}] }");
   ASSERT_FALSE(token.ok());
   EXPECT_THAT(token.status().message(), ::testing::HasSubstr("at line 2, column 13"));
   EXPECT_EQ(std::string(token.status().message()).find('\n'), std::string::npos);
 
   absl::StatusOr<PolicySet> bytes =
-      PolicySet::FromJsonString(std::string("{\"methodConfig\":[{\"name\":[\xff\xfe{}]}]}"));
+      Load(std::string("{\"methodConfig\":[{\"name\":[\xff\xfe{}]}]}"));
   ASSERT_FALSE(bytes.ok());
   EXPECT_EQ(bytes.status().message(),
             "policy JSON: not valid UTF-8 at line 1, column 27 (byte 26)");

@@ -1,0 +1,269 @@
+#include "src/policy/builtin_retry_config.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace resilience {
+namespace {
+
+// `s` as a JSON string, quotes included.
+std::string JsonString(absl::string_view s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          absl::StrAppendFormat(&out, "\\u%04x", static_cast<unsigned char>(c));
+        } else {
+          out += c;
+        }
+    }
+  }
+  out += '"';
+  return out;
+}
+
+// The shortest decimal form of `v` that reads back as `v` (finite values
+// only; the loader validated them).
+std::string JsonNumber(double v) {
+  for (int precision = 1; precision < 17; ++precision) {
+    std::string s = absl::StrFormat("%.*g", precision, v);
+    if (std::strtod(s.c_str(), nullptr) == v) return s;
+  }
+  return absl::StrFormat("%.17g", v);
+}
+
+// A duration in the form gRPC parses: seconds with up to nine decimals and an
+// "s" ("0.05s", "3600s"). Policy durations are positive and at most 30 days.
+std::string JsonDuration(absl::Duration d) {
+  const int64_t nanos = absl::ToInt64Nanoseconds(d);
+  const int64_t seconds = nanos / 1000000000;
+  const int64_t fraction = nanos % 1000000000;
+  if (fraction == 0) return absl::StrCat("\"", seconds, "s\"");
+  std::string digits = absl::StrFormat("%09d", fraction);
+  while (!digits.empty() && digits.back() == '0') digits.pop_back();
+  return absl::StrCat("\"", seconds, ".", digits, "s\"");
+}
+
+std::string JsonName(const std::string& service, const std::string& method) {
+  if (service.empty()) return "{}";
+  if (method.empty()) return absl::StrCat("{\"service\": ", JsonString(service), "}");
+  return absl::StrCat("{\"service\": ", JsonString(service), ", \"method\": ",
+                      JsonString(method), "}");
+}
+
+// The policy a name of the file belongs to: the one PolicySet::Find gives
+// the name's own scope, which is the name's entry (names are unique).
+const MethodPolicy* PolicyOfName(const PolicySet& policies, const PolicySet::Name& name) {
+  if (name.service.empty()) return policies.Find("").policy;
+  return policies.Find(absl::StrCat("/", name.service, "/", name.method)).policy;
+}
+
+// The retryable codes gRPC is given: OK means nothing to retry.
+std::vector<absl::StatusCode> RetryableCodes(const RetrySettings& retry) {
+  std::vector<absl::StatusCode> codes;
+  for (absl::StatusCode code : retry.retryable_status_codes) {
+    if (code != absl::StatusCode::kOk &&
+        std::find(codes.begin(), codes.end(), code) == codes.end()) {
+      codes.push_back(code);
+    }
+  }
+  return codes;
+}
+
+// Whether the policy retries at all (and so gRPC is to retry its streams).
+bool Retries(const MethodPolicy* policy) {
+  return policy != nullptr && policy->retry.has_value() && policy->retry->max_attempts > 1 &&
+         !RetryableCodes(*policy->retry).empty();
+}
+
+std::string RetryPolicyJson(const RetrySettings& retry) {
+  std::vector<std::string> codes;
+  for (absl::StatusCode code : RetryableCodes(retry)) {
+    codes.push_back(absl::StrCat("\"", absl::StatusCodeToString(code), "\""));
+  }
+  return absl::StrCat(
+      "{\"maxAttempts\": ", std::min(retry.max_attempts, BuiltInRetryConfig::kMaxGrpcAttempts),
+      ", \"initialBackoff\": ", JsonDuration(retry.initial_backoff),
+      ", \"maxBackoff\": ", JsonDuration(retry.max_backoff),
+      ", \"backoffMultiplier\": ", JsonNumber(retry.backoff_multiplier),
+      ", \"retryableStatusCodes\": [", absl::StrJoin(codes, ", "), "]}");
+}
+
+// "/a.S/A, /a.S/B, /a.S/C and 2 more"
+std::string ListStreams(const std::vector<std::string>& streams) {
+  constexpr size_t kShown = 3;
+  if (streams.size() <= kShown) return absl::StrJoin(streams, ", ");
+  return absl::StrCat(absl::StrJoin(streams.begin(), streams.begin() + kShown, ", "), " and ",
+                      streams.size() - kShown, " more");
+}
+
+// The methodConfig entries of one policy.
+struct PolicyEntries {
+  // Its streaming methods that gRPC retries: exact entries with retryPolicy.
+  std::vector<const MethodCatalog::Method*> streams;
+  // Its names that need an entry for waitForReady (its own, or none to
+  // shadow a less specific name's).
+  std::vector<const PolicySet::Name*> names;
+};
+
+}  // namespace
+
+BuiltInRetryConfig BuiltInRetryConfig::Build(const PolicySet& policies,
+                                             const MethodCatalog& catalog) {
+  BuiltInRetryConfig config;
+  const std::vector<MethodPolicy>& all = policies.policies();
+  auto index_of = [&all](const MethodPolicy* p) { return static_cast<size_t>(p - all.data()); };
+  std::map<size_t, PolicyEntries> entries;  // by policy index: file order
+
+  // Streams gRPC retries. Their exact keys ("svc/method") are taken.
+  absl::flat_hash_set<std::string> exact_keys;
+  for (const MethodCatalog::Method& method : catalog.methods()) {
+    if (!method.streaming()) continue;
+    const MethodPolicy* policy = policies.Find(method.full_name()).policy;
+    if (!Retries(policy)) continue;
+    entries[index_of(policy)].streams.push_back(&method);
+    exact_keys.insert(absl::StrCat(method.service, "/", method.method));
+    config.retried_streams_.push_back(method.full_name());
+  }
+
+  // waitForReady. `given` is what gRPC's entries say so far, by key ("" the
+  // default, "svc/" a service, "svc/method"): the waitForReady of the entry,
+  // nullopt for an entry without it. Names go from least to most specific,
+  // so that each sees the entries that would otherwise match its methods.
+  absl::flat_hash_map<std::string, std::optional<bool>> given;
+  std::vector<const PolicySet::Name*> names;
+  for (const PolicySet::Name& name : policies.names()) names.push_back(&name);
+  auto rank = [](const PolicySet::Name* n) {
+    return n->service.empty() ? 0 : n->method.empty() ? 1 : 2;
+  };
+  std::stable_sort(names.begin(), names.end(),
+                   [&rank](const PolicySet::Name* a, const PolicySet::Name* b) {
+                     return rank(a) < rank(b);
+                   });
+  for (const PolicySet::Name* name : names) {
+    const MethodPolicy* policy = PolicyOfName(policies, *name);
+    if (policy == nullptr) continue;  // cannot happen: every name has its entry
+    const std::string key =
+        name->service.empty() ? "" : absl::StrCat(name->service, "/", name->method);
+    if (exact_keys.contains(key)) continue;  // its stream entry carries it
+    bool needed = policy->wait_for_ready.has_value();
+    if (!needed) {
+      // The entry gRPC would pick for this name's methods without one.
+      std::optional<std::optional<bool>> otherwise;
+      if (!name->method.empty()) {
+        if (auto it = given.find(absl::StrCat(name->service, "/")); it != given.end()) {
+          otherwise = it->second;
+        }
+      }
+      if (!otherwise.has_value() && !name->service.empty()) {
+        if (auto it = given.find(""); it != given.end()) otherwise = it->second;
+      }
+      needed = otherwise.has_value() && otherwise->has_value();
+    }
+    if (!needed) continue;
+    given[key] = policy->wait_for_ready;
+    entries[index_of(policy)].names.push_back(name);
+  }
+
+  // The JSON, and the warnings of each policy whose streams gRPC retries.
+  std::vector<std::string> method_configs;
+  for (const auto& [index, entry] : entries) {
+    const MethodPolicy& policy = all[index];
+    const std::string wait_for_ready =
+        policy.wait_for_ready.has_value()
+            ? absl::StrCat(", \"waitForReady\": ", *policy.wait_for_ready ? "true" : "false")
+            : "";
+    if (!entry.streams.empty()) {
+      std::vector<std::string> json_names, full_names;
+      for (const MethodCatalog::Method* m : entry.streams) {
+        json_names.push_back(JsonName(m->service, m->method));
+        full_names.push_back(m->full_name());
+      }
+      method_configs.push_back(absl::StrCat("{\"name\": [", absl::StrJoin(json_names, ", "), "]",
+                                            wait_for_ready, ", \"retryPolicy\": ",
+                                            RetryPolicyJson(*policy.retry), "}"));
+      const RetrySettings& retry = *policy.retry;
+      const std::string streams = ListStreams(full_names);
+      const std::string path = absl::StrCat(policy.source, ".retryPolicy");
+      if (retry.max_attempts > kMaxGrpcAttempts) {
+        config.warnings_.push_back(absl::StrCat(
+            path, ".maxAttempts: ", retry.max_attempts, " is capped at ", kMaxGrpcAttempts,
+            " (gRPC's limit) for the streams gRPC's built-in retry retries (", streams,
+            "); unary calls keep ", retry.max_attempts));
+      }
+      if (retry.full_jitter) {
+        config.warnings_.push_back(absl::StrCat(
+            path, ".fullJitter: gRPC's built-in retry, which retries the streams ", streams,
+            ", backs off with its own jitter (", JsonNumber(kGrpcJitter),
+            "); fullJitter applies to unary calls only"));
+      } else if (retry.jitter != kGrpcJitter) {
+        config.warnings_.push_back(absl::StrCat(
+            path, ".jitter: gRPC's built-in retry, which retries the streams ", streams,
+            ", backs off with its own jitter (", JsonNumber(kGrpcJitter), "); ",
+            JsonNumber(retry.jitter), " applies to unary calls only"));
+      }
+      if (retry.per_attempt_timeout.has_value()) {
+        config.warnings_.push_back(absl::StrCat(
+            path, ".perAttemptTimeout: not applied to the streams gRPC's built-in retry "
+                  "retries (", streams, "); it applies to unary calls only"));
+      }
+    }
+    if (!entry.names.empty()) {
+      std::vector<std::string> json_names;
+      for (const PolicySet::Name* n : entry.names) {
+        json_names.push_back(JsonName(n->service, n->method));
+      }
+      method_configs.push_back(absl::StrCat("{\"name\": [", absl::StrJoin(json_names, ", "), "]",
+                                            wait_for_ready, "}"));
+    }
+  }
+
+  // Names with a retryPolicy whose streams cannot be found.
+  for (const PolicySet::Name& name : policies.names()) {
+    if (name.service.empty() || !Retries(PolicyOfName(policies, name))) continue;
+    if (name.method.empty() ? catalog.HasService(name.service)
+                            : catalog.Find(absl::StrCat("/", name.service, "/", name.method)) !=
+                                  nullptr) {
+      continue;
+    }
+    config.warnings_.push_back(absl::StrCat(
+        name.path, ": ", name.method.empty() ? "service " : "method ",
+        name.method.empty() ? name.service : absl::StrCat("/", name.service, "/", name.method),
+        " is not linked into this process, so its streaming calls cannot be told from "
+        "unary ones: only its unary calls are retried"));
+  }
+
+  if (method_configs.empty()) return config;
+  config.service_config_ =
+      absl::StrCat("{\"methodConfig\": [", absl::StrJoin(method_configs, ", "), "]");
+  if (!config.retried_streams_.empty()) {
+    const RetryBudgetSettings& budget = policies.retry_budget();
+    absl::StrAppend(&config.service_config_,
+                    ", \"retryThrottling\": {\"maxTokens\": ", budget.max_tokens,
+                    ", \"tokenRatio\": ",
+                    JsonNumber(std::max(budget.token_ratio, kMinGrpcTokenRatio)), "}");
+  }
+  config.service_config_ += "}";
+  std::sort(config.retried_streams_.begin(), config.retried_streams_.end());
+  return config;
+}
+
+}  // namespace resilience
