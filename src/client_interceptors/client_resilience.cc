@@ -1,6 +1,6 @@
 #include "src/client_interceptors/client_resilience.h"
 
-#include "src/client_interceptors/stub_kind.h"
+#include "src/policy/method_catalog.h"
 
 
 namespace resilience {
@@ -10,7 +10,7 @@ ClientResilience::ClientResilience(PolicySet policies, Options options)
 
 MethodCache<ClientMethodState>::Resolution ClientResilience::Resolve(const char* method) {
   const PolicySet::Match match = policies_.Find(method);
-  const bool linked = internal::IsLinkedProtobufMethod(method);
+  const bool linked = MethodCatalog::Linked().Find(method) != nullptr;
   // An exact name of the policy file ("svc/method", not "svc/" or "").
   const bool named = !match.scope.empty() && match.scope.back() != '/';
   if (match.policy == nullptr) return {nullptr, linked};

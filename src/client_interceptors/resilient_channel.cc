@@ -1,10 +1,18 @@
 #include "src/client_interceptors/resilient_channel.h"
 
+#include <cstring>
+#include <optional>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "grpc/grpc.h"
+#include "grpc/support/log.h"
 #include "grpcpp/create_channel.h"
 #include "src/client_interceptors/breaker_interceptor.h"
 #include "src/client_interceptors/retry_interceptor.h"
 #include "src/client_interceptors/timeout_interceptor.h"
+#include "src/policy/builtin_retry_config.h"
 
 namespace resilience {
 
@@ -16,6 +24,75 @@ ClientInterceptorFactoryList ClientInterceptorFactories(std::shared_ptr<ClientRe
   return factories;
 }
 
+namespace {
+
+// The last value of `key` in `args` (gRPC takes the last one too), if it is
+// of the type asked for.
+std::optional<std::string> StringArg(const grpc::ChannelArguments& args, const char* key) {
+  std::optional<std::string> value;
+  const grpc_channel_args c = args.c_channel_args();
+  for (size_t i = 0; i < c.num_args; ++i) {
+    if (c.args[i].type == GRPC_ARG_STRING && strcmp(c.args[i].key, key) == 0) {
+      value = c.args[i].value.string;
+    }
+  }
+  return value;
+}
+
+std::optional<int> IntArg(const grpc::ChannelArguments& args, const char* key) {
+  std::optional<int> value;
+  const grpc_channel_args c = args.c_channel_args();
+  for (size_t i = 0; i < c.num_args; ++i) {
+    if (c.args[i].type == GRPC_ARG_INTEGER && strcmp(c.args[i].key, key) == 0) {
+      value = c.args[i].value.integer;
+    }
+  }
+  return value;
+}
+
+}  // namespace
+
+std::vector<std::string> ConfigureBuiltInRetries(const PolicySet& policies,
+                                                 grpc::ChannelArguments& args,
+                                                 const MethodCatalog& catalog) {
+  const BuiltInRetryConfig config = BuiltInRetryConfig::Build(policies, catalog);
+  std::vector<std::string> warnings = config.warnings();
+  const std::optional<int> enable_retries = IntArg(args, GRPC_ARG_ENABLE_RETRIES);
+  const std::optional<std::string> callers = StringArg(args, GRPC_ARG_SERVICE_CONFIG);
+  if (callers.has_value()) {
+    if (!config.service_config().empty()) {
+      warnings.push_back(absl::StrCat(
+          "channel arguments: the service config given (GRPC_ARG_SERVICE_CONFIG) is kept "
+          "instead of the policies' own, so gRPC retries none of their streaming methods (",
+          config.retried_streams().size(), ") and applies none of their waitForReady"));
+    }
+    if (absl::StrContains(*callers, "retryPolicy") ||
+        absl::StrContains(*callers, "hedgingPolicy")) {
+      if (!enable_retries.has_value()) {
+        args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
+        warnings.push_back(
+            "channel arguments: the service config given has a retryPolicy or hedgingPolicy, "
+            "which could retry unary calls beneath the RetryInterceptor: gRPC's retries are "
+            "switched off (GRPC_ARG_ENABLE_RETRIES = 0)");
+      } else if (*enable_retries != 0) {
+        warnings.push_back(
+            "channel arguments: the service config given has a retryPolicy or hedgingPolicy "
+            "and GRPC_ARG_ENABLE_RETRIES is set: unary calls it names may be retried both by "
+            "gRPC and by the RetryInterceptor");
+      }
+    }
+    return warnings;
+  }
+  if (config.service_config().empty()) return warnings;
+  args.SetServiceConfigJSON(config.service_config());
+  if (enable_retries.has_value() && *enable_retries == 0 && !config.retried_streams().empty()) {
+    warnings.push_back(absl::StrCat(
+        "channel arguments: GRPC_ARG_ENABLE_RETRIES = 0, so the streams the policies retry (",
+        config.retried_streams().size(), " methods) are not retried"));
+  }
+  return warnings;
+}
+
 void DisableBuiltInRetries(grpc::ChannelArguments& args) {
   args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
 }
@@ -23,12 +100,19 @@ void DisableBuiltInRetries(grpc::ChannelArguments& args) {
 std::shared_ptr<grpc::Channel> CreateResilientChannel(
     const std::string& target, const std::shared_ptr<grpc::ChannelCredentials>& credentials,
     const PolicySet& policies, grpc::ChannelArguments args,
-    std::shared_ptr<ClientResilience>* state) {
+    std::shared_ptr<ClientResilience>* state, std::vector<std::string>* warnings) {
+  std::vector<std::string> configured = ConfigureBuiltInRetries(policies, args);
+  if (warnings != nullptr) {
+    *warnings = std::move(configured);
+  } else {
+    for (const std::string& w : configured) {
+      gpr_log(GPR_INFO, "grpc-resilience: channel to %s: %s", target.c_str(), w.c_str());
+    }
+  }
   ClientResilience::Options options;
   options.name = target;
   auto resilience = std::make_shared<ClientResilience>(policies, options);
   if (state != nullptr) *state = resilience;
-  DisableBuiltInRetries(args);
   return grpc::experimental::CreateCustomChannelWithInterceptors(
       target, credentials, args, ClientInterceptorFactories(std::move(resilience)));
 }

@@ -1,7 +1,23 @@
 // File: src/client_interceptors/resilient_channel.h
 //
 // One call builds the client chain, retry -> timeout -> breaker, from a
-// policy set.
+// policy set, on a channel whose service config hands the retries of
+// streaming calls to gRPC's built-in retry.
+//
+// Who retries what:
+//  - Unary calls: the RetryInterceptor (retryPolicy, perAttemptTimeout,
+//    jitter, retry budget, pushback), each attempt seen by the breaker.
+//  - Streaming calls (client-, server-streaming, bidi): gRPC's built-in
+//    retry, from the service config BuiltInRetryConfig builds
+//    (src/policy/builtin_retry_config.h): a stream is retried only until
+//    gRPC commits it (first response headers or message), and the breaker
+//    sees the call once, not each attempt.
+//  - Never both: the service config has no retryPolicy that a unary method
+//    could match.
+//  - gRPC's transparent retries (of attempts that never reached the server)
+//    stay on, beneath both.
+// waitForReady of a policy goes into the same service config, so it applies
+// to every call and every attempt of the methods it names.
 //
 // Example:
 //   absl::StatusOr<resilience::PolicySet> policies =
@@ -14,9 +30,17 @@
 //   auto resilience = std::make_shared<resilience::ClientResilience>(*policies, {});
 //   auto factories = resilience::ClientInterceptorFactories(resilience);
 //   grpc::ChannelArguments args;
-//   resilience::DisableBuiltInRetries(args);
+//   for (const std::string& w : resilience::ConfigureBuiltInRetries(*policies, args)) {
+//     std::cerr << "warning: " << w << "\n";
+//   }
 //   grpc::experimental::CreateCustomChannelWithInterceptors(target, creds, args,
 //                                                          std::move(factories));
+//
+// A service config the name resolver returns (an xds: target, or DNS TXT
+// records where their lookup is enabled) replaces the channel's: then
+// streams are retried as it says, the policies' waitForReady reaches only
+// the RetryInterceptor's attempts, and a retryPolicy in it would retry unary
+// calls beneath the RetryInterceptor.
 
 #ifndef GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_RESILIENT_CHANNEL_H_
 #define GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_RESILIENT_CHANNEL_H_
@@ -30,6 +54,7 @@
 #include "grpcpp/support/channel_arguments.h"
 #include "grpcpp/support/client_interceptor.h"
 #include "src/client_interceptors/client_resilience.h"
+#include "src/policy/method_catalog.h"
 #include "src/policy/policy_set.h"
 
 namespace resilience {
@@ -46,22 +71,48 @@ using ClientInterceptorFactoryList =
 // but the factories before it would then see attempts too).
 ClientInterceptorFactoryList ClientInterceptorFactories(std::shared_ptr<ClientResilience> state);
 
+// ConfigureBuiltInRetries()
+//
+// Prepares `args` for a channel with ClientInterceptorFactories(), as
+// CreateResilientChannel() does: sets GRPC_ARG_SERVICE_CONFIG to the
+// BuiltInRetryConfig of `policies` (streaming retries and waitForReady; not
+// set when that config is empty) and leaves gRPC's retries on. Returns the
+// config's warnings and those below, one line each.
+//
+// When `args` already carry a service config (SetServiceConfigJSON), it is
+// kept and ours is not set (a warning says what is then not applied). If it
+// has a retryPolicy or hedgingPolicy, which could retry unary calls beneath
+// the RetryInterceptor, gRPC's retries are switched off
+// (GRPC_ARG_ENABLE_RETRIES = 0, with a warning), unless `args` set
+// GRPC_ARG_ENABLE_RETRIES themselves: an explicit setting is always kept.
+//
+// `catalog` tells streaming methods from unary ones; the default is every
+// method whose generated code is linked into the process. Call it once per
+// `args`: a second call finds the first one's config and keeps it.
+std::vector<std::string> ConfigureBuiltInRetries(
+    const PolicySet& policies, grpc::ChannelArguments& args,
+    const MethodCatalog& catalog = MethodCatalog::Linked());
+
 // DisableBuiltInRetries()
 //
-// Turns off gRPC's own retries (on by default in 1.51 when a service config
-// has a retryPolicy), which would run beneath the interceptors, invisible to
-// the breaker, and multiply the attempts.
+// Deprecated: use ConfigureBuiltInRetries(). Turns off all of gRPC's own
+// retries (GRPC_ARG_ENABLE_RETRIES = 0): then streaming calls are never
+// retried and gRPC's transparent retries are off too.
 void DisableBuiltInRetries(grpc::ChannelArguments& args);
 
 // CreateResilientChannel()
 //
-// A channel to `target` with the chain for `policies` and built-in retries
-// disabled. If `state` is given, it receives the channel's ClientResilience
-// (counters and breaker snapshots per method).
+// A channel to `target` with the chain for `policies` and the args of
+// ConfigureBuiltInRetries(). If `state` is given, it receives the channel's
+// ClientResilience (counters and breaker snapshots per method). If
+// `warnings` is given, it receives ConfigureBuiltInRetries()'s warnings;
+// otherwise they are logged with gpr_log at INFO (GRPC_VERBOSITY=INFO shows
+// them).
 std::shared_ptr<grpc::Channel> CreateResilientChannel(
     const std::string& target, const std::shared_ptr<grpc::ChannelCredentials>& credentials,
     const PolicySet& policies, grpc::ChannelArguments args = grpc::ChannelArguments(),
-    std::shared_ptr<ClientResilience>* state = nullptr);
+    std::shared_ptr<ClientResilience>* state = nullptr,
+    std::vector<std::string>* warnings = nullptr);
 
 }  // namespace resilience
 

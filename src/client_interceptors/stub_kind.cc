@@ -3,21 +3,8 @@
 #include <link.h>
 
 #include <cstdint>
-#include <string>
-
-#include "google/protobuf/descriptor.h"
 
 namespace resilience::internal {
-
-bool IsLinkedProtobufMethod(absl::string_view full_method) {
-  // "/pkg.Service/Method" -> "pkg.Service.Method"
-  if (full_method.size() < 4 || full_method[0] != '/') return false;
-  std::string dotted(full_method.substr(1));
-  const size_t slash = dotted.rfind('/');
-  if (slash == std::string::npos || slash == 0 || slash + 1 == dotted.size()) return false;
-  dotted[slash] = '.';
-  return google::protobuf::DescriptorPool::generated_pool()->FindMethodByName(dotted) != nullptr;
-}
 
 bool InReadOnlyStaticStorage(const void* p) {
   struct Query {

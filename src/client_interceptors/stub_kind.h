@@ -13,7 +13,7 @@
 // call through untouched. See docs/client-semantics.md.
 //
 // How a generated stub is recognised: (1) the method is in protobuf's
-// generated descriptor pool (the service's .proto is linked in), and (2) the
+// generated descriptor pool (MethodCatalog::Linked()), and (2) the
 // method name the call carries lives in read-only static storage: generated
 // stubs name their methods with string literals, while GenericStub takes a
 // std::string, whose characters are always on the heap, the stack or in
@@ -25,12 +25,6 @@
 #include "absl/strings/string_view.h"
 
 namespace resilience::internal {
-
-// IsLinkedProtobufMethod()
-//
-// Whether "/pkg.Service/Method" is a method of a service in protobuf's
-// generated descriptor pool.
-bool IsLinkedProtobufMethod(absl::string_view full_method);
 
 // InReadOnlyStaticStorage()
 //

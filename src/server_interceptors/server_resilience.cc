@@ -1,5 +1,7 @@
 #include "src/server_interceptors/server_resilience.h"
 
+#include "src/policy/method_catalog.h"
+
 namespace resilience {
 
 namespace {
@@ -53,8 +55,10 @@ ServerMethodState* ServerResilience::ForMethod(const char* method) {
 
 MethodCache<ServerMethodState>::Resolution ServerResilience::Resolve(const char* method) {
   const PolicySet::Match match = policies_.Find(method);
-  // TODO(lead): vouch for linked methods too (MethodCatalog).
-  const bool named = !match.scope.empty() && match.scope.back() != '/';
+  // A method the file names exactly, or one linked into the process, is
+  // known to the program; other names come from clients and are bounded.
+  const bool named = (!match.scope.empty() && match.scope.back() != '/') ||
+                     MethodCatalog::Linked().Find(method) != nullptr;
   if (match.policy == nullptr || (!match.policy->throttle && !match.policy->fault_injection)) {
     return {nullptr, named};
   }

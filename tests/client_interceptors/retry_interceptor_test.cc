@@ -346,14 +346,15 @@ TEST_F(ClientInterceptorsTest, LocalOutcomesNameTheMethodAndTheCause) {
   Connect(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
       "retryPolicy": {"maxAttempts": 2, "initialBackoff": "0.01s", "perAttemptTimeout": "0.1s",
                       "retryableStatusCodes": ["UNAVAILABLE", "DEADLINE_EXCEEDED"]}}],
-      "retryThrottling": {"maxTokens": 2, "tokenRatio": 0.1}})");
+      "retryThrottling": {"maxTokens": 4, "tokenRatio": 0.1}})");
   service_.SlowNext(2, absl::Seconds(2));
   grpc::Status status = Unary();
   EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
   EXPECT_EQ(status.error_message(),
             "/resilience.test.TestService/Unary: attempt 2 of 2 exceeded its per-attempt "
             "timeout of 100ms");
-  // Two failures spent the budget of 2 tokens (each failure costs one).
+  // Two failures took the budget from 4 tokens to 2: retries need more than
+  // half of maxTokens, so the next failure is not retried.
   service_.FailNext(1);
   status = Unary();
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);

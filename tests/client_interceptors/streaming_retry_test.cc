@@ -288,7 +288,7 @@ TEST_F(StreamingRetryTest, ACallersRetryPolicySwitchesGrpcRetriesOff) {
   // The RetryInterceptor alone retries the unary call.
   resilience_ = std::make_shared<ClientResilience>(policies_, ClientResilience::Options());
   stub_ = resilience::test::TestService::NewStub(
-      server_->NewChannel(ClientInterceptorFactories(resilience_), args));
+      server_->NewChannel(::resilience::ClientInterceptorFactories(resilience_), args));
   service_.Next(100, Script::kFailFirst);
   EXPECT_EQ(MakeCall(*stub_, CallType::kUnary, Flavour::kSync).status.error_code(),
             grpc::StatusCode::UNAVAILABLE);
@@ -390,6 +390,41 @@ class WaitForReadyTest : public ::testing::Test {
     return status;
   }
 };
+
+// gRPC 1.51 itself, without our interceptors or loader, on the forms of entry
+// BuiltInRetryConfig writes: the default name {} applies its waitForReady,
+// and an entry with a name only takes its method out of the default.
+TEST_F(WaitForReadyTest, GrpcAppliesTheDefaultNameAndNameOnlyEntries) {
+  ReservedPort port;
+  ASSERT_NE(port.port(), 0);
+  grpc::ChannelArguments args;
+  args.SetServiceConfigJSON(R"({"methodConfig": [{"name": [{}], "waitForReady": true}, )"
+                            R"({"name": [{"service": "resilience.test.TestService", )"
+                            R"("method": "Unary"}]}]})");
+  auto stub = resilience::test::TestService::NewStub(
+      grpc::CreateCustomChannel(port.address(), grpc::InsecureChannelCredentials(), args));
+  Req request;
+  Resp response;
+  {
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
+    const absl::Time start = absl::Now();
+    const grpc::Status s = stub->Unary(&context, request, &response);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAVAILABLE) << s.error_message();
+    EXPECT_LT(absl::Now() - start, absl::Seconds(4));
+  }
+  {
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(1)));
+    const absl::Time start = absl::Now();
+    auto reader = stub->ServerStream(&context, request);
+    while (reader->Read(&response)) {
+    }
+    const grpc::Status s = reader->Finish();
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << s.error_message();
+    EXPECT_GE(absl::Now() - start, absl::Milliseconds(900));
+  }
+}
 
 TEST_F(WaitForReadyTest, WithoutItACallToAnUnreachablePortFailsAtOnce) {
   ReservedPort port;
