@@ -1,6 +1,7 @@
 // cache_client: calls cache.v1.CacheService from the command line.
 //
-//   cache_client --target=HOST:PORT [--deadline=5s] [--policy=FILE] COMMAND
+//   cache_client --target=HOST:PORT [--deadline=D] [--policy=FILE [--strict_policies]]
+//                COMMAND
 //
 //   get KEY [--raw]     print the value (with --raw: its exact bytes, no newline)
 //   store KEY VALUE     store VALUE; VALUE "-" reads the value's bytes from stdin
@@ -12,8 +13,15 @@
 // A KEY is any non-empty bytes (e.g. $'\xff' in bash); keys are only ever
 // printed C-escaped (by dump, and in the server's error messages).
 //
+// Deadlines: a call's deadline is --deadline from its start when the flag is
+// given; without it the client sets none, and the policy file's `timeout` for
+// the method (if any) bounds the call. With both, the earlier one ends it, as
+// in gRPC. Each warning of the policy file is one line on stderr,
+// "cache_client: warning: ..."; with --strict_policies a warning is an error.
+//
 // Exit status: 0 on success; 1 when the call failed (the gRPC status is
-// printed on stderr as "NAME: message"); 2 for bad usage.
+// printed on stderr as "NAME: message"); 2 for bad usage (--help, which
+// prints the flags, exits 0).
 
 #include <unistd.h>
 
@@ -24,14 +32,13 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "cache/v1/cache.grpc.pb.h"
 #include "examples/cache_service/load_generator.h"
+#include "examples/common/command_line.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "src/grpc_common/status_conversion.h"
@@ -39,9 +46,16 @@
 #include "src/policy/policy_set.h"
 
 ABSL_FLAG(std::string, target, "127.0.0.1:50051", "Server address, HOST:PORT.");
-ABSL_FLAG(absl::Duration, deadline, absl::Seconds(5),
-          "Deadline of a get/store/dump call, and of each call of `load`.");
-ABSL_FLAG(std::string, policy, "", "Per-method policy file (JSON).");
+ABSL_FLAG(absl::Duration, deadline, absl::InfiniteDuration(),
+          "Deadline of a get/store/dump call, and of each call of `load`, from its start. "
+          "Not given (or inf): the client sets none, and the policy's `timeout` for the "
+          "method, if any, bounds the call; with both, the earlier one applies.");
+ABSL_FLAG(std::string, policy, "",
+          "Per-method policy file (JSON, proto/resilience/v1/policy.proto): the client's "
+          "timeouts, retries and circuit breakers.");
+ABSL_FLAG(bool, strict_policies, false,
+          "Refuse a policy file with warnings (fields accepted but not applied, deprecated "
+          "fields): exit 2 naming them.");
 ABSL_FLAG(bool, raw, false, "get: write the value's exact bytes, no newline.");
 ABSL_FLAG(int64_t, calls, 1000, "load: calls in total (0 = until --duration).");
 ABSL_FLAG(int, concurrency, 4, "load: calls in flight at once.");
@@ -54,20 +68,33 @@ ABSL_FLAG(uint64_t, seed, 1, "load: random seed.");
 namespace {
 
 constexpr int kCallFailed = 1;
-constexpr int kUsage = 2;
 
-int Usage(const std::string& message) {
-  std::fprintf(stderr, "cache_client: %s\n", message.c_str());
-  return kUsage;
-}
+constexpr char kUsageMessage[] =
+    "Calls cache.v1.CacheService.\n\n"
+    "  cache_client --target=HOST:PORT [--deadline=D] [--policy=FILE [--strict_policies]]\n"
+    "               COMMAND\n\n"
+    "  get KEY [--raw]     print the value (--raw: its exact bytes, no newline)\n"
+    "  store KEY VALUE     store VALUE (\"-\": read the value's bytes from stdin)\n"
+    "  dump                print every entry as KEY<TAB>VALUE, C-escaped, in key order\n"
+    "  load                closed-loop load; prints counts per status code and latency\n"
+    "                      percentiles (--calls --concurrency --duration --keys\n"
+    "                      --value_size --get_fraction --seed)\n\n"
+    "Without --deadline the client sets no deadline: the policy's `timeout` bounds the\n"
+    "call. Exit status: 0 ok, 1 the call failed (\"NAME: message\" on stderr), 2 bad usage.";
+
+int Usage(const std::string& message) { return example_cli::UsageError(message); }
 
 int CallFailed(const grpc::Status& status) {
   std::fprintf(stderr, "%s\n", resilience::FormatStatus(status).c_str());
   return kCallFailed;
 }
 
+// Sets the call's deadline from --deadline, when it was given; otherwise the
+// call has none of its own and the policy's `timeout` (if any) bounds it.
 void SetDeadline(grpc::ClientContext& context) {
-  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::GetFlag(FLAGS_deadline)));
+  const absl::Duration deadline = absl::GetFlag(FLAGS_deadline);
+  if (deadline == absl::InfiniteDuration()) return;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + deadline));
 }
 
 int RunGet(cache::v1::CacheService::Stub& stub, const std::string& key) {
@@ -146,24 +173,25 @@ int RunLoad(cache::v1::CacheService::Stub& stub) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "cache_client --target=HOST:PORT (get KEY | store KEY VALUE | dump | load)");
-  std::vector<char*> raw_args = absl::ParseCommandLine(argc, argv);
-  std::vector<std::string> args(raw_args.begin() + 1, raw_args.end());
+  const std::vector<std::string> args =
+      example_cli::ParseFlagsOrExit(argc, argv, kUsageMessage, example_cli::Args::kAllowed);
   if (args.empty()) return Usage("missing command: get, store, dump or load");
-
-  resilience::PolicySet policies;
-  if (const std::string path = absl::GetFlag(FLAGS_policy); !path.empty()) {
-    absl::StatusOr<resilience::PolicySet> loaded = resilience::PolicySet::FromJsonFile(path);
-    if (!loaded.ok()) return Usage(std::string(loaded.status().message()));
-    policies = *std::move(loaded);
-    for (const std::string& warning : policies.warnings()) {
-      std::fprintf(stderr, "cache_client: %s\n", warning.c_str());
-    }
-  }
   if (absl::GetFlag(FLAGS_deadline) <= absl::ZeroDuration()) {
     return Usage(absl::StrCat("--deadline: must be > 0, got ",
                               absl::FormatDuration(absl::GetFlag(FLAGS_deadline))));
+  }
+
+  resilience::PolicySet policies;
+  if (const std::string path = absl::GetFlag(FLAGS_policy); !path.empty()) {
+    resilience::PolicySet::LoadOptions load_options;
+    load_options.strict = absl::GetFlag(FLAGS_strict_policies);
+    absl::StatusOr<resilience::PolicySet> loaded =
+        resilience::PolicySet::FromJsonFile(path, load_options);
+    if (!loaded.ok()) return Usage(std::string(loaded.status().message()));
+    policies = *std::move(loaded);
+    for (const std::string& warning : policies.warnings()) {
+      std::fprintf(stderr, "cache_client: warning: %s\n", warning.c_str());
+    }
   }
 
   const std::string& command = args[0];

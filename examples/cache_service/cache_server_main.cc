@@ -2,11 +2,15 @@
 //
 //   cache_server [--host=127.0.0.1] [--port=0] [--max_entries=100000]
 //                [--max_value_bytes=1048576] [--max_total_bytes=268435456]
-//                [--grace_period=5s] [--policy=FILE]
+//                [--grace_period=5s] [--policy=FILE [--strict_policies]]
 //
 // First line on stdout (flushed): "listening on HOST:PORT". SIGINT or SIGTERM
 // stops accepting calls, lets calls in flight finish for up to --grace_period,
-// and exits 0. Bad flags: one line on stderr, exit 2.
+// and exits 0. Each warning of the policy file (a field accepted but not
+// applied, a deprecated field) is one line on stderr, "cache_server: warning:
+// ..."; with --strict_policies a warning is an error. --help prints the flags
+// and exits 0. Bad flags, a bad policy file, a port in use: one line on
+// stderr, exit 2.
 
 #include <signal.h>
 
@@ -17,13 +21,12 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "examples/cache_service/cache_server.h"
+#include "examples/common/command_line.h"
 #include "src/policy/policy_set.h"
 
 ABSL_FLAG(std::string, host, "127.0.0.1", "Address to listen on.");
@@ -34,14 +37,26 @@ ABSL_FLAG(int64_t, max_total_bytes, int64_t{256} << 20,
           "Bytes (keys + values) kept before LRU eviction.");
 ABSL_FLAG(absl::Duration, grace_period, absl::Seconds(5),
           "How long calls in flight may finish after SIGINT/SIGTERM.");
-ABSL_FLAG(std::string, policy, "", "Per-method policy file (JSON).");
+ABSL_FLAG(std::string, policy, "",
+          "Per-method policy file (JSON, proto/resilience/v1/policy.proto): the server's "
+          "throttles and fault injection.");
+ABSL_FLAG(bool, strict_policies, false,
+          "Refuse a policy file with warnings (fields accepted but not applied, deprecated "
+          "fields): exit 2 naming them.");
 
 namespace {
 
-int Fail(const std::string& message) {
-  std::fprintf(stderr, "cache_server: %s\n", message.c_str());
-  return 2;
-}
+constexpr char kUsage[] =
+    "Serves cache.v1.CacheService.\n\n"
+    "  cache_server [--host=127.0.0.1] [--port=0] [--max_entries=100000]\n"
+    "               [--max_value_bytes=1048576] [--max_total_bytes=268435456]\n"
+    "               [--grace_period=5s] [--policy=FILE [--strict_policies]]\n\n"
+    "The first line on stdout is \"listening on HOST:PORT\". SIGINT or SIGTERM stops\n"
+    "accepting calls and lets calls in flight finish for up to --grace_period. Warnings\n"
+    "of the policy file are printed on stderr, one line each. Exit status: 0 after a\n"
+    "signal, 2 for bad flags, a bad policy file or a port in use.";
+
+int Fail(const std::string& message) { return example_cli::UsageError(message); }
 
 // Returns an error message, or "" when the flag value is usable as a size.
 std::string CheckPositive(const char* name, int64_t value) {
@@ -52,28 +67,31 @@ std::string CheckPositive(const char* name, int64_t value) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("Serves cache.v1.CacheService. See the file header.");
-  std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
-  if (positional.size() > 1) {
-    return Fail(absl::StrCat("unexpected argument \"", positional[1], "\""));
-  }
+  example_cli::ParseFlagsOrExit(argc, argv, kUsage);
   for (const std::string& error :
        {CheckPositive("max_entries", absl::GetFlag(FLAGS_max_entries)),
         CheckPositive("max_value_bytes", absl::GetFlag(FLAGS_max_value_bytes)),
         CheckPositive("max_total_bytes", absl::GetFlag(FLAGS_max_total_bytes))}) {
     if (!error.empty()) return Fail(error);
   }
+  if (const int port = absl::GetFlag(FLAGS_port); port < 0 || port > 65535) {
+    return Fail(absl::StrCat("--port: must be in [0, 65535], got ", port));
+  }
   if (absl::GetFlag(FLAGS_grace_period) < absl::ZeroDuration()) {
     return Fail(absl::StrCat("--grace_period: must be >= 0, got ",
                              absl::FormatDuration(absl::GetFlag(FLAGS_grace_period))));
   }
+  const std::string policy_path = absl::GetFlag(FLAGS_policy);
   resilience::PolicySet policies;
-  if (const std::string path = absl::GetFlag(FLAGS_policy); !path.empty()) {
-    absl::StatusOr<resilience::PolicySet> loaded = resilience::PolicySet::FromJsonFile(path);
+  if (!policy_path.empty()) {
+    resilience::PolicySet::LoadOptions load_options;
+    load_options.strict = absl::GetFlag(FLAGS_strict_policies);
+    absl::StatusOr<resilience::PolicySet> loaded =
+        resilience::PolicySet::FromJsonFile(policy_path, load_options);
     if (!loaded.ok()) return Fail(std::string(loaded.status().message()));
     policies = *std::move(loaded);
     for (const std::string& warning : policies.warnings()) {
-      std::fprintf(stderr, "cache_server: %s\n", warning.c_str());
+      std::fprintf(stderr, "cache_server: warning: %s\n", warning.c_str());
     }
   }
 

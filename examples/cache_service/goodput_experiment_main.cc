@@ -11,7 +11,8 @@
 // Prints a table per schedule (outage, mixed); --json prints
 // {"schedules": {"outage": {"policies": {"none": {...}, ...}}, "mixed": ...}};
 // --out=DIR writes DIR/<schedule>.csv with the successes per second of each
-// policy and the backend's state.
+// policy and the backend's state. --help prints the flags and exits 0; bad
+// flags exit 2 with one line.
 
 #include <cstdio>
 #include <fstream>
@@ -20,11 +21,11 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "examples/cache_service/goodput/goodput.h"
 #include "examples/cache_service/goodput/grpc_run.h"
+#include "examples/common/command_line.h"
 
 ABSL_FLAG(double, seconds, 0,
           "Length of each schedule in seconds of the schedule; 0 = 300 (simulated), 60 (grpc).");
@@ -36,20 +37,25 @@ ABSL_FLAG(std::string, mode, "simulated",
           "simulated (the breakers against a simulated backend) or grpc (the client "
           "interceptors over real gRPC to a CacheServer with scheduled faults).");
 
+constexpr char kUsage[] =
+    "Seed 000's comparison of circuit breakers against scheduled outages, reproducible.\n\n"
+    "  goodput_experiment [--mode=simulated|grpc] [--seconds=N] [--seed=1] [--json]\n"
+    "                     [--json_file=PATH] [--out=DIR]\n\n"
+    "Prints a table per schedule (outage, mixed), or JSON with --json; --out=DIR writes\n"
+    "DIR/<schedule>.csv. Exit status: 0 ok, 1 a run failed, 2 bad usage.";
+
 int main(int argc, char** argv) {
-  absl::ParseCommandLine(argc, argv);
+  example_cli::ParseFlagsOrExit(argc, argv, kUsage);
   const std::string mode = absl::GetFlag(FLAGS_mode);
   if (mode != "simulated" && mode != "grpc") {
-    std::fprintf(stderr, "goodput_experiment: --mode: must be simulated or grpc, got \"%s\"\n",
-                 mode.c_str());
-    return 2;
+    return example_cli::UsageError(
+        absl::StrCat("--mode: must be simulated or grpc, got \"", mode, "\""));
   }
   double seconds = absl::GetFlag(FLAGS_seconds);
   if (seconds == 0) seconds = mode == "grpc" ? 60 : 300;
   if (!(seconds >= 1 && seconds <= 86400)) {
-    std::fprintf(stderr, "goodput_experiment: --seconds: must be in [1, 86400], got %g\n",
-                 seconds);
-    return 2;
+    return example_cli::UsageError(
+        absl::StrFormat("--seconds: must be in [1, 86400], got %g", seconds));
   }
   const absl::Duration length = absl::Seconds(seconds);
   const uint64_t seed = absl::GetFlag(FLAGS_seed);

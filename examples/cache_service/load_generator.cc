@@ -112,7 +112,9 @@ LoadReport RunLoad(cache::v1::CacheService::StubInterface& stub, const LoadOptio
       const std::string key = absl::StrCat(
           "key-", static_cast<int64_t>(uniform() * static_cast<double>(options.key_space)));
       grpc::ClientContext context;
-      context.set_deadline(absl::ToChronoTime(call_start + options.call_timeout));
+      if (options.call_timeout != absl::InfiniteDuration()) {
+        context.set_deadline(absl::ToChronoTime(call_start + options.call_timeout));
+      }
       grpc::Status status;
       if (uniform() < options.get_fraction) {
         cache::v1::GetReq request;

@@ -35,7 +35,8 @@ struct LoadOptions {
   int64_t value_size = 100;
   // Share of calls that are Get (the rest are Store), in [0, 1]. Defaults to 0.8.
   double get_fraction = 0.8;
-  // Deadline of each call. > 0. Defaults to 1 s.
+  // Deadline of each call, from its start. > 0; absl::InfiniteDuration() sets
+  // none (then only a policy's `timeout` bounds the call). Defaults to 1 s.
   absl::Duration call_timeout = absl::Seconds(1);
   // Seed of the key and method choice, so runs are repeatable. Defaults to 1.
   uint64_t seed = 1;

@@ -1,13 +1,16 @@
 // End-to-end: the built cache_server and cache_client binaries, run as a user
-// would run them, as subprocesses talking over loopback.
+// would run them, as subprocesses talking over loopback; and the command-line
+// conventions every binary follows (examples/common/command_line.h).
 
 #include <signal.h>
 
-#include <memory>
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -34,6 +37,18 @@ using ::testing::StartsWith;
 
 constexpr char kServer[] = CACHE_SERVER_PATH;
 constexpr char kClient[] = CACHE_CLIENT_PATH;
+
+// Writes `content` to a file of the test's temporary directory; returns its path.
+std::string WriteTempFile(const std::string& name, const std::string& content) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path) << content;
+  return path;
+}
+
+// A policy file with one field that loads with a warning (accepted for
+// compatibility with gRPC service configs, not applied).
+constexpr char kPolicyWithWarning[] = R"({"loadBalancingPolicy": "round_robin",
+    "methodConfig": [{"name": [{"service": "cache.v1.CacheService"}], "timeout": "10s"}]})";
 
 class CacheCliTest : public ::testing::Test {
  protected:
@@ -190,7 +205,7 @@ TEST_F(CacheCliTest, UsageErrorsAndUnreachableServer) {
   EXPECT_THAT(r.err, StartsWith("UNAVAILABLE: "));
 }
 
-// Bad server flags: a one-line error and a non-zero exit, before listening.
+// Bad server flags: a one-line error and exit 2, before listening.
 TEST(CacheServerFlagsTest, BadFlagsFailWithOneLine) {
   for (const std::vector<std::string>& flags :
        std::vector<std::vector<std::string>>{{"--port=70000"},
@@ -202,7 +217,7 @@ TEST(CacheServerFlagsTest, BadFlagsFailWithOneLine) {
     std::vector<std::string> argv = {kServer};
     argv.insert(argv.end(), flags.begin(), flags.end());
     CommandResult r = RunCommand(argv, "", absl::Seconds(10));
-    EXPECT_NE(r.exit_code, 0) << flags[0];
+    EXPECT_EQ(r.exit_code, 2) << flags[0] << ": " << r.err;
     EXPECT_FALSE(r.timed_out) << flags[0];
     EXPECT_EQ(r.out, "") << flags[0];
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << flags[0] << ": " << r.err;
@@ -219,7 +234,7 @@ TEST(CachePolicyFlagTest, BadPolicyFileIsRefusedBeforeServing) {
   }
   const std::string expected = "methodConfig[0].retryPolicy.maxAttempts: must be in [1, 10], got 0";
   CommandResult server = RunCommand({kServer, "--policy=" + path}, "", absl::Seconds(10));
-  EXPECT_NE(server.exit_code, 0);
+  EXPECT_EQ(server.exit_code, 2);
   EXPECT_EQ(server.out, "");  // never printed "listening on"
   EXPECT_THAT(server.err, HasSubstr(expected));
   EXPECT_THAT(server.err, HasSubstr(path));
@@ -311,6 +326,246 @@ TEST_F(CacheCliTest, SigtermKeepsTheGracePeriodDuringAnInjectedDelay) {
   EXPECT_LT(took, absl::Seconds(4));
   ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(10)));
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
+}
+
+// --- Command-line conventions of every binary -----------------------------
+
+struct Binary {
+  std::string path;
+  // A flag with a value the binary refuses when parsing it.
+  std::string bad_value;
+};
+
+std::vector<Binary> AllBinaries() {
+  std::vector<Binary> binaries = {
+      {kServer, "--port=notaport"},
+      {kClient, "--deadline=soon"},
+      {CACHE_DEMO_PATH, ""},  // no flags of its own
+      {GOODPUT_EXPERIMENT_PATH, "--seconds=abc"},
+  };
+#ifdef CLIENT_CHAIN_BENCH_PATH
+  binaries.push_back({CLIENT_CHAIN_BENCH_PATH, "--rounds=many"});
+  binaries.push_back({SERVER_THROTTLE_BENCH_PATH, "--seconds=abc"});
+  binaries.push_back({BREAKER_BENCH_PATH, "--benchmark_min_time=abc"});
+#endif
+  return binaries;
+}
+
+std::string BaseName(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+// --help (and -h, --helpfull) prints the usage on stdout and exits 0, without
+// doing the program's work (the demo, an experiment, a benchmark).
+TEST(CommandLineTest, HelpExitsZero) {
+  for (const Binary& binary : AllBinaries()) {
+    for (const char* help : {"--help", "-h", "--helpfull"}) {
+      SCOPED_TRACE(absl::StrCat(BaseName(binary.path), " ", help));
+      CommandResult r = RunCommand({binary.path, help}, "", absl::Seconds(20));
+      EXPECT_FALSE(r.timed_out);
+      EXPECT_EQ(r.exit_code, 0) << r.err;
+      EXPECT_EQ(r.err, "");
+      EXPECT_THAT(r.out, HasSubstr(BaseName(binary.path) == "breaker_bench" ? "--benchmark_filter"
+                                                                           : "Flags:"));
+    }
+  }
+  // The program's own flags are listed with their help; --helpfull adds Abseil's.
+  CommandResult r = RunCommand({kClient, "--help"}, "", absl::Seconds(20));
+  EXPECT_THAT(r.out, HasSubstr("--deadline"));
+  EXPECT_THAT(r.out, HasSubstr("--strict_policies"));
+  EXPECT_THAT(r.out, Not(HasSubstr("  --flagfile (default")));
+  r = RunCommand({kClient, "--helpfull"}, "", absl::Seconds(20));
+  EXPECT_THAT(r.out, HasSubstr("  --flagfile (default"));
+  r = RunCommand({kServer, "--help"}, "", absl::Seconds(20));
+  EXPECT_THAT(r.out, HasSubstr("--strict_policies"));
+}
+
+// An unknown flag, a bad value, a missing value, a stray argument: one line
+// on stderr, "PROGRAM: ..." naming the flag, nothing on stdout, exit 2.
+TEST(CommandLineTest, BadFlagsExitTwoWithOneLineNamingTheFlag) {
+  for (const Binary& binary : AllBinaries()) {
+    const std::string name = BaseName(binary.path);
+    std::vector<std::pair<std::string, std::string>> cases = {
+        {"--no_such_flag", "--no_such_flag"},
+        {"--no_such_flag=1", "--no_such_flag"},
+    };
+    if (!binary.bad_value.empty()) {
+      cases.push_back({binary.bad_value, binary.bad_value.substr(0, binary.bad_value.find('='))});
+    }
+    if (name != "cache_client") cases.push_back({"stray-argument", "stray-argument"});
+    for (const auto& [arg, named] : cases) {
+      SCOPED_TRACE(absl::StrCat(name, " ", arg));
+      CommandResult r = RunCommand({binary.path, arg}, "", absl::Seconds(20));
+      EXPECT_FALSE(r.timed_out);
+      EXPECT_EQ(r.exit_code, 2);
+      EXPECT_EQ(r.out, "");
+      EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+      EXPECT_THAT(r.err, StartsWith(name + ": "));
+      EXPECT_THAT(r.err, HasSubstr(named));
+    }
+  }
+  // A flag that needs a value, given none; a bool flag's value; the "no" form
+  // of a flag that is not a bool.
+  for (const auto& [arg, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"--target", "cache_client: --target: missing value\n"},
+           {"--raw=maybe", "cache_client: --raw: invalid value \"maybe\"\n"},
+           {"--nodeadline", "cache_client: --nodeadline: --deadline is not a boolean flag\n"},
+           {"--deadline=0s", "cache_client: --deadline: must be > 0, got 0\n"}}) {
+    CommandResult r = RunCommand({kClient, "get", "k", arg}, "", absl::Seconds(20));
+    EXPECT_EQ(r.exit_code, 2) << arg;
+    EXPECT_EQ(r.err, expected);
+  }
+  // Flags and arguments mix, "--" ends the flags, --undefok lets a flag pass.
+  CommandResult r = RunCommand({kServer, "--undefok=no_such_flag", "--no_such_flag", "--help"},
+                               "", absl::Seconds(20));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = RunCommand({kClient, "--target=127.0.0.1:1", "--deadline=1s", "get", "--", "--raw"}, "",
+                 absl::Seconds(20));
+  EXPECT_EQ(r.exit_code, 1) << r.err;  // calls, with key "--raw"
+  EXPECT_THAT(r.err, StartsWith("UNAVAILABLE: "));
+}
+
+// --- Deadlines: the policy's `timeout` and --deadline ------------------------
+
+class CacheCliDeadlineTest : public CacheCliTest {
+ protected:
+  // A server whose Gets take 3 s (an injected delay).
+  void StartSlowServer() {
+    StartServer({"--policy=" + WriteTempFile("slow_get_policy.json", R"({"methodConfig": [
+        {"name": [{"service": "cache.v1.CacheService", "method": "Get"}],
+         "faultInjection": {"delay": "3s"}}]})")});
+  }
+  // A client policy file giving Get `timeout`.
+  static std::string ClientPolicy(const std::string& timeout) {
+    return WriteTempFile(absl::StrCat("get_timeout_", timeout, ".json"),
+                         absl::StrCat(R"({"methodConfig": [{"name": [{"service":
+                             "cache.v1.CacheService", "method": "Get"}], "timeout": ")",
+                                      timeout, R"("}]})"));
+  }
+  // Runs `get k` with `flags`; the time it took.
+  absl::Duration TimedGet(std::vector<std::string> flags, CommandResult* result) {
+    flags.insert(flags.end(), {"get", "k"});
+    const absl::Time start = absl::Now();
+    *result = Client(flags);
+    return absl::Now() - start;
+  }
+};
+
+// Without --deadline the policy's `timeout` ends the call: 300 ms, not the
+// 5 s --deadline used to default to, nor the server's 3 s.
+TEST_F(CacheCliDeadlineTest, PolicyTimeoutBoundsTheCallWithoutDeadlineFlag) {
+  StartSlowServer();
+  CommandResult r;
+  const absl::Duration took = TimedGet({"--policy=" + ClientPolicy("0.3s")}, &r);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.err, StartsWith("DEADLINE_EXCEEDED"));
+  EXPECT_GE(took, absl::Milliseconds(250));
+  EXPECT_LT(took, absl::Seconds(2));
+}
+
+// --deadline, when given, bounds the call too: a shorter one ends it before
+// the policy's `timeout`; a longer one does not extend the policy's
+// `timeout` (the earlier of the two applies, as in gRPC).
+TEST_F(CacheCliDeadlineTest, DeadlineFlagAndPolicyTimeoutTheEarlierApplies) {
+  StartSlowServer();
+  CommandResult r;
+  absl::Duration took = TimedGet({"--policy=" + ClientPolicy("20s"), "--deadline=0.3s"}, &r);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.err, StartsWith("DEADLINE_EXCEEDED"));
+  EXPECT_GE(took, absl::Milliseconds(250));
+  EXPECT_LT(took, absl::Seconds(2));
+
+  took = TimedGet({"--policy=" + ClientPolicy("0.3s"), "--deadline=20s"}, &r);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.err, StartsWith("DEADLINE_EXCEEDED"));
+  EXPECT_LT(took, absl::Seconds(2));
+
+  // No policy: --deadline alone.
+  took = TimedGet({"--deadline=0.3s"}, &r);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.err, StartsWith("DEADLINE_EXCEEDED"));
+  EXPECT_LT(took, absl::Seconds(2));
+}
+
+// --- Policy warnings and --strict_policies ----------------------------------
+
+// Both binaries print each warning of the policy file on stderr, one line
+// "PROGRAM: warning: ..." naming the field, and go on.
+TEST_F(CacheCliTest, PolicyWarningsArePrinted) {
+  const std::string policy = WriteTempFile("warning_policy.json", kPolicyWithWarning);
+  StartServer({"--policy=" + policy});
+  CommandResult r = Client({"--policy=" + policy, "store", "k", "v"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, StartsWith("cache_client: warning: loadBalancingPolicy"));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+
+  server_->Signal(SIGTERM);
+  CommandResult server = server_->Finish("", absl::Seconds(15));
+  EXPECT_EQ(server.exit_code, 0) << server.err;
+  EXPECT_THAT(server.err, StartsWith("cache_server: warning: loadBalancingPolicy"));
+}
+
+// `deadline` is a deprecated alias of `timeout`: it loads with a warning
+// naming it, and bounds the call as `timeout` does.
+TEST_F(CacheCliDeadlineTest, DeprecatedDeadlineFieldWarnsAndActsAsTimeout) {
+  StartSlowServer();
+  const std::string policy = WriteTempFile("deprecated_deadline.json", R"({"methodConfig": [
+      {"name": [{"service": "cache.v1.CacheService", "method": "Get"}], "deadline": "0.3s"}]})");
+  CommandResult r;
+  const absl::Duration took = TimedGet({"--policy=" + policy}, &r);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const std::vector<std::string> lines = absl::StrSplit(r.err, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 2u) << r.err;
+  EXPECT_THAT(lines[0], StartsWith("cache_client: warning: "));
+  EXPECT_THAT(lines[0], HasSubstr("deadline"));
+  EXPECT_THAT(lines[1], StartsWith("DEADLINE_EXCEEDED"));
+  EXPECT_LT(took, absl::Seconds(2));
+  EXPECT_EQ(Client({"--policy=" + policy, "--strict_policies", "get", "k"}).exit_code, 2);
+}
+
+// --strict_policies turns a warning into an error: exit 2 naming the field,
+// before serving or calling; without it the same file loads.
+TEST(CachePolicyFlagTest, StrictPoliciesRefusesAFileWithWarnings) {
+  const std::string policy = WriteTempFile("strict_policy.json", kPolicyWithWarning);
+  CommandResult server =
+      RunCommand({kServer, "--policy=" + policy, "--strict_policies"}, "", absl::Seconds(10));
+  EXPECT_FALSE(server.timed_out);
+  EXPECT_EQ(server.exit_code, 2);
+  EXPECT_EQ(server.out, "");  // never printed "listening on"
+  EXPECT_THAT(server.err, StartsWith("cache_server: "));
+  EXPECT_THAT(server.err, HasSubstr("loadBalancingPolicy"));
+
+  CommandResult client = RunCommand(
+      {kClient, "--target=127.0.0.1:1", "--policy=" + policy, "--strict_policies", "get", "k"},
+      "", absl::Seconds(10));
+  EXPECT_EQ(client.exit_code, 2);
+  EXPECT_THAT(client.err, StartsWith("cache_client: "));
+  EXPECT_THAT(client.err, HasSubstr("loadBalancingPolicy"));
+  EXPECT_THAT(client.err, Not(HasSubstr("UNAVAILABLE")));  // no call was made
+
+  // Without --strict_policies: a warning, and the call is made.
+  client = RunCommand({kClient, "--target=127.0.0.1:1", "--deadline=2s", "--policy=" + policy,
+                       "get", "k"},
+                      "", absl::Seconds(10));
+  EXPECT_EQ(client.exit_code, 1);
+  EXPECT_THAT(client.err, HasSubstr("UNAVAILABLE"));
+}
+
+// The shipped policies.json loads with no warning, so --strict_policies
+// accepts it on both sides, and it works.
+TEST_F(CacheCliTest, ShippedPoliciesLoadStrictly) {
+  const std::string shipped = std::string("--policy=") + SHIPPED_POLICY_PATH;
+  StartServer({shipped, "--strict_policies"});
+  CommandResult r = Client({shipped, "--strict_policies", "store", "fruit", "apple"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  r = Client({shipped, "--strict_policies", "get", "fruit"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "apple\n");
+  EXPECT_EQ(r.err, "");
+
+  server_->Signal(SIGTERM);
+  CommandResult server = server_->Finish("", absl::Seconds(15));
+  EXPECT_EQ(server.exit_code, 0) << server.err;
+  EXPECT_THAT(server.err, Not(HasSubstr("warning")));
 }
 
 }  // namespace

@@ -101,13 +101,18 @@ std::vector<Period> MixedSchedule(absl::Duration length, uint64_t seed) {
 namespace {
 
 // The "breaker" object the shipped policies.json gives `method`, re-printed
-// as JSON by protobuf.
+// as JSON by protobuf. The file is built in, so a failure here is a bug of
+// the build: it stops the program rather than measure no breaker in its place.
 std::string ShippedBreakerJson(const std::string& method) {
   resilience::v1::PolicyFile file;
   google::protobuf::util::JsonParseOptions options;
-  if (!google::protobuf::util::JsonStringToMessage(cache_service::kShippedPolicies, &file, options)
-           .ok()) {
-    return "";
+  if (const auto s =
+          google::protobuf::util::JsonStringToMessage(cache_service::kShippedPolicies, &file,
+                                                      options);
+      !s.ok()) {
+    std::fprintf(stderr, "goodput: the built-in policies.json does not parse: %s\n",
+                 s.ToString().c_str());
+    std::abort();
   }
   for (const resilience::v1::MethodConfig& config : file.method_config()) {
     for (const resilience::v1::MethodName& name : config.name()) {
@@ -116,7 +121,9 @@ std::string ShippedBreakerJson(const std::string& method) {
       if (google::protobuf::util::MessageToJsonString(config.breaker(), &json).ok()) return json;
     }
   }
-  return "";
+  std::fprintf(stderr, "goodput: the built-in policies.json has no breaker for %s\n",
+               method.c_str());
+  std::abort();
 }
 
 }  // namespace
