@@ -18,7 +18,7 @@
 #include "examples/cache_service/cache_service_impl.h"
 #include "examples/cache_service/load_generator.h"
 #include "examples/common/command_line.h"
-#include "src/client_interceptors/resilient_channel.h"
+#include "grpc_resilience/internal/client_interceptors/resilient_channel.h"
 #include "tests/testing/test_server.h"
 
 ABSL_FLAG(double, seconds, 2, "Length of each round.");
@@ -90,9 +90,12 @@ int main(int argc, char** argv) {
       channels.push_back(grpc::CreateCustomChannel(server->address(),
                                                    grpc::InsecureChannelCredentials(), args));
     } else {
+      resilience::ResilientChannelOptions options;
+      options.args = args;
       channels.push_back(resilience::CreateResilientChannel(
-          server->address(), grpc::InsecureChannelCredentials(),
-          *resilience::PolicySet::FromJsonString(c.policy), args));
+                             server->address(), grpc::InsecureChannelCredentials(),
+                             *resilience::PolicySet::FromJsonString(c.policy), std::move(options))
+                             .channel);
     }
   }
   cache_service::LoadOptions load;

@@ -39,8 +39,8 @@
 #include "examples/common/command_line.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
-#include "src/breaker/mutex.h"
-#include "src/server_interceptors/server_interceptors.h"
+#include "grpc_resilience/internal/breaker/mutex.h"
+#include "grpc_resilience/internal/server_interceptors/server_interceptors.h"
 #include "tests/testing/test_server.h"
 
 ABSL_FLAG(double, seconds, 2, "Length of each measured round.");

@@ -6,6 +6,6 @@
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 ensure_packages "${REQUIRED_PACKAGES[@]}"
-configure_and_build "$REPO_ROOT/build" cache_demo
+configure_and_build "$REPO_ROOT/build" grpc_resilience_cache_demo
 log "running cache_demo"
 exec "$REPO_ROOT/build/examples/cache_service/cache_demo"

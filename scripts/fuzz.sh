@@ -6,7 +6,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 seconds="${1:-60}"
 ensure_packages "${REQUIRED_PACKAGES[@]}" clang-14 libclang-rt-14-dev
-CC=clang-14 CXX=clang++-14 configure_and_build "$REPO_ROOT/build-fuzz" policy_fuzzer -- \
+CC=clang-14 CXX=clang++-14 configure_and_build "$REPO_ROOT/build-fuzz" grpc_resilience_policy_fuzzer -- \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRESILIENCE_SANITIZE=address,undefined \
   -DRESILIENCE_BUILD_FUZZERS=ON -DRESILIENCE_BUILD_BENCH=OFF
 corpus="$(mktemp -d)"

@@ -10,7 +10,7 @@
 #   scripts/goodput.sh [--seed=1]
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 ensure_packages "${REQUIRED_PACKAGES[@]}" gnuplot-nox
-configure_and_build "$REPO_ROOT/build" goodput_experiment
+configure_and_build "$REPO_ROOT/build" grpc_resilience_goodput_experiment
 out="$REPO_ROOT/docs"
 mkdir -p "$out"
 experiment="$REPO_ROOT/build/examples/cache_service/goodput_experiment"

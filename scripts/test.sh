@@ -36,7 +36,7 @@ case "$mode" in
     ;;
   tsan)
     build_dir="$REPO_ROOT/build-tsan"
-    configure_and_build "$build_dir" core_tests -- -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    configure_and_build "$build_dir" grpc_resilience_core_tests -- -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DRESILIENCE_SANITIZE=thread -DRESILIENCE_BUILD_BENCH=OFF
     export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
     labels=(-L core)

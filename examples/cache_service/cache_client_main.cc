@@ -41,9 +41,9 @@
 #include "examples/common/command_line.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
-#include "src/grpc_common/status_conversion.h"
-#include "src/client_interceptors/resilient_channel.h"
-#include "src/policy/policy_set.h"
+#include "grpc_resilience/internal/grpc_common/status_conversion.h"
+#include "grpc_resilience/internal/client_interceptors/resilient_channel.h"
+#include "grpc_resilience/internal/policy/policy_set.h"
 
 ABSL_FLAG(std::string, target, "127.0.0.1:50051", "Server address, HOST:PORT.");
 ABSL_FLAG(absl::Duration, deadline, absl::InfiniteDuration(),
@@ -209,9 +209,15 @@ int main(int argc, char** argv) {
   channel_args.SetMaxReceiveMessageSize(-1);  // values are bounded by the server
   // The client chain (retry -> timeout -> breaker) for --policy; with no
   // policy file every call passes through untouched.
-  auto channel = resilience::CreateResilientChannel(
-      absl::GetFlag(FLAGS_target), grpc::InsecureChannelCredentials(), policies, channel_args);
-  auto stub = cache::v1::CacheService::NewStub(channel);
+  resilience::ResilientChannelOptions channel_options;
+  channel_options.args = channel_args;
+  resilience::ResilientChannel channel = resilience::CreateResilientChannel(
+      absl::GetFlag(FLAGS_target), grpc::InsecureChannelCredentials(), policies,
+      std::move(channel_options));
+  for (const std::string& warning : channel.warnings) {
+    std::fprintf(stderr, "cache_client: warning: %s\n", warning.c_str());
+  }
+  auto stub = cache::v1::CacheService::NewStub(channel.channel);
   if (command == "get") return RunGet(*stub, args[1]);
   if (command == "store") return RunStore(*stub, args[1], args[2]);
   if (command == "dump") return RunDump(*stub);

@@ -28,9 +28,9 @@
 #include "grpcpp/security/credentials.h"
 #include "resilience/v1/policy.pb.h"
 #include "shipped_policies.h"
-#include "src/client_interceptors/resilient_channel.h"
-#include "src/grpc_common/status_conversion.h"
-#include "src/policy/policy_set.h"
+#include "grpc_resilience/internal/client_interceptors/resilient_channel.h"
+#include "grpc_resilience/internal/grpc_common/status_conversion.h"
+#include "grpc_resilience/internal/policy/policy_set.h"
 
 namespace {
 
@@ -133,9 +133,13 @@ std::shared_ptr<grpc::Channel> ResilientChannel(
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 300);
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  return resilience::CreateResilientChannel(
+  resilience::ResilientChannelOptions options;
+  options.args = args;
+  resilience::ResilientChannel channel = resilience::CreateResilientChannel(
       target, grpc::InsecureChannelCredentials(),
-      *resilience::PolicySet::FromJsonString(cache_service::kShippedPolicies), args, state);
+      *resilience::PolicySet::FromJsonString(cache_service::kShippedPolicies), std::move(options));
+  *state = channel.resilience;
+  return channel.channel;
 }
 
 void NoFaults(const std::string&, resilience::v1::MethodConfig&) {}

@@ -27,7 +27,7 @@
 #include "absl/time/time.h"
 #include "examples/cache_service/cache_server.h"
 #include "examples/common/command_line.h"
-#include "src/policy/policy_set.h"
+#include "grpc_resilience/internal/policy/policy_set.h"
 
 ABSL_FLAG(std::string, host, "127.0.0.1", "Address to listen on.");
 ABSL_FLAG(int, port, 0, "Port to listen on; 0 picks any free port.");

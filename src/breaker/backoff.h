@@ -9,7 +9,7 @@
 #include <cmath>
 
 #include "absl/time/time.h"
-#include "src/breaker/random_source.h"
+#include "grpc_resilience/internal/breaker/random_source.h"
 
 namespace resilience {
 

@@ -1,4 +1,4 @@
-#include "src/breaker/breaker.h"
+#include "grpc_resilience/internal/breaker/breaker.h"
 
 namespace resilience {
 

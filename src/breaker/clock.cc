@@ -1,4 +1,4 @@
-#include "src/breaker/clock.h"
+#include "grpc_resilience/internal/breaker/clock.h"
 
 #include <time.h>
 

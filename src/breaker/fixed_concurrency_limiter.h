@@ -9,7 +9,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "src/breaker/concurrency_limiter.h"
+#include "grpc_resilience/internal/breaker/concurrency_limiter.h"
 
 namespace resilience {
 

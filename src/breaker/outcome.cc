@@ -1,4 +1,4 @@
-#include "src/breaker/outcome.h"
+#include "grpc_resilience/internal/breaker/outcome.h"
 
 namespace resilience {
 

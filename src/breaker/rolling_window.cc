@@ -1,4 +1,4 @@
-#include "src/breaker/rolling_window.h"
+#include "grpc_resilience/internal/breaker/rolling_window.h"
 
 #include <sched.h>
 

@@ -15,7 +15,7 @@
 #include <cstdint>
 
 #include "absl/time/time.h"
-#include "src/breaker/clock.h"
+#include "grpc_resilience/internal/breaker/clock.h"
 
 namespace resilience {
 

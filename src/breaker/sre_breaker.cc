@@ -1,4 +1,4 @@
-#include "src/breaker/sre_breaker.h"
+#include "grpc_resilience/internal/breaker/sre_breaker.h"
 
 #include <algorithm>
 #include <cmath>

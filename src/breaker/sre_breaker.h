@@ -13,10 +13,10 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "src/breaker/breaker.h"
-#include "src/breaker/clock.h"
-#include "src/breaker/random_source.h"
-#include "src/breaker/rolling_window.h"
+#include "grpc_resilience/internal/breaker/breaker.h"
+#include "grpc_resilience/internal/breaker/clock.h"
+#include "grpc_resilience/internal/breaker/random_source.h"
+#include "grpc_resilience/internal/breaker/rolling_window.h"
 
 namespace resilience {
 

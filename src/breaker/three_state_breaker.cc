@@ -1,4 +1,4 @@
-#include "src/breaker/three_state_breaker.h"
+#include "grpc_resilience/internal/breaker/three_state_breaker.h"
 
 #include <algorithm>
 #include <cmath>

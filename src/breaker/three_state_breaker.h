@@ -12,11 +12,11 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "src/breaker/mutex.h"
+#include "grpc_resilience/internal/breaker/mutex.h"
 #include "absl/time/time.h"
-#include "src/breaker/breaker.h"
-#include "src/breaker/clock.h"
-#include "src/breaker/rolling_window.h"
+#include "grpc_resilience/internal/breaker/breaker.h"
+#include "grpc_resilience/internal/breaker/clock.h"
+#include "grpc_resilience/internal/breaker/rolling_window.h"
 
 namespace resilience {
 

@@ -1,4 +1,4 @@
-#include "src/breaker/token_bucket.h"
+#include "grpc_resilience/internal/breaker/token_bucket.h"
 
 #include <algorithm>
 #include <cmath>

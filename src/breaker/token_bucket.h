@@ -13,7 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "src/breaker/clock.h"
+#include "grpc_resilience/internal/breaker/clock.h"
 
 namespace resilience {
 

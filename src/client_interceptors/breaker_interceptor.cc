@@ -1,4 +1,4 @@
-#include "src/client_interceptors/breaker_interceptor.h"
+#include "grpc_resilience/internal/client_interceptors/breaker_interceptor.h"
 
 #include <chrono>
 #include <cstring>

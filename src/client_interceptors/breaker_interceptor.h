@@ -13,24 +13,12 @@
 #include "absl/time/time.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/support/client_interceptor.h"
-#include "src/breaker/breaker.h"
-#include "src/client_interceptors/call_handoff.h"
-#include "src/client_interceptors/client_resilience.h"
+#include "grpc_resilience/internal/breaker/breaker.h"
+#include "grpc_resilience/internal/client_interceptors/call_handoff.h"
+#include "grpc_resilience/internal/client_interceptors/client_resilience.h"
+#include "grpc_resilience/internal/client_interceptors/local_rejection.h"
 
 namespace resilience {
-
-// The trailer a local breaker rejection carries, so that callers and the
-// retry interceptor can tell it from a server's UNAVAILABLE.
-inline constexpr char kLocalRejectionKey[] = "x-resilience-local-rejection";
-
-// RejectedLocally()
-//
-// True when the call of `context`, which has ended, was rejected by a
-// BreakerInterceptor without reaching the network. Decided from local state
-// only: the kLocalRejectionKey trailer counts only when it is the one the
-// breaker wrote (the same storage), so a server that sends that trailer
-// itself cannot make a call look rejected here.
-bool RejectedLocally(const grpc::ClientContext& context);
 
 // BreakerInterceptor
 //

@@ -1,4 +1,4 @@
-#include "src/client_interceptors/call_handoff.h"
+#include "grpc_resilience/internal/client_interceptors/call_handoff.h"
 
 #include <utility>
 

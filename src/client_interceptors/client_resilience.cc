@@ -1,6 +1,6 @@
-#include "src/client_interceptors/client_resilience.h"
+#include "grpc_resilience/internal/client_interceptors/client_resilience.h"
 
-#include "src/policy/method_catalog.h"
+#include "grpc_resilience/internal/policy/method_catalog.h"
 
 
 namespace resilience {
@@ -44,7 +44,7 @@ ClientMethodState* ClientResilience::ForMethod(const char* method) {
   return methods_.Find(method, [this](const char* name) { return Resolve(name); });
 }
 
-ClientMethodStats ClientResilience::Stats(const std::string& method) {
+ClientMethodStats ClientResilience::Stats(absl::string_view method) {
   ClientMethodStats stats;
   const ClientMethodState* s = methods_.Get(method);
   if (s == nullptr) return stats;
@@ -59,7 +59,7 @@ ClientMethodStats ClientResilience::Stats(const std::string& method) {
   return stats;
 }
 
-std::optional<BreakerSnapshot> ClientResilience::BreakerSnapshotOf(const std::string& method) {
+std::optional<BreakerSnapshot> ClientResilience::BreakerSnapshotOf(absl::string_view method) {
   ClientMethodState* s = methods_.Get(method);
   if (s == nullptr || s->breaker == nullptr) return std::nullopt;
   return s->breaker->Snapshot();

@@ -14,13 +14,11 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
-#include "src/breaker/backoff.h"
-#include "src/breaker/breaker.h"
-#include "src/breaker/clock.h"
-#include "src/breaker/random_source.h"
-#include "src/breaker/retry_budget.h"
-#include "src/grpc_common/method_cache.h"
-#include "src/policy/policy_set.h"
+#include "grpc_resilience/internal/breaker/breaker.h"
+#include "grpc_resilience/internal/breaker/clock.h"
+#include "grpc_resilience/internal/client_interceptors/client_method_state.h"
+#include "grpc_resilience/internal/grpc_common/method_cache.h"
+#include "grpc_resilience/internal/policy/policy_set.h"
 
 namespace resilience {
 
@@ -45,37 +43,6 @@ struct ClientMethodStats {
   int64_t not_retried_stub_calls = 0;
 };
 
-// What the interceptors of one method need, resolved once per method.
-struct ClientMethodState {
-  std::string method;
-  const MethodPolicy* policy = nullptr;
-  // Unary calls of this method go through the retry interceptor (the policy
-  // allows more than one attempt); it then owns their attempts, per-attempt
-  // timeouts and the call's deadline. Otherwise the timeout interceptor
-  // enforces those.
-  bool wraps_unary = false;
-  // The method is in protobuf's generated descriptor pool (stub_kind.h).
-  bool protobuf_method = false;
-  // The name address a generated stub's calls carry, once seen (stub_kind.h);
-  // a call with this address needs no further check.
-  std::atomic<const char*> generated_stub_name{nullptr};
-  std::atomic<bool> reported_stub_pass_through{false};
-  RetrySettings retry;  // max_attempts 1 when the policy has no retryPolicy
-  std::unique_ptr<Breaker> breaker;  // null: no breaker
-  std::unique_ptr<RetryBudget> budget;
-  std::unique_ptr<RandomSource> random;
-  std::unique_ptr<Backoff> backoff;
-
-  std::atomic<int64_t> calls{0};
-  std::atomic<int64_t> attempts{0};
-  std::atomic<int64_t> retries{0};
-  std::atomic<int64_t> rejected_by_breaker{0};
-  std::atomic<int64_t> attempt_timeouts{0};
-  std::atomic<int64_t> retry_budget_exhausted{0};
-  std::atomic<int64_t> pushback_stops{0};
-  std::atomic<int64_t> not_retried_stub_calls{0};
-};
-
 // ClientResilience
 //
 // Created by ClientInterceptorFactories() / CreateResilientChannel(), one per
@@ -93,23 +60,27 @@ class ClientResilience {
 
   ClientResilience(PolicySet policies, Options options);
 
-  // ForMethod()
-  //
-  // The state of `method` ("/pkg.Service/Method"); null when no policy
-  // covers it (its calls pass through untouched).
-  ClientMethodState* ForMethod(const char* method);
-
   // Stats() / BreakerSnapshotOf()
   //
-  // The counters and the breaker of `method`; zeros / null when it was not
-  // called yet or has no breaker.
-  ClientMethodStats Stats(const std::string& method);
-  std::optional<BreakerSnapshot> BreakerSnapshotOf(const std::string& method);
+  // The counters and the breaker of `method` ("/pkg.Service/Method"); zeros
+  // / nullopt when it was not called yet or has no breaker.
+  ClientMethodStats Stats(absl::string_view method);
+  std::optional<BreakerSnapshot> BreakerSnapshotOf(absl::string_view method);
 
-  Clock& clock() { return *options_.clock; }
   const std::string& name() const { return options_.name; }
 
  private:
+  // The interceptors' access to the per-method state.
+  friend class RetryInterceptorFactory;
+  friend class TimeoutInterceptorFactory;
+  friend class BreakerInterceptorFactory;
+  friend class ClientResilienceTestPeer;
+
+  // The state of `method`; null when no policy covers it (its calls pass
+  // through untouched).
+  ClientMethodState* ForMethod(const char* method);
+  Clock& clock() { return *options_.clock; }
+
   MethodCache<ClientMethodState>::Resolution Resolve(const char* method);
 
   const PolicySet policies_;

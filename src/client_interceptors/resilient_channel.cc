@@ -1,4 +1,4 @@
-#include "src/client_interceptors/resilient_channel.h"
+#include "grpc_resilience/internal/client_interceptors/resilient_channel.h"
 
 #include <cstring>
 #include <optional>
@@ -9,10 +9,10 @@
 #include "grpc/grpc.h"
 #include "grpc/support/log.h"
 #include "grpcpp/create_channel.h"
-#include "src/client_interceptors/breaker_interceptor.h"
-#include "src/client_interceptors/retry_interceptor.h"
-#include "src/client_interceptors/timeout_interceptor.h"
-#include "src/policy/builtin_retry_config.h"
+#include "grpc_resilience/internal/client_interceptors/breaker_interceptor.h"
+#include "grpc_resilience/internal/client_interceptors/retry_interceptor.h"
+#include "grpc_resilience/internal/client_interceptors/timeout_interceptor.h"
+#include "grpc_resilience/internal/policy/builtin_retry_config.h"
 
 namespace resilience {
 
@@ -97,24 +97,19 @@ void DisableBuiltInRetries(grpc::ChannelArguments& args) {
   args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
 }
 
-std::shared_ptr<grpc::Channel> CreateResilientChannel(
+ResilientChannel CreateResilientChannel(
     const std::string& target, const std::shared_ptr<grpc::ChannelCredentials>& credentials,
-    const PolicySet& policies, grpc::ChannelArguments args,
-    std::shared_ptr<ClientResilience>* state, std::vector<std::string>* warnings) {
-  std::vector<std::string> configured = ConfigureBuiltInRetries(policies, args);
-  if (warnings != nullptr) {
-    *warnings = std::move(configured);
-  } else {
-    for (const std::string& w : configured) {
-      gpr_log(GPR_INFO, "grpc-resilience: channel to %s: %s", target.c_str(), w.c_str());
-    }
-  }
-  ClientResilience::Options options;
-  options.name = target;
-  auto resilience = std::make_shared<ClientResilience>(policies, options);
-  if (state != nullptr) *state = resilience;
-  return grpc::experimental::CreateCustomChannelWithInterceptors(
-      target, credentials, args, ClientInterceptorFactories(std::move(resilience)));
+    const PolicySet& policies, ResilientChannelOptions options) {
+  ResilientChannel made;
+  made.warnings = ConfigureBuiltInRetries(policies, options.args);
+  if (options.resilience.name.empty()) options.resilience.name = target;
+  made.resilience = std::make_shared<ClientResilience>(policies, std::move(options.resilience));
+  ClientInterceptorFactoryList chain = std::move(options.outer_interceptors);
+  for (auto& ours : ClientInterceptorFactories(made.resilience)) chain.push_back(std::move(ours));
+  for (auto& inner : options.inner_interceptors) chain.push_back(std::move(inner));
+  made.channel = grpc::experimental::CreateCustomChannelWithInterceptors(
+      target, credentials, options.args, std::move(chain));
+  return made;
 }
 
 }  // namespace resilience

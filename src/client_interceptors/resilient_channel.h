@@ -22,9 +22,10 @@
 // Example:
 //   absl::StatusOr<resilience::PolicySet> policies =
 //       resilience::PolicySet::FromJsonFile("policies.json");
-//   std::shared_ptr<grpc::Channel> channel = resilience::CreateResilientChannel(
+//   resilience::ResilientChannel channel = resilience::CreateResilientChannel(
 //       "localhost:50051", grpc::InsecureChannelCredentials(), *policies);
-//   auto stub = cache::v1::CacheService::NewStub(channel);  // unchanged code
+//   auto stub = cache::v1::CacheService::NewStub(channel.channel);  // unchanged code
+//   ... channel.resilience->Stats("/cache.v1.CacheService/Get").retries ...
 //
 // Or on a channel of your own, with your own interceptors after ours:
 //   auto resilience = std::make_shared<resilience::ClientResilience>(*policies, {});
@@ -53,9 +54,9 @@
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
 #include "grpcpp/support/client_interceptor.h"
-#include "src/client_interceptors/client_resilience.h"
-#include "src/policy/method_catalog.h"
-#include "src/policy/policy_set.h"
+#include "grpc_resilience/internal/client_interceptors/client_resilience.h"
+#include "grpc_resilience/internal/policy/method_catalog.h"
+#include "grpc_resilience/internal/policy/policy_set.h"
 
 namespace resilience {
 
@@ -100,19 +101,37 @@ std::vector<std::string> ConfigureBuiltInRetries(
 // retried and gRPC's transparent retries are off too.
 void DisableBuiltInRetries(grpc::ChannelArguments& args);
 
+struct ResilientChannelOptions {
+  grpc::ChannelArguments args;
+  // Interceptors of your own, kept and placed around ours:
+  //   outer_interceptors -> retry -> timeout -> breaker -> inner_interceptors
+  // `outer` ones see each call once, as the application made it; `inner`
+  // ones see every attempt our retry makes, as it goes to the network (and
+  // no call our breaker rejected).
+  ClientInterceptorFactoryList outer_interceptors;
+  ClientInterceptorFactoryList inner_interceptors;
+  // Clock, seed and name of the channel's ClientResilience; an empty name
+  // becomes the target.
+  ClientResilience::Options resilience;
+};
+
+struct ResilientChannel {
+  std::shared_ptr<grpc::Channel> channel;
+  // Counters and breaker snapshots, per method: resilience->Stats(method).
+  std::shared_ptr<ClientResilience> resilience;
+  // What the channel's configuration does not apply
+  // (ConfigureBuiltInRetries()); the policy file's own warnings are in
+  // PolicySet::warnings().
+  std::vector<std::string> warnings;
+};
+
 // CreateResilientChannel()
 //
-// A channel to `target` with the chain for `policies` and the args of
-// ConfigureBuiltInRetries(). If `state` is given, it receives the channel's
-// ClientResilience (counters and breaker snapshots per method). If
-// `warnings` is given, it receives ConfigureBuiltInRetries()'s warnings;
-// otherwise they are logged with gpr_log at INFO (GRPC_VERBOSITY=INFO shows
-// them).
-std::shared_ptr<grpc::Channel> CreateResilientChannel(
+// A channel to `target` with the chain for `policies`, the args of
+// ConfigureBuiltInRetries() and the interceptors of `options`.
+ResilientChannel CreateResilientChannel(
     const std::string& target, const std::shared_ptr<grpc::ChannelCredentials>& credentials,
-    const PolicySet& policies, grpc::ChannelArguments args = grpc::ChannelArguments(),
-    std::shared_ptr<ClientResilience>* state = nullptr,
-    std::vector<std::string>* warnings = nullptr);
+    const PolicySet& policies, ResilientChannelOptions options = {});
 
 }  // namespace resilience
 

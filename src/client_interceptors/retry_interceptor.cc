@@ -1,4 +1,4 @@
-#include "src/client_interceptors/retry_interceptor.h"
+#include "grpc_resilience/internal/client_interceptors/retry_interceptor.h"
 
 #include <charconv>
 #include <cstring>
@@ -8,10 +8,10 @@
 #include "grpc/support/log.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/impl/codegen/proto_utils.h"
-#include "src/client_interceptors/breaker_interceptor.h"
-#include "src/client_interceptors/call_handoff.h"
-#include "src/client_interceptors/local_status.h"
-#include "src/client_interceptors/stub_kind.h"
+#include "grpc_resilience/internal/client_interceptors/breaker_interceptor.h"
+#include "grpc_resilience/internal/client_interceptors/call_handoff.h"
+#include "grpc_resilience/internal/client_interceptors/local_status.h"
+#include "grpc_resilience/internal/client_interceptors/stub_kind.h"
 
 namespace resilience {
 namespace {

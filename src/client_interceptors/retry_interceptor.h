@@ -18,11 +18,11 @@
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/client_interceptor.h"
 #include "grpcpp/support/async_unary_call.h"
-#include "src/breaker/mutex.h"
-#include "src/client_interceptors/attempt_completion_queue.h"
-#include "src/client_interceptors/call_handoff.h"
-#include "src/client_interceptors/client_resilience.h"
-#include "src/client_interceptors/local_status.h"
+#include "grpc_resilience/internal/breaker/mutex.h"
+#include "grpc_resilience/internal/client_interceptors/attempt_completion_queue.h"
+#include "grpc_resilience/internal/client_interceptors/call_handoff.h"
+#include "grpc_resilience/internal/client_interceptors/client_resilience.h"
+#include "grpc_resilience/internal/client_interceptors/local_status.h"
 
 namespace resilience {
 

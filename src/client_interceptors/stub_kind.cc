@@ -1,4 +1,4 @@
-#include "src/client_interceptors/stub_kind.h"
+#include "grpc_resilience/internal/client_interceptors/stub_kind.h"
 
 #include <link.h>
 

@@ -1,10 +1,10 @@
-#include "src/client_interceptors/timeout_interceptor.h"
+#include "grpc_resilience/internal/client_interceptors/timeout_interceptor.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "grpcpp/client_context.h"
-#include "src/client_interceptors/local_status.h"
-#include "src/client_interceptors/timeout_scheduler.h"
+#include "grpc_resilience/internal/client_interceptors/local_status.h"
+#include "grpc_resilience/internal/client_interceptors/timeout_scheduler.h"
 
 namespace resilience {
 namespace {

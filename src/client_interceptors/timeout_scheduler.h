@@ -13,7 +13,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
-#include "src/breaker/mutex.h"
+#include "grpc_resilience/internal/breaker/mutex.h"
 
 namespace resilience {
 

@@ -15,7 +15,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
-#include "src/breaker/mutex.h"
+#include "absl/strings/string_view.h"
+#include "grpc_resilience/internal/breaker/mutex.h"
 
 namespace resilience {
 
@@ -85,7 +86,7 @@ class MethodCache {
   // Get()
   //
   // The state of `method` if it was made, else null. Takes the lock.
-  State* Get(const std::string& method) ABSL_LOCKS_EXCLUDED(mu_) {
+  State* Get(absl::string_view method) ABSL_LOCKS_EXCLUDED(mu_) {
     MutexLock lock(&mu_);
     auto it = states_.find(method);
     return it == states_.end() ? nullptr : it->second.get();

@@ -1,4 +1,4 @@
-#include "src/grpc_common/status_conversion.h"
+#include "grpc_resilience/internal/grpc_common/status_conversion.h"
 
 #include "absl/strings/str_cat.h"
 

@@ -1,4 +1,4 @@
-#include "src/policy/method_catalog.h"
+#include "grpc_resilience/internal/policy/method_catalog.h"
 
 #include <algorithm>
 #include <tuple>

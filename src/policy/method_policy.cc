@@ -1,4 +1,4 @@
-#include "src/policy/method_policy.h"
+#include "grpc_resilience/internal/policy/method_policy.h"
 
 namespace resilience {
 

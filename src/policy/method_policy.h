@@ -16,9 +16,9 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "src/breaker/sre_breaker.h"
-#include "src/breaker/three_state_breaker.h"
-#include "src/policy/outcome_classifier.h"
+#include "grpc_resilience/internal/breaker/sre_breaker.h"
+#include "grpc_resilience/internal/breaker/three_state_breaker.h"
+#include "grpc_resilience/internal/policy/outcome_classifier.h"
 
 namespace resilience {
 

@@ -1,4 +1,4 @@
-#include "src/policy/outcome_classifier.h"
+#include "grpc_resilience/internal/policy/outcome_classifier.h"
 
 namespace resilience {
 

@@ -1,4 +1,4 @@
-#include "src/policy/policy_set.h"
+#include "grpc_resilience/internal/policy/policy_set.h"
 
 #include <sys/stat.h>
 
@@ -25,10 +25,10 @@
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "resilience/v1/policy.pb.h"
-#include "src/breaker/token_bucket.h"
-#include "src/policy/builtin_retry_config.h"
-#include "src/policy/method_catalog.h"
-#include "src/policy/status_codes.h"
+#include "grpc_resilience/internal/breaker/token_bucket.h"
+#include "grpc_resilience/internal/policy/builtin_retry_config.h"
+#include "grpc_resilience/internal/policy/method_catalog.h"
+#include "grpc_resilience/internal/policy/status_codes.h"
 
 namespace resilience {
 namespace {

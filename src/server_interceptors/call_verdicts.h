@@ -15,7 +15,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
-#include "src/breaker/mutex.h"
+#include "grpc_resilience/internal/breaker/mutex.h"
 
 namespace resilience {
 

@@ -13,8 +13,8 @@
 #include "grpcpp/alarm.h"
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/server_interceptor.h"
-#include "src/server_interceptors/call_verdicts.h"
-#include "src/server_interceptors/server_resilience.h"
+#include "grpc_resilience/internal/server_interceptors/call_verdicts.h"
+#include "grpc_resilience/internal/server_interceptors/server_resilience.h"
 
 namespace resilience {
 

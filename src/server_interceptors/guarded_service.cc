@@ -1,4 +1,4 @@
-#include "src/server_interceptors/guarded_service.h"
+#include "grpc_resilience/internal/server_interceptors/guarded_service.h"
 
 #include <algorithm>
 #include <string>

@@ -1,4 +1,4 @@
-#include "src/server_interceptors/proceed_executor.h"
+#include "grpc_resilience/internal/server_interceptors/proceed_executor.h"
 
 namespace resilience {
 

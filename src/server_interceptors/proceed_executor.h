@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "src/breaker/mutex.h"
+#include "grpc_resilience/internal/breaker/mutex.h"
 
 namespace resilience {
 

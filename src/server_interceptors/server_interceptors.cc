@@ -1,7 +1,7 @@
-#include "src/server_interceptors/server_interceptors.h"
+#include "grpc_resilience/internal/server_interceptors/server_interceptors.h"
 
-#include "src/server_interceptors/fault_injection_interceptor.h"
-#include "src/server_interceptors/throttle_interceptor.h"
+#include "grpc_resilience/internal/server_interceptors/fault_injection_interceptor.h"
+#include "grpc_resilience/internal/server_interceptors/throttle_interceptor.h"
 
 namespace resilience {
 
@@ -18,9 +18,13 @@ ServerInterceptorFactoryList ServerInterceptorFactories(std::shared_ptr<ServerRe
 }
 
 std::shared_ptr<ServerResilience> AddServerInterceptors(grpc::ServerBuilder& builder,
-                                                        PolicySet policies, Clock& clock) {
-  auto state = std::make_shared<ServerResilience>(std::move(policies), clock);
-  builder.experimental().SetInterceptorCreators(ServerInterceptorFactories(state));
+                                                        PolicySet policies,
+                                                        ServerResilienceOptions options) {
+  auto state = std::make_shared<ServerResilience>(std::move(policies), *options.clock);
+  ServerInterceptorFactoryList all = std::move(options.outer_interceptors);
+  for (auto& ours : ServerInterceptorFactories(state)) all.push_back(std::move(ours));
+  for (auto& inner : options.inner_interceptors) all.push_back(std::move(inner));
+  builder.experimental().SetInterceptorCreators(std::move(all));
   return state;
 }
 

@@ -24,9 +24,9 @@
 
 #include "grpcpp/server_builder.h"
 #include "grpcpp/support/server_interceptor.h"
-#include "src/breaker/clock.h"
-#include "src/policy/policy_set.h"
-#include "src/server_interceptors/server_resilience.h"
+#include "grpc_resilience/internal/breaker/clock.h"
+#include "grpc_resilience/internal/policy/policy_set.h"
+#include "grpc_resilience/internal/server_interceptors/server_resilience.h"
 
 namespace resilience {
 
@@ -39,14 +39,25 @@ using ServerInterceptorFactoryList =
 // combine them with interceptors of their own.
 ServerInterceptorFactoryList ServerInterceptorFactories(std::shared_ptr<ServerResilience> state);
 
+struct ServerResilienceOptions {
+  // The throttles' and breakers' clock; must outlive the server.
+  Clock* clock = &Clock::Real();
+  // Interceptors of your own. gRPC keeps one interceptor list per
+  // ServerBuilder and AddServerInterceptors() sets it, so give yours here:
+  //   outer_interceptors, ours (fault injection, throttle), inner_interceptors
+  // in registration order. All of them see every call, including the ones
+  // ours reject (whose handler never runs; their status is the rejection).
+  ServerInterceptorFactoryList outer_interceptors;
+  ServerInterceptorFactoryList inner_interceptors;
+};
+
 // AddServerInterceptors()
 //
-// Sets the builder's interceptors to grpc-resilience's (replacing any set
-// before: to combine, use ServerInterceptorFactories()). Works for the sync
-// and the callback server APIs. `clock` must outlive the server.
+// Sets the builder's interceptor list to `options`' interceptors around
+// grpc-resilience's. Works for the sync and the callback server APIs.
 std::shared_ptr<ServerResilience> AddServerInterceptors(grpc::ServerBuilder& builder,
                                                         PolicySet policies,
-                                                        Clock& clock = Clock::Real());
+                                                        ServerResilienceOptions options = {});
 
 }  // namespace resilience
 

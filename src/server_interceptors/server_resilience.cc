@@ -1,6 +1,6 @@
-#include "src/server_interceptors/server_resilience.h"
+#include "grpc_resilience/internal/server_interceptors/server_resilience.h"
 
-#include "src/policy/method_catalog.h"
+#include "grpc_resilience/internal/policy/method_catalog.h"
 
 namespace resilience {
 

@@ -22,17 +22,17 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "grpcpp/server_builder.h"
-#include "src/breaker/call_duration_estimate.h"
-#include "src/breaker/clock.h"
-#include "src/breaker/fixed_concurrency_limiter.h"
-#include "src/breaker/mutex.h"
-#include "src/breaker/random_source.h"
-#include "src/breaker/token_bucket.h"
-#include "src/grpc_common/method_cache.h"
-#include "src/policy/policy_set.h"
-#include "src/server_interceptors/guarded_service.h"
-#include "src/server_interceptors/proceed_executor.h"
-#include "src/server_interceptors/call_verdicts.h"
+#include "grpc_resilience/internal/breaker/call_duration_estimate.h"
+#include "grpc_resilience/internal/breaker/clock.h"
+#include "grpc_resilience/internal/breaker/fixed_concurrency_limiter.h"
+#include "grpc_resilience/internal/breaker/mutex.h"
+#include "grpc_resilience/internal/breaker/random_source.h"
+#include "grpc_resilience/internal/breaker/token_bucket.h"
+#include "grpc_resilience/internal/grpc_common/method_cache.h"
+#include "grpc_resilience/internal/policy/policy_set.h"
+#include "grpc_resilience/internal/server_interceptors/guarded_service.h"
+#include "grpc_resilience/internal/server_interceptors/proceed_executor.h"
+#include "grpc_resilience/internal/server_interceptors/call_verdicts.h"
 
 namespace resilience {
 
@@ -93,25 +93,11 @@ class ServerResilience {
  public:
   ServerResilience(PolicySet policies, Clock& clock);
 
-  // ForMethod()
-  //
-  // The state of `method` ("/pkg.Service/Method"), or null when its policy
-  // has neither a throttle nor fault injection.
-  ServerMethodState* ForMethod(const char* method) ABSL_LOCKS_EXCLUDED(mu_);
-
-  // Whether any policy has a throttle / fault injection at all; the factories
-  // skip the lookup when not.
-  bool any_throttle() const { return any_throttle_; }
-  bool any_fault_injection() const { return any_fault_injection_; }
-
   // Stats()
   //
   // The counters of `method`; all zero if it has not been called.
   ServerMethodStats Stats(absl::string_view method) ABSL_LOCKS_EXCLUDED(mu_);
 
-  Clock& clock() { return clock_; }
-  // Where held-back calls are resumed (see ProceedExecutor).
-  ProceedExecutor& executor() { return executor_; }
   const PolicySet& policies() const { return policies_; }
 
   // The verdicts of the interceptors on calls, for the GuardedServices. An
@@ -154,6 +140,21 @@ class ServerResilience {
                                       absl::string_view full_name) ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
+  // The interceptors' access to the per-method state.
+  friend class ThrottleInterceptorFactory;
+  friend class FaultInjectionInterceptorFactory;
+
+  // The state of `method` ("/pkg.Service/Method"), or null when its policy
+  // has neither a throttle nor fault injection.
+  ServerMethodState* ForMethod(const char* method) ABSL_LOCKS_EXCLUDED(mu_);
+  // Whether any policy has a throttle / fault injection at all; the factories
+  // skip the lookup when not.
+  bool any_throttle() const { return any_throttle_; }
+  bool any_fault_injection() const { return any_fault_injection_; }
+  Clock& clock() { return clock_; }
+  // Where held-back calls of unguarded sync services are resumed.
+  ProceedExecutor& executor() { return executor_; }
+
   ScopeLimits* LimitsFor(absl::string_view scope, const ThrottleSettings& settings)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   MethodCache<ServerMethodState>::Resolution Resolve(const char* method)

@@ -1,9 +1,9 @@
-#include "src/server_interceptors/throttle_interceptor.h"
+#include "grpc_resilience/internal/server_interceptors/throttle_interceptor.h"
 
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "src/policy/outcome_classifier.h"
+#include "grpc_resilience/internal/policy/outcome_classifier.h"
 
 namespace resilience {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <atomic>
 
-#include "src/breaker/random_source.h"
+#include "grpc_resilience/internal/breaker/random_source.h"
 
 namespace resilience::testing {
 

@@ -9,12 +9,12 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "src/breaker/backoff.h"
-#include "src/breaker/call_duration_estimate.h"
-#include "src/breaker/fixed_concurrency_limiter.h"
-#include "src/breaker/retry_budget.h"
-#include "src/breaker/simulated_clock.h"
-#include "src/breaker/token_bucket.h"
+#include "grpc_resilience/internal/breaker/backoff.h"
+#include "grpc_resilience/internal/breaker/call_duration_estimate.h"
+#include "grpc_resilience/internal/breaker/fixed_concurrency_limiter.h"
+#include "grpc_resilience/internal/breaker/retry_budget.h"
+#include "grpc_resilience/internal/breaker/simulated_clock.h"
+#include "grpc_resilience/internal/breaker/token_bucket.h"
 
 namespace resilience {
 namespace {

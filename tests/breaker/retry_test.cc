@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "src/breaker/backoff.h"
-#include "src/breaker/retry_budget.h"
+#include "grpc_resilience/internal/breaker/backoff.h"
+#include "grpc_resilience/internal/breaker/retry_budget.h"
 #include "tests/breaker/fake_random.h"
 
 namespace resilience {

@@ -1,11 +1,11 @@
-#include "src/breaker/three_state_breaker.h"
+#include "grpc_resilience/internal/breaker/three_state_breaker.h"
 
 #include <thread>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "src/breaker/simulated_clock.h"
+#include "grpc_resilience/internal/breaker/simulated_clock.h"
 
 namespace resilience {
 namespace {

@@ -2,13 +2,13 @@
 // type and stub flavour, opening on failures and recovering, and the outcome
 // it records for each attempt.
 
-#include "src/client_interceptors/breaker_interceptor.h"
+#include "grpc_resilience/internal/client_interceptors/breaker_interceptor.h"
 
 #include <thread>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "src/breaker/simulated_clock.h"
+#include "grpc_resilience/internal/breaker/simulated_clock.h"
 #include "tests/client_interceptors/all_call_types.h"
 #include "tests/client_interceptors/client_test_fixture.h"
 

@@ -1,7 +1,7 @@
 // ClientResilience's per-method state: every configured method gets its
 // policy however many there are; only names no one vouches for are bounded.
 
-#include "src/client_interceptors/client_resilience.h"
+#include "grpc_resilience/internal/client_interceptors/client_resilience.h"
 
 #include <string>
 #include <vector>
@@ -9,7 +9,17 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
-namespace resilience::testing {
+namespace resilience {
+
+// The per-method state is the interceptors' business; this test looks at it.
+class ClientResilienceTestPeer {
+ public:
+  static ClientMethodState* ForMethod(ClientResilience& resilience, const char* method) {
+    return resilience.ForMethod(method);
+  }
+};
+
+namespace testing {
 namespace {
 
 // A policy naming `n` methods of service s.S one by one, each with a breaker.
@@ -34,7 +44,7 @@ TEST(ClientResilienceTest, EveryConfiguredMethodGetsItsPolicy) {
   for (int i = 0; i < kMethods; ++i) names.push_back(absl::StrCat("/s.S/M", i));
   int with_breaker = 0;
   for (const std::string& name : names) {
-    ClientMethodState* state = resilience.ForMethod(name.c_str());
+    ClientMethodState* state = ClientResilienceTestPeer::ForMethod(resilience, name.c_str());
     if (state != nullptr && state->breaker != nullptr) ++with_breaker;
   }
   EXPECT_EQ(with_breaker, kMethods);
@@ -42,4 +52,5 @@ TEST(ClientResilienceTest, EveryConfiguredMethodGetsItsPolicy) {
 }
 
 }  // namespace
-}  // namespace resilience::testing
+}  // namespace testing
+}  // namespace resilience

@@ -1,6 +1,6 @@
 // The retry and timeout interceptors over real channels.
 
-#include "src/client_interceptors/retry_interceptor.h"
+#include "grpc_resilience/internal/client_interceptors/retry_interceptor.h"
 
 #include <thread>
 #include <vector>
@@ -13,8 +13,8 @@
 #include "gmock/gmock.h"
 #include "grpcpp/completion_queue.h"
 #include "gtest/gtest.h"
-#include "src/client_interceptors/breaker_interceptor.h"
-#include "src/client_interceptors/timeout_scheduler.h"
+#include "grpc_resilience/internal/client_interceptors/breaker_interceptor.h"
+#include "grpc_resilience/internal/client_interceptors/timeout_scheduler.h"
 #include "tests/client_interceptors/all_call_types.h"
 #include "tests/client_interceptors/client_test_fixture.h"
 

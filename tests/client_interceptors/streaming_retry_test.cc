@@ -23,9 +23,9 @@
 #include "grpcpp/security/server_credentials.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "src/breaker/mutex.h"
-#include "src/client_interceptors/resilient_channel.h"
-#include "src/policy/builtin_retry_config.h"
+#include "grpc_resilience/internal/breaker/mutex.h"
+#include "grpc_resilience/internal/client_interceptors/resilient_channel.h"
+#include "grpc_resilience/internal/policy/builtin_retry_config.h"
 #include "tests/client_interceptors/all_call_types.h"
 #include "tests/testing/test_server.h"
 
@@ -161,11 +161,11 @@ class StreamingRetryTest : public ::testing::Test {
 
   void Connect(const std::string& policy_json) {
     policies_ = MustParse(policy_json);
-    std::vector<std::string> warnings;
-    channel_ = CreateResilientChannel(server_->address(), grpc::InsecureChannelCredentials(),
-                                      policies_, grpc::ChannelArguments(), &resilience_,
-                                      &warnings);
-    EXPECT_THAT(warnings, IsEmpty());
+    ResilientChannel made =
+        CreateResilientChannel(server_->address(), grpc::InsecureChannelCredentials(), policies_);
+    EXPECT_THAT(made.warnings, IsEmpty());
+    channel_ = made.channel;
+    resilience_ = made.resilience;
     stub_ = resilience::test::TestService::NewStub(channel_);
   }
 
@@ -366,11 +366,10 @@ class WaitForReadyTest : public ::testing::Test {
   grpc::Status UnaryCall(const std::string& target, const std::string& policy_json,
                          absl::Duration deadline, absl::Duration* took,
                          CallType type = CallType::kUnary) {
-    std::vector<std::string> warnings;
-    auto channel = CreateResilientChannel(target, grpc::InsecureChannelCredentials(),
-                                          MustParse(policy_json), grpc::ChannelArguments(),
-                                          nullptr, &warnings);
-    EXPECT_THAT(warnings, IsEmpty());
+    ResilientChannel made =
+        CreateResilientChannel(target, grpc::InsecureChannelCredentials(), MustParse(policy_json));
+    EXPECT_THAT(made.warnings, IsEmpty());
+    std::shared_ptr<grpc::Channel> channel = made.channel;
     auto stub = resilience::test::TestService::NewStub(channel);
     grpc::ClientContext context;
     context.set_deadline(absl::ToChronoTime(absl::Now() + deadline));

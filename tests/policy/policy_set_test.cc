@@ -1,4 +1,4 @@
-#include "src/policy/policy_set.h"
+#include "grpc_resilience/internal/policy/policy_set.h"
 
 #include <unistd.h>
 
@@ -10,9 +10,9 @@
 #include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "src/breaker/simulated_clock.h"
-#include "src/breaker/token_bucket.h"
-#include "src/policy/method_catalog.h"
+#include "grpc_resilience/internal/breaker/simulated_clock.h"
+#include "grpc_resilience/internal/breaker/token_bucket.h"
+#include "grpc_resilience/internal/policy/method_catalog.h"
 
 namespace resilience {
 namespace {

@@ -2,7 +2,7 @@
 // (sync and callback APIs), with a test service whose Get handler blocks on a
 // gate so that calls stay in flight as long as a test needs.
 
-#include "src/server_interceptors/server_interceptors.h"
+#include "grpc_resilience/internal/server_interceptors/server_interceptors.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -18,8 +18,8 @@
 #include "gmock/gmock.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "gtest/gtest.h"
-#include "src/breaker/mutex.h"
-#include "src/breaker/simulated_clock.h"
+#include "grpc_resilience/internal/breaker/mutex.h"
+#include "grpc_resilience/internal/breaker/simulated_clock.h"
 #include "tests/testing/test_server.h"
 
 namespace resilience {

@@ -10,9 +10,9 @@
 #include "examples/cache_service/goodput/scheduled_backend.h"
 #include "google/protobuf/util/json_util.h"
 #include "resilience/v1/policy.pb.h"
-#include "src/breaker/random_source.h"
-#include "src/breaker/simulated_clock.h"
-#include "src/policy/policy_set.h"
+#include "grpc_resilience/internal/breaker/random_source.h"
+#include "grpc_resilience/internal/breaker/simulated_clock.h"
+#include "grpc_resilience/internal/policy/policy_set.h"
 #include "shipped_policies.h"
 
 namespace goodput {

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "src/breaker/breaker.h"
-#include "src/breaker/clock.h"
+#include "grpc_resilience/internal/breaker/breaker.h"
+#include "grpc_resilience/internal/breaker/clock.h"
 
 namespace goodput {
 

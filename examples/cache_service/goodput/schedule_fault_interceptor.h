@@ -9,7 +9,7 @@
 
 #include "examples/cache_service/goodput/scheduled_faults.h"
 #include "grpcpp/support/server_interceptor.h"
-#include "src/server_interceptors/call_verdicts.h"
+#include "grpc_resilience/internal/server_interceptors/call_verdicts.h"
 
 namespace goodput {
 

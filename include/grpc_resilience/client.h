@@ -1,0 +1,26 @@
+// File: include/grpc_resilience/client.h
+//
+// Everything a client needs: a channel whose calls go through retry ->
+// timeout -> circuit breaker per the policies, its stats, and the
+// local-rejection check.
+//
+//   #include "grpc_resilience/client.h"
+//
+//   std::shared_ptr<resilience::ClientResilience> state;
+//   auto channel = resilience::CreateResilientChannel(
+//       "localhost:50051", grpc::InsecureChannelCredentials(), *policies,
+//       grpc::ChannelArguments(), &state);
+//   ...
+//   if (!status.ok() && resilience::RejectedLocally(context)) { /* our breaker said no */ }
+//
+// What each setting means on the client: docs/client-semantics.md.
+
+#ifndef GRPC_RESILIENCE_CLIENT_H_
+#define GRPC_RESILIENCE_CLIENT_H_
+
+#include "grpc_resilience/internal/client_interceptors/client_resilience.h"
+#include "grpc_resilience/internal/client_interceptors/local_rejection.h"
+#include "grpc_resilience/internal/client_interceptors/resilient_channel.h"
+#include "grpc_resilience/policy.h"
+
+#endif  // GRPC_RESILIENCE_CLIENT_H_
