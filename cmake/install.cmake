@@ -35,7 +35,13 @@ install(FILES
   ${PROJECT_BINARY_DIR}/grpc_resilienceConfigVersion.cmake
   DESTINATION ${config_dir})
 
-configure_file(${PROJECT_SOURCE_DIR}/cmake/grpc_resilience.pc.in
-  ${PROJECT_BINARY_DIR}/grpc_resilience.pc @ONLY)
+# The pkg-config file names the install prefix, which `cmake --install
+# --prefix DIR` sets only at install time: so it is configured then.
+install(CODE "
+  set(PROJECT_VERSION \"${PROJECT_VERSION}\")
+  set(CMAKE_INSTALL_LIBDIR \"${CMAKE_INSTALL_LIBDIR}\")
+  set(CMAKE_INSTALL_INCLUDEDIR \"${CMAKE_INSTALL_INCLUDEDIR}\")
+  configure_file(\"${PROJECT_SOURCE_DIR}/cmake/grpc_resilience.pc.in\"
+    \"${PROJECT_BINARY_DIR}/grpc_resilience.pc\" @ONLY)")
 install(FILES ${PROJECT_BINARY_DIR}/grpc_resilience.pc
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -13,6 +13,7 @@ REQUIRED_PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
   python3-grpcio nginx
+  libcivetweb-dev prometheus
 )
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
@@ -30,7 +31,19 @@ ensure_packages() {
   local sudo=""
   if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  # nginx and prometheus come with daemons; the tests start their own on free
+  # ports, so keep the packages' from starting (Debian's policy-rc.d hook).
+  local guard=""
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    guard=1
+    printf '#!/bin/sh\nexit 101\n' | $sudo tee /usr/sbin/policy-rc.d >/dev/null
+    $sudo chmod +x /usr/sbin/policy-rc.d
+  fi
+  local status=0
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" || status=$?
+  if [ -n "$guard" ]; then $sudo rm -f /usr/sbin/policy-rc.d; fi
+  return "$status"
 }
 
 # configure_and_build BUILD_DIR [TARGET] [-- CMAKE_ARGS...]

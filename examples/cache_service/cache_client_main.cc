@@ -37,6 +37,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "cache/v1/cache.grpc.pb.h"
+#include "grpc_resilience/internal/grpc_common/log_events.h"
 #include "examples/cache_service/load_generator.h"
 #include "examples/common/command_line.h"
 #include "grpcpp/create_channel.h"
@@ -211,6 +212,9 @@ int main(int argc, char** argv) {
   // policy file every call passes through untouched.
   resilience::ResilientChannelOptions channel_options;
   channel_options.args = channel_args;
+  // Breaker transitions, one line each on stderr.
+  channel_options.resilience.events =
+      std::make_shared<resilience::LogEvents>(stderr, "cache_client: ");
   resilience::ResilientChannel channel = resilience::CreateResilientChannel(
       absl::GetFlag(FLAGS_target), grpc::InsecureChannelCredentials(), policies,
       std::move(channel_options));

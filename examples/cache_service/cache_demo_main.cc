@@ -19,6 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "cache/v1/cache.grpc.pb.h"
+#include "grpc_resilience/internal/grpc_common/log_events.h"
 #include "examples/cache_service/cache_calls.h"
 #include "examples/cache_service/cache_server.h"
 #include "examples/cache_service/load_generator.h"
@@ -114,6 +115,7 @@ std::unique_ptr<cache_service::CacheServer> StartServer(
   options.store.max_entries = 300;       // small, so that eviction shows
   options.store.max_value_bytes = 4096;  // small, so that the limit shows
   options.policies = *std::move(policies);
+  options.events = std::make_shared<resilience::LogEvents>(stdout, "  event: ");
   absl::StatusOr<std::unique_ptr<cache_service::CacheServer>> server =
       cache_service::CacheServer::Start(options);
   if (!server.ok()) {
@@ -135,6 +137,8 @@ std::shared_ptr<grpc::Channel> ResilientChannel(
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   resilience::ResilientChannelOptions options;
   options.args = args;
+  // Breaker transitions, one line each, as the demo goes.
+  options.resilience.events = std::make_shared<resilience::LogEvents>(stdout, "  event: ");
   resilience::ResilientChannel channel = resilience::CreateResilientChannel(
       target, grpc::InsecureChannelCredentials(),
       *resilience::PolicySet::FromJsonString(cache_service::kShippedPolicies), std::move(options));

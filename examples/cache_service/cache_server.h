@@ -52,6 +52,8 @@ class CacheServer {
     resilience::PolicySet policies;
     // The clock of the rate limits. Must outlive the server.
     resilience::Clock* clock = &resilience::Clock::Real();
+    // Told when a throttle starts or stops rejecting. Defaults to none.
+    std::shared_ptr<resilience::ResilienceEvents> events;
     // Interceptors of the application's own, registered before
     // grpc-resilience's (so the throttle decides first). Called once by
     // Start(), with the server's ServerResilience (an interceptor that

@@ -26,6 +26,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "examples/cache_service/cache_server.h"
+#include "grpc_resilience/internal/grpc_common/log_events.h"
 #include "examples/common/command_line.h"
 #include "grpc_resilience/internal/policy/policy_set.h"
 
@@ -102,6 +103,8 @@ int main(int argc, char** argv) {
   options.store.max_value_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_max_value_bytes));
   options.store.max_total_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_max_total_bytes));
   options.policies = std::move(policies);
+  // Throttle saturation, one line each on stderr.
+  options.events = std::make_shared<resilience::LogEvents>(stderr, "cache_server: ");
 
   // Block the stop signals before gRPC starts its threads, so that only the
   // signal thread below receives them.

@@ -21,6 +21,8 @@
 #include "grpc_resilience/internal/client_interceptors/client_resilience.h"
 #include "grpc_resilience/internal/client_interceptors/local_rejection.h"
 #include "grpc_resilience/internal/client_interceptors/resilient_channel.h"
+#include "grpc_resilience/internal/grpc_common/log_events.h"
+#include "grpc_resilience/internal/grpc_common/resilience_events.h"
 #include "grpc_resilience/policy.h"
 
 #endif  // GRPC_RESILIENCE_CLIENT_H_

@@ -17,6 +17,8 @@
 
 #include "grpc_resilience/internal/server_interceptors/server_interceptors.h"
 #include "grpc_resilience/internal/server_interceptors/server_resilience.h"
+#include "grpc_resilience/internal/grpc_common/log_events.h"
+#include "grpc_resilience/internal/grpc_common/resilience_events.h"
 #include "grpc_resilience/policy.h"
 
 #endif  // GRPC_RESILIENCE_SERVER_H_

@@ -48,4 +48,28 @@ absl::string_view RejectReasonName(RejectReason reason) {
   return "unknown";
 }
 
+absl::string_view TransitionCauseName(TransitionCause cause) {
+  switch (cause) {
+    case TransitionCause::kFailureRate:
+      return "failure rate reached its threshold";
+    case TransitionCause::kConsecutiveFailures:
+      return "consecutive failures reached their threshold";
+    case TransitionCause::kSlowCallRate:
+      return "slow-call rate reached its threshold";
+    case TransitionCause::kOpenPeriodEnded:
+      return "open period ended";
+    case TransitionCause::kProbeFailed:
+      return "a half-open probe failed";
+    case TransitionCause::kProbeTimedOut:
+      return "a half-open probe took too long";
+    case TransitionCause::kProbesSucceeded:
+      return "half-open probes succeeded";
+    case TransitionCause::kDropsStarted:
+      return "drop probability rose above 0";
+    case TransitionCause::kDropsStopped:
+      return "drop probability fell to 0";
+  }
+  return "unknown";
+}
+
 }  // namespace resilience

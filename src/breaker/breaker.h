@@ -50,9 +50,23 @@ enum class RejectReason {
   kDropped,             // SRE: dropped with the current drop probability
 };
 
+// Why a breaker changed state.
+enum class TransitionCause {
+  kFailureRate,          // three-state: failure rate reached its threshold
+  kConsecutiveFailures,  // three-state: that many failures in a row
+  kSlowCallRate,         // three-state: slow-call rate reached its threshold
+  kOpenPeriodEnded,      // three-state: open -> half-open
+  kProbeFailed,          // three-state: a half-open probe failed
+  kProbeTimedOut,        // three-state: a probe took longer than halfOpenMaxWait
+  kProbesSucceeded,      // three-state: enough probes succeeded to close
+  kDropsStarted,         // SRE: the drop probability rose above 0
+  kDropsStopped,         // SRE: the drop probability fell back to 0
+};
+
 absl::string_view BreakerStateName(BreakerState state);
 absl::string_view BreakerModeName(BreakerMode mode);
 absl::string_view RejectReasonName(RejectReason reason);
+absl::string_view TransitionCauseName(TransitionCause cause);
 
 // What a breaker looks like now, for metrics, logs and tests.
 struct BreakerSnapshot {
@@ -75,6 +89,7 @@ struct BreakerTransition {
   BreakerState from;
   BreakerState to;
   absl::Time at;
+  TransitionCause cause;
 };
 using BreakerListener = std::function<void(const BreakerTransition&)>;
 

@@ -83,8 +83,10 @@ void SreBreaker::NoteDropping(bool dropping, absl::Time now) {
   if (dropping_.exchange(dropping, std::memory_order_acq_rel) == dropping) return;
   if (options_.listener) {
     options_.listener(dropping
-                          ? BreakerTransition{BreakerState::kClosed, BreakerState::kOpen, now}
-                          : BreakerTransition{BreakerState::kOpen, BreakerState::kClosed, now});
+                          ? BreakerTransition{BreakerState::kClosed, BreakerState::kOpen, now,
+                                              TransitionCause::kDropsStarted}
+                          : BreakerTransition{BreakerState::kOpen, BreakerState::kClosed, now,
+                                              TransitionCause::kDropsStopped});
   }
 }
 

@@ -92,7 +92,8 @@ void ThreeStateBreaker::Notify(const Transitions& transitions) {
   for (int i = 0; i < transitions.size; ++i) options_.listener(transitions.items[i]);
 }
 
-void ThreeStateBreaker::SetState(BreakerState to, absl::Time now, Transitions& out) {
+void ThreeStateBreaker::SetState(BreakerState to, absl::Time now, TransitionCause cause,
+                                 Transitions& out) {
   const BreakerState from = state();
   generation_.fetch_add(1, std::memory_order_acq_rel);
   consecutive_failures_.store(0, std::memory_order_relaxed);
@@ -100,10 +101,11 @@ void ThreeStateBreaker::SetState(BreakerState to, absl::Time now, Transitions& o
   probe_successes_ = 0;
   probes_waiting_since_ = absl::InfiniteFuture();
   state_.store(static_cast<int>(to), std::memory_order_release);
-  out.Add(from, to, now);
+  out.Add(from, to, now, cause);
 }
 
-void ThreeStateBreaker::OpenLocked(absl::Time now, bool backoff, Transitions& out) {
+void ThreeStateBreaker::OpenLocked(absl::Time now, bool backoff, TransitionCause cause,
+                                   Transitions& out) {
   if (backoff) {
     // A re-open without a full close in between: grow the open period.
     const double grown = absl::ToDoubleSeconds(open_duration_) * options_.open_duration_multiplier;
@@ -112,7 +114,7 @@ void ThreeStateBreaker::OpenLocked(absl::Time now, bool backoff, Transitions& ou
     open_duration_ = options_.open_duration;
   }
   open_until_ = now + open_duration_;
-  SetState(BreakerState::kOpen, now, out);
+  SetState(BreakerState::kOpen, now, cause, out);
 }
 
 Admission ThreeStateBreaker::Allow() {
@@ -146,11 +148,11 @@ Admission ThreeStateBreaker::Allow() {
           result = Reject(RejectReason::kOpen);
           break;
         }
-        SetState(BreakerState::kHalfOpen, now, transitions);
+        SetState(BreakerState::kHalfOpen, now, TransitionCause::kOpenPeriodEnded, transitions);
         [[fallthrough]];
       case BreakerState::kHalfOpen:
         if (probes_in_flight_ > 0 && now - probes_waiting_since_ >= options_.half_open_max_wait) {
-          OpenLocked(now, /*backoff=*/true, transitions);
+          OpenLocked(now, /*backoff=*/true, TransitionCause::kProbeTimedOut, transitions);
           result = Reject(RejectReason::kOpen);
         } else if (probes_in_flight_ >= options_.half_open_max_probes) {
           result = Reject(RejectReason::kHalfOpenProbeLimit);
@@ -200,22 +202,31 @@ void ThreeStateBreaker::OnRecord(const Admission& admission, Outcome outcome,
   window_.Add(end, RollingWindow::kFailure);
   const int64_t consecutive = consecutive_failures_.fetch_add(1, std::memory_order_relaxed) + 1;
   if (mode != BreakerMode::kNormal) return;  // counts, never changes state
-  if (ShouldTrip(end, consecutive)) TripFromClosed(admission.generation(), end);
+  if (std::optional<TransitionCause> cause = ShouldTrip(end, consecutive)) {
+    TripFromClosed(admission.generation(), end, *cause);
+  }
 }
 
-bool ThreeStateBreaker::ShouldTrip(absl::Time now, int64_t consecutive) {
+std::optional<TransitionCause> ThreeStateBreaker::ShouldTrip(absl::Time now,
+                                                             int64_t consecutive) {
   if (options_.consecutive_failures > 0 && consecutive >= options_.consecutive_failures) {
-    return true;
+    return TransitionCause::kConsecutiveFailures;
   }
   const RollingWindow::Counts c = window_.Sum(now);
   const int64_t completed = c.completed();
-  if (completed < options_.min_requests) return false;
-  if (static_cast<double>(c.failure) >= options_.failure_rate_threshold * completed) return true;
-  return options_.slow_call_rate_threshold > 0 &&
-         static_cast<double>(c.slow) >= options_.slow_call_rate_threshold * completed;
+  if (completed < options_.min_requests) return std::nullopt;
+  if (static_cast<double>(c.failure) >= options_.failure_rate_threshold * completed) {
+    return TransitionCause::kFailureRate;
+  }
+  if (options_.slow_call_rate_threshold > 0 &&
+      static_cast<double>(c.slow) >= options_.slow_call_rate_threshold * completed) {
+    return TransitionCause::kSlowCallRate;
+  }
+  return std::nullopt;
 }
 
-void ThreeStateBreaker::TripFromClosed(uint64_t generation, absl::Time now) {
+void ThreeStateBreaker::TripFromClosed(uint64_t generation, absl::Time now,
+                                       TransitionCause cause) {
   Transitions transitions;
   {
     MutexLock lock(&mu_);
@@ -224,7 +235,7 @@ void ThreeStateBreaker::TripFromClosed(uint64_t generation, absl::Time now) {
         generation != generation_.load(std::memory_order_relaxed)) {
       return;
     }
-    OpenLocked(now, /*backoff=*/false, transitions);
+    OpenLocked(now, /*backoff=*/false, cause, transitions);
   }
   Notify(transitions);
 }
@@ -244,11 +255,11 @@ void ThreeStateBreaker::RecordProbe(const Admission& admission, Outcome outcome,
     if (outcome == Outcome::kNeutral) {
       // Says nothing about the backend: the next probe decides.
     } else if (outcome == Outcome::kFailure) {
-      OpenLocked(now, /*backoff=*/true, transitions);
+      OpenLocked(now, /*backoff=*/true, TransitionCause::kProbeFailed, transitions);
     } else if (++probe_successes_ >= options_.half_open_successes_to_close) {
       window_.Reset(now);
       open_duration_ = options_.open_duration;
-      SetState(BreakerState::kClosed, now, transitions);
+      SetState(BreakerState::kClosed, now, TransitionCause::kProbesSucceeded, transitions);
     }
   }
   Notify(transitions);

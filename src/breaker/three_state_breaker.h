@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
@@ -124,8 +125,8 @@ class ThreeStateBreaker final : public Breaker {
   struct Transitions {
     BreakerTransition items[2];
     int size = 0;
-    void Add(BreakerState from, BreakerState to, absl::Time at) {
-      items[size++] = BreakerTransition{from, to, at};
+    void Add(BreakerState from, BreakerState to, absl::Time at, TransitionCause cause) {
+      items[size++] = BreakerTransition{from, to, at, cause};
     }
   };
 
@@ -135,12 +136,14 @@ class ThreeStateBreaker final : public Breaker {
       ABSL_LOCKS_EXCLUDED(mu_);
   void RecordProbe(const Admission& admission, Outcome outcome, absl::Time now)
       ABSL_LOCKS_EXCLUDED(mu_);
-  bool ShouldTrip(absl::Time now, int64_t consecutive);
-  void TripFromClosed(uint64_t generation, absl::Time now) ABSL_LOCKS_EXCLUDED(mu_);
+  // Why the breaker should open now, if it should.
+  std::optional<TransitionCause> ShouldTrip(absl::Time now, int64_t consecutive);
+  void TripFromClosed(uint64_t generation, absl::Time now, TransitionCause cause)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
-  void SetState(BreakerState to, absl::Time now, Transitions& out)
+  void SetState(BreakerState to, absl::Time now, TransitionCause cause, Transitions& out)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void OpenLocked(absl::Time now, bool backoff, Transitions& out)
+  void OpenLocked(absl::Time now, bool backoff, TransitionCause cause, Transitions& out)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Notify(const Transitions& transitions);
 

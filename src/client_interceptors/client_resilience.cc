@@ -36,7 +36,19 @@ MethodCache<ClientMethodState>::Resolution ClientResilience::Resolve(const char*
       *state->random);
   state->budget = std::make_unique<RetryBudget>(policies_.retry_budget().max_tokens,
                                                 policies_.retry_budget().token_ratio);
-  state->breaker = CreateBreaker(policy.breaker, *options_.clock, options_.seed);
+  BreakerSettings breaker = policy.breaker;
+  if (options_.events != nullptr && breaker.kind != BreakerKind::kNone) {
+    // The breaker calls this outside its locks; the state outlives its
+    // breaker.
+    ClientMethodState* const raw = state.get();
+    BreakerListener listener = [this, raw](const BreakerTransition& transition) {
+      options_.events->OnBreakerTransition(
+          BreakerEvent{options_.name, raw->method, transition, raw->breaker->Snapshot()});
+    };
+    breaker.sre.listener = listener;
+    breaker.three_state.listener = std::move(listener);
+  }
+  state->breaker = CreateBreaker(breaker, *options_.clock, options_.seed);
   return {std::move(state), linked || named};
 }
 

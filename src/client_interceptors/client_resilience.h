@@ -18,6 +18,7 @@
 #include "grpc_resilience/internal/breaker/clock.h"
 #include "grpc_resilience/internal/client_interceptors/client_method_state.h"
 #include "grpc_resilience/internal/grpc_common/method_cache.h"
+#include "grpc_resilience/internal/grpc_common/resilience_events.h"
 #include "grpc_resilience/internal/policy/policy_set.h"
 
 namespace resilience {
@@ -56,6 +57,9 @@ class ClientResilience {
     uint64_t seed = 1;
     // Names the channel in messages (e.g. its target).
     std::string name;
+    // Told of every breaker transition of every method (LogEvents prints
+    // them); null: nobody.
+    std::shared_ptr<ResilienceEvents> events;
   };
 
   ClientResilience(PolicySet policies, Options options);

@@ -20,7 +20,8 @@ ServerInterceptorFactoryList ServerInterceptorFactories(std::shared_ptr<ServerRe
 std::shared_ptr<ServerResilience> AddServerInterceptors(grpc::ServerBuilder& builder,
                                                         PolicySet policies,
                                                         ServerResilienceOptions options) {
-  auto state = std::make_shared<ServerResilience>(std::move(policies), *options.clock);
+  auto state = std::make_shared<ServerResilience>(std::move(policies), *options.clock,
+                                                  std::move(options.events));
   ServerInterceptorFactoryList all = std::move(options.outer_interceptors);
   for (auto& ours : ServerInterceptorFactories(state)) all.push_back(std::move(ours));
   for (auto& inner : options.inner_interceptors) all.push_back(std::move(inner));

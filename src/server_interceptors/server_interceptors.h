@@ -49,6 +49,9 @@ struct ServerResilienceOptions {
   // ours reject (whose handler never runs; their status is the rejection).
   ServerInterceptorFactoryList outer_interceptors;
   ServerInterceptorFactoryList inner_interceptors;
+  // Told when a throttle starts or stops rejecting (LogEvents prints it);
+  // null: nobody.
+  std::shared_ptr<ResilienceEvents> events;
 };
 
 // AddServerInterceptors()

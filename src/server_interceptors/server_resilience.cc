@@ -15,9 +15,11 @@ bool AnyPolicy(const PolicySet& policies, bool (*has)(const MethodPolicy&)) {
 
 }  // namespace
 
-ServerResilience::ServerResilience(PolicySet policies, Clock& clock)
+ServerResilience::ServerResilience(PolicySet policies, Clock& clock,
+                                   std::shared_ptr<ResilienceEvents> events)
     : policies_(std::move(policies)),
       clock_(clock),
+      events_(std::move(events)),
       any_throttle_(AnyPolicy(policies_, [](const MethodPolicy& p) { return p.throttle.has_value(); })),
       any_fault_injection_(AnyPolicy(
           policies_, [](const MethodPolicy& p) { return p.fault_injection.has_value(); })) {}
@@ -64,6 +66,7 @@ MethodCache<ServerMethodState>::Resolution ServerResilience::Resolve(const char*
   }
   auto state = std::make_unique<ServerMethodState>();
   state->method = method;
+  state->events = events_.get();
   if (match.policy->fault_injection) {
     state->fault = &*match.policy->fault_injection;
     state->fault_random = std::make_unique<SplitMixRandom>(state->fault->seed);

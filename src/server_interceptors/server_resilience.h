@@ -29,6 +29,7 @@
 #include "grpc_resilience/internal/breaker/random_source.h"
 #include "grpc_resilience/internal/breaker/token_bucket.h"
 #include "grpc_resilience/internal/grpc_common/method_cache.h"
+#include "grpc_resilience/internal/grpc_common/resilience_events.h"
 #include "grpc_resilience/internal/policy/policy_set.h"
 #include "grpc_resilience/internal/server_interceptors/guarded_service.h"
 #include "grpc_resilience/internal/server_interceptors/proceed_executor.h"
@@ -58,6 +59,8 @@ struct ScopeLimits {
   // Why the limits could not be built (then every call is rejected); empty
   // when they could.
   std::string unusable;
+  // Rejecting since the last admission (for ResilienceEvents).
+  std::atomic<bool> saturated{false};
   // How long admitted calls take (admission to status); the pushback of a
   // concurrency rejection.
   CallDurationEstimate durations;
@@ -69,6 +72,7 @@ struct ScopeLimits {
 // What the interceptors of one method need, resolved once per method.
 struct ServerMethodState {
   std::string method;
+  ResilienceEvents* events = nullptr;  // null: nobody listens
   ScopeLimits* limits = nullptr;                       // null: no throttle
   const FaultInjectionSettings* fault = nullptr;      // null: no faults
   std::unique_ptr<RandomSource> fault_random;
@@ -91,7 +95,9 @@ struct ServerMethodState {
 // in a MethodCache (lock-free lookups). This class is thread-safe.
 class ServerResilience {
  public:
-  ServerResilience(PolicySet policies, Clock& clock);
+  // `events` (optional) hears of every throttle saturation.
+  ServerResilience(PolicySet policies, Clock& clock,
+                   std::shared_ptr<ResilienceEvents> events = nullptr);
 
   // Stats()
   //
@@ -162,6 +168,7 @@ class ServerResilience {
 
   const PolicySet policies_;
   Clock& clock_;
+  const std::shared_ptr<ResilienceEvents> events_;
   const bool any_throttle_;
   const bool any_fault_injection_;
   MethodCache<ServerMethodState> methods_;

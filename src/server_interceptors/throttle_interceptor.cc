@@ -22,6 +22,18 @@ grpc::experimental::Interceptor* ThrottleInterceptorFactory::CreateServerInterce
   return new ThrottleInterceptor(info, state, state_->clock(), state_->call_verdicts());
 }
 
+void ThrottleInterceptor::NoteSaturation(bool saturated, absl::string_view cause) {
+  ScopeLimits& limits = *state_->limits;
+  // A relaxed read first: the admit path stays a plain load.
+  if (state_->events == nullptr || limits.saturated.load(std::memory_order_relaxed) == saturated) {
+    return;
+  }
+  if (limits.saturated.exchange(saturated, std::memory_order_relaxed) == saturated) return;
+  state_->events->OnThrottleSaturation(ThrottleEvent{
+      saturated ? ThrottleEvent::Kind::kSaturated : ThrottleEvent::Kind::kRecovered,
+      state_->method, limits.scope, cause, absl::Now()});
+}
+
 void ThrottleInterceptor::Reject(std::string message, absl::Duration pushback) {
   const ScopeLimits& limits = *state_->limits;
   rejected_ = true;
@@ -43,6 +55,7 @@ void ThrottleInterceptor::Admit() {
   if (limits.concurrency != nullptr) {
     if (!limits.concurrency->TryAcquire()) {
       state_->rejected_concurrency.fetch_add(1, std::memory_order_relaxed);
+      NoteSaturation(true, "concurrency");
       Reject(absl::StrCat(info_->method(), ": concurrency limit ", limits.concurrency->limit(),
                           " reached"),
              limits.durations.Expected(start_));
@@ -54,6 +67,7 @@ void ThrottleInterceptor::Admit() {
     absl::Duration retry_after;
     if (!limits.rate->TryAcquire(&retry_after)) {
       state_->rejected_rate.fetch_add(1, std::memory_order_relaxed);
+      NoteSaturation(true, "rate");
       if (holds_slot_) {
         limits.concurrency->Release(Outcome::kNeutral, absl::ZeroDuration());
         holds_slot_ = false;
@@ -65,6 +79,7 @@ void ThrottleInterceptor::Admit() {
     }
   }
   admitted_ = true;
+  NoteSaturation(false, "");
   limits.durations.Started(start_);
   state_->admitted.fetch_add(1, std::memory_order_relaxed);
   state_->in_flight.fetch_add(1, std::memory_order_relaxed);

@@ -53,6 +53,9 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
  private:
   void Admit();
   void Reject(std::string message, absl::Duration pushback);
+  // Tells the events listener when the scope starts (`saturated`) or stops
+  // rejecting; `cause` names the limit.
+  void NoteSaturation(bool saturated, absl::string_view cause);
   // Gives back what an admitted call holds, with the call's outcome.
   void Finish(Outcome outcome);
 

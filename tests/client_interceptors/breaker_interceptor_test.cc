@@ -15,6 +15,7 @@
 namespace resilience::testing {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 constexpr char kForceOpen[] = R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
@@ -75,11 +76,28 @@ TEST_F(ClientInterceptorsTest, ClosedBreakerPassesEveryCallType) {
 // fails calls locally while open, and closes after the backend heals: on a
 // simulated clock, so the open period passes in one line.
 TEST_F(ClientInterceptorsTest, ThreeStateOpensAndRecovers) {
+  // Every transition is an event, with the method, the channel and the cause.
+  class Recorder : public ResilienceEvents {
+   public:
+    void OnBreakerTransition(const BreakerEvent& event) override {
+      MutexLock lock(&mu_);
+      lines_.push_back(FormatEvent(event));
+    }
+    std::vector<std::string> lines() {
+      MutexLock lock(&mu_);
+      return lines_;
+    }
+
+   private:
+    Mutex mu_;
+    std::vector<std::string> lines_ ABSL_GUARDED_BY(mu_);
+  };
+  auto recorder = std::make_shared<Recorder>();
   SimulatedClock clock;
   Connect(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
       "breaker": {"threeState": {"consecutiveFailures": 5, "openDuration": "5s",
                                  "probeInterval": "0s"}}}]})",
-          clock);
+          clock, recorder);
   service_.FailNext(1000);  // the backend is down
   for (int i = 0; i < 5; ++i) {
     grpc::ClientContext context;
@@ -102,6 +120,12 @@ TEST_F(ClientInterceptorsTest, ThreeStateOpensAndRecovers) {
   EXPECT_EQ(resilience_->BreakerSnapshotOf("/resilience.test.TestService/Unary")->state,
             BreakerState::kClosed);
   for (int i = 0; i < 10; ++i) EXPECT_TRUE(Unary().ok());
+  EXPECT_THAT(recorder->lines(),
+              ElementsAre(HasSubstr("breaker /resilience.test.TestService/Unary on test-channel: "
+                                    "closed -> open (consecutive failures reached their "
+                                    "threshold; failure rate 1.00 over 5 calls"),
+                          HasSubstr(": open -> half-open (open period ended"),
+                          HasSubstr(": half-open -> closed (half-open probes succeeded")));
 }
 
 // The SRE breaker starts dropping as failures outnumber accepts and stops

@@ -24,12 +24,15 @@ class ClientInterceptorsTest : public ::testing::Test {
   }
 
   // A channel with the chain for `policy_json`; the breakers use `clock`.
-  void Connect(const std::string& policy_json, Clock& clock = Clock::Real()) {
+  void Connect(const std::string& policy_json, Clock& clock = Clock::Real(),
+               std::shared_ptr<ResilienceEvents> events = nullptr) {
     absl::StatusOr<PolicySet> policies = PolicySet::FromJsonString(policy_json);
     ASSERT_TRUE(policies.ok()) << policies.status();
     ClientResilience::Options options;
     options.clock = &clock;
     options.seed = 7;
+    options.name = "test-channel";
+    options.events = std::move(events);
     resilience_ = std::make_shared<ClientResilience>(*std::move(policies), options);
     grpc::ChannelArguments args;
     channel_ = server_->NewChannel(::resilience::ClientInterceptorFactories(resilience_), args);

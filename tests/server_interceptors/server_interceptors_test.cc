@@ -131,10 +131,11 @@ class ServerInterceptorsTest : public ::testing::TestWithParam<bool> {
  protected:
   // Starts the server (sync or callback API per the test parameter) with
   // `policy_json` and `clock`.
-  void Start(const std::string& policy_json, Clock& clock = Clock::Real()) {
+  void Start(const std::string& policy_json, Clock& clock = Clock::Real(),
+             std::shared_ptr<ResilienceEvents> events = nullptr) {
     absl::StatusOr<PolicySet> policies = PolicySet::FromJsonString(policy_json);
     ASSERT_TRUE(policies.ok()) << policies.status();
-    state_ = std::make_shared<ServerResilience>(*std::move(policies), clock);
+    state_ = std::make_shared<ServerResilience>(*std::move(policies), clock, std::move(events));
     TestServer::Options options;
     grpc::Service* service;
     if (GetParam()) {
@@ -269,6 +270,43 @@ TEST_P(ServerInterceptorsTest, ConcurrencyLimit) {
   EXPECT_TRUE(Eventually([&] { return state_->Stats(kGet).in_flight == 0; }));
   EXPECT_TRUE(Get("fast").ok());
   EXPECT_EQ(state_->Stats(kGet).admitted, 4);
+}
+
+// Events: a throttle that starts rejecting says so once, however many calls
+// it rejects, and once more when it admits again.
+TEST_P(ServerInterceptorsTest, ThrottleSaturationIsAnEventEachWay) {
+  class Recorder : public ResilienceEvents {
+   public:
+    void OnThrottleSaturation(const ThrottleEvent& event) override {
+      MutexLock lock(&mu_);
+      lines_.push_back(FormatEvent(event));
+    }
+    std::vector<std::string> lines() {
+      MutexLock lock(&mu_);
+      return lines_;
+    }
+
+   private:
+    Mutex mu_;
+    std::vector<std::string> lines_ ABSL_GUARDED_BY(mu_);
+  };
+  auto recorder = std::make_shared<Recorder>();
+  Start(kGetConcurrency3, Clock::Real(), recorder);
+  std::vector<PendingCall*> running;
+  for (int i = 0; i < 3; ++i) running.push_back(StartGet("gated"));
+  ASSERT_TRUE(Eventually([&] { return counters_.get_waiting.load() == 3; }));
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(Get("gated").error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  gate_.Open();
+  for (auto& call : running) ASSERT_TRUE(call->done.WaitForNotificationWithTimeout(kLong));
+  ASSERT_TRUE(Eventually([&] { return state_->Stats(kGet).in_flight == 0; }));
+  EXPECT_TRUE(Get("fast").ok());
+  EXPECT_TRUE(Get("fast").ok());
+  EXPECT_THAT(recorder->lines(),
+              ::testing::ElementsAre(
+                  "throttle /cache.v1.CacheService/Get (scope cache.v1.CacheService/Get): "
+                  "saturated (concurrency)",
+                  "throttle /cache.v1.CacheService/Get (scope cache.v1.CacheService/Get): "
+                  "admitting again"));
 }
 
 // A limit on Get never affects Store.

@@ -1,0 +1,36 @@
+#include "grpc_resilience/internal/grpc_common/resilience_events.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "grpc_resilience/internal/grpc_common/log_events.h"
+
+namespace resilience {
+
+std::string FormatEvent(const BreakerEvent& event) {
+  const BreakerSnapshot& s = event.snapshot;
+  return absl::StrFormat(
+      "breaker %s on %s: %s -> %s (%s; failure rate %.2f over %d calls, drop probability %.2f)",
+      event.method, event.channel, BreakerStateName(event.transition.from),
+      BreakerStateName(event.transition.to), TransitionCauseName(event.transition.cause),
+      s.failure_rate, s.counts.completed(), s.drop_probability);
+}
+
+std::string FormatEvent(const ThrottleEvent& event) {
+  const std::string scope = event.scope.empty() ? std::string("every method") : event.scope;
+  return event.kind == ThrottleEvent::Kind::kSaturated
+             ? absl::StrCat("throttle ", event.method, " (scope ", scope, "): saturated (",
+                            event.cause, ")")
+             : absl::StrCat("throttle ", event.method, " (scope ", scope, "): admitting again");
+}
+
+void LogEvents::OnBreakerTransition(const BreakerEvent& event) { Write(FormatEvent(event)); }
+
+void LogEvents::OnThrottleSaturation(const ThrottleEvent& event) { Write(FormatEvent(event)); }
+
+void LogEvents::Write(const std::string& line) {
+  const std::string text = absl::StrCat(prefix_, line, "\n");
+  std::fwrite(text.data(), 1, text.size(), out_);
+  std::fflush(out_);
+}
+
+}  // namespace resilience

@@ -1,0 +1,66 @@
+// File: src/grpc_common/resilience_events.h
+//
+// What an operator wants to hear about as it happens: a circuit breaker that
+// changes state, a throttle that starts or stops rejecting. Give a
+// ResilienceEvents to ClientResilience::Options::events (client) or
+// ServerResilienceOptions::events (server); LogEvents writes one line per
+// event.
+
+#ifndef GRPC_RESILIENCE_SRC_GRPC_COMMON_RESILIENCE_EVENTS_H_
+#define GRPC_RESILIENCE_SRC_GRPC_COMMON_RESILIENCE_EVENTS_H_
+
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "grpc_resilience/internal/breaker/breaker.h"
+
+namespace resilience {
+
+// A client breaker changed state.
+struct BreakerEvent {
+  std::string channel;  // ClientResilience::name(), e.g. the target
+  std::string method;   // "/pkg.Service/Method"
+  BreakerTransition transition;  // from, to, when, why
+  BreakerSnapshot snapshot;      // just after the change: counts and rates
+};
+
+// A server throttle started rejecting calls (saturated) or admitted one again
+// after rejecting (recovered).
+struct ThrottleEvent {
+  enum class Kind { kSaturated, kRecovered };
+  Kind kind;
+  std::string method;  // the call that saw the change
+  std::string scope;   // what the limit covers: "svc/method", "svc/" or "" (every method)
+  // What rejected: "concurrency" or "rate" (empty for kRecovered).
+  absl::string_view cause;
+  absl::Time at;
+};
+
+// ResilienceEvents
+//
+// Called on the thread of the call that caused the event, outside every lock
+// of the library, at most once per change (a breaker's every transition; a
+// throttle's first rejection after admitting, and first admission after
+// rejecting). Keep it short: it runs on a gRPC thread. Implementations must
+// be thread-safe.
+class ResilienceEvents {
+ public:
+  virtual ~ResilienceEvents() = default;
+  virtual void OnBreakerTransition(const BreakerEvent& /*event*/) {}
+  virtual void OnThrottleSaturation(const ThrottleEvent& /*event*/) {}
+};
+
+// FormatEvent()
+//
+// One line, no newline:
+//   breaker /cache.v1.CacheService/Get on localhost:50051: closed -> open
+//   (failure rate reached its threshold; failure rate 0.62 over 21 calls)
+//   throttle /cache.v1.CacheService/Get (scope cache.v1.CacheService/):
+//   saturated (concurrency)
+std::string FormatEvent(const BreakerEvent& event);
+std::string FormatEvent(const ThrottleEvent& event);
+
+}  // namespace resilience
+
+#endif  // GRPC_RESILIENCE_SRC_GRPC_COMMON_RESILIENCE_EVENTS_H_

@@ -1,0 +1,107 @@
+// File: src/metrics/metrics_http_server.h
+//
+// An optional embedded HTTP endpoint for Prometheus scrapes: GET /metrics
+// answers with the text a callback renders. Library grpc_resilience::metrics_http
+// (on Debian's civetweb); the rest of the metrics need no HTTP server.
+
+#ifndef GRPC_RESILIENCE_SRC_METRICS_METRICS_HTTP_SERVER_H_
+#define GRPC_RESILIENCE_SRC_METRICS_METRICS_HTTP_SERVER_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "grpc_resilience/internal/breaker/mutex.h"
+
+struct mg_connection;
+struct mg_context;
+
+namespace resilience {
+
+// MetricsHttpServer
+//
+// Serves, on its own threads:
+//   GET or HEAD <path>   200, Content-Type: text/plain; version=0.0.4;
+//                        charset=utf-8, the body the render callback returns
+//                        (a query string is ignored)
+//   other methods there  405, with Allow: GET, HEAD
+//   any other path       404
+//   render throws        500
+// The render callback is called once per GET or HEAD of <path>, by one
+// thread at a time, so it needs no locking of its own against itself (it
+// must still be safe against the threads that update the metrics it reads).
+// No files are served; connections are not kept alive.
+//
+// Stop() (or the destructor) closes the listening socket, waits for the
+// requests being served and joins the threads: after it returns the render
+// callback is not called again.
+//
+// This class is thread-safe.
+//
+// Example:
+//   MetricsHttpServer::Options options;
+//   options.port = 9464;
+//   absl::StatusOr<std::unique_ptr<MetricsHttpServer>> server =
+//       MetricsHttpServer::Start(options, [&] { return RenderMetrics(); });
+//   if (!server.ok()) return server.status();   // e.g. the port is in use
+//   std::cout << "metrics on port " << (*server)->port() << "\n";
+class MetricsHttpServer {
+ public:
+  struct Options {
+    // The IPv4 address to listen on: "127.0.0.1" (this host only) or
+    // "0.0.0.0" (every interface), or any other IPv4 address of this host.
+    std::string bind_address = "127.0.0.1";
+    // 0: a free port the system picks; port() tells which.
+    int port = 0;
+    // The path of the metrics.
+    std::string path = "/metrics";
+    // Requests served at the same time (renders are one at a time anyway).
+    int num_threads = 2;
+    // How long a request may take to arrive and its answer to leave.
+    absl::Duration request_timeout = absl::Seconds(10);
+  };
+  using RenderFunction = std::function<std::string()>;
+
+  // Start()
+  //
+  // Listens and serves. InvalidArgument for bad options (an address that is
+  // not an IPv4 address, a port outside 0..65535, a path not starting with
+  // '/', num_threads < 1, a request_timeout under a millisecond, no render
+  // callback); Unavailable when the server cannot start (e.g. the port is
+  // in use), with civetweb's reason.
+  static absl::StatusOr<std::unique_ptr<MetricsHttpServer>> Start(Options options,
+                                                                  RenderFunction render);
+
+  ~MetricsHttpServer();
+  MetricsHttpServer(const MetricsHttpServer&) = delete;
+  MetricsHttpServer& operator=(const MetricsHttpServer&) = delete;
+
+  // The port it listens on (the one picked when Options::port was 0).
+  int port() const { return port_; }
+  const Options& options() const { return options_; }
+
+  // Stop()
+  //
+  // Stops serving; returns once no request is being served. Idempotent.
+  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  MetricsHttpServer(Options options, RenderFunction render);
+
+  static int HandleRequest(mg_connection* connection, void* self);
+  int Serve(mg_connection* connection) ABSL_LOCKS_EXCLUDED(render_mu_);
+
+  const Options options_;
+  int port_ = 0;  // set by Start() before the object is shared
+  Mutex render_mu_;
+  RenderFunction render_ ABSL_GUARDED_BY(render_mu_);
+  Mutex mu_;
+  mg_context* context_ ABSL_GUARDED_BY(mu_) = nullptr;
+};
+
+}  // namespace resilience
+
+#endif  // GRPC_RESILIENCE_SRC_METRICS_METRICS_HTTP_SERVER_H_

@@ -1,0 +1,202 @@
+// File: src/metrics/prometheus_text.h
+//
+// A builder of Prometheus' text exposition format, version 0.0.4: what a
+// /metrics endpoint answers a scrape with.
+
+#ifndef GRPC_RESILIENCE_SRC_METRICS_PROMETHEUS_TEXT_H_
+#define GRPC_RESILIENCE_SRC_METRICS_PROMETHEUS_TEXT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+
+namespace resilience {
+
+enum class MetricType { kCounter, kGauge, kHistogram };
+
+// "counter", "gauge", "histogram": the word of the # TYPE line.
+absl::string_view MetricTypeName(MetricType type);
+
+// One label of a sample: {"grpc_method", "/cache.v1.CacheService/Get"}.
+struct MetricLabel {
+  absl::string_view name;
+  absl::string_view value;
+};
+
+// The counts of one histogram, as PrometheusText::Family::Sample() takes them.
+struct HistogramData {
+  // The finite bucket bounds, strictly ascending (+Inf is implied).
+  absl::Span<const double> upper_bounds;
+  // Per bucket, not cumulative: upper_bounds.size() + 1 counts, the last one
+  // for the observations above the last bound.
+  absl::Span<const uint64_t> bucket_counts;
+  // The sum of the observations.
+  double sum = 0;
+};
+
+// PrometheusText
+//
+// Collects metric families and their samples, and renders them with
+// Finish() as exposition text:
+//
+//   # HELP <name> <help>
+//   # TYPE <name> counter|gauge|histogram
+//   <name>{label="value",...} <value>
+//
+// The rules of the format are kept whatever the order of the calls: a
+// family's HELP and TYPE lines come once, before its samples, which are
+// contiguous (families may be filled in any interleaving, e.g. one method
+// at a time over all families); families come in the order they were first
+// declared and samples in the order they were added, so the same calls give
+// the same text. A histogram family named X renders X_bucket{...,le="..."}
+// lines (cumulative, ending with le="+Inf"), X_sum and X_count. Label values
+// are escaped (backslash, double quote, newline) and invalid UTF-8 in them
+// is replaced by U+FFFD; HELP text is escaped likewise (backslash, newline).
+// Values are written exactly: integers as integers, doubles in the shortest
+// form that reads back the same ("0.0005", "2.5e-05", "1e+06", "+Inf",
+// "NaN"; see FormatValue()).
+//
+// Our naming rules are enforced: metric names match [a-zA-Z_:][a-zA-Z0-9_:]*
+// and counters end in "_total"; label names match [a-zA-Z_][a-zA-Z0-9_]*
+// and do not start with "__"; "le" is reserved in histograms. What breaks a
+// rule (a bad name, a family redeclared with another type or help, names
+// that collide with a histogram's _bucket/_sum/_count, a sample whose
+// label set the family already has, a negative counter, a histogram whose
+// bounds and counts do not fit) is left out of the text, so that the text
+// always parses, and reported by status().
+//
+// Families with no samples are left out (nothing to say yet).
+//
+// Not thread-safe: build one per scrape.
+//
+// Example:
+//   PrometheusText text;
+//   PrometheusText::Family& calls = text.Counter(
+//       "grpc_resilience_client_calls_total", "Calls the application made.");
+//   PrometheusText::Family& duration = text.Histogram(
+//       "grpc_resilience_client_call_duration_seconds", "Call latency.");
+//   for (const auto& [method, state] : methods) {
+//     calls.Sample({{"grpc_method", method}, {"grpc_code", "OK"}}, state.ok);
+//     LatencyHistogramSnapshot s = state.latency.Snapshot();
+//     duration.Sample({{"grpc_method", method}},
+//                     {LatencyHistogram::UpperBounds(), s.bucket_counts, s.sum_seconds});
+//   }
+//   std::string body = text.Finish();
+class PrometheusText {
+ public:
+  // The Content-Type of the text.
+  static constexpr absl::string_view kContentType = "text/plain; version=0.0.4; charset=utf-8";
+
+  // Family
+  //
+  // The samples of one metric family. Owned by its PrometheusText, valid as
+  // long as it is.
+  class Family {
+   public:
+    Family(const Family&) = delete;
+    Family& operator=(const Family&) = delete;
+
+    // Sample()
+    //
+    // Adds the sample of a counter or a gauge with `labels` (rendered in
+    // the order given). Integers are written exactly; a counter's value
+    // must not be negative or NaN.
+    Family& Sample(absl::Span<const MetricLabel> labels, double value);
+    template <typename Int,
+              std::enable_if_t<std::is_integral_v<Int> && !std::is_same_v<Int, bool>, int> = 0>
+    Family& Sample(absl::Span<const MetricLabel> labels, Int value) {
+      bool negative = false;
+      if constexpr (std::is_signed_v<Int>) negative = value < 0;
+      return AddScalar(labels, absl::StrCat(value), negative);
+    }
+
+    // Sample()
+    //
+    // Adds the samples of a histogram with `labels`: its buckets (made
+    // cumulative here), sum and count.
+    Family& Sample(absl::Span<const MetricLabel> labels, const HistogramData& histogram);
+
+    const std::string& name() const { return name_; }
+    MetricType type() const { return type_; }
+    // Samples added (a histogram counts once).
+    size_t size() const { return samples_; }
+
+   private:
+    friend class PrometheusText;
+    Family(PrometheusText* owner, std::string name, MetricType type, std::string help);
+
+    Family& AddScalar(absl::Span<const MetricLabel> labels, absl::string_view value, bool negative);
+    // Renders `labels` as `name="value",...` into *rendered and registers
+    // their set; false (and an error reported) when they are invalid or
+    // the set was seen before.
+    bool AcceptLabels(absl::Span<const MetricLabel> labels, std::string* rendered);
+    void Fail(absl::string_view message);
+
+    PrometheusText* const owner_;  // null: a family that keeps nothing
+    const std::string name_;
+    const MetricType type_;
+    const std::string help_;
+    std::string lines_;
+    size_t samples_ = 0;
+    absl::flat_hash_set<std::string> label_sets_;
+  };
+
+  PrometheusText();
+  ~PrometheusText();
+  PrometheusText(const PrometheusText&) = delete;
+  PrometheusText& operator=(const PrometheusText&) = delete;
+
+  // Counter() / Gauge() / Histogram()
+  //
+  // The family `name`, declared on the first call; a later call with the
+  // same name, type and help returns the same family. A family that cannot
+  // be declared (see the rules above) is one that keeps nothing.
+  Family& Counter(absl::string_view name, absl::string_view help);
+  Family& Gauge(absl::string_view name, absl::string_view help);
+  Family& Histogram(absl::string_view name, absl::string_view help);
+
+  // Finish()
+  //
+  // The exposition text of everything added so far; ends with a newline
+  // unless it is empty.
+  std::string Finish() const;
+
+  // status()
+  //
+  // OK, or InvalidArgument naming the first thing that was left out (and
+  // how many more were).
+  absl::Status status() const;
+
+  // FormatValue()
+  //
+  // A value as the text writes it: the shortest digits that read back as
+  // `value`, in exponent form below 1e-4 and from 1e+06 up; "+Inf", "-Inf",
+  // "NaN".
+  static std::string FormatValue(double value);
+
+ private:
+  Family& Declare(absl::string_view name, MetricType type, absl::string_view help);
+  void Fail(std::string message);
+
+  std::vector<std::unique_ptr<Family>> families_;
+  absl::flat_hash_map<std::string, Family*> by_name_;
+  // Every sample name a family renders (a histogram's three), to its family.
+  absl::flat_hash_map<std::string, Family*> by_sample_name_;
+  Family discard_;
+  std::string first_error_;
+  size_t errors_ = 0;
+};
+
+}  // namespace resilience
+
+#endif  // GRPC_RESILIENCE_SRC_METRICS_PROMETHEUS_TEXT_H_

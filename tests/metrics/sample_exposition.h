@@ -1,0 +1,112 @@
+// An exposition with every kind of metric and the names of docs/metrics.md,
+// rendered from real LatencyHistograms and StatusCodeCounters, for the tests
+// that check the text against promtool and serve it over HTTP.
+
+#ifndef GRPC_RESILIENCE_TESTS_METRICS_SAMPLE_EXPOSITION_H_
+#define GRPC_RESILIENCE_TESTS_METRICS_SAMPLE_EXPOSITION_H_
+
+#include <array>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "grpc_resilience/internal/metrics/latency_histogram.h"
+#include "grpc_resilience/internal/metrics/prometheus_text.h"
+#include "grpc_resilience/internal/metrics/status_code_counters.h"
+
+namespace resilience {
+namespace testing {
+
+// `status` receives the builder's status (OK when every name is valid).
+inline std::string RenderSampleExposition(absl::Status* status = nullptr) {
+  const std::array<absl::string_view, 2> methods = {"/cache.v1.CacheService/Get",
+                                                    "/cache.v1.CacheService/Set"};
+  PrometheusText text;
+  PrometheusText::Family& calls = text.Counter(
+      "grpc_resilience_client_calls_total",
+      "Calls the application made, by final status (one per call, however many attempts).");
+  PrometheusText::Family& attempts = text.Counter("grpc_resilience_client_attempts_total",
+                                                  "Attempts that reached the circuit breaker.");
+  PrometheusText::Family& retries =
+      text.Counter("grpc_resilience_client_retries_total", "Attempts after the first.");
+  PrometheusText::Family& refused =
+      text.Counter("grpc_resilience_client_retries_refused_total", "Retries not made, by reason.");
+  PrometheusText::Family& rejections =
+      text.Counter("grpc_resilience_client_local_rejections_total",
+                   "Attempts failed locally without reaching the server, by cause.");
+  PrometheusText::Family& timeouts = text.Counter("grpc_resilience_client_attempt_timeouts_total",
+                                                  "Attempts ended by their per-attempt timeout.");
+  PrometheusText::Family& breaker_state =
+      text.Gauge("grpc_resilience_client_breaker_state",
+                 "1 for the breaker's current state, 0 for the others.");
+  PrometheusText::Family& transitions =
+      text.Counter("grpc_resilience_client_breaker_transitions_total", "Breaker state changes.");
+  PrometheusText::Family& duration =
+      text.Histogram("grpc_resilience_client_call_duration_seconds",
+                     "Call latency as the application saw it, retries and backoff included.");
+  PrometheusText::Family& server_calls =
+      text.Counter("grpc_resilience_server_calls_total", "Calls the server answered, by status.");
+  PrometheusText::Family& server_rejections = text.Counter(
+      "grpc_resilience_server_rejections_total", "Calls rejected before the handler, by cause.");
+  PrometheusText::Family& in_flight =
+      text.Gauge("grpc_resilience_server_in_flight", "Admitted calls not finished yet.");
+  PrometheusText::Family& handler_duration = text.Histogram(
+      "grpc_resilience_server_handler_duration_seconds", "Admission to status of admitted calls.");
+
+  int n = 0;
+  for (absl::string_view method : methods) {
+    ++n;
+    StatusCodeCounters codes;
+    for (int i = 0; i < 10 * n; ++i) codes.Increment(0);
+    codes.Increment(14);
+    codes.Increment(4);
+    codes.Increment(42);  // counted as OTHER
+    const StatusCodeCountsSnapshot code_counts = codes.Snapshot();
+    for (size_t slot = 0; slot < StatusCodeCounters::kNumSlots; ++slot) {
+      if (code_counts.counts[slot] == 0) continue;
+      calls.Sample({{"grpc_method", method}, {"grpc_code", StatusCodeCounters::SlotName(slot)}},
+                   code_counts.counts[slot]);
+      server_calls.Sample(
+          {{"grpc_method", method}, {"grpc_code", StatusCodeCounters::SlotName(slot)}},
+          code_counts.counts[slot]);
+    }
+    attempts.Sample({{"grpc_method", method}}, 15 * n);
+    retries.Sample({{"grpc_method", method}}, 2 * n);
+    refused.Sample({{"grpc_method", method}, {"reason", "budget"}}, 1);
+    refused.Sample({{"grpc_method", method}, {"reason", "pushback"}}, 0);
+    rejections.Sample({{"grpc_method", method}, {"cause", "breaker"}}, 3);
+    timeouts.Sample({{"grpc_method", method}}, n);
+    for (absl::string_view state : {"closed", "open", "half-open"}) {
+      breaker_state.Sample({{"grpc_method", method}, {"state", state}}, state == "closed" ? 1 : 0);
+    }
+    transitions.Sample({{"grpc_method", method}, {"from", "closed"}, {"to", "open"}}, 1);
+    transitions.Sample({{"grpc_method", method}, {"from", "open"}, {"to", "half-open"}}, 1);
+    transitions.Sample({{"grpc_method", method}, {"from", "half-open"}, {"to", "closed"}}, 1);
+
+    LatencyHistogram client_latency;
+    LatencyHistogram server_latency;
+    for (int ms : {1, 2, 3, 7, 40, 120, 900, 3000, 20000}) {
+      client_latency.Observe(absl::Milliseconds(ms * n));
+      server_latency.Observe(absl::Microseconds(300 * ms));
+    }
+    const LatencyHistogramSnapshot c = client_latency.Snapshot();
+    duration.Sample({{"grpc_method", method}},
+                    HistogramData{LatencyHistogram::UpperBounds(), c.bucket_counts, c.sum_seconds});
+    const LatencyHistogramSnapshot s = server_latency.Snapshot();
+    handler_duration.Sample(
+        {{"grpc_method", method}},
+        HistogramData{LatencyHistogram::UpperBounds(), s.bucket_counts, s.sum_seconds});
+
+    server_rejections.Sample({{"grpc_method", method}, {"cause", "concurrency"}}, 4);
+    server_rejections.Sample({{"grpc_method", method}, {"cause", "rate"}}, 5);
+    server_rejections.Sample({{"grpc_method", method}, {"cause", "injected_abort"}}, 0);
+    in_flight.Sample({{"grpc_method", method}}, n - 1);
+  }
+  if (status != nullptr) *status = text.status();
+  return text.Finish();
+}
+
+}  // namespace testing
+}  // namespace resilience
+
+#endif  // GRPC_RESILIENCE_TESTS_METRICS_SAMPLE_EXPOSITION_H_
