@@ -8,6 +8,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/recording_events.h"
 #include "grpc_resilience/internal/breaker/simulated_clock.h"
 #include "tests/client_interceptors/all_call_types.h"
 #include "tests/client_interceptors/client_test_fixture.h"
@@ -77,22 +78,7 @@ TEST_F(ClientInterceptorsTest, ClosedBreakerPassesEveryCallType) {
 // simulated clock, so the open period passes in one line.
 TEST_F(ClientInterceptorsTest, ThreeStateOpensAndRecovers) {
   // Every transition is an event, with the method, the channel and the cause.
-  class Recorder : public ResilienceEvents {
-   public:
-    void OnBreakerTransition(const BreakerEvent& event) override {
-      MutexLock lock(&mu_);
-      lines_.push_back(FormatEvent(event));
-    }
-    std::vector<std::string> lines() {
-      MutexLock lock(&mu_);
-      return lines_;
-    }
-
-   private:
-    Mutex mu_;
-    std::vector<std::string> lines_ ABSL_GUARDED_BY(mu_);
-  };
-  auto recorder = std::make_shared<Recorder>();
+  auto recorder = std::make_shared<RecordingEvents>();
   SimulatedClock clock;
   Connect(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
       "breaker": {"threeState": {"consecutiveFailures": 5, "openDuration": "5s",

@@ -18,6 +18,7 @@
 #include "gmock/gmock.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "gtest/gtest.h"
+#include "tests/testing/recording_events.h"
 #include "grpc_resilience/internal/breaker/mutex.h"
 #include "grpc_resilience/internal/breaker/simulated_clock.h"
 #include "tests/testing/test_server.h"
@@ -275,22 +276,7 @@ TEST_P(ServerInterceptorsTest, ConcurrencyLimit) {
 // Events: a throttle that starts rejecting says so once, however many calls
 // it rejects, and once more when it admits again.
 TEST_P(ServerInterceptorsTest, ThrottleSaturationIsAnEventEachWay) {
-  class Recorder : public ResilienceEvents {
-   public:
-    void OnThrottleSaturation(const ThrottleEvent& event) override {
-      MutexLock lock(&mu_);
-      lines_.push_back(FormatEvent(event));
-    }
-    std::vector<std::string> lines() {
-      MutexLock lock(&mu_);
-      return lines_;
-    }
-
-   private:
-    Mutex mu_;
-    std::vector<std::string> lines_ ABSL_GUARDED_BY(mu_);
-  };
-  auto recorder = std::make_shared<Recorder>();
+  auto recorder = std::make_shared<testing::RecordingEvents>();
   Start(kGetConcurrency3, Clock::Real(), recorder);
   std::vector<PendingCall*> running;
   for (int i = 0; i < 3; ++i) running.push_back(StartGet("gated"));
