@@ -1,0 +1,224 @@
+#!/usr/bin/env bash
+# Checks that another project can adopt the library: installs it, then builds
+# and runs tests/consumer (a project of its own with its own service) the
+# three CMake ways, find_package against the install, add_subdirectory and
+# FetchContent, then the same program with the installed pkg-config file's
+# flags alone, and compiles the README's C++ snippets against the install.
+#
+#   scripts/consumer.sh              builds the libraries in build-consumer-lib/
+#                                    (no tests, benchmarks or examples)
+#   scripts/consumer.sh build        reuses build/ (CI: after scripts/test.sh)
+#
+# Install prefix: build-consumer-prefix/; the consumer's build folders:
+# build-consumer-find_package/, -subdirectory/, -fetchcontent/, -pkg-config/
+# (each from scratch). Prints the timings; exits non-zero on any failure.
+# CONSUMER_JOBS (default 2) is the build parallelism.
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+jobs="${CONSUMER_JOBS:-2}"
+# What building and consuming the libraries takes; no GoogleTest, no Google
+# Benchmark.
+ensure_packages cmake ninja-build g++ pkg-config libgrpc++-dev protobuf-compiler-grpc \
+  libprotobuf-dev protobuf-compiler libabsl-dev
+
+prefix="$REPO_ROOT/build-consumer-prefix"
+timings=()
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+
+# 1. The libraries, installed.
+t0="$(now)"
+if [ $# -ge 1 ]; then
+  lib_build="$(cd "$1" && pwd)"
+  [ -f "$lib_build/build.ninja" ] || { log "$lib_build: not a configured build folder"; exit 1; }
+  # Re-runs CMake if the sources changed, so the install rules are current;
+  # nothing to do after scripts/test.sh.
+  log "bringing $lib_build up to date"
+  cmake --build "$lib_build" -j "$jobs"
+else
+  lib_build="$REPO_ROOT/build-consumer-lib"
+  if [ ! -f "$lib_build/build.ninja" ]; then
+    log "configuring $lib_build"
+    # shellcheck disable=SC2086  # RESILIENCE_CMAKE_ARGS is a list, as in common.sh
+    cmake -S "$REPO_ROOT" -B "$lib_build" -G Ninja ${RESILIENCE_CMAKE_ARGS:-} \
+      -DRESILIENCE_BUILD_TESTS=OFF -DRESILIENCE_BUILD_BENCH=OFF \
+      -DRESILIENCE_BUILD_EXAMPLES=OFF -DRESILIENCE_INSTALL=ON
+  fi
+  log "building the libraries in $lib_build"
+  cmake --build "$lib_build" -j "$jobs"
+fi
+if ! grep -q grpc_resilienceTargets "$lib_build/cmake_install.cmake"; then
+  log "$lib_build has no install rules (configured with RESILIENCE_INSTALL=OFF?)"
+  exit 1
+fi
+rm -rf "$prefix"
+log "installing into $prefix"
+cmake --install "$lib_build" --prefix "$prefix" > /dev/null
+timings+=("library build and install: $(since "$t0") s")
+
+# 2. The README's snippets against the installed headers.
+status=0
+t0="$(now)"
+if bash "$REPO_ROOT/scripts/check_readme_snippets.sh" "$prefix"; then
+  timings+=("README snippets: $(since "$t0") s")
+else
+  timings+=("README snippets: FAILED")
+  status=1
+fi
+
+# 3. The consumer, three ways.
+# expect_built DIR NAME...: the libraries and programs DIR's `all` built are
+# exactly NAME... (by file name): with add_subdirectory or FetchContent, no
+# test, benchmark or example of ours, and no library the consumer does not
+# link.
+expect_built() {
+  local dir="$1"; shift
+  local built expected
+  # Every library and program the build folder knows of, kept if the build of
+  # `all` (from scratch) made it.
+  built="$(ninja -C "$dir" -t targets all | sed -n 's/^\([^:]*\): CXX_[A-Z_]*LINKER.*/\1/p' |
+    while read -r file; do if [ -e "$dir/$file" ]; then basename "$file"; fi; done | sort)"
+  expected="$(printf '%s\n' "$@" | sort)"
+  if [ "$built" != "$expected" ]; then
+    local extra missing
+    extra="$(comm -13 <(echo "$expected") <(echo "$built") | tr '\n' ' ')"
+    missing="$(comm -23 <(echo "$expected") <(echo "$built") | tr '\n' ' ')"
+    log "$(basename "$dir"): 'all' builds what the consumer does not link: ${extra:-none};" \
+        "does not build: ${missing:-none}"
+    return 1
+  fi
+}
+
+# Our libraries that grpc_resilience::client and ::server link, by file name:
+# their closure over the installed export's INTERFACE_LINK_LIBRARIES.
+linked_libraries() {
+  local export_file
+  export_file="$(find "$prefix" -name grpc_resilienceTargets.cmake | head -n 1)"
+  awk '
+    /^set_target_properties\(grpc_resilience::/ {
+      target = $1; sub(/^set_target_properties\(grpc_resilience::/, "", target)
+    }
+    /INTERFACE_LINK_LIBRARIES/ && target != "" {
+      line = $0; sub(/^[^"]*"/, "", line); sub(/".*$/, "", line)
+      n = split(line, deps, ";")
+      for (i = 1; i <= n; i++) {
+        sub(/^\\\$<LINK_ONLY:/, "", deps[i]); sub(/>$/, "", deps[i])  # private deps
+        if (deps[i] ~ /^grpc_resilience::/) {
+          sub(/^grpc_resilience::/, "", deps[i]); edges[target] = edges[target] " " deps[i]
+        }
+      }
+    }
+    /^\)/ { target = "" }
+    END {
+      queue[1] = "client"; queue[2] = "server"; tail = 2
+      for (head = 1; head <= tail; head++) {
+        t = queue[head]
+        if (t in seen) continue
+        seen[t] = 1
+        print "libgrpc_resilience_" t ".a"
+        n = split(edges[t], next_ones, " ")
+        for (i = 1; i <= n; i++) queue[++tail] = next_ones[i]
+      }
+    }
+  ' "$export_file"
+}
+consumer_libs=(libshop_proto.a inventory_check)
+mapfile -t our_libs < <(linked_libraries)
+log "grpc_resilience::client and ::server link: ${our_libs[*]}"
+
+for mode in find_package subdirectory fetchcontent; do
+  dir="$REPO_ROOT/build-consumer-$mode"
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  args=(-DCONSUME="$mode")
+  case "$mode" in
+    find_package) args+=(-DCMAKE_PREFIX_PATH="$prefix") ;;
+    # GoogleTest and Google Benchmark must not even be looked for.
+    subdirectory|fetchcontent)
+      args+=(-DCMAKE_DISABLE_FIND_PACKAGE_GTest=ON -DCMAKE_DISABLE_FIND_PACKAGE_benchmark=ON
+        -DFETCHCONTENT_FULLY_DISCONNECTED=ON) ;;
+  esac
+  log "consumer ($mode): configuring and building $dir"
+  t0="$(now)"
+  if ! cmake -S "$REPO_ROOT/tests/consumer" -B "$dir" -G Ninja "${args[@]}" > "$dir/log" 2>&1 ||
+     ! cmake --build "$dir" -j "$jobs" >> "$dir/log" 2>&1; then
+    cat "$dir/log" >&2
+    log "consumer ($mode): build FAILED"
+    timings+=("consumer $mode: build FAILED")
+    status=1
+    continue
+  fi
+  build_time="$(since "$t0")"
+  case "$mode" in
+    find_package) expected=("${consumer_libs[@]}") ;;
+    *) expected=("${consumer_libs[@]}" "${our_libs[@]}") ;;
+  esac
+  checks_ok=1
+  expect_built "$dir" "${expected[@]}" || checks_ok=0
+  if grep -qE '^(GTest|GTEST|benchmark)_' "$dir/CMakeCache.txt"; then
+    log "consumer ($mode): GoogleTest or Google Benchmark was looked up"
+    checks_ok=0
+  fi
+  if ! (cd "$dir" && ctest -N | grep -q "Total Tests: 1$"); then
+    log "consumer ($mode): tests other than the consumer's own are registered"
+    checks_ok=0
+  fi
+  log "consumer ($mode): running inventory_check"
+  t0="$(now)"
+  if ! timeout 120 "$dir/inventory_check"; then
+    log "consumer ($mode): inventory_check FAILED"
+    checks_ok=0
+  fi
+  timings+=("consumer $mode: build $build_time s, run $(since "$t0") s$(
+    [ "$checks_ok" -eq 1 ] || echo ", FAILED")")
+  [ "$checks_ok" -eq 1 ] || status=1
+done
+
+# 4. The installed pkg-config file, as a build system other than CMake uses
+#    it: the same program compiled and linked with its flags alone.
+dir="$REPO_ROOT/build-consumer-pkg-config"
+rm -rf "$dir"
+mkdir -p "$dir"
+log "consumer (pkg-config): compiling and linking in $dir"
+t0="$(now)"
+pc_file="$(find "$prefix" -name grpc_resilience.pc | head -n 1)"
+PKG_CONFIG_PATH="$(dirname "$pc_file")${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+export PKG_CONFIG_PATH
+pc_ok=1
+pc_includedir="$(pkg-config --variable=includedir grpc_resilience 2>&1)" || pc_ok=0
+if [ "$pc_ok" -eq 1 ] && [ ! -f "$pc_includedir/grpc_resilience/client.h" ]; then
+  log "consumer (pkg-config): includedir is '$pc_includedir', which has no" \
+      "grpc_resilience/client.h (installed under $prefix)"
+  pc_ok=0
+fi
+if [ "$pc_ok" -eq 1 ]; then
+  protoc -I "$REPO_ROOT/tests/consumer" --cpp_out="$dir" --grpc_out="$dir" \
+    --plugin=protoc-gen-grpc="$(command -v grpc_cpp_plugin)" \
+    "$REPO_ROOT/tests/consumer/shop/v1/inventory.proto"
+  # shellcheck disable=SC2046  # pkg-config's output is a list of flags
+  if ! g++ -std=c++17 -o "$dir/inventory_check" -I "$dir" "$REPO_ROOT/tests/consumer/inventory_check.cc" \
+       "$dir/shop/v1/inventory.pb.cc" "$dir/shop/v1/inventory.grpc.pb.cc" \
+       $(pkg-config --cflags --libs grpc_resilience) > "$dir/log" 2>&1; then
+    cat "$dir/log" >&2
+    pc_ok=0
+  fi
+fi
+build_time="$(since "$t0")"
+t0="$(now)"
+if [ "$pc_ok" -eq 1 ] && ! timeout 120 "$dir/inventory_check"; then pc_ok=0; fi
+if [ "$pc_ok" -eq 1 ]; then
+  timings+=("consumer pkg-config: build $build_time s, run $(since "$t0") s")
+else
+  log "consumer (pkg-config): FAILED"
+  timings+=("consumer pkg-config: FAILED")
+  status=1
+fi
+
+log "timings"
+printf '  %s\n' "${timings[@]}" >&2
+if [ "$status" -eq 0 ]; then
+  log "consumer: all three ways build and pass"
+else
+  log "consumer: FAILED"
+fi
+exit "$status"
