@@ -1,7 +1,10 @@
 // The client chain's cost on the success path, measured in one run over
-// loopback: unary Get on a bare channel, with breaker + timeout, and with
-// the full chain (retry -> timeout -> breaker). Alternating rounds; reports
-// the median calls/s, p50 and p99 of each and the ratios to bare.
+// loopback: unary Get on a bare channel, with breaker only, breaker +
+// timeout, the full chain (retry -> timeout -> breaker) with metrics on and
+// off, and a method without a policy with metrics on (the metrics-only
+// interceptor) and off (no interceptor). Alternating rounds; reports the
+// median calls/s, p50 and p99 of each and the ratios to bare (median and
+// range of the per-round ratios).
 //
 //   client_chain_bench [--seconds=2] [--rounds=5] [--concurrency=8] [--only=N]
 //
@@ -24,13 +27,16 @@
 ABSL_FLAG(double, seconds, 2, "Length of each round.");
 ABSL_FLAG(int, rounds, 5, "Rounds per configuration (alternating).");
 ABSL_FLAG(int, concurrency, 8, "Closed-loop clients.");
-ABSL_FLAG(int, only, -1, "Run only this configuration (0-3), e.g. under perf.");
+ABSL_FLAG(int, only, -1, "Run only this configuration (0-6), e.g. under perf.");
 
 namespace {
 
 struct Config {
+  Config(const char* name, const char* policy, bool metrics = true)
+      : name(name), policy(policy), metrics(metrics) {}
   const char* name;
   const char* policy;  // null: bare channel
+  bool metrics;        // ClientResilience::Options::metrics
   std::vector<double> rates;
   std::vector<double> p50_ms, p99_ms;
 };
@@ -44,7 +50,8 @@ double Median(std::vector<double> v) {
 
 constexpr char kUsage[] =
     "The client chain's cost on the success path: unary Get over loopback on a bare\n"
-    "channel, with breaker only, breaker + timeout, and the full chain, in alternating\n"
+    "channel, with breaker only, breaker + timeout, the full chain with metrics on and\n"
+    "off, and a method without a policy with metrics on and off, in alternating\n"
     "rounds; prints the median calls/s, p50 and p99 of each and the ratios to bare.\n\n"
     "  client_chain_bench [--seconds=2] [--rounds=5] [--concurrency=8] [--only=N]";
 
@@ -61,9 +68,9 @@ int main(int argc, char** argv) {
     return example_cli::UsageError(
         absl::StrCat("--concurrency: must be in [1, 1024], got ", concurrency));
   }
-  if (const int only = absl::GetFlag(FLAGS_only); only < -1 || only > 3) {
+  if (const int only = absl::GetFlag(FLAGS_only); only < -1 || only > 6) {
     return example_cli::UsageError(
-        absl::StrCat("--only: must be a configuration in [0, 3] (or -1: all), got ", only));
+        absl::StrCat("--only: must be a configuration in [0, 6] (or -1: all), got ", only));
   }
   cache_service::CacheStore store({});
   cache_service::CacheServiceImpl service(&store);
@@ -71,16 +78,20 @@ int main(int argc, char** argv) {
   options.services.push_back(&service);
   auto server = resilience::testing::TestServer::Start(std::move(options));
 
+  constexpr char kFullChain[] = R"({"methodConfig": [{"name": [{"service": "cache.v1.CacheService"}],
+      "timeout": "10s", "retryPolicy": {"maxAttempts": 3, "perAttemptTimeout": "1s"},
+      "breaker": {"sre": {}}}]})";
+  constexpr char kNoPolicy[] = "{}";  // Get has no policy
   std::vector<Config> configs = {
-      {"bare channel", nullptr, {}, {}, {}},
+      {"bare channel", nullptr},
       {"breaker only", R"({"methodConfig": [{"name": [{"service": "cache.v1.CacheService"}],
-          "breaker": {"sre": {}}}]})", {}, {}, {}},
+          "breaker": {"sre": {}}}]})"},
       {"breaker + timeout", R"({"methodConfig": [{"name": [{"service": "cache.v1.CacheService"}],
-          "timeout": "1s", "breaker": {"sre": {}}}]})", {}, {}, {}},
-      {"full chain", R"({"methodConfig": [{"name": [{"service": "cache.v1.CacheService"}],
-          "timeout": "10s", "retryPolicy": {"maxAttempts": 3, "perAttemptTimeout": "1s"},
-          "breaker": {"sre": {}}}]})",
-       {}, {}, {}},
+          "timeout": "1s", "breaker": {"sre": {}}}]})"},
+      {"full chain", kFullChain},
+      {"full chain, no metrics", kFullChain, false},
+      {"no policy", kNoPolicy},
+      {"no policy, no metrics", kNoPolicy, false},
   };
   std::vector<std::shared_ptr<grpc::Channel>> channels;
   for (const Config& c : configs) {
@@ -92,6 +103,7 @@ int main(int argc, char** argv) {
     } else {
       resilience::ResilientChannelOptions options;
       options.args = args;
+      options.resilience.metrics = c.metrics;
       channels.push_back(resilience::CreateResilientChannel(
                              server->address(), grpc::InsecureChannelCredentials(),
                              *resilience::PolicySet::FromJsonString(c.policy), std::move(options))
@@ -127,11 +139,16 @@ int main(int argc, char** argv) {
   const double bare = Median(configs[0].rates);
   std::printf("unary Get over loopback, %d closed-loop clients, median of %d alternating rounds\n",
               load.concurrency, absl::GetFlag(FLAGS_rounds));
-  std::printf("%-20s %12s %8s %10s %10s\n", "configuration", "calls/s", "ratio", "p50 ms",
-              "p99 ms");
+  std::printf("(ratio: of the medians; range: of the ratios to bare within each round)\n");
+  std::printf("%-24s %12s %8s %15s %10s %10s\n", "configuration", "calls/s", "ratio",
+              "range", "p50 ms", "p99 ms");
   for (const Config& c : configs) {
-    std::printf("%-20s %12.0f %8.3f %10.3f %10.3f\n", c.name, Median(c.rates),
-                Median(c.rates) / bare, Median(c.p50_ms), Median(c.p99_ms));
+    std::vector<double> ratios;
+    for (size_t r = 0; r < c.rates.size(); ++r) ratios.push_back(c.rates[r] / configs[0].rates[r]);
+    std::sort(ratios.begin(), ratios.end());
+    std::printf("%-24s %12.0f %8.3f %7.3f-%-7.3f %10.3f %10.3f\n", c.name, Median(c.rates),
+                Median(c.rates) / bare, ratios.front(), ratios.back(), Median(c.p50_ms),
+                Median(c.p99_ms));
   }
   server->Shutdown();
   return 0;

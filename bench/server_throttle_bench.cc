@@ -1,8 +1,11 @@
 // Server throttling, measured over loopback in one run (ratios, not absolute
 // times):
 //
-//  1. Overhead: unary Get through a server whose throttle never binds, vs the
-//     same server with no interceptors (alternating rounds, median calls/s).
+//  1. Overhead: unary Get through a server whose throttle never binds (with
+//     metrics on, the default, and off), and through a server whose policy
+//     does not cover Get (metrics on: only the metrics interceptor), vs the
+//     same server with no interceptors (alternating rounds, median calls/s
+//     and the range of the per-round ratios).
 //  2. Overload: a backend with a capacity of 4 calls at once (4 workers, 2 ms
 //     of work each) under 4x its capacity in closed-loop clients, with no
 //     throttle and with maxConcurrency = 4. Reports admitted-call p99 against
@@ -15,7 +18,7 @@
 // Throttled servers register their service with RegisterGuardedService(),
 // as users do.
 //
-//   server_throttle_bench [--seconds=2]
+//   server_throttle_bench [--seconds=2] [--overhead_only]
 //
 // --help prints the flags and exits 0; a bad flag exits 2 with one line.
 
@@ -44,6 +47,7 @@
 #include "tests/testing/test_server.h"
 
 ABSL_FLAG(double, seconds, 2, "Length of each measured round.");
+ABSL_FLAG(bool, overhead_only, false, "Measure only the overhead (part 1).");
 
 namespace {
 
@@ -224,11 +228,12 @@ class PassThroughFactory final : public grpc::experimental::ServerInterceptorFac
 // null), the service behind the guard or registered directly.
 std::unique_ptr<resilience::testing::TestServer> StartServer(
     cache::v1::CacheService::Service* service, const char* policy_json, bool guarded,
-    std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> last = nullptr) {
+    std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> last = nullptr,
+    bool metrics = true) {
   resilience::testing::TestServer::Options options;
   if (policy_json != nullptr) {
-    auto state = std::make_shared<resilience::ServerResilience>(Policies(policy_json),
-                                                                resilience::Clock::Real());
+    auto state = std::make_shared<resilience::ServerResilience>(
+        Policies(policy_json), resilience::Clock::Real(), nullptr, metrics);
     options.interceptors = resilience::ServerInterceptorFactories(state);
     if (guarded) {
       options.configure = [state, service](grpc::ServerBuilder& builder) {
@@ -282,7 +287,7 @@ constexpr char kUsage[] =
     "Server throttling over loopback, as ratios within one run: the overhead of a\n"
     "throttle that never binds, admitted-call latency under 4x overload, and the CPU\n"
     "cost of a rejected call.\n\n"
-    "  server_throttle_bench [--seconds=2]";
+    "  server_throttle_bench [--seconds=2] [--overhead_only]";
 
 int main(int argc, char** argv) {
   example_cli::ParseFlagsOrExit(argc, argv, kUsage);
@@ -307,25 +312,51 @@ int main(int argc, char** argv) {
   resilience::testing::ServerInterceptorFactories passthrough;
   passthrough.push_back(std::make_unique<PassThroughFactory>());
   auto with_passthrough = start(&passthrough_service, std::move(passthrough));
-  auto throttled = StartServer(&throttled_service, R"({"methodConfig": [{"name": [{}],
-      "throttle": {"maxConcurrency": 100000, "ratePerSecond": 1e8, "burst": 100000000}}]})",
-                                /*guarded=*/true);
-  std::vector<double> bare_rates, passthrough_rates, throttled_rates;
+  constexpr char kNonBinding[] = R"({"methodConfig": [{"name": [{}],
+      "throttle": {"maxConcurrency": 100000, "ratePerSecond": 1e8, "burst": 100000000}}]})";
+  cache_service::CacheStore store_g({}), store_h({});
+  cache_service::CacheServiceImpl throttled_off_service(&store_g), metrics_only_service(&store_h);
+  auto throttled = StartServer(&throttled_service, kNonBinding, /*guarded=*/true);
+  auto throttled_off = StartServer(&throttled_off_service, kNonBinding, /*guarded=*/true, nullptr,
+                                   /*metrics=*/false);
+  // A policy that does not cover Get: the metrics interceptor only.
+  auto metrics_only = StartServer(&metrics_only_service, "{}", /*guarded=*/true);
+  struct Row {
+    const char* name;
+    std::string address;
+    std::vector<double> rates;
+  };
+  std::vector<Row> rows = {
+      {"no interceptor", bare->address(), {}},
+      {"pass-through interceptor", with_passthrough->address(), {}},
+      {"non-binding throttle", throttled->address(), {}},
+      {"non-binding throttle, no metrics", throttled_off->address(), {}},
+      {"no policy, metrics only", metrics_only->address(), {}},
+  };
   for (int i = 0; i < 5; ++i) {
-    bare_rates.push_back(CallsPerSecond(bare->address(), round));
-    passthrough_rates.push_back(CallsPerSecond(with_passthrough->address(), round));
-    throttled_rates.push_back(CallsPerSecond(throttled->address(), round));
+    for (Row& row : rows) row.rates.push_back(CallsPerSecond(row.address, round));
   }
-  for (auto* v : {&bare_rates, &passthrough_rates, &throttled_rates}) std::sort(v->begin(), v->end());
-  std::printf("unary Get, 8 closed-loop clients, median of 5 alternating rounds:\n"
-              "    no interceptor                          %.0f calls/s\n"
-              "    pass-through interceptor                %.0f calls/s  ratio %.3f (gRPC's own cost)\n"
-              "    non-binding throttle (guarded service) %.0f calls/s  ratio %.3f (target >= 0.97)\n",
-              bare_rates[2], passthrough_rates[2], passthrough_rates[2] / bare_rates[2],
-              throttled_rates[2], throttled_rates[2] / bare_rates[2]);
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  std::printf("unary Get, 8 closed-loop clients, median of 5 alternating rounds (ratio: of the\n"
+              "medians; range: of the ratios to no interceptor within each round):\n");
+  for (size_t k = 0; k < rows.size(); ++k) {
+    const Row& row = rows[k];
+    std::vector<double> ratios;
+    for (size_t r = 0; r < row.rates.size(); ++r) ratios.push_back(row.rates[r] / rows[0].rates[r]);
+    std::sort(ratios.begin(), ratios.end());
+    std::printf("    %-34s %8.0f calls/s  ratio %.3f (%.3f-%.3f)%s\n", row.name, median(row.rates),
+                median(row.rates) / median(rows[0].rates), ratios.front(), ratios.back(),
+                k == 2 ? "  target >= 0.97" : "");
+  }
   bare->Shutdown();
   with_passthrough->Shutdown();
   throttled->Shutdown();
+  throttled_off->Shutdown();
+  metrics_only->Shutdown();
+  if (absl::GetFlag(FLAGS_overhead_only)) return 0;
 
   // 2. Overload.
   constexpr int kCapacity = 4;

@@ -8,7 +8,11 @@
 //   dump                print every entry as KEY<TAB>VALUE, C-escaped, in key order
 //   load                run a closed-loop load and print counts per status code
 //                       and latency percentiles (--calls --concurrency --duration
-//                       --keys --value_size --get_fraction --seed)
+//                       --keys --value_size --get_fraction --seed); with
+//                       --metrics_port, http://127.0.0.1:PORT/metrics serves the
+//                       channel's metrics while it runs (docs/metrics.md), and
+//                       a line on stderr says so: "cache_client: metrics on
+//                       http://127.0.0.1:PORT/metrics"
 //
 // A KEY is any non-empty bytes (e.g. $'\xff' in bash); keys are only ever
 // printed C-escaped (by dump, and in the server's error messages).
@@ -18,6 +22,7 @@
 // the method (if any) bounds the call. With both, the earlier one ends it, as
 // in gRPC. Each warning of the policy file is one line on stderr,
 // "cache_client: warning: ..."; with --strict_policies a warning is an error.
+// Breaker transitions are one line each on stderr, "cache_client: breaker ...".
 //
 // Exit status: 0 on success; 1 when the call failed (the gRPC status is
 // printed on stderr as "NAME: message"); 2 for bad usage (--help, which
@@ -44,7 +49,11 @@
 #include "grpcpp/security/credentials.h"
 #include "grpc_resilience/internal/grpc_common/status_conversion.h"
 #include "grpc_resilience/internal/client_interceptors/resilient_channel.h"
+#include "grpc_resilience/internal/metrics/prometheus_text.h"
 #include "grpc_resilience/internal/policy/policy_set.h"
+#ifdef CACHE_SERVICE_HAS_METRICS_HTTP
+#include "grpc_resilience/internal/metrics/metrics_http_server.h"
+#endif
 
 ABSL_FLAG(std::string, target, "127.0.0.1:50051", "Server address, HOST:PORT.");
 ABSL_FLAG(absl::Duration, deadline, absl::InfiniteDuration(),
@@ -65,6 +74,9 @@ ABSL_FLAG(int64_t, keys, 1000, "load: size of the key space.");
 ABSL_FLAG(int64_t, value_size, 100, "load: bytes per stored value.");
 ABSL_FLAG(double, get_fraction, 0.8, "load: share of calls that are Get.");
 ABSL_FLAG(uint64_t, seed, 1, "load: random seed.");
+ABSL_FLAG(int, metrics_port, 0,
+          "load: serve the channel's metrics for Prometheus on http://127.0.0.1:PORT/metrics "
+          "while the load runs; 0: no metrics endpoint.");
 
 namespace {
 
@@ -79,7 +91,9 @@ constexpr char kUsageMessage[] =
     "  dump                print every entry as KEY<TAB>VALUE, C-escaped, in key order\n"
     "  load                closed-loop load; prints counts per status code and latency\n"
     "                      percentiles (--calls --concurrency --duration --keys\n"
-    "                      --value_size --get_fraction --seed)\n\n"
+    "                      --value_size --get_fraction --seed; --metrics_port=PORT\n"
+    "                      serves the channel's metrics on\n"
+    "                      http://127.0.0.1:PORT/metrics while it runs)\n\n"
     "Without --deadline the client sets no deadline: the policy's `timeout` bounds the\n"
     "call. Exit status: 0 ok, 1 the call failed (\"NAME: message\" on stderr), 2 bad usage.";
 
@@ -145,7 +159,7 @@ int RunDump(cache::v1::CacheService::Stub& stub) {
   return 0;
 }
 
-int RunLoad(cache::v1::CacheService::Stub& stub) {
+int RunLoad(cache::v1::CacheService::Stub& stub, resilience::ClientResilience& channel_state) {
   cache_service::LoadOptions options;
   options.calls = absl::GetFlag(FLAGS_calls);
   options.concurrency = absl::GetFlag(FLAGS_concurrency);
@@ -158,6 +172,26 @@ int RunLoad(cache::v1::CacheService::Stub& stub) {
   if (absl::Status s = cache_service::ValidateLoadOptions(options); !s.ok()) {
     return Usage(absl::StrCat("load: ", s.message()));
   }
+#ifdef CACHE_SERVICE_HAS_METRICS_HTTP
+  // The channel's metrics, rendered at each scrape, while the load runs.
+  std::unique_ptr<resilience::MetricsHttpServer> metrics;
+  if (const int port = absl::GetFlag(FLAGS_metrics_port); port != 0) {
+    resilience::MetricsHttpServer::Options metrics_options;
+    metrics_options.port = port;
+    absl::StatusOr<std::unique_ptr<resilience::MetricsHttpServer>> started =
+        resilience::MetricsHttpServer::Start(metrics_options, [&channel_state] {
+          resilience::PrometheusText text;
+          channel_state.AppendMetrics(text);
+          return text.Finish();
+        });
+    if (!started.ok()) return Usage(absl::StrCat("--metrics_port: ", started.status().message()));
+    metrics = *std::move(started);
+    std::fprintf(stderr, "cache_client: metrics on http://127.0.0.1:%d/metrics\n",
+                 metrics->port());
+  }
+#else
+  (void)channel_state;
+#endif
   const bool live = isatty(STDOUT_FILENO);
   cache_service::LoadReport report = cache_service::RunLoad(
       stub, options, [live](const cache_service::LoadProgress& p) {
@@ -177,6 +211,14 @@ int main(int argc, char** argv) {
   const std::vector<std::string> args =
       example_cli::ParseFlagsOrExit(argc, argv, kUsageMessage, example_cli::Args::kAllowed);
   if (args.empty()) return Usage("missing command: get, store, dump or load");
+  if (const int port = absl::GetFlag(FLAGS_metrics_port); port < 0 || port > 65535) {
+    return Usage(absl::StrCat("--metrics_port: must be in [0, 65535], got ", port));
+  }
+#ifndef CACHE_SERVICE_HAS_METRICS_HTTP
+  if (absl::GetFlag(FLAGS_metrics_port) != 0) {
+    return Usage("--metrics_port: this build has no metrics endpoint (civetweb was not found)");
+  }
+#endif
   if (absl::GetFlag(FLAGS_deadline) <= absl::ZeroDuration()) {
     return Usage(absl::StrCat("--deadline: must be > 0, got ",
                               absl::FormatDuration(absl::GetFlag(FLAGS_deadline))));
@@ -205,6 +247,9 @@ int main(int argc, char** argv) {
     return Usage(absl::StrCat(command, ": expected ", want - 1, " argument(s), got ",
                               args.size() - 1));
   }
+  if (command != "load" && absl::GetFlag(FLAGS_metrics_port) != 0) {
+    return Usage(absl::StrCat("--metrics_port: only for load, not ", command));
+  }
 
   grpc::ChannelArguments channel_args;
   channel_args.SetMaxReceiveMessageSize(-1);  // values are bounded by the server
@@ -225,5 +270,5 @@ int main(int argc, char** argv) {
   if (command == "get") return RunGet(*stub, args[1]);
   if (command == "store") return RunStore(*stub, args[1], args[2]);
   if (command == "dump") return RunDump(*stub);
-  return RunLoad(*stub);
+  return RunLoad(*stub, *channel.resilience);
 }

@@ -5,7 +5,11 @@
 // against it over a real gRPC channel, and prints what each step did and the
 // counters that prove it. Every step checks its own outcome; the demo exits 1
 // if one did not happen as described, 0 otherwise. No arguments (--help
-// prints this; anything else exits 2).
+// prints this; anything else exits 2). --metrics_port=PORT serves the
+// metrics of the main server and of the demo's main channel on
+// http://127.0.0.1:PORT/metrics while the demo runs (docs/metrics.md), and a
+// line on stderr says so: "cache_demo: metrics on
+// http://127.0.0.1:PORT/metrics".
 
 #include <algorithm>
 #include <cstdio>
@@ -14,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -31,7 +36,15 @@
 #include "shipped_policies.h"
 #include "grpc_resilience/internal/client_interceptors/resilient_channel.h"
 #include "grpc_resilience/internal/grpc_common/status_conversion.h"
+#include "grpc_resilience/internal/metrics/prometheus_text.h"
 #include "grpc_resilience/internal/policy/policy_set.h"
+#ifdef CACHE_SERVICE_HAS_METRICS_HTTP
+#include "grpc_resilience/internal/metrics/metrics_http_server.h"
+#endif
+
+ABSL_FLAG(int, metrics_port, 0,
+          "Serve the metrics of the demo's main server and channel for Prometheus on "
+          "http://127.0.0.1:PORT/metrics while the demo runs; 0: no metrics endpoint.");
 
 namespace {
 
@@ -261,11 +274,24 @@ constexpr char kUsage[] =
     "session against it over a real gRPC channel (retries through a flaky backend,\n"
     "per-attempt timeouts on a slow one, a breaker through an outage, a throttled burst,\n"
     "load), and checks every step.\n\n"
-    "  cache_demo\n\n"
+    "  cache_demo [--metrics_port=0]\n\n"
+    "--metrics_port=PORT serves the metrics of the main server and channel on\n"
+    "http://127.0.0.1:PORT/metrics while the demo runs (a line on stderr says where).\n"
     "Exit status: 0 when every step went as described, 1 otherwise, 2 for bad usage.";
 
 int main(int argc, char** argv) {
   example_cli::ParseFlagsOrExit(argc, argv, kUsage);
+  const int metrics_port = absl::GetFlag(FLAGS_metrics_port);
+  if (metrics_port < 0 || metrics_port > 65535) {
+    return example_cli::UsageError(
+        absl::StrCat("--metrics_port: must be in [0, 65535], got ", metrics_port));
+  }
+#ifndef CACHE_SERVICE_HAS_METRICS_HTTP
+  if (metrics_port != 0) {
+    return example_cli::UsageError(
+        "--metrics_port: this build has no metrics endpoint (civetweb was not found)");
+  }
+#endif
   const absl::Time demo_start = absl::Now();
   // The main server: the shipped policies, and a slow Dump (an injected
   // 300 ms delay) so that Dump calls hold their throttle slots long enough
@@ -275,12 +301,36 @@ int main(int argc, char** argv) {
         if (method == "Dump") entry.mutable_fault_injection()->mutable_delay()->set_nanos(300000000);
       });
   if (server == nullptr) return 1;
+  std::shared_ptr<resilience::ClientResilience> client_stats;
+  Demo demo(CacheService::NewStub(ResilientChannel(server->address(), &client_stats)));
+#ifdef CACHE_SERVICE_HAS_METRICS_HTTP
+  // The main server's and channel's metrics, rendered at each scrape.
+  // Declared after both, so destroyed (stopped) before them.
+  std::unique_ptr<resilience::MetricsHttpServer> metrics;
+  if (metrics_port != 0) {
+    resilience::MetricsHttpServer::Options metrics_options;
+    metrics_options.port = metrics_port;
+    resilience::ServerResilience* const server_state = &server->resilience();
+    resilience::ClientResilience* const client_state = client_stats.get();
+    absl::StatusOr<std::unique_ptr<resilience::MetricsHttpServer>> started =
+        resilience::MetricsHttpServer::Start(metrics_options, [server_state, client_state] {
+          resilience::PrometheusText text;
+          client_state->AppendMetrics(text);
+          server_state->AppendMetrics(text);
+          return text.Finish();
+        });
+    if (!started.ok()) {
+      server->Shutdown(absl::ZeroDuration());
+      return example_cli::UsageError(absl::StrCat("--metrics_port: ", started.status().message()));
+    }
+    metrics = *std::move(started);
+    std::fprintf(stderr, "cache_demo: metrics on http://127.0.0.1:%d/metrics\n", metrics->port());
+  }
+#endif
+
   std::printf("cache_demo: cache server listening on %s (max_entries 300, max_value_bytes 4096);\n"
               "client and server use examples/cache_service/policies.json\n",
               server->address().c_str());
-
-  std::shared_ptr<resilience::ClientResilience> client_stats;
-  Demo demo(CacheService::NewStub(ResilientChannel(server->address(), &client_stats)));
   std::string value;
   grpc::Status s;
 

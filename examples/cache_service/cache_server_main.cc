@@ -3,13 +3,19 @@
 //   cache_server [--host=127.0.0.1] [--port=0] [--max_entries=100000]
 //                [--max_value_bytes=1048576] [--max_total_bytes=268435456]
 //                [--grace_period=5s] [--policy=FILE [--strict_policies]]
+//                [--metrics_port=0]
 //
-// First line on stdout (flushed): "listening on HOST:PORT". SIGINT or SIGTERM
+// First line on stdout (flushed): "listening on HOST:PORT". With
+// --metrics_port, http://127.0.0.1:PORT/metrics serves the server's metrics
+// (docs/metrics.md) for Prometheus, and a line on stderr, after the first
+// line on stdout, says so: "cache_server: metrics on
+// http://127.0.0.1:PORT/metrics". SIGINT or SIGTERM
 // stops accepting calls, lets calls in flight finish for up to --grace_period,
 // and exits 0. Each warning of the policy file (a field accepted but not
 // applied, a deprecated field) is one line on stderr, "cache_server: warning:
-// ..."; with --strict_policies a warning is an error. --help prints the flags
-// and exits 0. Bad flags, a bad policy file, a port in use: one line on
+// ..."; with --strict_policies a warning is an error. Throttles that start or
+// stop rejecting, one line each on stderr. --help prints the flags and exits
+// 0. Bad flags, a bad policy file, a port in use (either): one line on
 // stderr, exit 2.
 
 #include <signal.h>
@@ -28,7 +34,11 @@
 #include "examples/cache_service/cache_server.h"
 #include "grpc_resilience/internal/grpc_common/log_events.h"
 #include "examples/common/command_line.h"
+#include "grpc_resilience/internal/metrics/prometheus_text.h"
 #include "grpc_resilience/internal/policy/policy_set.h"
+#ifdef CACHE_SERVICE_HAS_METRICS_HTTP
+#include "grpc_resilience/internal/metrics/metrics_http_server.h"
+#endif
 
 ABSL_FLAG(std::string, host, "127.0.0.1", "Address to listen on.");
 ABSL_FLAG(int, port, 0, "Port to listen on; 0 picks any free port.");
@@ -44,6 +54,9 @@ ABSL_FLAG(std::string, policy, "",
 ABSL_FLAG(bool, strict_policies, false,
           "Refuse a policy file with warnings (fields accepted but not applied, deprecated "
           "fields): exit 2 naming them.");
+ABSL_FLAG(int, metrics_port, 0,
+          "Serve the server's metrics for Prometheus on http://127.0.0.1:PORT/metrics; 0: "
+          "no metrics endpoint.");
 
 namespace {
 
@@ -51,11 +64,14 @@ constexpr char kUsage[] =
     "Serves cache.v1.CacheService.\n\n"
     "  cache_server [--host=127.0.0.1] [--port=0] [--max_entries=100000]\n"
     "               [--max_value_bytes=1048576] [--max_total_bytes=268435456]\n"
-    "               [--grace_period=5s] [--policy=FILE [--strict_policies]]\n\n"
+    "               [--grace_period=5s] [--policy=FILE [--strict_policies]]\n"
+    "               [--metrics_port=0]\n\n"
     "The first line on stdout is \"listening on HOST:PORT\". SIGINT or SIGTERM stops\n"
     "accepting calls and lets calls in flight finish for up to --grace_period. Warnings\n"
-    "of the policy file are printed on stderr, one line each. Exit status: 0 after a\n"
-    "signal, 2 for bad flags, a bad policy file or a port in use.";
+    "of the policy file are printed on stderr, one line each. With --metrics_port,\n"
+    "http://127.0.0.1:PORT/metrics serves the server's metrics (a line on stderr says\n"
+    "where). Exit status: 0 after a signal, 2 for bad flags, a bad policy file or a\n"
+    "port in use.";
 
 int Fail(const std::string& message) { return example_cli::UsageError(message); }
 
@@ -78,6 +94,15 @@ int main(int argc, char** argv) {
   if (const int port = absl::GetFlag(FLAGS_port); port < 0 || port > 65535) {
     return Fail(absl::StrCat("--port: must be in [0, 65535], got ", port));
   }
+  const int metrics_port = absl::GetFlag(FLAGS_metrics_port);
+  if (metrics_port < 0 || metrics_port > 65535) {
+    return Fail(absl::StrCat("--metrics_port: must be in [0, 65535], got ", metrics_port));
+  }
+#ifndef CACHE_SERVICE_HAS_METRICS_HTTP
+  if (metrics_port != 0) {
+    return Fail("--metrics_port: this build has no metrics endpoint (civetweb was not found)");
+  }
+#endif
   if (absl::GetFlag(FLAGS_grace_period) < absl::ZeroDuration()) {
     return Fail(absl::StrCat("--grace_period: must be >= 0, got ",
                              absl::FormatDuration(absl::GetFlag(FLAGS_grace_period))));
@@ -118,8 +143,35 @@ int main(int argc, char** argv) {
       cache_service::CacheServer::Start(options);
   if (!server.ok()) return Fail(std::string(server.status().message()));
 
+#ifdef CACHE_SERVICE_HAS_METRICS_HTTP
+  // The server's metrics, rendered at each scrape. Declared after the
+  // server, so destroyed (stopped) before it.
+  std::unique_ptr<resilience::MetricsHttpServer> metrics;
+  if (metrics_port != 0) {
+    resilience::MetricsHttpServer::Options metrics_options;
+    metrics_options.port = metrics_port;
+    resilience::ServerResilience* const server_resilience = &(*server)->resilience();
+    absl::StatusOr<std::unique_ptr<resilience::MetricsHttpServer>> started =
+        resilience::MetricsHttpServer::Start(metrics_options, [server_resilience] {
+          resilience::PrometheusText text;
+          server_resilience->AppendMetrics(text);
+          return text.Finish();
+        });
+    if (!started.ok()) {
+      (*server)->Shutdown(absl::ZeroDuration());
+      return Fail(absl::StrCat("--metrics_port: ", started.status().message()));
+    }
+    metrics = *std::move(started);
+  }
+#endif
+
   std::printf("listening on %s\n", (*server)->address().c_str());
   std::fflush(stdout);
+#ifdef CACHE_SERVICE_HAS_METRICS_HTTP
+  if (metrics != nullptr) {
+    std::fprintf(stderr, "cache_server: metrics on http://127.0.0.1:%d/metrics\n", metrics->port());
+  }
+#endif
 
   const absl::Duration grace = absl::GetFlag(FLAGS_grace_period);
   absl::Time stop_requested = absl::InfiniteFuture();

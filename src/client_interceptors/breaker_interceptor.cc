@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "grpc_resilience/internal/client_interceptors/metrics_interceptor.h"
 
 namespace resilience {
 namespace {
@@ -39,11 +40,19 @@ grpc::experimental::Interceptor* BreakerInterceptorFactory::CreateClientIntercep
   const bool retry_took_call = internal::RetryTookCall();
   internal::SetRetryTookCall(false);
   ClientMethodState* state = state_->ForMethod(info->method());
-  if (state == nullptr || state->breaker == nullptr) return nullptr;
-  // A retried unary call: the breaker sees its attempts, not the call itself.
+  if (state == nullptr) return nullptr;
+  // A retried unary call: the breaker sees its attempts, not the call
+  // itself, and the retry interceptor counts it.
   if (retry_took_call) return nullptr;
-  return new BreakerInterceptor(info, state, state_->clock(), timeout_flag,
-                                attempt != nullptr && attempt->per_attempt_deadline);
+  // An application call with no timeout interceptor: counted here.
+  const bool meters_call = attempt == nullptr && timeout_flag == nullptr;
+  if (state->breaker != nullptr) {
+    return new BreakerInterceptor(info, state, state_->clock(), timeout_flag,
+                                  attempt != nullptr && attempt->per_attempt_deadline,
+                                  meters_call);
+  }
+  if (meters_call && state->metrics) return new MetricsInterceptor(state);
+  return nullptr;
 }
 
 Outcome BreakerInterceptor::DeadlineOutcome(bool per_attempt) const {
@@ -87,7 +96,10 @@ void BreakerInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods* 
   if (!started_ &&
       methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_INITIAL_METADATA)) {
     started_ = true;
-    state_->attempts.fetch_add(1, std::memory_order_relaxed);
+    if (meters_call_) {
+      state_->attempts.fetch_add(1, std::memory_order_relaxed);
+      meter_.Begin(*state_);
+    }
     admission_ = state_->breaker->Allow();
     real_start_ = absl::Now();
     if (!admission_.admitted()) {
@@ -136,6 +148,10 @@ void BreakerInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods* 
       const absl::Time end = first_response_.value_or(clock_.Now());
       admission_.Record(Classify(*methods->GetRecvStatus()), end - admission_.start());
     }
+  }
+  if (meters_call_ &&
+      methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_STATUS)) {
+    meter_.End(*state_, static_cast<int>(methods->GetRecvStatus()->error_code()));
   }
   if (hijack_now) {
     methods->Hijack();  // re-enters Intercept() with this batch's PRE_RECV_* hooks

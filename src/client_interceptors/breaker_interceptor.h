@@ -49,16 +49,25 @@ namespace resilience {
 // The latency recorded (for slowCallThreshold) is the time to the first
 // response message, or to the status when none came: a stream's lifetime is
 // not the backend's speed. One instance per call (attempt).
+//
+// Attempts are counted where they are made: an attempt of a retried call by
+// the retry interceptor; the one attempt of any other call by the outermost
+// of our interceptors on it (CallMeter), which is this one when the call has
+// no timeout interceptor.
 class BreakerInterceptor final : public grpc::experimental::Interceptor {
  public:
+  // `meters_call`: this is the outermost of our interceptors on an
+  // application call (no retry, no timeout interceptor), so it counts the
+  // call's attempt, status and latency (CallMeter).
   BreakerInterceptor(grpc::experimental::ClientRpcInfo* info, ClientMethodState* state,
                      Clock& clock, const internal::TimeoutFlag* timeout_flag,
-                     bool per_attempt_deadline)
+                     bool per_attempt_deadline, bool meters_call)
       : info_(info),
         state_(state),
         clock_(clock),
         timeout_flag_(timeout_flag),
-        per_attempt_deadline_(per_attempt_deadline) {}
+        per_attempt_deadline_(per_attempt_deadline),
+        meters_call_(meters_call) {}
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override;
 
@@ -80,6 +89,8 @@ class BreakerInterceptor final : public grpc::experimental::Interceptor {
   // This attempt's context deadline is a per-attempt timeout set by the
   // retry interceptor.
   const bool per_attempt_deadline_;
+  const bool meters_call_;
+  CallMeter meter_;  // used when meters_call_
   // When the first response message arrived (breaker clock).
   std::optional<absl::Time> first_response_;
   bool started_ = false;
@@ -91,6 +102,15 @@ class BreakerInterceptor final : public grpc::experimental::Interceptor {
   absl::Time real_start_;
 };
 
+// BreakerInterceptorFactory
+//
+// The last factory of ours in the chain: it takes what the others handed
+// over (call_handoff.h) and decides what the call gets here: a
+// BreakerInterceptor when the method has a breaker; else, for an
+// application call that none of our interceptors counts (no retry, no
+// timeout) while metrics are on, a MetricsInterceptor; else nothing. So a
+// metrics-only interceptor is never added to a call that has one of ours,
+// and no factory comes before the retry's (see retry_interceptor.cc).
 class BreakerInterceptorFactory final
     : public grpc::experimental::ClientInterceptorFactoryInterface {
  public:

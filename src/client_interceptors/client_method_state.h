@@ -6,23 +6,36 @@
 #ifndef GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_CLIENT_METHOD_STATE_H_
 #define GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_CLIENT_METHOD_STATE_H_
 
+#include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
+
+#include "absl/time/time.h"
 
 #include "grpc_resilience/internal/breaker/backoff.h"
 #include "grpc_resilience/internal/breaker/breaker.h"
 #include "grpc_resilience/internal/breaker/random_source.h"
 #include "grpc_resilience/internal/breaker/retry_budget.h"
+#include "grpc_resilience/internal/metrics/latency_histogram.h"
+#include "grpc_resilience/internal/metrics/status_code_counters.h"
 #include "grpc_resilience/internal/policy/method_policy.h"
 
 namespace resilience {
 
 // What the interceptors of one method need, resolved once per method.
+//
+// With ClientResilience::Options::metrics, every method called has one, with
+// or without a policy: then `policy` is null, nothing else is set but the
+// counters, and only the metrics interceptor (metrics_interceptor.h) sees
+// its calls.
 struct ClientMethodState {
   std::string method;
-  const MethodPolicy* policy = nullptr;
+  const MethodPolicy* policy = nullptr;  // null: no policy, the calls are only counted
+  // Calls are counted by final status and latency (`codes`, `latency`).
+  bool metrics = false;
   // Unary calls of this method go through the retry interceptor (the policy
   // allows more than one attempt); it then owns their attempts, per-attempt
   // timeouts and the call's deadline. Otherwise the timeout interceptor
@@ -41,6 +54,9 @@ struct ClientMethodState {
   std::unique_ptr<Backoff> backoff;
 
   std::atomic<int64_t> calls{0};
+  // Every attempt: each one a retried call makes (counted by the retry
+  // interceptor), and the one of each call that is not retried (counted by
+  // the interceptor that counts the call, see CallMeter).
   std::atomic<int64_t> attempts{0};
   std::atomic<int64_t> retries{0};
   std::atomic<int64_t> rejected_by_breaker{0};
@@ -48,6 +64,52 @@ struct ClientMethodState {
   std::atomic<int64_t> retry_budget_exhausted{0};
   std::atomic<int64_t> pushback_stops{0};
   std::atomic<int64_t> not_retried_stub_calls{0};
+
+  // With `metrics`: calls by the final status the application got, and
+  // their latency from start to final status (retries and backoff
+  // included). Kept by one interceptor per call (CallMeter).
+  StatusCodeCounters codes;
+  LatencyHistogram latency;
+  // Breaker state changes, indexed [from][to] by BreakerState; counted by
+  // the breaker's listener.
+  std::array<std::array<std::atomic<int64_t>, 3>, 3> breaker_transitions{};
+};
+
+// CallMeter
+//
+// The call-level metrics of one application call: its final status code and
+// latency. Exactly one interceptor of each call keeps them, the outermost of
+// ours that the call has: the retry interceptor for a call it took, else the
+// timeout interceptor, else the breaker interceptor, else (with metrics on)
+// the metrics interceptor. Attempts of a retried call are never metered.
+// Not thread-safe: used from the call's own hooks, which gRPC serializes.
+class CallMeter {
+ public:
+  // Begin()
+  //
+  // The call starts (its first PRE_SEND_INITIAL_METADATA); idempotent.
+  void Begin(const ClientMethodState& state) {
+    if (begun_) return;
+    begun_ = true;
+    if (state.metrics) start_ = std::chrono::steady_clock::now();
+  }
+
+  // End()
+  //
+  // The call has its final status `code` (POST_RECV_STATUS, after our
+  // interceptors rewrote it); counted once.
+  void End(ClientMethodState& state, int code) {
+    if (ended_) return;
+    ended_ = true;
+    if (!state.metrics) return;
+    state.codes.Increment(code);
+    if (begun_) state.latency.Observe(absl::FromChrono(std::chrono::steady_clock::now() - start_));
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+  bool begun_ = false;
+  bool ended_ = false;
 };
 
 }  // namespace resilience

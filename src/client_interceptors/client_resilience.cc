@@ -1,7 +1,9 @@
 #include "grpc_resilience/internal/client_interceptors/client_resilience.h"
 
-#include "grpc_resilience/internal/policy/method_catalog.h"
+#include <algorithm>
+#include <initializer_list>
 
+#include "grpc_resilience/internal/policy/method_catalog.h"
 
 namespace resilience {
 
@@ -13,11 +15,21 @@ MethodCache<ClientMethodState>::Resolution ClientResilience::Resolve(const char*
   const bool linked = MethodCatalog::Linked().Find(method) != nullptr;
   // An exact name of the policy file ("svc/method", not "svc/" or "").
   const bool named = !match.scope.empty() && match.scope.back() != '/';
-  if (match.policy == nullptr) return {nullptr, linked};
+  if (match.policy == nullptr) {
+    if (!options_.metrics) return {nullptr, linked};
+    // Counted only: no policy, no breaker, no retries.
+    auto state = std::make_unique<ClientMethodState>();
+    state->method = method;
+    state->metrics = true;
+    state->protobuf_method = linked;
+    state->retry.max_attempts = 1;
+    return {std::move(state), linked};
+  }
   const MethodPolicy& policy = *match.policy;
   auto state = std::make_unique<ClientMethodState>();
   state->method = method;
   state->policy = &policy;
+  state->metrics = options_.metrics;
   // Only calls that may be retried pay for re-issuing; a unary call's
   // timeout alone is enforced by the timeout interceptor.
   state->wraps_unary = policy.retry.has_value() && policy.retry->max_attempts > 1;
@@ -37,13 +49,19 @@ MethodCache<ClientMethodState>::Resolution ClientResilience::Resolve(const char*
   state->budget = std::make_unique<RetryBudget>(policies_.retry_budget().max_tokens,
                                                 policies_.retry_budget().token_ratio);
   BreakerSettings breaker = policy.breaker;
-  if (options_.events != nullptr && breaker.kind != BreakerKind::kNone) {
-    // The breaker calls this outside its locks; the state outlives its
+  if (breaker.kind != BreakerKind::kNone) {
+    // Counts every transition, and tells the events listener if there is
+    // one. The breaker calls this outside its locks; the state outlives its
     // breaker.
     ClientMethodState* const raw = state.get();
     BreakerListener listener = [this, raw](const BreakerTransition& transition) {
-      options_.events->OnBreakerTransition(
-          BreakerEvent{options_.name, raw->method, transition, raw->breaker->Snapshot()});
+      raw->breaker_transitions[static_cast<size_t>(transition.from) % 3]
+                              [static_cast<size_t>(transition.to) % 3]
+                                  .fetch_add(1, std::memory_order_relaxed);
+      if (options_.events != nullptr) {
+        options_.events->OnBreakerTransition(
+            BreakerEvent{options_.name, raw->method, transition, raw->breaker->Snapshot()});
+      }
     };
     breaker.sre.listener = listener;
     breaker.three_state.listener = std::move(listener);
@@ -56,19 +74,163 @@ ClientMethodState* ClientResilience::ForMethod(const char* method) {
   return methods_.Find(method, [this](const char* name) { return Resolve(name); });
 }
 
-ClientMethodStats ClientResilience::Stats(absl::string_view method) {
+ClientMethodStats ClientResilience::StatsOf(const ClientMethodState& s) {
   ClientMethodStats stats;
-  const ClientMethodState* s = methods_.Get(method);
-  if (s == nullptr) return stats;
-  stats.calls = s->calls.load();
-  stats.attempts = s->attempts.load();
-  stats.retries = s->retries.load();
-  stats.rejected_by_breaker = s->rejected_by_breaker.load();
-  stats.attempt_timeouts = s->attempt_timeouts.load();
-  stats.retry_budget_exhausted = s->retry_budget_exhausted.load();
-  stats.pushback_stops = s->pushback_stops.load();
-  stats.not_retried_stub_calls = s->not_retried_stub_calls.load();
+  stats.calls = s.calls.load(std::memory_order_relaxed);
+  stats.attempts = s.attempts.load(std::memory_order_relaxed);
+  stats.retries = s.retries.load(std::memory_order_relaxed);
+  stats.rejected_by_breaker = s.rejected_by_breaker.load(std::memory_order_relaxed);
+  stats.attempt_timeouts = s.attempt_timeouts.load(std::memory_order_relaxed);
+  stats.retry_budget_exhausted = s.retry_budget_exhausted.load(std::memory_order_relaxed);
+  stats.pushback_stops = s.pushback_stops.load(std::memory_order_relaxed);
+  stats.not_retried_stub_calls = s.not_retried_stub_calls.load(std::memory_order_relaxed);
+  stats.calls_by_code = s.codes.Snapshot();
+  stats.latency = s.latency.Snapshot();
+  for (size_t from = 0; from < 3; ++from) {
+    for (size_t to = 0; to < 3; ++to) {
+      stats.breaker_transitions[from][to] =
+          s.breaker_transitions[from][to].load(std::memory_order_relaxed);
+    }
+  }
   return stats;
+}
+
+ClientMethodStats ClientResilience::Stats(absl::string_view method) {
+  const ClientMethodState* s = methods_.Get(method);
+  if (s == nullptr) return ClientMethodStats{};
+  return StatsOf(*s);
+}
+
+std::vector<std::pair<std::string, ClientMethodStats>> ClientResilience::AllStats() {
+  std::vector<ClientMethodState*> states = methods_.States();
+  std::sort(states.begin(), states.end(),
+            [](const ClientMethodState* a, const ClientMethodState* b) { return a->method < b->method; });
+  std::vector<std::pair<std::string, ClientMethodStats>> all;
+  all.reserve(states.size());
+  for (const ClientMethodState* s : states) all.emplace_back(s->method, StatsOf(*s));
+  return all;
+}
+
+namespace {
+
+constexpr BreakerState kBreakerStates[] = {BreakerState::kClosed, BreakerState::kOpen,
+                                           BreakerState::kHalfOpen};
+
+// Every transition, in the order rendered; `sre` / `three_state`: whether
+// that algorithm makes it (rendered even at 0, so that its first
+// occurrence shows in a rate()).
+struct TransitionKind {
+  BreakerState from;
+  BreakerState to;
+  bool sre;
+  bool three_state;
+};
+constexpr TransitionKind kTransitions[] = {
+    {BreakerState::kClosed, BreakerState::kOpen, true, true},
+    {BreakerState::kOpen, BreakerState::kHalfOpen, false, true},
+    {BreakerState::kHalfOpen, BreakerState::kClosed, false, true},
+    {BreakerState::kHalfOpen, BreakerState::kOpen, false, true},
+    {BreakerState::kOpen, BreakerState::kClosed, true, false},
+    {BreakerState::kClosed, BreakerState::kHalfOpen, false, false},
+};
+
+}  // namespace
+
+void ClientResilience::AppendMetrics(PrometheusText& text) {
+  // Declared first, all of them and always in this order, so that the
+  // families come out in the same order whatever is called.
+  PrometheusText::Family& calls = text.Counter(
+      "grpc_resilience_client_calls_total",
+      "Calls the application made, by the status it finally got (one per call, however many "
+      "attempts it took).");
+  PrometheusText::Family& attempts = text.Counter(
+      "grpc_resilience_client_attempts_total",
+      "Attempts made: each attempt of a retried call, the one attempt of any other call.");
+  PrometheusText::Family& retries =
+      text.Counter("grpc_resilience_client_retries_total", "Attempts after the first.");
+  PrometheusText::Family& refused = text.Counter(
+      "grpc_resilience_client_retries_refused_total",
+      "Retries the policy allowed but not made: retry budget spent, or the server's pushback.");
+  PrometheusText::Family& unretried = text.Counter(
+      "grpc_resilience_client_unretried_calls_total",
+      "Calls of a retried method passed through without retry (not from a generated stub).");
+  PrometheusText::Family& rejections = text.Counter(
+      "grpc_resilience_client_local_rejections_total",
+      "Attempts failed here without reaching the server, by cause.");
+  PrometheusText::Family& timeouts =
+      text.Counter("grpc_resilience_client_attempt_timeouts_total",
+                   "Attempts ended by their per-attempt timeout (not the call's deadline).");
+  PrometheusText::Family& breaker_state =
+      text.Gauge("grpc_resilience_client_breaker_state",
+                 "1 for the circuit breaker's current state, 0 for the other two.");
+  PrometheusText::Family& drop_probability = text.Gauge(
+      "grpc_resilience_client_breaker_drop_probability",
+      "The share of calls the breaker rejects now (SRE: its drop probability; three-state: 1 "
+      "when open).");
+  PrometheusText::Family& transitions = text.Counter(
+      "grpc_resilience_client_breaker_transitions_total", "Circuit breaker state changes.");
+  PrometheusText::Family& duration = text.Histogram(
+      "grpc_resilience_client_call_duration_seconds",
+      "Call latency as the application saw it, from start to final status, retries and "
+      "backoff included.");
+
+  std::vector<ClientMethodState*> states = methods_.States();
+  std::sort(states.begin(), states.end(),
+            [](const ClientMethodState* a, const ClientMethodState* b) { return a->method < b->method; });
+  const absl::string_view channel = options_.name;
+  for (const ClientMethodState* s : states) {
+    const absl::string_view method = s->method;
+    const auto labels = [&](std::initializer_list<MetricLabel> more) {
+      std::vector<MetricLabel> all = {{"grpc_method", method}, {"channel", channel}};
+      all.insert(all.end(), more.begin(), more.end());
+      return all;
+    };
+    const std::vector<MetricLabel> base = labels({});
+    if (s->metrics) {
+      const StatusCodeCountsSnapshot codes = s->codes.Snapshot();
+      for (size_t slot = 0; slot < StatusCodeCounters::kNumSlots; ++slot) {
+        if (codes.counts[slot] == 0) continue;
+        calls.Sample(labels({{"grpc_code", StatusCodeCounters::SlotName(slot)}}),
+                     codes.counts[slot]);
+      }
+    }
+    attempts.Sample(base, s->attempts.load(std::memory_order_relaxed));
+    if (s->wraps_unary) {
+      retries.Sample(base, s->retries.load(std::memory_order_relaxed));
+      refused.Sample(labels({{"reason", "budget"}}),
+                     s->retry_budget_exhausted.load(std::memory_order_relaxed));
+      refused.Sample(labels({{"reason", "pushback"}}),
+                     s->pushback_stops.load(std::memory_order_relaxed));
+      unretried.Sample(base, s->not_retried_stub_calls.load(std::memory_order_relaxed));
+    }
+    if (s->retry.per_attempt_timeout.has_value()) {
+      timeouts.Sample(base, s->attempt_timeouts.load(std::memory_order_relaxed));
+    }
+    if (s->breaker != nullptr) {
+      rejections.Sample(labels({{"cause", "breaker"}}),
+                        s->rejected_by_breaker.load(std::memory_order_relaxed));
+      const BreakerSnapshot snapshot = s->breaker->Snapshot();
+      for (BreakerState state : kBreakerStates) {
+        breaker_state.Sample(labels({{"state", BreakerStateName(state)}}),
+                             snapshot.state == state ? 1 : 0);
+      }
+      drop_probability.Sample(base, snapshot.drop_probability);
+      const bool sre = s->policy->breaker.kind == BreakerKind::kSre;
+      for (const TransitionKind& t : kTransitions) {
+        const int64_t count =
+            s->breaker_transitions[static_cast<size_t>(t.from)][static_cast<size_t>(t.to)].load(
+                std::memory_order_relaxed);
+        if (count == 0 && !(sre ? t.sre : t.three_state)) continue;
+        transitions.Sample(
+            labels({{"from", BreakerStateName(t.from)}, {"to", BreakerStateName(t.to)}}), count);
+      }
+    }
+    if (s->metrics) {
+      const LatencyHistogramSnapshot latency = s->latency.Snapshot();
+      duration.Sample(base, HistogramData{LatencyHistogram::UpperBounds(), latency.bucket_counts,
+                                          latency.sum_seconds});
+    }
+  }
 }
 
 std::optional<BreakerSnapshot> ClientResilience::BreakerSnapshotOf(absl::string_view method) {

@@ -7,11 +7,14 @@
 #ifndef GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_CLIENT_RESILIENCE_H_
 #define GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_CLIENT_RESILIENCE_H_
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "grpc_resilience/internal/breaker/breaker.h"
@@ -19,6 +22,9 @@
 #include "grpc_resilience/internal/client_interceptors/client_method_state.h"
 #include "grpc_resilience/internal/grpc_common/method_cache.h"
 #include "grpc_resilience/internal/grpc_common/resilience_events.h"
+#include "grpc_resilience/internal/metrics/latency_histogram.h"
+#include "grpc_resilience/internal/metrics/prometheus_text.h"
+#include "grpc_resilience/internal/metrics/status_code_counters.h"
 #include "grpc_resilience/internal/policy/policy_set.h"
 
 namespace resilience {
@@ -26,9 +32,11 @@ namespace resilience {
 // Counters of one method on one channel, as read by ClientResilience::Stats().
 struct ClientMethodStats {
   // Logical calls the application made (each unary call once, however many
-  // attempts it took).
+  // attempts it took), counted when they start.
   int64_t calls = 0;
-  // Attempts that reached the breaker (admitted or rejected).
+  // Attempts made, with or without a breaker: each attempt of a retried
+  // call, and the one attempt of every other call (including those the
+  // breaker rejected). attempts - retries = calls that made an attempt.
   int64_t attempts = 0;
   int64_t retries = 0;
   int64_t rejected_by_breaker = 0;
@@ -42,6 +50,24 @@ struct ClientMethodStats {
   // because they did not come from a protobuf generated stub (e.g. a
   // GenericStub); see stub_kind.h.
   int64_t not_retried_stub_calls = 0;
+  // With Options::metrics: the calls by the final status the application
+  // got (counts[StatusCodeCounters::Slot(code)]), counted when they end,
+  // and their latency from start to final status, retries and backoff
+  // included.
+  StatusCodeCountsSnapshot calls_by_code;
+  LatencyHistogramSnapshot latency;
+  // Breaker state changes, [from][to] indexed by BreakerState
+  // (kClosed, kOpen, kHalfOpen).
+  std::array<std::array<int64_t, 3>, 3> breaker_transitions{};
+
+  // The calls that ended with `code`.
+  uint64_t CallsWithCode(int code) const {
+    return calls_by_code.counts[StatusCodeCounters::Slot(code)];
+  }
+  // The transitions from `from` to `to`.
+  int64_t Transitions(BreakerState from, BreakerState to) const {
+    return breaker_transitions[static_cast<size_t>(from)][static_cast<size_t>(to)];
+  }
 };
 
 // ClientResilience
@@ -55,11 +81,18 @@ class ClientResilience {
     Clock* clock = &Clock::Real();
     // Seed of the retry jitter and the SRE drop decisions.
     uint64_t seed = 1;
-    // Names the channel in messages (e.g. its target).
+    // Names the channel in messages (e.g. its target), and in the `channel`
+    // label of its metrics.
     std::string name;
     // Told of every breaker transition of every method (LogEvents prints
     // them); null: nobody.
     std::shared_ptr<ResilienceEvents> events;
+    // Count every method's calls, with or without a policy: by final status
+    // and latency (AppendMetrics(), AllStats()). A call with none of our
+    // interceptors then gets a minimal one that only counts. false: methods
+    // without a policy pass through untouched, and no call is counted by
+    // status or latency (the other counters are kept).
+    bool metrics = true;
   };
 
   ClientResilience(PolicySet policies, Options options);
@@ -71,6 +104,22 @@ class ClientResilience {
   ClientMethodStats Stats(absl::string_view method);
   std::optional<BreakerSnapshot> BreakerSnapshotOf(absl::string_view method);
 
+  // AllStats()
+  //
+  // The counters of every method called so far (with Options::metrics,
+  // those without a policy too), sorted by method name.
+  std::vector<std::pair<std::string, ClientMethodStats>> AllStats();
+
+  // AppendMetrics()
+  //
+  // Adds this channel's metrics to `text`, the families of docs/metrics.md
+  // (grpc_resilience_client_*), every sample labelled grpc_method and
+  // channel (Options::name): one sample set per method called so far, in
+  // method order. Families are declared in a fixed order, so several
+  // channels (give them different names) and a ServerResilience can add to
+  // the same text. Takes a snapshot: safe while calls run.
+  void AppendMetrics(PrometheusText& text);
+
   const std::string& name() const { return options_.name; }
 
  private:
@@ -80,8 +129,11 @@ class ClientResilience {
   friend class BreakerInterceptorFactory;
   friend class ClientResilienceTestPeer;
 
-  // The state of `method`; null when no policy covers it (its calls pass
-  // through untouched).
+  static ClientMethodStats StatsOf(const ClientMethodState& state);
+
+  // The state of `method`; null when no policy covers it and metrics are
+  // off (its calls pass through untouched), or past MethodCache's bound on
+  // names nobody vouches for.
   ClientMethodState* ForMethod(const char* method);
   Clock& clock() { return *options_.clock; }
 

@@ -92,10 +92,14 @@ void RetryInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods* me
     return;  // no Proceed(): the call is hijacked when its result is known
   }
   FillHijackedReceive(methods);  // the re-entry after Hijack()
+  if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_STATUS)) {
+    meter_.End(*state_, static_cast<int>(methods->GetRecvStatus()->error_code()));
+  }
   methods->Proceed();
 }
 
 void RetryInterceptor::Start(grpc::experimental::InterceptorBatchMethods* methods) {
+  meter_.Begin(*state_);
   methods_ = methods;
   metadata_ = *methods->GetSendInitialMetadata();
   request_ = *methods->GetSerializedSendMessage();  // a reference-counted copy
@@ -128,6 +132,7 @@ void RetryInterceptor::StartAttempt() {
       Finish(CallDeadlineStatus(method_, deadline_source_,
                                 state_->policy->timeout.value_or(absl::ZeroDuration()), attempts_));
     } else {
+      state_->attempts.fetch_add(1, std::memory_order_relaxed);
       attempt_reader_.reset();  // before its context
       attempt_context_ = std::make_unique<grpc::ClientContext>();
       attempt = attempt_context_.get();

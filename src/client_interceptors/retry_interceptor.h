@@ -112,6 +112,10 @@ class RetryInterceptor final : public grpc::experimental::Interceptor,
   grpc::ByteBuffer response_;  // written by the attempt, read after it ended
   std::unique_ptr<grpc::Alarm> backoff_alarm_ ABSL_GUARDED_BY(mu_);
   grpc::Status final_status_;  // written once before Hijack(), read after
+  // The call's status code and latency (this interceptor meters the calls
+  // it takes; their attempts are not metered). Start() and the re-entry
+  // after Hijack() only.
+  CallMeter meter_;
 };
 
 class RetryInterceptorFactory final

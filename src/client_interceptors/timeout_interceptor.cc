@@ -17,7 +17,7 @@ using grpc::experimental::InterceptionHookPoints;
 grpc::experimental::Interceptor* TimeoutInterceptorFactory::CreateClientInterceptor(
     grpc::experimental::ClientRpcInfo* info) {
   ClientMethodState* state = state_->ForMethod(info->method());
-  if (state == nullptr) return nullptr;
+  if (state == nullptr || state->policy == nullptr) return nullptr;
   // Retried unary calls and their attempts: the retry interceptor gives
   // each attempt its real deadline.
   if (internal::RetryTookCall() || internal::CreatingAttempt() != nullptr) return nullptr;
@@ -64,6 +64,8 @@ void TimeoutInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods* 
   if (!started_ &&
       methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_INITIAL_METADATA)) {
     started_ = true;
+    state_->attempts.fetch_add(1, std::memory_order_relaxed);
+    meter_.Begin(*state_);
     // The policy's `timeout` (the call's deadline, gRPC's meaning) or, for a
     // unary call that is not retried, its one attempt's per-attempt timeout
     // when that is sooner. The caller's own earlier deadline needs nothing
@@ -100,6 +102,7 @@ void TimeoutInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods* 
                !flag_.fired.load() && CallerDeadlinePassed()) {
       *status = CallDeadlineStatus(info_->method(), DeadlineSource::kCaller, limit_, 0);
     }
+    meter_.End(*state_, static_cast<int>(status->error_code()));
   }
   methods->Proceed();
 }

@@ -33,6 +33,9 @@ namespace resilience {
 // for the caller's deadline. The breaker, which sees the status first, reads
 // the flag. The server sees a cancellation rather than a deadline.
 //
+// The outermost of our interceptors on its calls, so it also counts their
+// one attempt, final status and latency (CallMeter).
+//
 // Lifetime: the timer is cancelled at POST_RECV_STATUS and in the
 // destructor; TimeoutScheduler::Cancel() waits for a Fire() in progress, so
 // Fire() never outlives the call's context. The flag lives here; the
@@ -61,6 +64,9 @@ class TimeoutInterceptor final : public grpc::experimental::Interceptor,
   absl::Duration limit_;
   bool started_ = false;
   bool armed_ = false;  // only touched by the call's own hooks
+  // This interceptor is the outermost of ours on its call: it counts the
+  // call's attempt, status and latency.
+  CallMeter meter_;
 };
 
 class TimeoutInterceptorFactory final

@@ -92,6 +92,21 @@ class MethodCache {
     return it == states_.end() ? nullptr : it->second.get();
   }
 
+  // States()
+  //
+  // Every state made so far (not the names resolved to null), in no
+  // particular order. Takes the lock. A state lives as long as the cache, so
+  // the pointers stay valid after the lock is released.
+  std::vector<State*> States() ABSL_LOCKS_EXCLUDED(mu_) {
+    MutexLock lock(&mu_);
+    std::vector<State*> states;
+    states.reserve(states_.size());
+    for (const auto& [name, state] : states_) {
+      if (state != nullptr) states.push_back(state.get());
+    }
+    return states;
+  }
+
  private:
   struct Entry {
     const char* key;   // the address gRPC passed

@@ -27,6 +27,7 @@ grpc::experimental::Interceptor* FaultInjectionInterceptorFactory::CreateServerI
 
 FaultInjectionInterceptor::~FaultInjectionInterceptor() {
   if (replace_status_ || held_by_guard_) call_verdicts_.Forget(info_->server_context());
+  meter_.Abandon(*state_);  // closed without a status
 }
 
 void FaultInjectionInterceptor::Reject(grpc::Status status) {
@@ -47,6 +48,9 @@ bool FaultInjectionInterceptor::Decide(grpc::experimental::InterceptorBatchMetho
                                      ")")));
     return false;
   }
+  // Admitted (on to its handler, maybe after a delay): before a hold can
+  // hand the call to another thread.
+  meter_.Admit(*state_);
   if (fault.delay <= absl::ZeroDuration() || fault.delay_fraction <= 0 ||
       state_->fault_random->NextUniform() >= fault.delay_fraction) {
     return false;
@@ -109,9 +113,12 @@ void FaultInjectionInterceptor::Intercept(grpc::experimental::InterceptorBatchMe
     decided_ = true;
     if (Decide(methods)) return;  // Proceed() comes from the alarm
   }
-  if (replace_status_ &&
-      methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
-    methods->ModifySendStatus(status_);
+  if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
+    if (replace_status_) methods->ModifySendStatus(status_);
+    meter_.StatusSent(*state_,
+                      static_cast<int>(replace_status_ ? status_.error_code()
+                                                       : methods->GetSendStatus().error_code()),
+                      /*handler_skipped=*/replace_status_);
   }
   methods->Proceed();
 }

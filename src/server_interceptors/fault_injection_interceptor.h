@@ -43,6 +43,12 @@ namespace resilience {
 //     DEADLINE_EXCEEDED, and once CallVerdicts::EndHoldsAt() has passed (a
 //     server shutdown) the call is answered UNAVAILABLE; a cancellation by
 //     the client is not seen before the delay is over.
+// Without a throttle on the method, it counts the call (ServerCallMeter):
+// admitted unless aborted, in flight until its status, the status sent, and
+// the handler latency (injected delay included) unless it was answered
+// without its handler. Behind a throttle, which counts the call, it keeps
+// the handler latency only: it alone knows which calls it answers without
+// their handler.
 // Placed after the throttle, so a delayed call holds the slot it was granted
 // (it behaves like a slow handler) and a rejected call is never delayed.
 // Draws come from the method's seeded RandomSource, so a run is reproducible
@@ -77,6 +83,11 @@ class FaultInjectionInterceptor final : public grpc::experimental::Interceptor {
   absl::Time hold_until_;
   grpc::Status status_;
   grpc::Alarm alarm_;
+  // Without a throttle on the method, this is the last of our interceptors
+  // in send order and counts the call (admitted unless aborted, in flight,
+  // status, handler latency); behind a throttle, which counts the call, it
+  // only times the handler of the calls it let through.
+  ServerCallMeter meter_{state_->limits == nullptr};
 };
 
 class FaultInjectionInterceptorFactory final

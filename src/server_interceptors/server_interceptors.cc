@@ -10,7 +10,10 @@ ServerInterceptorFactoryList ServerInterceptorFactories(std::shared_ptr<ServerRe
   // last registered to the first, and send hooks in registration order (see
   // RunInterceptorsPostRecv / SetReverse in call_op_set.h). The throttle must
   // decide before fault injection at POST_RECV_INITIAL_METADATA, so it is
-  // registered last.
+  // registered last. Its factory also makes the metrics-only interceptor of
+  // calls that get neither (ServerResilience's `metrics`): the last of ours
+  // in send order, so the status the counting interceptor sees is the one
+  // sent, whichever it is.
   ServerInterceptorFactoryList factories;
   factories.push_back(std::make_unique<FaultInjectionInterceptorFactory>(state));
   factories.push_back(std::make_unique<ThrottleInterceptorFactory>(state));
@@ -21,7 +24,7 @@ std::shared_ptr<ServerResilience> AddServerInterceptors(grpc::ServerBuilder& bui
                                                         PolicySet policies,
                                                         ServerResilienceOptions options) {
   auto state = std::make_shared<ServerResilience>(std::move(policies), *options.clock,
-                                                  std::move(options.events));
+                                                  std::move(options.events), options.metrics);
   ServerInterceptorFactoryList all = std::move(options.outer_interceptors);
   for (auto& ours : ServerInterceptorFactories(state)) all.push_back(std::move(ours));
   for (auto& inner : options.inner_interceptors) all.push_back(std::move(inner));

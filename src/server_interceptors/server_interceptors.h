@@ -2,7 +2,8 @@
 //
 // One call adds grpc-resilience's server interceptors, in the right order, to
 // a ServerBuilder, for every method the policies give a `throttle` or a
-// `faultInjection`.
+// `faultInjection`, and (ServerResilienceOptions::metrics, on by default) a
+// minimal one that only counts the calls of every other method.
 //
 // Register the services behind the guard too, so that a rejected call never
 // runs their handlers (ServerResilience::RegisterGuardedService()).
@@ -52,6 +53,11 @@ struct ServerResilienceOptions {
   // Told when a throttle starts or stops rejecting (LogEvents prints it);
   // null: nobody.
   std::shared_ptr<ResilienceEvents> events;
+  // Count every method's calls, with or without a policy: by the status
+  // sent, handler latency and in flight (ServerResilience::AppendMetrics(),
+  // AllStats()); see the ServerResilience constructor. false: methods
+  // without throttle or fault injection pass through untouched.
+  bool metrics = true;
 };
 
 // AddServerInterceptors()

@@ -1,5 +1,7 @@
 #include "grpc_resilience/internal/server_interceptors/server_resilience.h"
 
+#include <algorithm>
+
 #include "grpc_resilience/internal/policy/method_catalog.h"
 
 namespace resilience {
@@ -16,13 +18,17 @@ bool AnyPolicy(const PolicySet& policies, bool (*has)(const MethodPolicy&)) {
 }  // namespace
 
 ServerResilience::ServerResilience(PolicySet policies, Clock& clock,
-                                   std::shared_ptr<ResilienceEvents> events)
+                                   std::shared_ptr<ResilienceEvents> events, bool metrics)
     : policies_(std::move(policies)),
       clock_(clock),
       events_(std::move(events)),
       any_throttle_(AnyPolicy(policies_, [](const MethodPolicy& p) { return p.throttle.has_value(); })),
       any_fault_injection_(AnyPolicy(
-          policies_, [](const MethodPolicy& p) { return p.fault_injection.has_value(); })) {}
+          policies_, [](const MethodPolicy& p) { return p.fault_injection.has_value(); })),
+      metrics_(metrics) {
+  unknown_.method = std::string(kUnknownMethod);
+  unknown_.metrics = metrics_;
+}
 
 ScopeLimits* ServerResilience::LimitsFor(absl::string_view scope,
                                          const ThrottleSettings& settings) {
@@ -52,7 +58,12 @@ ScopeLimits* ServerResilience::LimitsFor(absl::string_view scope,
 }
 
 ServerMethodState* ServerResilience::ForMethod(const char* method) {
-  return methods_.Find(method, [this](const char* name) { return Resolve(name); });
+  ServerMethodState* state =
+      methods_.Find(method, [this](const char* name) { return Resolve(name); });
+  // Names no one vouches for (and any past MethodCache's bound) are counted
+  // together.
+  if (state == nullptr && metrics_) return &unknown_;
+  return state;
 }
 
 MethodCache<ServerMethodState>::Resolution ServerResilience::Resolve(const char* method) {
@@ -62,10 +73,17 @@ MethodCache<ServerMethodState>::Resolution ServerResilience::Resolve(const char*
   const bool named = (!match.scope.empty() && match.scope.back() != '/') ||
                      MethodCatalog::Linked().Find(method) != nullptr;
   if (match.policy == nullptr || (!match.policy->throttle && !match.policy->fault_injection)) {
-    return {nullptr, named};
+    // Counted only, on its own when the name is known to the program; the
+    // others under kUnknownMethod (ForMethod()).
+    if (!metrics_ || !named) return {nullptr, named};
+    auto state = std::make_unique<ServerMethodState>();
+    state->method = method;
+    state->metrics = true;
+    return {std::move(state), named};
   }
   auto state = std::make_unique<ServerMethodState>();
   state->method = method;
+  state->metrics = metrics_;
   state->events = events_.get();
   if (match.policy->fault_injection) {
     state->fault = &*match.policy->fault_injection;
@@ -90,19 +108,101 @@ absl::Status ServerResilience::RegisterGuardedService(grpc::ServerBuilder& build
   return absl::OkStatus();
 }
 
-ServerMethodStats ServerResilience::Stats(absl::string_view method) {
+ServerMethodStats ServerResilience::StatsOf(const ServerMethodState& s) {
   ServerMethodStats stats;
-  const ServerMethodState* state = methods_.Get(std::string(method));
-  if (state == nullptr) return stats;
-  const ServerMethodState& s = *state;
-  stats.admitted = s.admitted.load();
-  stats.rejected_concurrency = s.rejected_concurrency.load();
-  stats.rejected_rate = s.rejected_rate.load();
-  stats.in_flight = s.in_flight.load();
-  stats.faults_aborted = s.faults_aborted.load();
-  stats.faults_delayed = s.faults_delayed.load();
-  stats.expired_while_delayed = s.expired_while_delayed.load();
+  stats.admitted = s.admitted.load(std::memory_order_relaxed);
+  stats.rejected_concurrency = s.rejected_concurrency.load(std::memory_order_relaxed);
+  stats.rejected_rate = s.rejected_rate.load(std::memory_order_relaxed);
+  stats.in_flight = s.in_flight.load(std::memory_order_relaxed);
+  stats.faults_aborted = s.faults_aborted.load(std::memory_order_relaxed);
+  stats.faults_delayed = s.faults_delayed.load(std::memory_order_relaxed);
+  stats.expired_while_delayed = s.expired_while_delayed.load(std::memory_order_relaxed);
+  stats.calls_by_code = s.codes.Snapshot();
+  stats.latency = s.latency.Snapshot();
   return stats;
+}
+
+ServerMethodStats ServerResilience::Stats(absl::string_view method) {
+  const ServerMethodState* state = methods_.Get(method);
+  if (state == nullptr && method == kUnknownMethod) state = &unknown_;
+  if (state == nullptr) return ServerMethodStats{};
+  return StatsOf(*state);
+}
+
+std::vector<const ServerMethodState*> ServerResilience::SortedStates() {
+  std::vector<ServerMethodState*> made = methods_.States();
+  std::vector<const ServerMethodState*> states(made.begin(), made.end());
+  if (unknown_.codes.Snapshot().total() > 0 ||
+      unknown_.in_flight.load(std::memory_order_relaxed) != 0) {
+    states.push_back(&unknown_);
+  }
+  std::sort(states.begin(), states.end(),
+            [](const ServerMethodState* a, const ServerMethodState* b) { return a->method < b->method; });
+  return states;
+}
+
+std::vector<std::pair<std::string, ServerMethodStats>> ServerResilience::AllStats() {
+  std::vector<std::pair<std::string, ServerMethodStats>> all;
+  for (const ServerMethodState* s : SortedStates()) all.emplace_back(s->method, StatsOf(*s));
+  return all;
+}
+
+void ServerResilience::AppendMetrics(PrometheusText& text) {
+  // Declared first, all of them and always in this order, so that the
+  // families come out in the same order whatever is called.
+  PrometheusText::Family& calls = text.Counter(
+      "grpc_resilience_server_calls_total",
+      "Calls the server answered, by the status sent, rejected ones included.");
+  PrometheusText::Family& rejections = text.Counter(
+      "grpc_resilience_server_rejections_total",
+      "Calls answered without running the handler, by cause: the concurrency limit, the rate "
+      "limit, fault injection's abort.");
+  PrometheusText::Family& in_flight = text.Gauge(
+      "grpc_resilience_server_in_flight", "Admitted calls whose status has not been sent yet.");
+  PrometheusText::Family& duration = text.Histogram(
+      "grpc_resilience_server_handler_duration_seconds",
+      "From admission to status of admitted calls, injected delays included.");
+  PrometheusText::Family& delayed = text.Counter(
+      "grpc_resilience_server_injected_delays_total", "Calls fault injection delayed.");
+  PrometheusText::Family& expired = text.Counter(
+      "grpc_resilience_server_expired_while_delayed_total",
+      "Delayed calls whose deadline passed during the injected delay (handler skipped).");
+
+  for (const ServerMethodState* s : SortedStates()) {
+    const MetricLabel method{"grpc_method", s->method};
+    if (s->metrics) {
+      const StatusCodeCountsSnapshot codes = s->codes.Snapshot();
+      for (size_t slot = 0; slot < StatusCodeCounters::kNumSlots; ++slot) {
+        if (codes.counts[slot] == 0) continue;
+        calls.Sample({method, {"grpc_code", StatusCodeCounters::SlotName(slot)}},
+                     codes.counts[slot]);
+      }
+    }
+    // The causes the method's policy can reject for (an unusable rate
+    // limit counts as the rate's).
+    if (s->limits != nullptr && s->limits->concurrency != nullptr) {
+      rejections.Sample({method, {"cause", "concurrency"}},
+                        s->rejected_concurrency.load(std::memory_order_relaxed));
+    }
+    if (s->limits != nullptr && (s->limits->rate != nullptr || !s->limits->unusable.empty())) {
+      rejections.Sample({method, {"cause", "rate"}},
+                        s->rejected_rate.load(std::memory_order_relaxed));
+    }
+    if (s->fault != nullptr) {
+      rejections.Sample({method, {"cause", "injected_abort"}},
+                        s->faults_aborted.load(std::memory_order_relaxed));
+    }
+    in_flight.Sample({method}, s->in_flight.load(std::memory_order_relaxed));
+    if (s->metrics) {
+      const LatencyHistogramSnapshot latency = s->latency.Snapshot();
+      duration.Sample({method}, HistogramData{LatencyHistogram::UpperBounds(),
+                                              latency.bucket_counts, latency.sum_seconds});
+    }
+    if (s->fault != nullptr) {
+      delayed.Sample({method}, s->faults_delayed.load(std::memory_order_relaxed));
+      expired.Sample({method}, s->expired_while_delayed.load(std::memory_order_relaxed));
+    }
+  }
 }
 
 }  // namespace resilience

@@ -10,10 +10,12 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -30,6 +32,9 @@
 #include "grpc_resilience/internal/breaker/token_bucket.h"
 #include "grpc_resilience/internal/grpc_common/method_cache.h"
 #include "grpc_resilience/internal/grpc_common/resilience_events.h"
+#include "grpc_resilience/internal/metrics/latency_histogram.h"
+#include "grpc_resilience/internal/metrics/prometheus_text.h"
+#include "grpc_resilience/internal/metrics/status_code_counters.h"
 #include "grpc_resilience/internal/policy/policy_set.h"
 #include "grpc_resilience/internal/server_interceptors/guarded_service.h"
 #include "grpc_resilience/internal/server_interceptors/proceed_executor.h"
@@ -39,6 +44,8 @@ namespace resilience {
 
 // Counters of one method, as read by ServerResilience::Stats().
 struct ServerMethodStats {
+  // Calls let through to the handler (by the throttle; without one, every
+  // call that fault injection did not abort).
   int64_t admitted = 0;
   int64_t rejected_concurrency = 0;
   int64_t rejected_rate = 0;
@@ -49,6 +56,16 @@ struct ServerMethodStats {
   int64_t faults_delayed = 0;
   // Delayed calls whose deadline passed during the delay: handler skipped.
   int64_t expired_while_delayed = 0;
+  // With metrics on: the calls answered, by the status sent
+  // (counts[StatusCodeCounters::Slot(code)]), rejected ones included, and
+  // the handler latency of admitted calls (admission to status).
+  StatusCodeCountsSnapshot calls_by_code;
+  LatencyHistogramSnapshot latency;
+
+  // The calls answered with `code`.
+  uint64_t CallsWithCode(int code) const {
+    return calls_by_code.counts[StatusCodeCounters::Slot(code)];
+  }
 };
 
 // The limits of one scope: a method, a whole service, or the default.
@@ -70,8 +87,13 @@ struct ScopeLimits {
 };
 
 // What the interceptors of one method need, resolved once per method.
+// With metrics on, every method has one, with or without a policy (then
+// `limits` and `fault` are null and only the counters are used).
 struct ServerMethodState {
   std::string method;
+  // Calls are counted by status sent and handler latency (`codes`,
+  // `latency`).
+  bool metrics = false;
   ResilienceEvents* events = nullptr;  // null: nobody listens
   ScopeLimits* limits = nullptr;                       // null: no throttle
   const FaultInjectionSettings* fault = nullptr;      // null: no faults
@@ -86,6 +108,75 @@ struct ServerMethodState {
   std::atomic<int64_t> faults_aborted{0};
   std::atomic<int64_t> faults_delayed{0};
   std::atomic<int64_t> expired_while_delayed{0};
+  // With `metrics`: calls by the status sent, and the handler latency of
+  // admitted calls. Kept by one interceptor per call (ServerCallMeter).
+  StatusCodeCounters codes;
+  LatencyHistogram latency;
+};
+
+// ServerCallMeter
+//
+// The counters of one call that only the interceptor that counts it
+// touches: the last of ours in send order that the call has (the throttle,
+// else fault injection, else the ServerMetricsInterceptor). Not
+// thread-safe: used from the call's own hooks and the interceptor's
+// destructor, which gRPC serializes.
+class ServerCallMeter {
+ public:
+  // `counts`: this meter counts the call (admitted, in flight, status
+  // code) and times its handler; false: it only times the handler (fault
+  // injection behind a throttle, which counts the call but cannot tell the
+  // calls fault injection answers without their handler).
+  explicit ServerCallMeter(bool counts = true) : counts_(counts) {}
+
+  // Admit()
+  //
+  // The call goes on to its handler: admitted, in flight until
+  // StatusSent() or Abandon(); its handler latency starts now. Once.
+  void Admit(ServerMethodState& state) {
+    if (admitted_) return;
+    admitted_ = true;
+    if (counts_) {
+      in_flight_ = true;
+      state.admitted.fetch_add(1, std::memory_order_relaxed);
+      state.in_flight.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (state.metrics) start_ = std::chrono::steady_clock::now();
+  }
+
+  // StatusSent()
+  //
+  // The status `code` is being sent (PRE_SEND_STATUS, after our
+  // interceptors rewrote it): counted, and for an admitted call its
+  // handler latency, unless `handler_skipped` (answered without its
+  // handler). Once.
+  void StatusSent(ServerMethodState& state, int code, bool handler_skipped) {
+    if (status_sent_) return;
+    status_sent_ = true;
+    if (counts_ && state.metrics) state.codes.Increment(code);
+    if (!admitted_) return;
+    Abandon(state);
+    if (state.metrics && !handler_skipped) {
+      state.latency.Observe(absl::FromChrono(std::chrono::steady_clock::now() - start_));
+    }
+  }
+
+  // Abandon()
+  //
+  // The call is no longer in flight (also: it closed without a status,
+  // cancelled or past its deadline).
+  void Abandon(ServerMethodState& state) {
+    if (!in_flight_) return;
+    in_flight_ = false;
+    state.in_flight.fetch_sub(1, std::memory_order_relaxed);
+  }
+
+ private:
+  const bool counts_;
+  std::chrono::steady_clock::time_point start_;
+  bool admitted_ = false;
+  bool in_flight_ = false;
+  bool status_sent_ = false;
 };
 
 // ServerResilience
@@ -95,14 +186,48 @@ struct ServerMethodState {
 // in a MethodCache (lock-free lookups). This class is thread-safe.
 class ServerResilience {
  public:
+  // The grpc_method of the calls counted together because their name is
+  // the client's invention (see `metrics`).
+  static constexpr absl::string_view kUnknownMethod = "unknown";
+
   // `events` (optional) hears of every throttle saturation.
+  //
+  // `metrics`: count every method's calls, with or without a policy: by the
+  // status sent, handler latency and in flight (AppendMetrics(),
+  // AllStats()); a call with neither throttle nor fault injection then gets
+  // a minimal interceptor that only counts. Methods linked into the process
+  // or named exactly by the policies get their own counters; any other name
+  // without a throttle or fault injection (it comes from a client: an
+  // unimplemented method) is counted under kUnknownMethod, so that clients
+  // cannot make series up. false: methods without throttle or fault
+  // injection pass through untouched and nothing is counted by status or
+  // latency.
   ServerResilience(PolicySet policies, Clock& clock,
-                   std::shared_ptr<ResilienceEvents> events = nullptr);
+                   std::shared_ptr<ResilienceEvents> events = nullptr, bool metrics = true);
 
   // Stats()
   //
   // The counters of `method`; all zero if it has not been called.
+  // Stats(kUnknownMethod): the calls counted under that name.
   ServerMethodStats Stats(absl::string_view method) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // AllStats()
+  //
+  // The counters of every method called so far (with metrics on, those
+  // without a policy too, and kUnknownMethod once it counted a call),
+  // sorted by method name.
+  std::vector<std::pair<std::string, ServerMethodStats>> AllStats();
+
+  // AppendMetrics()
+  //
+  // Adds the server's metrics to `text`, the families of docs/metrics.md
+  // (grpc_resilience_server_*), every sample labelled grpc_method: one
+  // sample set per method called so far, in method order. Families are
+  // declared in a fixed order, so a ClientResilience can add to the same
+  // text. Takes a snapshot: safe while calls run.
+  void AppendMetrics(PrometheusText& text);
+
+  bool metrics() const { return metrics_; }
 
   const PolicySet& policies() const { return policies_; }
 
@@ -150,8 +275,15 @@ class ServerResilience {
   friend class ThrottleInterceptorFactory;
   friend class FaultInjectionInterceptorFactory;
 
-  // The state of `method` ("/pkg.Service/Method"), or null when its policy
-  // has neither a throttle nor fault injection.
+  static ServerMethodStats StatsOf(const ServerMethodState& state);
+  // Every state made so far, with the unknown one when it counted a call,
+  // sorted by method name.
+  std::vector<const ServerMethodState*> SortedStates();
+
+  // The state of `method` ("/pkg.Service/Method"). With metrics off: null
+  // when its policy has neither a throttle nor fault injection. With
+  // metrics on: never null (the unknown state for names no one vouches
+  // for).
   ServerMethodState* ForMethod(const char* method) ABSL_LOCKS_EXCLUDED(mu_);
   // Whether any policy has a throttle / fault injection at all; the factories
   // skip the lookup when not.
@@ -171,7 +303,10 @@ class ServerResilience {
   const std::shared_ptr<ResilienceEvents> events_;
   const bool any_throttle_;
   const bool any_fault_injection_;
+  const bool metrics_;
   MethodCache<ServerMethodState> methods_;
+  // The calls of the names counted under kUnknownMethod.
+  ServerMethodState unknown_;
   Mutex mu_;
   absl::flat_hash_map<std::string, std::unique_ptr<ScopeLimits>> scopes_ ABSL_GUARDED_BY(mu_);
   std::vector<std::unique_ptr<GuardedService>> guards_ ABSL_GUARDED_BY(mu_);

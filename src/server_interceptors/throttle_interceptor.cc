@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "grpc_resilience/internal/policy/outcome_classifier.h"
+#include "grpc_resilience/internal/server_interceptors/server_metrics_interceptor.h"
 
 namespace resilience {
 namespace {
@@ -16,10 +17,15 @@ constexpr char kPushbackKey[] = "grpc-retry-pushback-ms";
 
 grpc::experimental::Interceptor* ThrottleInterceptorFactory::CreateServerInterceptor(
     grpc::experimental::ServerRpcInfo* info) {
-  if (!state_->any_throttle()) return nullptr;
+  if (!state_->any_throttle() && !state_->metrics()) return nullptr;
   ServerMethodState* state = state_->ForMethod(info->method());
-  if (state == nullptr || state->limits == nullptr) return nullptr;
-  return new ThrottleInterceptor(info, state, state_->clock(), state_->call_verdicts());
+  if (state == nullptr) return nullptr;
+  if (state->limits != nullptr) {
+    return new ThrottleInterceptor(info, state, state_->clock(), state_->call_verdicts());
+  }
+  // Neither throttle nor fault injection: only counted.
+  if (state->metrics && state->fault == nullptr) return new ServerMetricsInterceptor(state);
+  return nullptr;
 }
 
 void ThrottleInterceptor::NoteSaturation(bool saturated, absl::string_view cause) {
@@ -79,6 +85,9 @@ void ThrottleInterceptor::Admit() {
     }
   }
   admitted_ = true;
+  if (state_->metrics && state_->fault == nullptr) {
+    metrics_start_ = std::chrono::steady_clock::now();
+  }
   NoteSaturation(false, "");
   limits.durations.Started(start_);
   state_->admitted.fetch_add(1, std::memory_order_relaxed);
@@ -106,12 +115,25 @@ void ThrottleInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods*
       methods->ModifySendStatus(
           grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, reject_message_));
       methods->GetSendTrailingMetadata()->emplace(kPushbackKey, pushback_ms_);
+      if (state_->metrics) {
+        state_->codes.Increment(static_cast<int>(grpc::StatusCode::RESOURCE_EXHAUSTED));
+      }
     } else {
       static const OutcomeClassifier* const classifier = new OutcomeClassifier();
-      Finish(classifier->Classify(static_cast<absl::StatusCode>(
-                 methods->GetSendStatus().error_code())) == Outcome::kFailure
+      const grpc::StatusCode code = methods->GetSendStatus().error_code();
+      const bool was_admitted = admitted_;
+      Finish(classifier->Classify(static_cast<absl::StatusCode>(code)) == Outcome::kFailure
                  ? Outcome::kFailure
                  : Outcome::kSuccess);
+      if (state_->metrics) {
+        state_->codes.Increment(static_cast<int>(code));
+        // With fault injection on the method, its interceptor times the
+        // handler: it knows the calls it answered without one.
+        if (was_admitted && state_->fault == nullptr) {
+          state_->latency.Observe(
+              absl::FromChrono(std::chrono::steady_clock::now() - metrics_start_));
+        }
+      }
     }
   }
   methods->Proceed();

@@ -6,6 +6,7 @@
 #ifndef GRPC_RESILIENCE_SRC_SERVER_INTERCEPTORS_THROTTLE_INTERCEPTOR_H_
 #define GRPC_RESILIENCE_SRC_SERVER_INTERCEPTORS_THROTTLE_INTERCEPTOR_H_
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -38,7 +39,15 @@ namespace resilience {
 // deadline), when the interceptor is destroyed: gRPC destroys server
 // interceptors only after the handler has returned *and* the call has
 // closed, so a slot is never released while a handler still runs for it, and
-// never twice. Never calls ServerContext::IsCancelled() (it recurses in
+// never twice.
+//
+// The last of our interceptors in send order, it also counts the call
+// (ServerResilience's metrics): the status sent at PRE_SEND_STATUS
+// (its own rejection's, fault injection's abort, the handler's), and the
+// handler latency of an admitted call, from admission to PRE_SEND_STATUS
+// (on a method with fault injection, that interceptor times the handler:
+// only it knows the calls it answers without one). Never calls
+// ServerContext::IsCancelled() (it recurses in
 // 1.51's sync server when called from an interceptor). One instance per
 // call; gRPC serializes its hooks.
 class ThrottleInterceptor final : public grpc::experimental::Interceptor {
@@ -64,6 +73,8 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
   Clock& clock_;
   CallVerdicts& call_verdicts_;
   absl::Time start_;
+  // With metrics: when the call was admitted (handler latency).
+  std::chrono::steady_clock::time_point metrics_start_;
   bool holds_slot_ = false;   // a concurrency slot to release
   bool admitted_ = false;     // counted in in_flight, not finished yet
   bool rejected_ = false;
@@ -71,6 +82,12 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
   std::string pushback_ms_;
 };
 
+// ThrottleInterceptorFactory
+//
+// The last factory of ours: a ThrottleInterceptor for a method with a
+// throttle; with metrics on, a ServerMetricsInterceptor for a call that
+// gets neither throttle nor fault injection (the FaultInjectionInterceptor
+// counts the calls of a method with fault injection only); else nothing.
 class ThrottleInterceptorFactory final
     : public grpc::experimental::ServerInterceptorFactoryInterface {
  public:

@@ -304,7 +304,10 @@ TEST_P(ServerInterceptorsTest, PerMethodScope) {
   EXPECT_EQ(Get("x").error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   for (int i = 0; i < 20; ++i) EXPECT_TRUE(Store().ok());
   EXPECT_EQ(counters_.store_bodies.load(), 20);
-  EXPECT_EQ(state_->Stats(kStore).admitted, 0);  // no policy: no interceptor at all
+  // No policy: never limited, but counted (metrics are on by default).
+  EXPECT_EQ(state_->Stats(kStore).admitted, 20);
+  EXPECT_EQ(state_->Stats(kStore).rejected_concurrency, 0);
+  EXPECT_EQ(state_->Stats(kStore).CallsWithCode(0), 20u);
 }
 
 // A throttle configured for a whole service is one limit shared by its

@@ -1,0 +1,21 @@
+#include "grpc_resilience/internal/client_interceptors/metrics_interceptor.h"
+
+namespace resilience {
+
+using grpc::experimental::InterceptionHookPoints;
+
+void MetricsInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods* methods) {
+  if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_CANCEL)) return;
+  if (!started_ &&
+      methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_INITIAL_METADATA)) {
+    started_ = true;
+    state_->attempts.fetch_add(1, std::memory_order_relaxed);
+    meter_.Begin(*state_);
+  }
+  if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_STATUS)) {
+    meter_.End(*state_, static_cast<int>(methods->GetRecvStatus()->error_code()));
+  }
+  methods->Proceed();
+}
+
+}  // namespace resilience

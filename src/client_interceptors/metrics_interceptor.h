@@ -1,0 +1,37 @@
+// File: src/client_interceptors/metrics_interceptor.h
+//
+// The interceptor of calls that get none of the chain's others: it only
+// counts them (ClientResilience::Options::metrics).
+
+#ifndef GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_METRICS_INTERCEPTOR_H_
+#define GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_METRICS_INTERCEPTOR_H_
+
+#include "grpcpp/support/client_interceptor.h"
+#include "grpc_resilience/internal/client_interceptors/client_method_state.h"
+
+namespace resilience {
+
+// MetricsInterceptor
+//
+// Counts one application call: its attempt at the first
+// PRE_SEND_INITIAL_METADATA, its status code and latency at
+// POST_RECV_STATUS (CallMeter). Changes nothing. Created by the
+// BreakerInterceptorFactory, and only for calls that have no retry, timeout
+// or breaker interceptor of ours: a method without a policy, or one whose
+// policy does nothing on this call (e.g. a stream of a method with only a
+// per-attempt timeout). One instance per call.
+class MetricsInterceptor final : public grpc::experimental::Interceptor {
+ public:
+  explicit MetricsInterceptor(ClientMethodState* state) : state_(state) {}
+
+  void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override;
+
+ private:
+  ClientMethodState* const state_;
+  bool started_ = false;
+  CallMeter meter_;
+};
+
+}  // namespace resilience
+
+#endif  // GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_METRICS_INTERCEPTOR_H_
