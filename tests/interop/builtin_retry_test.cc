@@ -74,7 +74,12 @@ TEST_F(BuiltinRetryTest, RetriesARateLimitedCallAfterThePushback) {
   EXPECT_TRUE(s.ok()) << s.error_code() << ": " << s.error_message();
   EXPECT_EQ(value, "v");
   EXPECT_GE(elapsed, absl::Milliseconds(300));
-  EXPECT_EQ(server_->resilience().Stats(kGet).rejected_rate, 1);
+  // gRPC's retry timer works in whole milliseconds and can fire up to one
+  // early; the retry may then find the token a hair short and be told to
+  // come back a millisecond later (seen once under ASan). What matters: it
+  // waited the pushback, not its 10 ms backoff, and was served.
+  EXPECT_GE(server_->resilience().Stats(kGet).rejected_rate, 1);
+  EXPECT_LE(server_->resilience().Stats(kGet).rejected_rate, 2);
   EXPECT_EQ(server_->resilience().Stats(kGet).admitted, 2);
 }
 
