@@ -42,7 +42,7 @@
 #include "examples/common/command_line.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
-#include "grpc_resilience/internal/breaker/mutex.h"
+#include "grpc_resilience/internal/core/mutex.h"
 #include "grpc_resilience/internal/server_interceptors/server_interceptors.h"
 #include "tests/testing/test_server.h"
 

@@ -14,8 +14,8 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "grpc_resilience/internal/breaker/breaker.h"
-#include "grpc_resilience/internal/breaker/clock.h"
-#include "grpc_resilience/internal/breaker/random_source.h"
+#include "grpc_resilience/internal/core/clock.h"
+#include "grpc_resilience/internal/core/random_source.h"
 #include "grpc_resilience/internal/breaker/rolling_window.h"
 
 namespace resilience {

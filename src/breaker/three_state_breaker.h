@@ -13,10 +13,10 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "grpc_resilience/internal/breaker/mutex.h"
+#include "grpc_resilience/internal/core/mutex.h"
 #include "absl/time/time.h"
 #include "grpc_resilience/internal/breaker/breaker.h"
-#include "grpc_resilience/internal/breaker/clock.h"
+#include "grpc_resilience/internal/core/clock.h"
 #include "grpc_resilience/internal/breaker/rolling_window.h"
 
 namespace resilience {

@@ -4,8 +4,9 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "grpc_resilience/internal/client_interceptors/call_plan.h"
+#include "grpc_resilience/internal/client_interceptors/local_status.h"
 #include "grpc_resilience/internal/client_interceptors/metrics_interceptor.h"
 
 namespace resilience {
@@ -31,63 +32,49 @@ bool RejectedLocally(const grpc::ClientContext& context) {
   return false;
 }
 
+void MarkRejectedLocally(std::multimap<grpc::string_ref, grpc::string_ref>* trailers) {
+  // string_refs into static storage: they outlive the call, and the value's
+  // address is what RejectedLocally() checks.
+  trailers->emplace(grpc::string_ref(kLocalRejectionKey, sizeof(kLocalRejectionKey) - 1),
+                    grpc::string_ref(kLocalRejectionValue, sizeof(kLocalRejectionValue) - 1));
+}
+
 grpc::experimental::Interceptor* BreakerInterceptorFactory::CreateClientInterceptor(
     grpc::experimental::ClientRpcInfo* info) {
-  // Last factory of the chain: take what the others handed over, always.
+  // Last factory of the chain: take what the timeout factory handed over,
+  // always.
   internal::TimeoutFlag* const timeout_flag = internal::TakeTimeoutFlag();
-  const internal::AttemptInfo* const attempt = internal::CreatingAttempt();
-  internal::SetCreatingAttempt(nullptr);
-  const bool retry_took_call = internal::RetryTookCall();
-  internal::SetRetryTookCall(false);
-  ClientMethodState* state = state_->ForMethod(info->method());
-  if (state == nullptr) return nullptr;
-  // A retried unary call: the breaker sees its attempts, not the call
-  // itself, and the retry interceptor counts it.
-  if (retry_took_call) return nullptr;
-  // An application call with no timeout interceptor: counted here.
-  const bool meters_call = attempt == nullptr && timeout_flag == nullptr;
-  if (state->breaker != nullptr) {
-    return new BreakerInterceptor(info, state, state_->clock(), timeout_flag,
-                                  attempt != nullptr && attempt->per_attempt_deadline,
-                                  meters_call);
+  const CallPlan plan = PlanCall(*state_, info);
+  if (plan.breaker) {
+    // Without a timeout interceptor, this is the outermost of ours: it
+    // meters the call.
+    return new BreakerInterceptor(info, plan.state, state_->clock(), timeout_flag,
+                                  /*meters_call=*/!plan.timeout);
   }
-  if (meters_call && state->metrics) return new MetricsInterceptor(state);
+  if (plan.metrics) return new MetricsInterceptor(plan.state);
   return nullptr;
 }
 
-Outcome BreakerInterceptor::DeadlineOutcome(bool per_attempt) const {
-  if (!per_attempt && state_->policy->breaker.caller_deadline == CallerDeadline::kNeutral) {
-    return Outcome::kNeutral;
-  }
-  return state_->policy->breaker.classifier.Classify(absl::StatusCode::kDeadlineExceeded);
-}
-
-Outcome BreakerInterceptor::Classify(const grpc::Status& status) const {
+LocalEnd BreakerInterceptor::EndOf(const grpc::Status& status) const {
   const grpc::StatusCode code = status.error_code();
   if (code == grpc::StatusCode::CANCELLED) {
     // Our timeout interceptor's timer ended the call (a deadline), or the
-    // caller cancelled (neutral: it says nothing about the backend).
+    // caller cancelled.
     if (timeout_flag_ != nullptr && timeout_flag_->fired.load()) {
-      return DeadlineOutcome(timeout_flag_->per_attempt.load());
+      return timeout_flag_->per_attempt.load() ? LocalEnd::kPerAttemptTimeout
+                                               : LocalEnd::kCallDeadline;
     }
-    return Outcome::kNeutral;
+    return LocalEnd::kCancelledByCaller;
   }
-  if (code == grpc::StatusCode::DEADLINE_EXCEEDED) {
-    const auto deadline = info_->client_context()->deadline();
-    if (deadline == std::chrono::system_clock::time_point::max()) {
-      return state_->policy->breaker.classifier.Classify(absl::StatusCode::kDeadlineExceeded);
-    }
-    const absl::Time at = absl::FromChrono(deadline);
-    // Already past when the call started: it never reached the backend.
-    if (at <= real_start_) return Outcome::kNeutral;
-    // A server that answered DEADLINE_EXCEEDED well before our deadline
-    // passed is just a server answer.
-    if (absl::Now() < at - kDeadlineSlack) {
-      return state_->policy->breaker.classifier.Classify(absl::StatusCode::kDeadlineExceeded);
-    }
-    return DeadlineOutcome(per_attempt_deadline_);
-  }
-  return state_->policy->breaker.classifier.Classify(static_cast<absl::StatusCode>(code));
+  if (code != grpc::StatusCode::DEADLINE_EXCEEDED) return LocalEnd::kNone;
+  const auto deadline = info_->client_context()->deadline();
+  if (deadline == std::chrono::system_clock::time_point::max()) return LocalEnd::kNone;
+  const absl::Time at = absl::FromChrono(deadline);
+  if (at <= real_start_) return LocalEnd::kDeadlineBeforeStart;
+  // A server that answered DEADLINE_EXCEEDED well before our deadline
+  // passed is just a server answer.
+  if (absl::Now() < at - kDeadlineSlack) return LocalEnd::kNone;
+  return LocalEnd::kCallDeadline;
 }
 
 void BreakerInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods* methods) {
@@ -105,13 +92,6 @@ void BreakerInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods* 
     if (!admission_.admitted()) {
       rejected_ = hijack_now = true;
       state_->rejected_by_breaker.fetch_add(1, std::memory_order_relaxed);
-      const BreakerSnapshot snapshot = state_->breaker->Snapshot();
-      reject_message_ = absl::StrFormat(
-          "%s: rejected locally by the circuit breaker (%s %s, %s, drop probability %.2f, "
-          "failure rate %.2f over %d calls)",
-          info_->method(), state_->breaker->kind(), BreakerStateName(snapshot.state),
-          RejectReasonName(admission_.reason()), snapshot.drop_probability,
-          snapshot.failure_rate, snapshot.counts.completed());
     }
   }
   if (rejected_) {
@@ -128,12 +108,9 @@ void BreakerInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods* 
       methods->FailHijackedRecvMessage();
     }
     if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_RECV_STATUS)) {
-      *methods->GetRecvStatus() = grpc::Status(grpc::StatusCode::UNAVAILABLE, reject_message_);
-      // string_refs into static storage: they outlive the call, and the
-      // value's address is what RejectedLocally() checks.
-      methods->GetRecvTrailingMetadata()->emplace(
-          grpc::string_ref(kLocalRejectionKey, std::strlen(kLocalRejectionKey)),
-          grpc::string_ref(kLocalRejectionValue, sizeof(kLocalRejectionValue) - 1));
+      *methods->GetRecvStatus() =
+          BreakerRejectionStatus(info_->method(), state_->breaker->kind(), admission_.reason());
+      MarkRejectedLocally(methods->GetRecvTrailingMetadata());
     }
   } else {
     if (!first_response_.has_value() &&
@@ -146,7 +123,11 @@ void BreakerInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods* 
       // message (a stream's lifetime says nothing about the backend's
       // speed), or to the status when no message came.
       const absl::Time end = first_response_.value_or(clock_.Now());
-      admission_.Record(Classify(*methods->GetRecvStatus()), end - admission_.start());
+      const grpc::Status& status = *methods->GetRecvStatus();
+      admission_.Record(
+          state_->policy->breaker.Classify(static_cast<absl::StatusCode>(status.error_code()),
+                                           EndOf(status)),
+          end - admission_.start());
     }
   }
   if (meters_call_ &&

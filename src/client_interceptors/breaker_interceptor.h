@@ -1,7 +1,7 @@
 // File: src/client_interceptors/breaker_interceptor.h
 //
 // The innermost client interceptor: asks the method's circuit breaker before
-// anything reaches the network, and reports every attempt's outcome to it.
+// anything reaches the network, and reports every call's outcome to it.
 
 #ifndef GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_BREAKER_INTERCEPTOR_H_
 #define GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_BREAKER_INTERCEPTOR_H_
@@ -24,8 +24,8 @@ namespace resilience {
 //
 // At the call's first PRE_SEND_INITIAL_METADATA it asks the breaker. When
 // rejected, it hijacks the call (no network traffic at all) and answers
-// UNAVAILABLE "<method>: rejected locally by the circuit breaker (<kind>
-// <state>, <reason>, drop probability ..., failure rate ...)" with the trailer
+// UNAVAILABLE "<method>: rejected locally by the circuit breaker (<kind>:
+// <reason>)" (BreakerRejectionStatus()) with the trailer
 // `x-resilience-local-rejection: breaker`. UNAVAILABLE, because to a caller
 // (and to standard clients' retry) the method is unavailable for now; the
 // message and the trailer say it was decided here. This works for every
@@ -34,39 +34,29 @@ namespace resilience {
 // against gRPC 1.51 repeating PRE_SEND_INITIAL_METADATA on every batch of a
 // hijacked async stream by deciding only once.
 //
-// Admitted attempts are recorded at POST_RECV_STATUS, classified by the
-// policy's classifier (failureCodes/successCodes over the default table),
-// except:
-//   - CANCELLED by the caller: neutral (it says nothing about the backend);
-//   - a sent call ended by a deadline: the attempt's per-attempt timeout
-//     counts as DEADLINE_EXCEEDED (a failure by default); the call's own
-//     deadline (the caller's, or the policy's `timeout`) does too unless the
-//     policy says callerDeadline NEUTRAL. A hung backend is only ever seen
-//     this way. A deadline already past at the start is neutral (nothing was
-//     sent);
-//   - DEADLINE_EXCEEDED answered by the server before the deadline: a server
-//     answer like any other.
+// Admitted calls are recorded at POST_RECV_STATUS as
+// BreakerSettings::Classify() reads them: how the call ended (a caller's
+// cancellation, a deadline already past at the start, the per-attempt
+// timeout or the call's deadline, seen from the status, the context's
+// deadline and the TimeoutFlag), else its status code. A DEADLINE_EXCEEDED
+// a server answered before our deadline is a server answer like any other.
 // The latency recorded (for slowCallThreshold) is the time to the first
 // response message, or to the status when none came: a stream's lifetime is
-// not the backend's speed. One instance per call (attempt).
+// not the backend's speed. One instance per call.
 //
-// Attempts are counted where they are made: an attempt of a retried call by
-// the retry interceptor; the one attempt of any other call by the outermost
-// of our interceptors on it (CallMeter), which is this one when the call has
-// no timeout interceptor.
+// Calls the retry interceptor takes never get one (call_plan.h): it asks and
+// tells the breaker for each of their attempts itself.
 class BreakerInterceptor final : public grpc::experimental::Interceptor {
  public:
   // `meters_call`: this is the outermost of our interceptors on an
   // application call (no retry, no timeout interceptor), so it counts the
   // call's attempt, status and latency (CallMeter).
   BreakerInterceptor(grpc::experimental::ClientRpcInfo* info, ClientMethodState* state,
-                     Clock& clock, const internal::TimeoutFlag* timeout_flag,
-                     bool per_attempt_deadline, bool meters_call)
+                     Clock& clock, const internal::TimeoutFlag* timeout_flag, bool meters_call)
       : info_(info),
         state_(state),
         clock_(clock),
         timeout_flag_(timeout_flag),
-        per_attempt_deadline_(per_attempt_deadline),
         meters_call_(meters_call) {}
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override;
@@ -76,26 +66,21 @@ class BreakerInterceptor final : public grpc::experimental::Interceptor {
   // status arrive a little apart).
   static constexpr absl::Duration kDeadlineSlack = absl::Milliseconds(5);
 
-  Outcome Classify(const grpc::Status& status) const;
-  // A sent call that its deadline ended: `per_attempt` when the deadline was
-  // the attempt's per-attempt timeout rather than the call's.
-  Outcome DeadlineOutcome(bool per_attempt) const;
+  // How the call ended when no server answer decided it (the breaker
+  // classifies that, BreakerSettings::Classify()).
+  LocalEnd EndOf(const grpc::Status& status) const;
 
   grpc::experimental::ClientRpcInfo* const info_;
   ClientMethodState* const state_;
   Clock& clock_;
   // The call's TimeoutInterceptor's, or null.
   const internal::TimeoutFlag* const timeout_flag_;
-  // This attempt's context deadline is a per-attempt timeout set by the
-  // retry interceptor.
-  const bool per_attempt_deadline_;
   const bool meters_call_;
   CallMeter meter_;  // used when meters_call_
   // When the first response message arrived (breaker clock).
   std::optional<absl::Time> first_response_;
   bool started_ = false;
   bool rejected_ = false;
-  std::string reject_message_;
   Admission admission_;
   // Wall-clock start, to compare with the context's deadline (the breaker's
   // own clock may be simulated).
@@ -104,13 +89,9 @@ class BreakerInterceptor final : public grpc::experimental::Interceptor {
 
 // BreakerInterceptorFactory
 //
-// The last factory of ours in the chain: it takes what the others handed
-// over (call_handoff.h) and decides what the call gets here: a
-// BreakerInterceptor when the method has a breaker; else, for an
-// application call that none of our interceptors counts (no retry, no
-// timeout) while metrics are on, a MetricsInterceptor; else nothing. So a
-// metrics-only interceptor is never added to a call that has one of ours,
-// and no factory comes before the retry's (see retry_interceptor.cc).
+// The last factory of ours in the chain: it takes the timeout factory's flag
+// (call_handoff.h) and gives the call what its CallPlan says: a
+// BreakerInterceptor, or a MetricsInterceptor, or nothing.
 class BreakerInterceptorFactory final
     : public grpc::experimental::ClientInterceptorFactoryInterface {
  public:

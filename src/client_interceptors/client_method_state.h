@@ -15,10 +15,9 @@
 
 #include "absl/time/time.h"
 
-#include "grpc_resilience/internal/breaker/backoff.h"
 #include "grpc_resilience/internal/breaker/breaker.h"
-#include "grpc_resilience/internal/breaker/random_source.h"
-#include "grpc_resilience/internal/breaker/retry_budget.h"
+#include "grpc_resilience/internal/core/random_source.h"
+#include "grpc_resilience/internal/retry/retry_decider.h"
 #include "grpc_resilience/internal/metrics/latency_histogram.h"
 #include "grpc_resilience/internal/metrics/status_code_counters.h"
 #include "grpc_resilience/internal/policy/method_policy.h"
@@ -49,9 +48,9 @@ struct ClientMethodState {
   std::atomic<bool> reported_stub_pass_through{false};
   RetrySettings retry;  // max_attempts 1 when the policy has no retryPolicy
   std::unique_ptr<Breaker> breaker;  // null: no breaker
-  std::unique_ptr<RetryBudget> budget;
-  std::unique_ptr<RandomSource> random;
-  std::unique_ptr<Backoff> backoff;
+  std::unique_ptr<RandomSource> random;  // the backoff's jitter draws
+  // The retry policy with its backoff and budget (set with a policy).
+  std::unique_ptr<RetryDecider> retry_decider;
 
   std::atomic<int64_t> calls{0};
   // Every attempt: each one a retried call makes (counted by the retry

@@ -41,13 +41,15 @@ MethodCache<ClientMethodState>::Resolution ClientResilience::Resolve(const char*
   }
   // Different methods draw different sequences from one seed.
   state->random = std::make_unique<SplitMixRandom>(options_.seed ^ std::hash<std::string>()(method));
-  state->backoff = std::make_unique<Backoff>(
-      Backoff::Options{state->retry.initial_backoff, state->retry.max_backoff,
-                       state->retry.backoff_multiplier, state->retry.jitter,
-                       state->retry.full_jitter},
-      *state->random);
-  state->budget = std::make_unique<RetryBudget>(policies_.retry_budget().max_tokens,
-                                                policies_.retry_budget().token_ratio);
+  RetryDecider::Options retry;
+  retry.max_attempts = state->retry.max_attempts;
+  retry.retryable_codes = state->retry.retryable_status_codes;
+  retry.backoff = {state->retry.initial_backoff, state->retry.max_backoff,
+                   state->retry.backoff_multiplier, state->retry.jitter,
+                   state->retry.full_jitter};
+  retry.budget_max_tokens = policies_.retry_budget().max_tokens;
+  retry.budget_token_ratio = policies_.retry_budget().token_ratio;
+  state->retry_decider = std::make_unique<RetryDecider>(retry, *state->random);
   BreakerSettings breaker = policy.breaker;
   if (breaker.kind != BreakerKind::kNone) {
     // Counts every transition, and tells the events listener if there is

@@ -18,16 +18,22 @@
 
 #include "absl/strings/string_view.h"
 #include "grpc_resilience/internal/breaker/breaker.h"
-#include "grpc_resilience/internal/breaker/clock.h"
+#include "grpc_resilience/internal/core/clock.h"
 #include "grpc_resilience/internal/client_interceptors/client_method_state.h"
-#include "grpc_resilience/internal/grpc_common/method_cache.h"
+#include "grpc_resilience/internal/core/method_cache.h"
 #include "grpc_resilience/internal/grpc_common/resilience_events.h"
 #include "grpc_resilience/internal/metrics/latency_histogram.h"
 #include "grpc_resilience/internal/metrics/prometheus_text.h"
 #include "grpc_resilience/internal/metrics/status_code_counters.h"
 #include "grpc_resilience/internal/policy/policy_set.h"
 
+namespace grpc::experimental {
+class ClientRpcInfo;
+}  // namespace grpc::experimental
+
 namespace resilience {
+
+struct CallPlan;  // call_plan.h
 
 // Counters of one method on one channel, as read by ClientResilience::Stats().
 struct ClientMethodStats {
@@ -123,9 +129,10 @@ class ClientResilience {
   const std::string& name() const { return options_.name; }
 
  private:
-  // The interceptors' access to the per-method state.
+  // The interceptors reach the per-method state through their CallPlan.
+  friend CallPlan PlanCall(ClientResilience& resilience,
+                           grpc::experimental::ClientRpcInfo* info);
   friend class RetryInterceptorFactory;
-  friend class TimeoutInterceptorFactory;
   friend class BreakerInterceptorFactory;
   friend class ClientResilienceTestPeer;
 

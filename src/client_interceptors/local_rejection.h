@@ -5,13 +5,15 @@
 #ifndef GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_LOCAL_REJECTION_H_
 #define GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_LOCAL_REJECTION_H_
 
+#include <map>
+
 #include "grpcpp/client_context.h"
+#include "grpc_resilience/internal/grpc_common/metadata_keys.h"
 
 namespace resilience {
 
-// The trailer a local breaker rejection carries, so that callers and the
-// retry interceptor can tell it from a server's UNAVAILABLE.
-inline constexpr char kLocalRejectionKey[] = "x-resilience-local-rejection";
+// A local breaker rejection carries the kLocalRejectionKey trailer
+// (metadata_keys.h), so that callers can tell it from a server's UNAVAILABLE.
 
 // RejectedLocally()
 //
@@ -21,6 +23,12 @@ inline constexpr char kLocalRejectionKey[] = "x-resilience-local-rejection";
 // the breaker wrote (the same storage), so a server that sends that trailer
 // itself cannot make a call look rejected here.
 bool RejectedLocally(const grpc::ClientContext& context);
+
+// MarkRejectedLocally()
+//
+// Adds the kLocalRejectionKey trailer RejectedLocally() recognises to the
+// trailers of a call our breaker rejected (at its PRE_RECV_STATUS).
+void MarkRejectedLocally(std::multimap<grpc::string_ref, grpc::string_ref>* trailers);
 
 }  // namespace resilience
 

@@ -37,6 +37,13 @@ grpc::Status NotRetriedStatus(absl::string_view method, int attempts, absl::stri
                       last.error_details());
 }
 
+grpc::Status BreakerRejectionStatus(absl::string_view method, absl::string_view breaker_kind,
+                                    RejectReason reason) {
+  return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                      absl::StrCat(method, ": rejected locally by the circuit breaker (",
+                                   breaker_kind, ": ", RejectReasonName(reason), ")"));
+}
+
 grpc::Status CancelledStatus(absl::string_view method, absl::string_view when) {
   return grpc::Status(grpc::StatusCode::CANCELLED,
                       absl::StrCat(method, ": cancelled by the caller", when));

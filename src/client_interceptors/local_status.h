@@ -7,8 +7,7 @@
 //   "<method>: <what happened>[; last attempt: <CODE>: <message>]"
 //
 // so that a log line alone says which method, which cause and, when a
-// server answered, what it said. The breaker's own rejection follows the
-// same style (breaker_interceptor.cc).
+// server answered, what it said. The breaker's own rejection too.
 
 #ifndef GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_LOCAL_STATUS_H_
 #define GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_LOCAL_STATUS_H_
@@ -16,6 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "grpcpp/support/status.h"
+#include "grpc_resilience/internal/breaker/breaker.h"
 
 namespace resilience {
 
@@ -40,6 +40,13 @@ grpc::Status CallDeadlineStatus(absl::string_view method, DeadlineSource source,
 // <reason>; last attempt: <CODE>: <message>".
 grpc::Status NotRetriedStatus(absl::string_view method, int attempts, absl::string_view reason,
                               const grpc::Status& last);
+
+// UNAVAILABLE "<method>: rejected locally by the circuit breaker (<kind>:
+// <reason>)". UNAVAILABLE, because to a caller (and to standard clients'
+// retry) the method is unavailable for now; the message says it was decided
+// here. Cheap: one string built, no breaker state read.
+grpc::Status BreakerRejectionStatus(absl::string_view method, absl::string_view breaker_kind,
+                                    RejectReason reason);
 
 // CANCELLED "<method>: cancelled by the caller<when>".
 grpc::Status CancelledStatus(absl::string_view method, absl::string_view when);

@@ -1,6 +1,5 @@
 #include "grpc_resilience/internal/client_interceptors/retry_interceptor.h"
 
-#include <charconv>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -8,16 +7,19 @@
 #include "grpc/support/log.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/impl/codegen/proto_utils.h"
-#include "grpc_resilience/internal/client_interceptors/breaker_interceptor.h"
-#include "grpc_resilience/internal/client_interceptors/call_handoff.h"
-#include "grpc_resilience/internal/client_interceptors/local_status.h"
+#include "grpcpp/impl/rpc_method.h"
+#include "grpc_resilience/internal/client_interceptors/call_plan.h"
+#include "grpc_resilience/internal/client_interceptors/local_rejection.h"
 #include "grpc_resilience/internal/client_interceptors/stub_kind.h"
 
 namespace resilience {
 namespace {
 
-using grpc::experimental::ClientRpcInfo;
 using grpc::experimental::InterceptionHookPoints;
+
+// A DEADLINE_EXCEEDED within this of the attempt's deadline is that deadline
+// (gRPC's timers and our clock read a little apart).
+constexpr absl::Duration kDeadlineSlack = absl::Milliseconds(5);
 
 // The value of trailer `key` in `trailers`, if there.
 std::optional<grpc::string_ref> Trailer(
@@ -27,63 +29,36 @@ std::optional<grpc::string_ref> Trailer(
   return it->second;
 }
 
-// Whether the call came from a protobuf generated stub (stub_kind.h), the
-// only stubs whose receive buffer is known to be a protobuf::MessageLite.
-bool FromGeneratedStub(const char* method, ClientMethodState& state) {
-  if (state.generated_stub_name.load(std::memory_order_acquire) == method) return true;
-  if (!state.protobuf_method || !internal::InReadOnlyStaticStorage(method)) return false;
-  state.generated_stub_name.store(method, std::memory_order_release);
-  return true;
-}
-
 }  // namespace
 
 grpc::experimental::Interceptor* RetryInterceptorFactory::CreateClientInterceptor(
     grpc::experimental::ClientRpcInfo* info) {
-  internal::SetRetryTookCall(false);
-  // gRPC 1.51 bug: with a factory returning nullptr before this one, an
-  // attempt's chain starts at the wrong index and would re-create this
-  // interceptor for its own attempt, recursing forever. Never wrap an attempt.
-  if (internal::CreatingAttempt() != nullptr) return nullptr;
-  ClientMethodState* state = state_->ForMethod(info->method());
-  if (state == nullptr) return nullptr;
-  state->calls.fetch_add(1, std::memory_order_relaxed);
-  if (info->type() != ClientRpcInfo::Type::UNARY || !state->wraps_unary) return nullptr;
-  if (!FromGeneratedStub(info->method(), *state)) {
-    state->not_retried_stub_calls.fetch_add(1, std::memory_order_relaxed);
-    if (!state->reported_stub_pass_through.exchange(true)) {
+  // First in the chain: it counts every call the plan gives a state.
+  const CallPlan plan = PlanCall(*state_, info);
+  if (plan.state == nullptr) return nullptr;
+  ClientMethodState& state = *plan.state;
+  state.calls.fetch_add(1, std::memory_order_relaxed);
+  if (plan.unretried_stub) {
+    state.not_retried_stub_calls.fetch_add(1, std::memory_order_relaxed);
+    if (!state.reported_stub_pass_through.exchange(true)) {
       gpr_log(GPR_ERROR,
               "grpc-resilience: %s: a unary call that does not come from a protobuf generated "
               "stub (e.g. a GenericStub) is passed through without retries; its timeouts and "
               "breaker still apply",
               info->method());
     }
-    return nullptr;
   }
-  internal::SetRetryTookCall(true);
-  return new RetryInterceptor(info, state);
+  if (!plan.retry) return nullptr;
+  return new RetryInterceptor(info, &state, state_->clock());
 }
 
 RetryInterceptor::RetryInterceptor(grpc::experimental::ClientRpcInfo* info,
-                                   ClientMethodState* state)
-    : info_(info), state_(state), method_(info->method()) {}
+                                   ClientMethodState* state, Clock& breaker_clock)
+    : info_(info), state_(state), breaker_clock_(breaker_clock), method_(info->method()) {}
 
 void RetryInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods* methods) {
   if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_CANCEL)) {
-    grpc::ClientContext* attempt = nullptr;
-    grpc::Alarm* alarm = nullptr;
-    {
-      MutexLock lock(&mu_);
-      cancelled_ = true;
-      attempt = attempt_context_.get();
-      alarm = backoff_alarm_.get();
-    }
-    // Outside the lock: either may complete inline and call back into us.
-    // Neither object can go away meanwhile: with cancelled_ set nothing
-    // replaces them, and this interceptor lives as long as the caller's
-    // context, on which TryCancel() is running.
-    if (attempt != nullptr) attempt->TryCancel();
-    if (alarm != nullptr) alarm->Cancel();
+    Cancel();
     return;  // no Proceed() for a cancel
   }
   if (methods_ == nullptr &&
@@ -98,204 +73,301 @@ void RetryInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods* me
   methods->Proceed();
 }
 
+void RetryInterceptor::Cancel() {
+  grpc::ClientContext* attempt = nullptr;
+  grpc::Alarm* alarm = nullptr;
+  {
+    MutexLock lock(&mu_);
+    cancelled_ = true;
+    attempt = attempt_context_.get();
+    alarm = backoff_alarm_.get();
+    wake_.SignalAll();
+  }
+  // Outside the lock: either may complete inline and call back into us.
+  // Neither object can go away meanwhile: with cancelled_ set nothing
+  // replaces them, and this interceptor lives as long as the caller's
+  // context, on which TryCancel() is running.
+  if (attempt != nullptr) attempt->TryCancel();
+  if (alarm != nullptr) alarm->Cancel();
+}
+
 void RetryInterceptor::Start(grpc::experimental::InterceptorBatchMethods* methods) {
   meter_.Begin(*state_);
   methods_ = methods;
-  metadata_ = *methods->GetSendInitialMetadata();
+  caller_blocks_ = internal::CallerBlocks(methods);
+  if (const auto* caller = methods->GetSendInitialMetadata(); !caller->empty()) {
+    metadata_ = *caller;
+  }
   request_ = *methods->GetSerializedSendMessage();  // a reference-counted copy
   // gRPC's meaning of the policy's `timeout`: the call's deadline is the
   // earlier of the caller's and call start + timeout.
   const auto caller_deadline = info_->client_context()->deadline();
   if (caller_deadline != std::chrono::system_clock::time_point::max()) {
-    overall_deadline_ = absl::FromChrono(caller_deadline);
+    call_deadline_ = absl::FromChrono(caller_deadline);
   }
-  const absl::Time start = absl::Now();
   if (const std::optional<absl::Duration>& timeout = state_->policy->timeout;
-      timeout.has_value() && start + *timeout < overall_deadline_) {
-    overall_deadline_ = start + *timeout;
-    deadline_source_ = DeadlineSource::kPolicy;
-  }
-  stub_ = std::make_shared<grpc::GenericStub>(
-      std::shared_ptr<grpc::ChannelInterface>(methods->GetInterceptedChannel().release()));
-  StartAttempt();
-}
-
-void RetryInterceptor::StartAttempt() {
-  grpc::ClientContext* attempt = nullptr;
-  internal::AttemptInfo info;  // copied by the attempt's breaker factory
-  {
-    MutexLock lock(&mu_);
-    const absl::Time now = absl::Now();
-    if (cancelled_) {
-      Finish(CancelledStatus(method_, ""));
-    } else if (now >= overall_deadline_) {
-      Finish(CallDeadlineStatus(method_, deadline_source_,
-                                state_->policy->timeout.value_or(absl::ZeroDuration()), attempts_));
-    } else {
-      state_->attempts.fetch_add(1, std::memory_order_relaxed);
-      attempt_reader_.reset();  // before its context
-      attempt_context_ = std::make_unique<grpc::ClientContext>();
-      attempt = attempt_context_.get();
-      for (const auto& [key, value] : metadata_) attempt->AddMetadata(key, value);
-      if (attempts_ > 0) {
-        const std::string previous = absl::StrCat(attempts_);
-        attempt->AddMetadata(kPreviousAttemptsKey, previous);
-        attempt->AddMetadata(kRetryAttemptKey, previous);
-      }
-      // The caller's compression request is in its metadata, copied above.
-      grpc::ClientContext* caller = info_->client_context();
-      if (caller->credentials() != nullptr) attempt->set_credentials(caller->credentials());
-      attempt_deadline_ = overall_deadline_;
-      attempt_info_.per_attempt_deadline = false;
-      if (const std::optional<absl::Duration>& limit = state_->retry.per_attempt_timeout;
-          limit.has_value() && now + *limit < overall_deadline_) {
-        attempt_deadline_ = now + *limit;
-        attempt_info_.per_attempt_deadline = true;
-      }
-      info = attempt_info_;
-      if (attempt_deadline_ != absl::InfiniteFuture()) {
-        attempt->set_deadline(absl::ToChronoTime(attempt_deadline_));
-      }
-      if (const std::optional<bool>& wait = state_->policy->wait_for_ready; wait.has_value()) {
-        attempt->set_wait_for_ready(*wait);
-      }
-      response_.Clear();
+      timeout.has_value()) {
+    const absl::Time by_policy = absl::Now() + *timeout;
+    if (by_policy < call_deadline_) {
+      call_deadline_ = by_policy;
+      deadline_source_ = DeadlineSource::kPolicy;
     }
   }
-  if (attempt == nullptr) {
+  channel_ = methods->GetInterceptedChannel();
+  if (caller_blocks_) {
+    RunOnCallerThread();
+  } else {
+    StartQueuedAttempt();
+  }
+}
+
+RetryInterceptor::Step RetryInterceptor::PrepareAttempt() {
+  MutexLock lock(&mu_);
+  const absl::Time now = absl::Now();
+  if (cancelled_) {
+    final_status_ = CancelledStatus(method_, "");
+    return Step::kFinished;
+  }
+  if (now >= call_deadline_) {
+    final_status_ = CallDeadlineStatus(method_, deadline_source_,
+                                       state_->policy->timeout.value_or(absl::ZeroDuration()),
+                                       attempts_);
+    return Step::kFinished;
+  }
+  state_->attempts.fetch_add(1, std::memory_order_relaxed);
+  rejected_locally_ = false;
+  if (state_->breaker != nullptr) {
+    admission_ = state_->breaker->Allow();
+    if (!admission_.admitted()) {
+      rejected_locally_ = true;
+      state_->rejected_by_breaker.fetch_add(1, std::memory_order_relaxed);
+      return Step::kRejected;
+    }
+  }
+  attempt_reader_.reset();  // before its context
+  attempt_context_ = std::make_unique<grpc::ClientContext>();
+  grpc::ClientContext* attempt = attempt_context_.get();
+  for (const auto& [key, value] : metadata_) attempt->AddMetadata(key, value);
+  if (attempts_ > 0) {
+    const std::string previous = absl::StrCat(attempts_);
+    attempt->AddMetadata(kPreviousAttemptsKey, previous);
+    attempt->AddMetadata(kRetryAttemptKey, previous);
+  }
+  // The caller's compression request is in its metadata, copied above.
+  grpc::ClientContext* caller = info_->client_context();
+  if (caller->credentials() != nullptr) attempt->set_credentials(caller->credentials());
+  attempt_deadline_ = call_deadline_;
+  per_attempt_deadline_ = false;
+  if (const std::optional<absl::Duration>& limit = state_->retry.per_attempt_timeout;
+      limit.has_value() && now + *limit < call_deadline_) {
+    attempt_deadline_ = now + *limit;
+    per_attempt_deadline_ = true;
+  }
+  if (attempt_deadline_ != absl::InfiniteFuture()) {
+    attempt->set_deadline(absl::ToChronoTime(attempt_deadline_));
+  }
+  if (const std::optional<bool>& wait = state_->policy->wait_for_ready; wait.has_value()) {
+    attempt->set_wait_for_ready(*wait);
+  }
+  response_.Clear();
+  return Step::kSend;
+}
+
+grpc::ClientAsyncResponseReader<grpc::ByteBuffer>* RetryInterceptor::CreateAttemptCall(
+    grpc::CompletionQueue* cq) {
+  grpc::ClientContext* attempt;
+  {
+    MutexLock lock(&mu_);
+    attempt = attempt_context_.get();
+  }
+  // The attempt's interceptors are created in here, on this thread.
+  internal::SetCreatingAttempt(true);
+  grpc::ClientAsyncResponseReader<grpc::ByteBuffer>* call =
+      grpc::internal::ClientAsyncResponseReaderHelper::Create<grpc::ByteBuffer>(
+          channel_.get(), cq,
+          grpc::internal::RpcMethod(method_, /*suffix_for_stats=*/nullptr,
+                                    grpc::internal::RpcMethod::NORMAL_RPC),
+          attempt, request_);
+  internal::SetCreatingAttempt(false);
+  MutexLock lock(&mu_);
+  attempt_reader_.reset(call);  // destroyed before its context
+  return call;
+}
+
+void RetryInterceptor::RunOnCallerThread() {
+  for (;;) {
+    const Step step = PrepareAttempt();
+    if (step == Step::kFinished) break;
+    grpc::Status status;
+    if (step == Step::kSend) {
+      // This thread polls the attempt's own queue, as a blocking call
+      // would: the attempt completes here, without waking another thread.
+      grpc::CompletionQueue cq;
+      grpc::ClientAsyncResponseReader<grpc::ByteBuffer>* call = CreateAttemptCall(&cq);
+      call->StartCall();
+      call->Finish(&response_, &status, &cq);
+      void* tag;
+      bool ok;
+      cq.Next(&tag, &ok);
+      cq.Shutdown();
+      while (cq.Next(&tag, &ok)) {
+      }
+    }
+    const std::optional<absl::Duration> delay = AfterAttempt(std::move(status));
+    if (!delay.has_value()) break;
+    if (!WaitOnCallerThread(*delay)) {
+      MutexLock lock(&mu_);
+      final_status_ = CancelledStatus(method_, " during a retry backoff");
+      break;
+    }
+  }
+  methods_->Hijack();  // last use of `this`
+}
+
+bool RetryInterceptor::WaitOnCallerThread(absl::Duration delay) {
+  const absl::Time until = absl::Now() + delay;
+  MutexLock lock(&mu_);
+  while (!cancelled_) {
+    const absl::Duration left = until - absl::Now();
+    if (left <= absl::ZeroDuration()) return true;
+    wake_.WaitWithTimeout(&mu_, left);
+  }
+  return false;
+}
+
+void RetryInterceptor::StartQueuedAttempt() {
+  const Step step = PrepareAttempt();
+  if (step == Step::kFinished) {
     methods_->Hijack();  // last use of `this`
     return;
   }
-  // The attempt's interceptors are created inside PrepareUnaryCall(), on
-  // this thread. Once Finish() is called the attempt may complete and
-  // destroy `this`: hold the stub (and with it the channel) in a local, and
-  // touch no member after.
-  std::shared_ptr<grpc::GenericStub> stub = stub_;
-  internal::SetCreatingAttempt(&info);
-  std::unique_ptr<grpc::ClientAsyncResponseReader<grpc::ByteBuffer>> reader =
-      stub->PrepareUnaryCall(attempt, method_, request_, AttemptCompletionQueue::Global().cq());
-  internal::SetCreatingAttempt(nullptr);
-  grpc::ClientAsyncResponseReader<grpc::ByteBuffer>* call = reader.get();
-  {
-    MutexLock lock(&mu_);
-    attempt_reader_ = std::move(reader);
+  if (step == Step::kRejected) {
+    OnQueuedAttemptDone(grpc::Status());  // AfterAttempt() gives it the rejection status
+    return;
   }
+  // Once Finish() is called the attempt may complete and destroy `this`:
+  // touch no member after it.
+  grpc::ClientAsyncResponseReader<grpc::ByteBuffer>* call =
+      CreateAttemptCall(AttemptCompletionQueue::Global().cq());
   call->StartCall();
   call->Finish(&response_, &attempt_status_, static_cast<AttemptCompletionQueue::Tag*>(this));
 }
 
 void RetryInterceptor::Done(bool /*ok: always true for a unary Finish()*/) {
-  OnAttemptDone(std::move(attempt_status_));
+  OnQueuedAttemptDone(std::move(attempt_status_));
 }
 
-std::optional<absl::Duration> RetryInterceptor::NextRetry(grpc::Status status) {
-  const RetrySettings& retry = state_->retry;
-  const grpc::StatusCode code = status.error_code();
-  const absl::StatusCode absl_code = static_cast<absl::StatusCode>(code);
-  if (status.ok()) {
-    state_->budget->RecordSuccess();
-    Finish(std::move(status));
-    return std::nullopt;
-  }
-  // Local state only: RejectedLocally() recognises the breaker's own
-  // trailer, never one a server sent.
-  const bool local_rejection = RejectedLocally(*attempt_context_);
-  // The attempt's deadline passed (a server that answers DEADLINE_EXCEEDED
-  // early, for its own reasons, is just a server answer).
-  const bool expired =
-      code == grpc::StatusCode::DEADLINE_EXCEEDED && absl::Now() >= attempt_deadline_;
-  if (expired && !attempt_info_.per_attempt_deadline) {
-    Finish(CallDeadlineStatus(method_, deadline_source_,
-                              state_->policy->timeout.value_or(absl::ZeroDuration()), attempts_));
-    return std::nullopt;
-  }
-  if (expired) {
-    state_->attempt_timeouts.fetch_add(1, std::memory_order_relaxed);
-    status = PerAttemptTimeoutStatus(method_, *retry.per_attempt_timeout, attempts_,
-                                     retry.max_attempts);
-  }
-  if (!local_rejection && retry.IsRetryable(absl_code)) state_->budget->RecordFailure();
-
-  if (cancelled_) {
-    Finish(CancelledStatus(method_, ""));
-    return std::nullopt;
-  }
-  if (local_rejection || !retry.IsRetryable(absl_code) || attempts_ >= retry.max_attempts) {
-    Finish(std::move(status));
-    return std::nullopt;
-  }
-  std::optional<absl::Duration> delay;
-  if (std::optional<grpc::string_ref> pushback =
-          Trailer(attempt_context_->GetServerTrailingMetadata(), kPushbackKey)) {
-    int64_t ms = -1;
-    const char* end = pushback->data() + pushback->size();
-    auto [ptr, error] = std::from_chars(pushback->data(), end, ms);
-    if (error != std::errc() || ptr != end || ms < 0) {
-      // A negative or malformed pushback means: do not retry.
-      state_->pushback_stops.fetch_add(1, std::memory_order_relaxed);
-      Finish(NotRetriedStatus(method_, attempts_,
-                              "the server's grpc-retry-pushback-ms says not to retry", status));
-      return std::nullopt;
-    }
-    delay = absl::Milliseconds(ms);
-  }
-  if (!state_->budget->AllowRetry()) {
-    state_->retry_budget_exhausted.fetch_add(1, std::memory_order_relaxed);
-    Finish(NotRetriedStatus(method_, attempts_,
-                            "the channel's retry budget for this method is spent", status));
-    return std::nullopt;
-  }
-  if (!delay.has_value()) delay = state_->backoff->Delay(attempts_);
-  // Do not start a backoff that cannot end before the overall deadline.
-  if (absl::Now() + *delay >= overall_deadline_) {
-    Finish(NotRetriedStatus(
-        method_, attempts_,
-        absl::StrCat("a retry after ", absl::FormatDuration(*delay),
-                     " could not start before the call's deadline"),
-        status));
-    return std::nullopt;
-  }
-  return delay;
-}
-
-void RetryInterceptor::OnAttemptDone(grpc::Status status) {
-  grpc::Alarm* alarm = nullptr;
-  absl::Duration delay;
-  {
-    MutexLock lock(&mu_);
-    ++attempts_;
-    std::optional<absl::Duration> next = NextRetry(std::move(status));
-    if (next.has_value()) {
-      state_->retries.fetch_add(1, std::memory_order_relaxed);
-      backoff_alarm_ = std::make_unique<grpc::Alarm>();
-      alarm = backoff_alarm_.get();
-      delay = *next;
-    }
-  }
-  if (alarm == nullptr) {
+void RetryInterceptor::OnQueuedAttemptDone(grpc::Status status) {
+  const std::optional<absl::Duration> delay = AfterAttempt(std::move(status));
+  if (!delay.has_value()) {
     methods_->Hijack();  // last use of `this`
     return;
   }
+  grpc::Alarm* alarm;
+  {
+    MutexLock lock(&mu_);
+    backoff_alarm_ = std::make_unique<grpc::Alarm>();
+    alarm = backoff_alarm_.get();
+  }
   // Set outside the lock: a due alarm may run its callback inline. A cancel
   // that came in between finds cancelled_ set when the alarm fires.
-  alarm->Set(absl::ToChronoTime(absl::Now() + delay), [this](bool fired) {
+  alarm->Set(absl::ToChronoTime(absl::Now() + *delay), [this](bool fired) {
     if (fired) {
-      StartAttempt();
+      StartQueuedAttempt();
       return;
     }
     {
       MutexLock lock(&mu_);
-      Finish(CancelledStatus(method_, " during a retry backoff"));
+      final_status_ = CancelledStatus(method_, " during a retry backoff");
     }
     methods_->Hijack();  // last use of `this`
   });
 }
 
-void RetryInterceptor::Finish(grpc::Status status) { final_status_ = std::move(status); }
+std::optional<absl::Duration> RetryInterceptor::AfterAttempt(grpc::Status status) {
+  MutexLock lock(&mu_);
+  ++attempts_;
+  const absl::Time now = absl::Now();
+  if (rejected_locally_) {
+    status = BreakerRejectionStatus(method_, state_->breaker->kind(), admission_.reason());
+  }
+  AttemptOutcome outcome;
+  outcome.code = static_cast<absl::StatusCode>(status.error_code());
+  outcome.rejected_locally = rejected_locally_;
+  outcome.cancelled = cancelled_;
+  outcome.deadline_passed = outcome.code == absl::StatusCode::kDeadlineExceeded &&
+                            now >= attempt_deadline_ - kDeadlineSlack;
+  outcome.per_attempt_deadline = per_attempt_deadline_;
+  if (!rejected_locally_ && !status.ok()) {
+    if (std::optional<grpc::string_ref> pushback =
+            Trailer(attempt_context_->GetServerTrailingMetadata(), kPushbackKey)) {
+      outcome.pushback = Pushback::Parse(absl::string_view(pushback->data(), pushback->size()));
+    }
+  }
+  if (admission_.pending()) {
+    LocalEnd end = LocalEnd::kNone;
+    if (outcome.code == absl::StatusCode::kCancelled && cancelled_) {
+      end = LocalEnd::kCancelledByCaller;
+    } else if (outcome.deadline_passed) {
+      // PrepareAttempt() never sends an attempt whose deadline has passed.
+      end = per_attempt_deadline_ ? LocalEnd::kPerAttemptTimeout : LocalEnd::kCallDeadline;
+    }
+    admission_.Record(state_->policy->breaker.Classify(outcome.code, end),
+                      breaker_clock_.Now() - admission_.start());
+  }
+  const RetryDecision decision =
+      state_->retry_decider->Decide(attempts_, outcome, now, call_deadline_);
+  if (decision.verdict == RetryVerdict::kRetry) {
+    state_->retries.fetch_add(1, std::memory_order_relaxed);
+    if (decision.attempt_timed_out) {
+      state_->attempt_timeouts.fetch_add(1, std::memory_order_relaxed);
+    }
+    return decision.delay;
+  }
+  final_status_ = FinalStatus(decision, std::move(status));
+  return std::nullopt;
+}
+
+grpc::Status RetryInterceptor::FinalStatus(const RetryDecision& decision, grpc::Status last) {
+  if (decision.attempt_timed_out) {
+    state_->attempt_timeouts.fetch_add(1, std::memory_order_relaxed);
+    last = PerAttemptTimeoutStatus(method_, *state_->retry.per_attempt_timeout, attempts_,
+                                   state_->retry.max_attempts);
+  }
+  switch (decision.verdict) {
+    case RetryVerdict::kCallDeadline:
+      return CallDeadlineStatus(method_, deadline_source_,
+                                state_->policy->timeout.value_or(absl::ZeroDuration()),
+                                attempts_);
+    case RetryVerdict::kCancelled:
+      return CancelledStatus(method_, "");
+    case RetryVerdict::kPushbackStop:
+      state_->pushback_stops.fetch_add(1, std::memory_order_relaxed);
+      return NotRetriedStatus(method_, attempts_,
+                              "the server's grpc-retry-pushback-ms says not to retry", last);
+    case RetryVerdict::kBudgetSpent:
+      state_->retry_budget_exhausted.fetch_add(1, std::memory_order_relaxed);
+      return NotRetriedStatus(method_, attempts_,
+                              "the channel's retry budget for this method is spent", last);
+    case RetryVerdict::kBackoffPastDeadline:
+      return NotRetriedStatus(method_, attempts_,
+                              absl::StrCat("a retry after ", absl::FormatDuration(decision.delay),
+                                           " could not start before the call's deadline"),
+                              last);
+    case RetryVerdict::kSucceeded:
+    case RetryVerdict::kRetry:
+    case RetryVerdict::kRejectedLocally:
+    case RetryVerdict::kNotRetryable:
+    case RetryVerdict::kAttemptsExhausted:
+      break;
+  }
+  return last;
+}
 
 void RetryInterceptor::FillHijackedReceive(grpc::experimental::InterceptorBatchMethods* methods) {
   MutexLock lock(&mu_);
-  grpc::ClientContext* attempt = attempt_context_.get();
+  // The last attempt's context, when a call was made for it.
+  grpc::ClientContext* attempt = rejected_locally_ ? nullptr : attempt_context_.get();
   if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_RECV_INITIAL_METADATA) &&
       attempt != nullptr) {
     // The string_refs point into the attempt's context, which we own.
@@ -308,9 +380,8 @@ void RetryInterceptor::FillHijackedReceive(grpc::experimental::InterceptorBatchM
       // gRPC 1.51's generated unary stubs instantiate their receive op with
       // protobuf::MessageLite, so this void* is exactly a MessageLite*.
       auto* message = static_cast<grpc::protobuf::MessageLite*>(methods->GetRecvMessage());
-      grpc::ByteBuffer copy = response_;  // Deserialize() consumes its input
       grpc::Status parsed =
-          grpc::SerializationTraits<grpc::protobuf::MessageLite>::Deserialize(&copy, message);
+          grpc::SerializationTraits<grpc::protobuf::MessageLite>::Deserialize(&response_, message);
       if (!parsed.ok()) {
         final_status_ = parsed;
         methods->FailHijackedRecvMessage();
@@ -325,6 +396,8 @@ void RetryInterceptor::FillHijackedReceive(grpc::experimental::InterceptorBatchM
       for (const auto& entry : attempt->GetServerTrailingMetadata()) {
         methods->GetRecvTrailingMetadata()->insert(entry);
       }
+    } else if (rejected_locally_) {
+      MarkRejectedLocally(methods->GetRecvTrailingMetadata());
     }
   }
 }

@@ -4,7 +4,35 @@
 
 #include <cstdint>
 
+#include "grpc/grpc.h"
+#include "grpcpp/completion_queue.h"
+#include "grpcpp/impl/call.h"
+#include "grpcpp/impl/codegen/interceptor_common.h"
+#include "grpcpp/support/client_interceptor.h"
+
+// gRPC core's answer to "what kind is this completion queue", exported by
+// libgrpc (src/core/lib/surface/completion_queue.h) but not in its public
+// headers.
+grpc_cq_completion_type grpc_get_cq_completion_type(grpc_completion_queue* cq);
+
 namespace resilience::internal {
+namespace {
+
+// Reads InterceptorBatchMethodsImpl::call_, which gRPC 1.51 keeps private:
+// an explicit instantiation may name a private member, and the friend
+// function it defines hands the member pointer out. A renamed member fails
+// to compile, never silently.
+struct BatchCall {
+  using type = grpc::internal::Call* grpc::internal::InterceptorBatchMethodsImpl::*;
+  friend type MemberOf(BatchCall);
+};
+template <typename Tag, typename Tag::type Member>
+struct ExposeMember {
+  friend typename Tag::type MemberOf(Tag) { return Member; }
+};
+template struct ExposeMember<BatchCall, &grpc::internal::InterceptorBatchMethodsImpl::call_>;
+
+}  // namespace
 
 bool InReadOnlyStaticStorage(const void* p) {
   struct Query {
@@ -27,6 +55,14 @@ bool InReadOnlyStaticStorage(const void* p) {
       },
       &query);
   return query.read_only;
+}
+
+bool CallerBlocks(grpc::experimental::InterceptorBatchMethods* methods) {
+  auto* batch = dynamic_cast<grpc::internal::InterceptorBatchMethodsImpl*>(methods);
+  if (batch == nullptr) return false;
+  grpc::internal::Call* call = batch->*MemberOf(BatchCall{});
+  if (call == nullptr || call->cq() == nullptr) return false;
+  return grpc_get_cq_completion_type(call->cq()->cq()) == GRPC_CQ_PLUCK;
 }
 
 }  // namespace resilience::internal

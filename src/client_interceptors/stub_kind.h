@@ -1,6 +1,7 @@
 // File: src/client_interceptors/stub_kind.h
 //
-// Which kind of stub made a call, as far as an interceptor can tell.
+// Which kind of stub made a call, as far as an interceptor can tell: a
+// protobuf generated one or not, blocking or not.
 //
 // The retry interceptor hijacks a unary call and, once an attempt
 // succeeded, parses the response into the caller's receive buffer. gRPC 1.51
@@ -24,7 +25,28 @@
 
 #include "absl/strings/string_view.h"
 
+namespace grpc::experimental {
+class InterceptorBatchMethods;
+}  // namespace grpc::experimental
+
 namespace resilience::internal {
+
+// CallerBlocks()
+//
+// Whether the unary call whose first batch `methods` is was made by a
+// blocking (sync) stub, whose thread waits for the result anyway: then the
+// retry interceptor runs the attempts on that thread instead of handing them
+// to another one. Only for the batch at the call's first
+// PRE_SEND_INITIAL_METADATA.
+//
+// How: a blocking unary call waits on a completion queue of its own of the
+// PLUCK kind, which no other unary call uses (async stubs complete on the
+// application's NEXT queues, callbacks on the CALLBACK one). gRPC 1.51 shows
+// an interceptor neither the call nor its queue, so the call is read from
+// the batch object and the queue's kind asked from gRPC core (stub_kind.cc);
+// when the batch is not gRPC's own implementation the answer is false, the
+// safe one.
+bool CallerBlocks(grpc::experimental::InterceptorBatchMethods* methods);
 
 // InReadOnlyStaticStorage()
 //

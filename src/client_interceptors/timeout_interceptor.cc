@@ -1,10 +1,12 @@
 #include "grpc_resilience/internal/client_interceptors/timeout_interceptor.h"
 
+#include "grpc_resilience/internal/client_interceptors/call_plan.h"
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "grpcpp/client_context.h"
 #include "grpc_resilience/internal/client_interceptors/local_status.h"
-#include "grpc_resilience/internal/client_interceptors/timeout_scheduler.h"
+#include "grpc_resilience/internal/core/timeout_scheduler.h"
 
 namespace resilience {
 namespace {
@@ -16,19 +18,9 @@ using grpc::experimental::InterceptionHookPoints;
 
 grpc::experimental::Interceptor* TimeoutInterceptorFactory::CreateClientInterceptor(
     grpc::experimental::ClientRpcInfo* info) {
-  ClientMethodState* state = state_->ForMethod(info->method());
-  if (state == nullptr || state->policy == nullptr) return nullptr;
-  // Retried unary calls and their attempts: the retry interceptor gives
-  // each attempt its real deadline.
-  if (internal::RetryTookCall() || internal::CreatingAttempt() != nullptr) return nullptr;
-  const bool unary = info->type() == ClientRpcInfo::Type::UNARY;
-  // A stream's attempts are gRPC's own (its built-in retry): only the whole
-  // call's timeout applies to it.
-  if (!state->policy->timeout.has_value() &&
-      !(unary && state->retry.per_attempt_timeout.has_value())) {
-    return nullptr;
-  }
-  auto* interceptor = new TimeoutInterceptor(info, state);
+  const CallPlan plan = PlanCall(*state_, info);
+  if (!plan.timeout) return nullptr;
+  auto* interceptor = new TimeoutInterceptor(info, plan.state);
   internal::HandOffTimeoutFlag(interceptor->flag());  // for this call's breaker
   return interceptor;
 }

@@ -15,7 +15,7 @@
 #include "grpcpp/support/client_interceptor.h"
 #include "grpc_resilience/internal/client_interceptors/call_handoff.h"
 #include "grpc_resilience/internal/client_interceptors/client_resilience.h"
-#include "grpc_resilience/internal/client_interceptors/timeout_scheduler.h"
+#include "grpc_resilience/internal/core/timeout_scheduler.h"
 
 namespace resilience {
 

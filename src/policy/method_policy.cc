@@ -2,6 +2,22 @@
 
 namespace resilience {
 
+Outcome BreakerSettings::Classify(absl::StatusCode code, LocalEnd end) const {
+  switch (end) {
+    case LocalEnd::kCancelledByCaller:
+    case LocalEnd::kDeadlineBeforeStart:
+      return Outcome::kNeutral;
+    case LocalEnd::kCallDeadline:
+      if (caller_deadline == CallerDeadline::kNeutral) return Outcome::kNeutral;
+      return classifier.Classify(absl::StatusCode::kDeadlineExceeded);
+    case LocalEnd::kPerAttemptTimeout:
+      return classifier.Classify(absl::StatusCode::kDeadlineExceeded);
+    case LocalEnd::kNone:
+      break;
+  }
+  return classifier.Classify(code);
+}
+
 std::unique_ptr<Breaker> CreateBreaker(const BreakerSettings& settings, Clock& clock,
                                        uint64_t seed) {
   switch (settings.kind) {

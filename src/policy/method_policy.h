@@ -73,12 +73,31 @@ enum class BreakerKind { kNone, kSre, kThreeState };
 // (then failureCodes and slowCallThreshold decide, as for any result).
 enum class CallerDeadline { kFailure, kNeutral };
 
+// How a call or attempt that got no answer from a server ended, as far as
+// the client knows: the breaker reads these apart from the status code.
+enum class LocalEnd {
+  kNone,                  // the status is the server's (or the transport's)
+  kCancelledByCaller,     // the caller cancelled
+  kDeadlineBeforeStart,   // the deadline had passed before it was sent
+  kPerAttemptTimeout,     // its per-attempt timeout ran out
+  kCallDeadline,          // the call's deadline (caller's or `timeout`) ran out
+};
+
 struct BreakerSettings {
   BreakerKind kind = BreakerKind::kNone;
   SreBreaker::Options sre;               // when kind == kSre
   ThreeStateBreaker::Options three_state;  // when kind == kThreeState
   OutcomeClassifier classifier;          // with failureCodes/successCodes applied
   CallerDeadline caller_deadline = CallerDeadline::kFailure;
+
+  // Classify()
+  //
+  // What an attempt that ended with `code` tells the breaker. A caller's
+  // cancellation and a deadline already past at the start say nothing about
+  // the backend (neutral); a per-attempt timeout is a DEADLINE_EXCEEDED; the
+  // call's own deadline is one too unless callerDeadline is NEUTRAL; any
+  // other ending is classified by its code.
+  Outcome Classify(absl::StatusCode code, LocalEnd end) const;
 };
 
 // CreateBreaker()

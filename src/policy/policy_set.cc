@@ -25,7 +25,7 @@
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "resilience/v1/policy.pb.h"
-#include "grpc_resilience/internal/breaker/token_bucket.h"
+#include "grpc_resilience/internal/limits/token_bucket.h"
 #include "grpc_resilience/internal/policy/builtin_retry_config.h"
 #include "grpc_resilience/internal/policy/method_catalog.h"
 #include "grpc_resilience/internal/policy/status_codes.h"

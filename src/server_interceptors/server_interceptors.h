@@ -25,7 +25,7 @@
 
 #include "grpcpp/server_builder.h"
 #include "grpcpp/support/server_interceptor.h"
-#include "grpc_resilience/internal/breaker/clock.h"
+#include "grpc_resilience/internal/core/clock.h"
 #include "grpc_resilience/internal/policy/policy_set.h"
 #include "grpc_resilience/internal/server_interceptors/server_resilience.h"
 

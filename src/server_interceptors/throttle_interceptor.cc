@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "grpc_resilience/internal/grpc_common/metadata_keys.h"
 #include "grpc_resilience/internal/policy/outcome_classifier.h"
 #include "grpc_resilience/internal/server_interceptors/server_metrics_interceptor.h"
 
@@ -10,8 +11,6 @@ namespace resilience {
 namespace {
 
 using grpc::experimental::InterceptionHookPoints;
-
-constexpr char kPushbackKey[] = "grpc-retry-pushback-ms";
 
 }  // namespace
 

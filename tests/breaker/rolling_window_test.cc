@@ -5,7 +5,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "grpc_resilience/internal/breaker/simulated_clock.h"
+#include "grpc_resilience/internal/core/simulated_clock.h"
 
 namespace resilience {
 namespace {

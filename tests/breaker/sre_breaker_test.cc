@@ -5,8 +5,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "grpc_resilience/internal/breaker/simulated_clock.h"
-#include "tests/breaker/fake_random.h"
+#include "grpc_resilience/internal/core/simulated_clock.h"
+#include "tests/core/fake_random.h"
 
 namespace resilience {
 namespace {

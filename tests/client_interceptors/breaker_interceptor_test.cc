@@ -9,7 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/recording_events.h"
-#include "grpc_resilience/internal/breaker/simulated_clock.h"
+#include "grpc_resilience/internal/core/simulated_clock.h"
 #include "tests/client_interceptors/all_call_types.h"
 #include "tests/client_interceptors/client_test_fixture.h"
 

@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
-#include "grpc_resilience/internal/breaker/simulated_clock.h"
+#include "grpc_resilience/internal/core/simulated_clock.h"
 #include "grpc_resilience/internal/client_interceptors/local_rejection.h"
 #include "grpc_resilience/internal/metrics/prometheus_text.h"
 #include "gtest/gtest.h"

@@ -14,7 +14,7 @@
 #include "grpcpp/completion_queue.h"
 #include "gtest/gtest.h"
 #include "grpc_resilience/internal/client_interceptors/breaker_interceptor.h"
-#include "grpc_resilience/internal/client_interceptors/timeout_scheduler.h"
+#include "grpc_resilience/internal/core/timeout_scheduler.h"
 #include "tests/client_interceptors/all_call_types.h"
 #include "tests/client_interceptors/client_test_fixture.h"
 

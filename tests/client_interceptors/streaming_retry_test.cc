@@ -23,7 +23,7 @@
 #include "grpcpp/security/server_credentials.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "grpc_resilience/internal/breaker/mutex.h"
+#include "grpc_resilience/internal/core/mutex.h"
 #include "grpc_resilience/internal/client_interceptors/resilient_channel.h"
 #include "grpc_resilience/internal/policy/builtin_retry_config.h"
 #include "tests/client_interceptors/all_call_types.h"

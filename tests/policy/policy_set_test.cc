@@ -10,8 +10,8 @@
 #include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "grpc_resilience/internal/breaker/simulated_clock.h"
-#include "grpc_resilience/internal/breaker/token_bucket.h"
+#include "grpc_resilience/internal/core/simulated_clock.h"
+#include "grpc_resilience/internal/limits/token_bucket.h"
 #include "grpc_resilience/internal/policy/method_catalog.h"
 
 namespace resilience {

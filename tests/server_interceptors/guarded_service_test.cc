@@ -18,7 +18,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "grpc_resilience/internal/breaker/simulated_clock.h"
+#include "grpc_resilience/internal/core/simulated_clock.h"
 #include "grpc_resilience/internal/server_interceptors/server_interceptors.h"
 #include "tests/server_interceptors/echo_services.h"
 #include "tests/testing/test_server.h"

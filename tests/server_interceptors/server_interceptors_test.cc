@@ -19,8 +19,8 @@
 #include "grpcpp/generic/generic_stub.h"
 #include "gtest/gtest.h"
 #include "tests/testing/recording_events.h"
-#include "grpc_resilience/internal/breaker/mutex.h"
-#include "grpc_resilience/internal/breaker/simulated_clock.h"
+#include "grpc_resilience/internal/core/mutex.h"
+#include "grpc_resilience/internal/core/simulated_clock.h"
 #include "tests/testing/test_server.h"
 
 namespace resilience {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "grpc_resilience/internal/breaker/mutex.h"
+#include "grpc_resilience/internal/core/mutex.h"
 #include "grpc_resilience/internal/grpc_common/resilience_events.h"
 
 namespace resilience::testing {

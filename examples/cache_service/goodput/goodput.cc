@@ -10,8 +10,8 @@
 #include "examples/cache_service/goodput/scheduled_backend.h"
 #include "google/protobuf/util/json_util.h"
 #include "resilience/v1/policy.pb.h"
-#include "grpc_resilience/internal/breaker/random_source.h"
-#include "grpc_resilience/internal/breaker/simulated_clock.h"
+#include "grpc_resilience/internal/core/random_source.h"
+#include "grpc_resilience/internal/core/simulated_clock.h"
 #include "grpc_resilience/internal/policy/policy_set.h"
 #include "shipped_policies.h"
 

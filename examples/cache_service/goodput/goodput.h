@@ -18,7 +18,7 @@
 
 #include "absl/time/time.h"
 #include "grpc_resilience/internal/breaker/breaker.h"
-#include "grpc_resilience/internal/breaker/clock.h"
+#include "grpc_resilience/internal/core/clock.h"
 
 namespace goodput {
 

@@ -14,7 +14,7 @@
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
-#include "grpc_resilience/internal/breaker/simulated_clock.h"
+#include "grpc_resilience/internal/core/simulated_clock.h"
 #include "grpc_resilience/internal/client_interceptors/breaker_interceptor.h"
 #include "grpc_resilience/internal/client_interceptors/resilient_channel.h"
 #include "grpc_resilience/internal/grpc_common/status_conversion.h"

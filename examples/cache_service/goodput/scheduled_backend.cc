@@ -1,6 +1,6 @@
 #include "examples/cache_service/goodput/scheduled_backend.h"
 
-#include "grpc_resilience/internal/breaker/random_source.h"
+#include "grpc_resilience/internal/core/random_source.h"
 
 namespace goodput {
 

@@ -17,7 +17,7 @@
 #include "absl/strings/string_view.h"
 #include "examples/cache_service/goodput/goodput.h"
 #include "examples/cache_service/goodput/scheduled_backend.h"
-#include "grpc_resilience/internal/breaker/mutex.h"
+#include "grpc_resilience/internal/core/mutex.h"
 
 namespace goodput {
 

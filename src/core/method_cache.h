@@ -1,10 +1,10 @@
-// File: src/grpc_common/method_cache.h
+// File: src/core/method_cache.h
 //
 // Per-method state for interceptor factories, which gRPC calls once per call
 // with the method's name as a `const char*`.
 
-#ifndef GRPC_RESILIENCE_SRC_GRPC_COMMON_METHOD_CACHE_H_
-#define GRPC_RESILIENCE_SRC_GRPC_COMMON_METHOD_CACHE_H_
+#ifndef GRPC_RESILIENCE_SRC_CORE_METHOD_CACHE_H_
+#define GRPC_RESILIENCE_SRC_CORE_METHOD_CACHE_H_
 
 #include <array>
 #include <atomic>
@@ -16,7 +16,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
-#include "grpc_resilience/internal/breaker/mutex.h"
+#include "grpc_resilience/internal/core/mutex.h"
 
 namespace resilience {
 
@@ -123,4 +123,4 @@ class MethodCache {
 
 }  // namespace resilience
 
-#endif  // GRPC_RESILIENCE_SRC_GRPC_COMMON_METHOD_CACHE_H_
+#endif  // GRPC_RESILIENCE_SRC_CORE_METHOD_CACHE_H_

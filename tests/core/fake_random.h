@@ -1,11 +1,11 @@
 // A RandomSource that returns a value the test sets.
 
-#ifndef GRPC_RESILIENCE_TESTS_BREAKER_FAKE_RANDOM_H_
-#define GRPC_RESILIENCE_TESTS_BREAKER_FAKE_RANDOM_H_
+#ifndef GRPC_RESILIENCE_TESTS_CORE_FAKE_RANDOM_H_
+#define GRPC_RESILIENCE_TESTS_CORE_FAKE_RANDOM_H_
 
 #include <atomic>
 
-#include "grpc_resilience/internal/breaker/random_source.h"
+#include "grpc_resilience/internal/core/random_source.h"
 
 namespace resilience::testing {
 
@@ -21,4 +21,4 @@ class FakeRandom final : public RandomSource {
 
 }  // namespace resilience::testing
 
-#endif  // GRPC_RESILIENCE_TESTS_BREAKER_FAKE_RANDOM_H_
+#endif  // GRPC_RESILIENCE_TESTS_CORE_FAKE_RANDOM_H_

@@ -1,4 +1,4 @@
-// File: src/breaker/simulated_clock.h
+// File: src/core/simulated_clock.h
 //
 // A Clock that only moves when told to: breaker tests and the goodput
 // experiment run whole outages in microseconds of real time with it.
@@ -8,14 +8,14 @@
 //   auto breaker = ThreeStateBreaker::Create(options, clock);
 //   clock.AdvanceTime(absl::Seconds(5));       // jump past the open period
 
-#ifndef GRPC_RESILIENCE_SRC_BREAKER_SIMULATED_CLOCK_H_
-#define GRPC_RESILIENCE_SRC_BREAKER_SIMULATED_CLOCK_H_
+#ifndef GRPC_RESILIENCE_SRC_CORE_SIMULATED_CLOCK_H_
+#define GRPC_RESILIENCE_SRC_CORE_SIMULATED_CLOCK_H_
 
 #include <atomic>
 #include <cstdint>
 
 #include "absl/time/time.h"
-#include "grpc_resilience/internal/breaker/clock.h"
+#include "grpc_resilience/internal/core/clock.h"
 
 namespace resilience {
 
@@ -63,4 +63,4 @@ class SimulatedClock final : public Clock {
 
 }  // namespace resilience
 
-#endif  // GRPC_RESILIENCE_SRC_BREAKER_SIMULATED_CLOCK_H_
+#endif  // GRPC_RESILIENCE_SRC_CORE_SIMULATED_CLOCK_H_

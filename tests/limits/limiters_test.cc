@@ -9,12 +9,12 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "grpc_resilience/internal/breaker/backoff.h"
-#include "grpc_resilience/internal/breaker/call_duration_estimate.h"
-#include "grpc_resilience/internal/breaker/fixed_concurrency_limiter.h"
-#include "grpc_resilience/internal/breaker/retry_budget.h"
-#include "grpc_resilience/internal/breaker/simulated_clock.h"
-#include "grpc_resilience/internal/breaker/token_bucket.h"
+#include "grpc_resilience/internal/retry/backoff.h"
+#include "grpc_resilience/internal/limits/call_duration_estimate.h"
+#include "grpc_resilience/internal/limits/fixed_concurrency_limiter.h"
+#include "grpc_resilience/internal/retry/retry_budget.h"
+#include "grpc_resilience/internal/core/simulated_clock.h"
+#include "grpc_resilience/internal/limits/token_bucket.h"
 
 namespace resilience {
 namespace {

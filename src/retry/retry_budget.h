@@ -1,11 +1,11 @@
-// File: src/breaker/retry_budget.h
+// File: src/retry/retry_budget.h
 //
 // A retry budget, as gRPC's retryThrottling: retries stop while too many
 // recent calls failed, so that retries cannot multiply the load on a backend
 // that is down (the SRE book's "retries < 10% of requests" in another form).
 
-#ifndef GRPC_RESILIENCE_SRC_BREAKER_RETRY_BUDGET_H_
-#define GRPC_RESILIENCE_SRC_BREAKER_RETRY_BUDGET_H_
+#ifndef GRPC_RESILIENCE_SRC_RETRY_RETRY_BUDGET_H_
+#define GRPC_RESILIENCE_SRC_RETRY_RETRY_BUDGET_H_
 
 #include <algorithm>
 #include <atomic>
@@ -66,4 +66,4 @@ class RetryBudget {
 
 }  // namespace resilience
 
-#endif  // GRPC_RESILIENCE_SRC_BREAKER_RETRY_BUDGET_H_
+#endif  // GRPC_RESILIENCE_SRC_RETRY_RETRY_BUDGET_H_

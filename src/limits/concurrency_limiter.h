@@ -1,4 +1,4 @@
-// File: src/breaker/concurrency_limiter.h
+// File: src/limits/concurrency_limiter.h
 //
 // The interface of server-side concurrency limits, fixed or (later) adaptive
 // (gradient / Vegas, after Envoy's adaptive_concurrency, Netflix's
@@ -6,8 +6,8 @@
 // before it runs and gives it back, with its outcome and latency, when it is
 // completely done.
 
-#ifndef GRPC_RESILIENCE_SRC_BREAKER_CONCURRENCY_LIMITER_H_
-#define GRPC_RESILIENCE_SRC_BREAKER_CONCURRENCY_LIMITER_H_
+#ifndef GRPC_RESILIENCE_SRC_LIMITS_CONCURRENCY_LIMITER_H_
+#define GRPC_RESILIENCE_SRC_LIMITS_CONCURRENCY_LIMITER_H_
 
 #include <cstdint>
 
@@ -46,4 +46,4 @@ class ConcurrencyLimiter {
 
 }  // namespace resilience
 
-#endif  // GRPC_RESILIENCE_SRC_BREAKER_CONCURRENCY_LIMITER_H_
+#endif  // GRPC_RESILIENCE_SRC_LIMITS_CONCURRENCY_LIMITER_H_

@@ -1,10 +1,10 @@
-// File: src/breaker/token_bucket.h
+// File: src/limits/token_bucket.h
 //
 // A rate limiter: `rate` calls per second on average, up to `burst` at once
 // after a quiet period.
 
-#ifndef GRPC_RESILIENCE_SRC_BREAKER_TOKEN_BUCKET_H_
-#define GRPC_RESILIENCE_SRC_BREAKER_TOKEN_BUCKET_H_
+#ifndef GRPC_RESILIENCE_SRC_LIMITS_TOKEN_BUCKET_H_
+#define GRPC_RESILIENCE_SRC_LIMITS_TOKEN_BUCKET_H_
 
 #include <atomic>
 #include <cstdint>
@@ -13,7 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "grpc_resilience/internal/breaker/clock.h"
+#include "grpc_resilience/internal/core/clock.h"
 
 namespace resilience {
 
@@ -95,4 +95,4 @@ class TokenBucket {
 
 }  // namespace resilience
 
-#endif  // GRPC_RESILIENCE_SRC_BREAKER_TOKEN_BUCKET_H_
+#endif  // GRPC_RESILIENCE_SRC_LIMITS_TOKEN_BUCKET_H_

@@ -1,15 +1,15 @@
-// File: src/breaker/backoff.h
+// File: src/retry/backoff.h
 //
 // Exponential backoff with jitter for retries (gRPC's retry design, A6).
 
-#ifndef GRPC_RESILIENCE_SRC_BREAKER_BACKOFF_H_
-#define GRPC_RESILIENCE_SRC_BREAKER_BACKOFF_H_
+#ifndef GRPC_RESILIENCE_SRC_RETRY_BACKOFF_H_
+#define GRPC_RESILIENCE_SRC_RETRY_BACKOFF_H_
 
 #include <algorithm>
 #include <cmath>
 
 #include "absl/time/time.h"
-#include "grpc_resilience/internal/breaker/random_source.h"
+#include "grpc_resilience/internal/core/random_source.h"
 
 namespace resilience {
 
@@ -61,4 +61,4 @@ class Backoff {
 
 }  // namespace resilience
 
-#endif  // GRPC_RESILIENCE_SRC_BREAKER_BACKOFF_H_
+#endif  // GRPC_RESILIENCE_SRC_RETRY_BACKOFF_H_

@@ -1,4 +1,4 @@
-// File: src/breaker/mutex.h
+// File: src/core/mutex.h
 //
 // The mutex of grpc-resilience: std::mutex with Abseil's thread-safety
 // annotations, so that ABSL_GUARDED_BY and friends are checked by clang's
@@ -10,8 +10,8 @@
 // race. std::mutex is pthread_mutex underneath, which TSan intercepts, so the
 // TSan build checks our locking for real.
 
-#ifndef GRPC_RESILIENCE_SRC_BREAKER_MUTEX_H_
-#define GRPC_RESILIENCE_SRC_BREAKER_MUTEX_H_
+#ifndef GRPC_RESILIENCE_SRC_CORE_MUTEX_H_
+#define GRPC_RESILIENCE_SRC_CORE_MUTEX_H_
 
 #include <algorithm>
 #include <condition_variable>
@@ -93,4 +93,4 @@ class ABSL_SCOPED_LOCKABLE MutexLock {
 
 }  // namespace resilience
 
-#endif  // GRPC_RESILIENCE_SRC_BREAKER_MUTEX_H_
+#endif  // GRPC_RESILIENCE_SRC_CORE_MUTEX_H_

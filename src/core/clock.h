@@ -1,13 +1,13 @@
-// File: src/breaker/clock.h
+// File: src/core/clock.h
 //
 // The time source of every time-dependent class in grpc-resilience. Abseil
 // 20220623 (Debian 12) has no clock interface, so this is the same shape as
 // absl::Clock / Envoy's TimeSource: code that needs "now" takes a `Clock&`
 // instead of calling absl::Now(), and tests pass a SimulatedClock
-// (src/breaker/simulated_clock.h) that they move by hand.
+// (src/core/simulated_clock.h) that they move by hand.
 
-#ifndef GRPC_RESILIENCE_SRC_BREAKER_CLOCK_H_
-#define GRPC_RESILIENCE_SRC_BREAKER_CLOCK_H_
+#ifndef GRPC_RESILIENCE_SRC_CORE_CLOCK_H_
+#define GRPC_RESILIENCE_SRC_CORE_CLOCK_H_
 
 #include "absl/time/time.h"
 
@@ -35,4 +35,4 @@ class Clock {
 
 }  // namespace resilience
 
-#endif  // GRPC_RESILIENCE_SRC_BREAKER_CLOCK_H_
+#endif  // GRPC_RESILIENCE_SRC_CORE_CLOCK_H_

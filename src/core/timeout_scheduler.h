@@ -1,9 +1,9 @@
-// File: src/client_interceptors/timeout_scheduler.h
+// File: src/core/timeout_scheduler.h
 //
 // One thread that fires call timeouts, instead of a grpc::Alarm per call.
 
-#ifndef GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_TIMEOUT_SCHEDULER_H_
-#define GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_TIMEOUT_SCHEDULER_H_
+#ifndef GRPC_RESILIENCE_SRC_CORE_TIMEOUT_SCHEDULER_H_
+#define GRPC_RESILIENCE_SRC_CORE_TIMEOUT_SCHEDULER_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -13,7 +13,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
-#include "grpc_resilience/internal/breaker/mutex.h"
+#include "grpc_resilience/internal/core/mutex.h"
 
 namespace resilience {
 
@@ -109,4 +109,4 @@ class TimeoutScheduler {
 
 }  // namespace resilience
 
-#endif  // GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_TIMEOUT_SCHEDULER_H_
+#endif  // GRPC_RESILIENCE_SRC_CORE_TIMEOUT_SCHEDULER_H_

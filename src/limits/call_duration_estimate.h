@@ -1,11 +1,11 @@
-// File: src/breaker/call_duration_estimate.h
+// File: src/limits/call_duration_estimate.h
 //
 // How long the calls of one scope take, for the pushback a throttle suggests
 // when it rejects a call: by then, the calls running now are expected to have
 // finished.
 
-#ifndef GRPC_RESILIENCE_SRC_BREAKER_CALL_DURATION_ESTIMATE_H_
-#define GRPC_RESILIENCE_SRC_BREAKER_CALL_DURATION_ESTIMATE_H_
+#ifndef GRPC_RESILIENCE_SRC_LIMITS_CALL_DURATION_ESTIMATE_H_
+#define GRPC_RESILIENCE_SRC_LIMITS_CALL_DURATION_ESTIMATE_H_
 
 #include <atomic>
 #include <algorithm>
@@ -66,4 +66,4 @@ class CallDurationEstimate {
 
 }  // namespace resilience
 
-#endif  // GRPC_RESILIENCE_SRC_BREAKER_CALL_DURATION_ESTIMATE_H_
+#endif  // GRPC_RESILIENCE_SRC_LIMITS_CALL_DURATION_ESTIMATE_H_

@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/client_interceptors/timeout_scheduler.h"
+#include "grpc_resilience/internal/core/timeout_scheduler.h"
 
 #include <algorithm>
 #include <atomic>

@@ -1,11 +1,11 @@
-// File: src/breaker/random_source.h
+// File: src/core/random_source.h
 //
 // Injectable randomness for probabilistic decisions (SRE drops, jitter, fault
 // injection). Every user takes a seed or a RandomSource, never a global
 // generator, so that experiments and tests are reproducible.
 
-#ifndef GRPC_RESILIENCE_SRC_BREAKER_RANDOM_SOURCE_H_
-#define GRPC_RESILIENCE_SRC_BREAKER_RANDOM_SOURCE_H_
+#ifndef GRPC_RESILIENCE_SRC_CORE_RANDOM_SOURCE_H_
+#define GRPC_RESILIENCE_SRC_CORE_RANDOM_SOURCE_H_
 
 #include <atomic>
 #include <cstdint>
@@ -49,4 +49,4 @@ class SplitMixRandom final : public RandomSource {
 
 }  // namespace resilience
 
-#endif  // GRPC_RESILIENCE_SRC_BREAKER_RANDOM_SOURCE_H_
+#endif  // GRPC_RESILIENCE_SRC_CORE_RANDOM_SOURCE_H_

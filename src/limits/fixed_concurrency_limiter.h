@@ -1,15 +1,15 @@
-// File: src/breaker/fixed_concurrency_limiter.h
+// File: src/limits/fixed_concurrency_limiter.h
 //
 // A ConcurrencyLimiter with a fixed limit (seed 003's service_throttle,
 // Hystrix's semaphore isolation, resilience4j's Bulkhead with no wait).
 
-#ifndef GRPC_RESILIENCE_SRC_BREAKER_FIXED_CONCURRENCY_LIMITER_H_
-#define GRPC_RESILIENCE_SRC_BREAKER_FIXED_CONCURRENCY_LIMITER_H_
+#ifndef GRPC_RESILIENCE_SRC_LIMITS_FIXED_CONCURRENCY_LIMITER_H_
+#define GRPC_RESILIENCE_SRC_LIMITS_FIXED_CONCURRENCY_LIMITER_H_
 
 #include <atomic>
 #include <cstdint>
 
-#include "grpc_resilience/internal/breaker/concurrency_limiter.h"
+#include "grpc_resilience/internal/limits/concurrency_limiter.h"
 
 namespace resilience {
 
@@ -46,4 +46,4 @@ class FixedConcurrencyLimiter final : public ConcurrencyLimiter {
 
 }  // namespace resilience
 
-#endif  // GRPC_RESILIENCE_SRC_BREAKER_FIXED_CONCURRENCY_LIMITER_H_
+#endif  // GRPC_RESILIENCE_SRC_LIMITS_FIXED_CONCURRENCY_LIMITER_H_

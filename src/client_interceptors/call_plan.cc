@@ -1,0 +1,53 @@
+#include "grpc_resilience/internal/client_interceptors/call_plan.h"
+
+#include "grpc_resilience/internal/client_interceptors/stub_kind.h"
+
+namespace resilience {
+namespace {
+
+using grpc::experimental::ClientRpcInfo;
+
+thread_local bool creating_attempt = false;
+
+// Whether the call came from a protobuf generated stub (stub_kind.h), the
+// only stubs whose receive buffer is known to be a protobuf::MessageLite.
+bool FromGeneratedStub(const char* method, ClientMethodState& state) {
+  if (state.generated_stub_name.load(std::memory_order_acquire) == method) return true;
+  if (!state.protobuf_method || !internal::InReadOnlyStaticStorage(method)) return false;
+  state.generated_stub_name.store(method, std::memory_order_release);
+  return true;
+}
+
+}  // namespace
+
+namespace internal {
+bool CreatingAttempt() { return creating_attempt; }
+void SetCreatingAttempt(bool creating) { creating_attempt = creating; }
+}  // namespace internal
+
+CallPlan PlanCall(ClientResilience& resilience, ClientRpcInfo* info) {
+  CallPlan plan;
+  if (creating_attempt) return plan;
+  ClientMethodState* state = resilience.ForMethod(info->method());
+  if (state == nullptr) return plan;
+  plan.state = state;
+  if (state->policy == nullptr) {
+    plan.metrics = state->metrics;
+    return plan;
+  }
+  const bool unary = info->type() == ClientRpcInfo::Type::UNARY;
+  if (unary && state->wraps_unary) {
+    if (FromGeneratedStub(info->method(), *state)) {
+      plan.retry = true;
+      return plan;
+    }
+    plan.unretried_stub = true;
+  }
+  plan.timeout = state->policy->timeout.has_value() ||
+                 (unary && state->retry.per_attempt_timeout.has_value());
+  plan.breaker = state->breaker != nullptr;
+  plan.metrics = state->metrics && !plan.timeout && !plan.breaker;
+  return plan;
+}
+
+}  // namespace resilience

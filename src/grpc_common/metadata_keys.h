@@ -1,0 +1,25 @@
+// File: src/grpc_common/metadata_keys.h
+//
+// Every metadata key the client and server interceptors read or write, in
+// one place.
+
+#ifndef GRPC_RESILIENCE_SRC_GRPC_COMMON_METADATA_KEYS_H_
+#define GRPC_RESILIENCE_SRC_GRPC_COMMON_METADATA_KEYS_H_
+
+namespace resilience {
+
+// gRFC A6: the number of earlier attempts of this call, on attempt N+1.
+// gRPC 1.51's C++ server shows it to handlers like any other header.
+inline constexpr char kPreviousAttemptsKey[] = "grpc-previous-rpc-attempts";
+// The same number under go-grpc-middleware's name.
+inline constexpr char kRetryAttemptKey[] = "x-retry-attempt";
+// gRFC A6: a server's advice (trailer) on when to retry, in milliseconds; a
+// negative or malformed value means "do not retry".
+inline constexpr char kPushbackKey[] = "grpc-retry-pushback-ms";
+// The trailer a call our client breaker rejected carries
+// (client_interceptors/local_rejection.h).
+inline constexpr char kLocalRejectionKey[] = "x-resilience-local-rejection";
+
+}  // namespace resilience
+
+#endif  // GRPC_RESILIENCE_SRC_GRPC_COMMON_METADATA_KEYS_H_

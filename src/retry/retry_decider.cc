@@ -1,0 +1,84 @@
+#include "grpc_resilience/internal/retry/retry_decider.h"
+
+#include <charconv>
+
+namespace resilience {
+
+Pushback Pushback::Parse(absl::string_view value) {
+  int64_t ms = -1;
+  const char* end = value.data() + value.size();
+  auto [ptr, error] = std::from_chars(value.data(), end, ms);
+  if (value.empty() || error != std::errc() || ptr != end || ms < 0) {
+    return {Kind::kStop, absl::ZeroDuration()};
+  }
+  return {Kind::kDelay, absl::Milliseconds(ms)};
+}
+
+absl::string_view RetryVerdictName(RetryVerdict verdict) {
+  switch (verdict) {
+    case RetryVerdict::kSucceeded: return "succeeded";
+    case RetryVerdict::kRetry: return "retry";
+    case RetryVerdict::kCallDeadline: return "call_deadline";
+    case RetryVerdict::kCancelled: return "cancelled";
+    case RetryVerdict::kRejectedLocally: return "rejected_locally";
+    case RetryVerdict::kNotRetryable: return "not_retryable";
+    case RetryVerdict::kAttemptsExhausted: return "attempts_exhausted";
+    case RetryVerdict::kPushbackStop: return "pushback_stop";
+    case RetryVerdict::kBudgetSpent: return "budget_spent";
+    case RetryVerdict::kBackoffPastDeadline: return "backoff_past_deadline";
+  }
+  return "unknown";
+}
+
+RetryDecider::RetryDecider(const Options& options, RandomSource& random)
+    : max_attempts_(options.max_attempts < 1 ? 1 : options.max_attempts),
+      backoff_(options.backoff, random),
+      budget_(options.budget_max_tokens, options.budget_token_ratio) {
+  for (absl::StatusCode code : options.retryable_codes) {
+    const int c = static_cast<int>(code);
+    if (c > 0 && c < 32) retryable_mask_ |= uint32_t{1} << c;  // OK is never retryable
+  }
+}
+
+bool RetryDecider::IsRetryable(absl::StatusCode code) const {
+  const int c = static_cast<int>(code);
+  return c > 0 && c < 32 && (retryable_mask_ & (uint32_t{1} << c)) != 0;
+}
+
+RetryDecision RetryDecider::Decide(int attempts, const AttemptOutcome& outcome, absl::Time now,
+                                   absl::Time call_deadline) const {
+  RetryDecision decision;
+  if (outcome.code == absl::StatusCode::kOk) {
+    budget_.RecordSuccess();
+    return decision;  // kSucceeded
+  }
+  if (outcome.deadline_passed && !outcome.per_attempt_deadline) {
+    decision.verdict = RetryVerdict::kCallDeadline;
+    return decision;
+  }
+  decision.attempt_timed_out = outcome.deadline_passed;
+  const bool retryable = IsRetryable(outcome.code);
+  if (retryable && !outcome.rejected_locally) budget_.RecordFailure();
+
+  if (outcome.cancelled) {
+    decision.verdict = RetryVerdict::kCancelled;
+  } else if (outcome.rejected_locally) {
+    decision.verdict = RetryVerdict::kRejectedLocally;
+  } else if (!retryable) {
+    decision.verdict = RetryVerdict::kNotRetryable;
+  } else if (attempts >= max_attempts_) {
+    decision.verdict = RetryVerdict::kAttemptsExhausted;
+  } else if (outcome.pushback.kind == Pushback::Kind::kStop) {
+    decision.verdict = RetryVerdict::kPushbackStop;
+  } else if (!budget_.AllowRetry()) {
+    decision.verdict = RetryVerdict::kBudgetSpent;
+  } else {
+    decision.delay = outcome.pushback.kind == Pushback::Kind::kDelay ? outcome.pushback.delay
+                                                                      : backoff_.Delay(attempts);
+    decision.verdict = now + decision.delay >= call_deadline ? RetryVerdict::kBackoffPastDeadline
+                                                             : RetryVerdict::kRetry;
+  }
+  return decision;
+}
+
+}  // namespace resilience

@@ -1,0 +1,138 @@
+// File: src/retry/retry_decider.h
+//
+// Whether, and after how long, a failed attempt of a call is retried: the
+// whole retry policy, free of gRPC and of any clock (the caller passes the
+// time), so that every exit is a unit test on simulated time.
+
+#ifndef GRPC_RESILIENCE_SRC_RETRY_RETRY_DECIDER_H_
+#define GRPC_RESILIENCE_SRC_RETRY_RETRY_DECIDER_H_
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "grpc_resilience/internal/core/random_source.h"
+#include "grpc_resilience/internal/retry/backoff.h"
+#include "grpc_resilience/internal/retry/retry_budget.h"
+
+namespace resilience {
+
+// Pushback
+//
+// A server's grpc-retry-pushback-ms, parsed (gRFC A6): absent, a delay, or
+// "do not retry" (a negative or malformed value).
+struct Pushback {
+  enum class Kind { kNone, kDelay, kStop };
+  Kind kind = Kind::kNone;
+  absl::Duration delay;  // kDelay only
+
+  // Parse() takes the trailer's value: decimal milliseconds >= 0.
+  static Pushback Parse(absl::string_view value);
+};
+
+// AttemptOutcome
+//
+// How one attempt ended, in the terms the retry policy needs.
+struct AttemptOutcome {
+  absl::StatusCode code = absl::StatusCode::kOk;
+  // A breaker of ours refused to send the attempt.
+  bool rejected_locally = false;
+  // The caller cancelled the call.
+  bool cancelled = false;
+  // The attempt's own deadline has passed (its code is DEADLINE_EXCEEDED
+  // because of it, not because a server said so).
+  bool deadline_passed = false;
+  // That deadline was the per-attempt timeout, earlier than the call's own
+  // deadline: the attempt timed out, the call did not.
+  bool per_attempt_deadline = false;
+  Pushback pushback;
+};
+
+// RetryVerdict: what the call does next, and why.
+enum class RetryVerdict {
+  kSucceeded,          // the attempt succeeded: the call is done
+  kRetry,              // retry after RetryDecision::delay
+  kCallDeadline,       // the call's deadline passed
+  kCancelled,          // the caller cancelled
+  kRejectedLocally,    // our breaker refused: retrying would only add load
+  kNotRetryable,       // the code is not in retryableStatusCodes
+  kAttemptsExhausted,  // maxAttempts reached
+  kPushbackStop,       // the server's pushback says not to retry
+  kBudgetSpent,        // the retry budget (retryThrottling) is spent
+  kBackoffPastDeadline,  // the backoff would end at or after the deadline
+};
+
+// The verdict's name, for messages and tests ("retry", "budget_spent"...).
+absl::string_view RetryVerdictName(RetryVerdict verdict);
+
+struct RetryDecision {
+  RetryVerdict verdict = RetryVerdict::kSucceeded;
+  // kRetry and kBackoffPastDeadline: the wait before the next attempt (the
+  // server's pushback when it gave one, else the backoff).
+  absl::Duration delay;
+  // The attempt ran into its per-attempt timeout: whatever the verdict, the
+  // call reports that, not a bare DEADLINE_EXCEEDED.
+  bool attempt_timed_out = false;
+};
+
+// RetryDecider
+//
+// The retry policy of one method on one channel (gRPC's retryPolicy and
+// retryThrottling, plus our perAttemptTimeout accounting). It owns the
+// backoff and the retry budget; the budget is shared by every call of the
+// method, so Decide() updates it.
+//
+// Algorithm (in this order, the first that applies wins):
+//   1. OK: a success for the budget; done.
+//   2. The attempt's deadline passed and it was the call's: done.
+//   3. A retryable failure that reached the server costs the budget a token
+//      (a local rejection does not: it never reached the server).
+//   4. Cancelled, rejected locally, not retryable, or maxAttempts reached:
+//      done.
+//   5. A "do not retry" pushback: done. A pushback delay replaces the
+//      backoff.
+//   6. The budget allows no retry: done.
+//   7. The delay would end at or after the call's deadline: done (waiting
+//      could only end in DEADLINE_EXCEEDED).
+//   8. Retry after the delay.
+//
+// Thread-safety: Decide() may run concurrently for different calls (the
+// budget is atomic, the backoff draws from a thread-safe RandomSource).
+class RetryDecider {
+ public:
+  struct Options {
+    int max_attempts = 3;  // >= 1; 1 means never retry
+    std::vector<absl::StatusCode> retryable_codes = {absl::StatusCode::kUnavailable};
+    Backoff::Options backoff;
+    int budget_max_tokens = 10;
+    double budget_token_ratio = 0.1;
+  };
+
+  // `random` must outlive the decider.
+  RetryDecider(const Options& options, RandomSource& random);
+
+  // Decide()
+  //
+  // `attempts` is how many attempts the call has made, this one included
+  // (>= 1); `now` the time the attempt ended; `call_deadline` the call's
+  // deadline (absl::InfiniteFuture() when it has none).
+  RetryDecision Decide(int attempts, const AttemptOutcome& outcome, absl::Time now,
+                       absl::Time call_deadline) const;
+
+  bool IsRetryable(absl::StatusCode code) const;
+  int max_attempts() const { return max_attempts_; }
+  const RetryBudget& budget() const { return budget_; }
+
+ private:
+  const int max_attempts_;
+  uint32_t retryable_mask_ = 0;  // bit c: code c is retryable
+  const Backoff backoff_;
+  mutable RetryBudget budget_;
+};
+
+}  // namespace resilience
+
+#endif  // GRPC_RESILIENCE_SRC_RETRY_RETRY_DECIDER_H_

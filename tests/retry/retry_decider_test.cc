@@ -1,0 +1,210 @@
+// RetryDecider: every way an attempt's end decides the call, on simulated
+// time (the decider reads no clock) with a fixed jitter draw.
+
+#include "grpc_resilience/internal/retry/retry_decider.h"
+
+#include "gtest/gtest.h"
+#include "tests/core/fake_random.h"
+
+namespace resilience {
+namespace {
+
+using ::resilience::testing::FakeRandom;
+
+constexpr absl::Time kNow = absl::FromUnixSeconds(1000);
+
+class RetryDeciderTest : public ::testing::Test {
+ protected:
+  // maxAttempts 3, UNAVAILABLE and DEADLINE_EXCEEDED retryable, backoff
+  // 100ms x2 up to 1s; the draw 0.5 puts proportional jitter in the middle
+  // (no jitter). Budget 10 tokens, ratio 0.1.
+  static RetryDecider::Options Defaults() {
+    RetryDecider::Options options;
+    options.max_attempts = 3;
+    options.retryable_codes = {absl::StatusCode::kUnavailable,
+                               absl::StatusCode::kDeadlineExceeded};
+    options.backoff = {absl::Milliseconds(100), absl::Seconds(1), 2.0, 0.2, false};
+    return options;
+  }
+
+  static AttemptOutcome Failed(absl::StatusCode code) {
+    AttemptOutcome outcome;
+    outcome.code = code;
+    return outcome;
+  }
+
+  FakeRandom random_{0.5};
+};
+
+TEST_F(RetryDeciderTest, SuccessEndsTheCall) {
+  RetryDecider decider(Defaults(), random_);
+  const RetryDecision d = decider.Decide(1, Failed(absl::StatusCode::kOk), kNow,
+                                         absl::InfiniteFuture());
+  EXPECT_EQ(d.verdict, RetryVerdict::kSucceeded);
+  EXPECT_FALSE(d.attempt_timed_out);
+}
+
+TEST_F(RetryDeciderTest, RetryableFailureWaitsTheBackoff) {
+  RetryDecider decider(Defaults(), random_);
+  RetryDecision d = decider.Decide(1, Failed(absl::StatusCode::kUnavailable), kNow,
+                                   absl::InfiniteFuture());
+  EXPECT_EQ(d.verdict, RetryVerdict::kRetry);
+  EXPECT_EQ(d.delay, absl::Milliseconds(100));
+  d = decider.Decide(2, Failed(absl::StatusCode::kUnavailable), kNow, absl::InfiniteFuture());
+  EXPECT_EQ(d.verdict, RetryVerdict::kRetry);
+  EXPECT_EQ(d.delay, absl::Milliseconds(200));
+}
+
+TEST_F(RetryDeciderTest, MaxAttemptsEndsTheCall) {
+  RetryDecider decider(Defaults(), random_);
+  EXPECT_EQ(decider
+                .Decide(3, Failed(absl::StatusCode::kUnavailable), kNow, absl::InfiniteFuture())
+                .verdict,
+            RetryVerdict::kAttemptsExhausted);
+}
+
+TEST_F(RetryDeciderTest, CodesOutsideTheListAreNotRetried) {
+  RetryDecider decider(Defaults(), random_);
+  for (absl::StatusCode code : {absl::StatusCode::kInternal, absl::StatusCode::kNotFound,
+                                absl::StatusCode::kResourceExhausted}) {
+    EXPECT_EQ(decider.Decide(1, Failed(code), kNow, absl::InfiniteFuture()).verdict,
+              RetryVerdict::kNotRetryable)
+        << absl::StatusCodeToString(code);
+  }
+  EXPECT_FALSE(decider.IsRetryable(absl::StatusCode::kOk));
+}
+
+TEST_F(RetryDeciderTest, LocalRejectionIsNeverRetriedAndCostsNoToken) {
+  RetryDecider decider(Defaults(), random_);
+  AttemptOutcome outcome = Failed(absl::StatusCode::kUnavailable);
+  outcome.rejected_locally = true;
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_EQ(decider.Decide(1, outcome, kNow, absl::InfiniteFuture()).verdict,
+              RetryVerdict::kRejectedLocally);
+  }
+  EXPECT_DOUBLE_EQ(decider.budget().tokens(), 10.0);
+}
+
+TEST_F(RetryDeciderTest, CancellationEndsTheCall) {
+  RetryDecider decider(Defaults(), random_);
+  AttemptOutcome outcome = Failed(absl::StatusCode::kCancelled);
+  outcome.cancelled = true;
+  EXPECT_EQ(decider.Decide(1, outcome, kNow, absl::InfiniteFuture()).verdict,
+            RetryVerdict::kCancelled);
+  // Even when the attempt itself failed retryably as the caller cancelled.
+  outcome.code = absl::StatusCode::kUnavailable;
+  EXPECT_EQ(decider.Decide(1, outcome, kNow, absl::InfiniteFuture()).verdict,
+            RetryVerdict::kCancelled);
+}
+
+TEST_F(RetryDeciderTest, CallDeadlineEndsTheCall) {
+  RetryDecider decider(Defaults(), random_);
+  AttemptOutcome outcome = Failed(absl::StatusCode::kDeadlineExceeded);
+  outcome.deadline_passed = true;
+  const RetryDecision d = decider.Decide(1, outcome, kNow, kNow);
+  EXPECT_EQ(d.verdict, RetryVerdict::kCallDeadline);
+  EXPECT_FALSE(d.attempt_timed_out);
+}
+
+TEST_F(RetryDeciderTest, PerAttemptTimeoutIsRetriedAndSaysSo) {
+  RetryDecider decider(Defaults(), random_);
+  AttemptOutcome outcome = Failed(absl::StatusCode::kDeadlineExceeded);
+  outcome.deadline_passed = true;
+  outcome.per_attempt_deadline = true;
+  RetryDecision d = decider.Decide(1, outcome, kNow, kNow + absl::Seconds(10));
+  EXPECT_EQ(d.verdict, RetryVerdict::kRetry);
+  EXPECT_TRUE(d.attempt_timed_out);
+  d = decider.Decide(3, outcome, kNow, kNow + absl::Seconds(10));
+  EXPECT_EQ(d.verdict, RetryVerdict::kAttemptsExhausted);
+  EXPECT_TRUE(d.attempt_timed_out);
+}
+
+// A server's DEADLINE_EXCEEDED (our deadline not passed) is an answer like
+// any other: retried when listed.
+TEST_F(RetryDeciderTest, ServerDeadlineExceededIsAnAnswer) {
+  RetryDecider decider(Defaults(), random_);
+  const RetryDecision d = decider.Decide(1, Failed(absl::StatusCode::kDeadlineExceeded), kNow,
+                                         kNow + absl::Seconds(10));
+  EXPECT_EQ(d.verdict, RetryVerdict::kRetry);
+  EXPECT_FALSE(d.attempt_timed_out);
+}
+
+TEST_F(RetryDeciderTest, PushbackReplacesTheBackoff) {
+  RetryDecider decider(Defaults(), random_);
+  AttemptOutcome outcome = Failed(absl::StatusCode::kUnavailable);
+  outcome.pushback = Pushback::Parse("750");
+  const RetryDecision d = decider.Decide(1, outcome, kNow, absl::InfiniteFuture());
+  EXPECT_EQ(d.verdict, RetryVerdict::kRetry);
+  EXPECT_EQ(d.delay, absl::Milliseconds(750));
+}
+
+TEST_F(RetryDeciderTest, NegativeOrMalformedPushbackStops) {
+  RetryDecider decider(Defaults(), random_);
+  for (const char* value : {"-1", "abc", "", "12ms", "1.5", " 5"}) {
+    AttemptOutcome outcome = Failed(absl::StatusCode::kUnavailable);
+    outcome.pushback = Pushback::Parse(value);
+    EXPECT_EQ(decider.Decide(1, outcome, kNow, absl::InfiniteFuture()).verdict,
+              RetryVerdict::kPushbackStop)
+        << "'" << value << "'";
+  }
+}
+
+TEST_F(RetryDeciderTest, ParsePushback) {
+  EXPECT_EQ(Pushback::Parse("0").kind, Pushback::Kind::kDelay);
+  EXPECT_EQ(Pushback::Parse("0").delay, absl::ZeroDuration());
+  EXPECT_EQ(Pushback::Parse("1000").delay, absl::Seconds(1));
+  EXPECT_EQ(Pushback::Parse("99999999999999999999").kind, Pushback::Kind::kStop);  // overflow
+  EXPECT_EQ(Pushback::Parse("-5").kind, Pushback::Kind::kStop);
+}
+
+TEST_F(RetryDeciderTest, BudgetStopsRetriesAndSuccessesRefillIt) {
+  RetryDecider decider(Defaults(), random_);
+  // 10 tokens; each retryable failure costs one; retries need more than 5.
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(decider
+                  .Decide(1, Failed(absl::StatusCode::kUnavailable), kNow,
+                          absl::InfiniteFuture())
+                  .verdict,
+              RetryVerdict::kRetry);
+  }
+  EXPECT_EQ(
+      decider.Decide(1, Failed(absl::StatusCode::kUnavailable), kNow, absl::InfiniteFuture())
+          .verdict,
+      RetryVerdict::kBudgetSpent);
+  // Non-retryable failures cost nothing.
+  decider.Decide(1, Failed(absl::StatusCode::kInternal), kNow, absl::InfiniteFuture());
+  EXPECT_DOUBLE_EQ(decider.budget().tokens(), 5.0);
+  decider.Decide(1, Failed(absl::StatusCode::kOk), kNow, absl::InfiniteFuture());
+  EXPECT_DOUBLE_EQ(decider.budget().tokens(), 5.1);
+}
+
+TEST_F(RetryDeciderTest, NoBackoffThatEndsAtOrAfterTheDeadline) {
+  RetryDecider decider(Defaults(), random_);
+  RetryDecision d = decider.Decide(1, Failed(absl::StatusCode::kUnavailable), kNow,
+                                   kNow + absl::Milliseconds(100));
+  EXPECT_EQ(d.verdict, RetryVerdict::kBackoffPastDeadline);
+  EXPECT_EQ(d.delay, absl::Milliseconds(100));
+  d = decider.Decide(1, Failed(absl::StatusCode::kUnavailable), kNow,
+                     kNow + absl::Milliseconds(101));
+  EXPECT_EQ(d.verdict, RetryVerdict::kRetry);
+}
+
+TEST_F(RetryDeciderTest, OneAttemptNeverRetries) {
+  RetryDecider::Options options = Defaults();
+  options.max_attempts = 0;  // clamped to 1
+  RetryDecider decider(options, random_);
+  EXPECT_EQ(decider.max_attempts(), 1);
+  EXPECT_EQ(
+      decider.Decide(1, Failed(absl::StatusCode::kUnavailable), kNow, absl::InfiniteFuture())
+          .verdict,
+      RetryVerdict::kAttemptsExhausted);
+}
+
+TEST_F(RetryDeciderTest, VerdictNames) {
+  EXPECT_EQ(RetryVerdictName(RetryVerdict::kRetry), "retry");
+  EXPECT_EQ(RetryVerdictName(RetryVerdict::kBudgetSpent), "budget_spent");
+  EXPECT_EQ(RetryVerdictName(RetryVerdict::kBackoffPastDeadline), "backoff_past_deadline");
+}
+
+}  // namespace
+}  // namespace resilience
