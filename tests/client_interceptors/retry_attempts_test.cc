@@ -1,0 +1,297 @@
+// How the retry interceptor makes its attempts: on the caller's thread for
+// blocking stubs, without any call when the breaker rejects, each attempt
+// seen once by the breaker and by the application's inner interceptors, and
+// a cancellation that ends a backoff at once, for every stub flavour.
+
+#include <atomic>
+#include <thread>
+
+#include "absl/synchronization/notification.h"
+#include "gmock/gmock.h"
+#include "grpcpp/completion_queue.h"
+#include "grpcpp/create_channel.h"
+#include "gtest/gtest.h"
+#include "grpc_resilience/internal/client_interceptors/local_rejection.h"
+#include "grpc_resilience/internal/client_interceptors/resilient_channel.h"
+#include "grpc_resilience/internal/client_interceptors/stub_kind.h"
+#include "tests/client_interceptors/all_call_types.h"
+#include "tests/client_interceptors/client_test_fixture.h"
+
+namespace resilience::testing {
+namespace {
+
+using grpc::experimental::ClientRpcInfo;
+using grpc::experimental::InterceptionHookPoints;
+using grpc::experimental::InterceptorBatchMethods;
+using ::testing::HasSubstr;
+
+// One unary call of `flavour` with `context`; waits at most 20 s.
+grpc::Status UnaryCall(resilience::test::TestService::Stub& stub, Flavour flavour,
+                       grpc::ClientContext* context) {
+  resilience::test::Req request;
+  request.set_text("hi");
+  resilience::test::Resp response;
+  switch (flavour) {
+    case Flavour::kSync:
+      return stub.Unary(context, request, &response);
+    case Flavour::kAsync: {
+      grpc::CompletionQueue cq;
+      grpc::Status status;
+      auto rpc = stub.AsyncUnary(context, request, &cq);
+      rpc->Finish(&response, &status, reinterpret_cast<void*>(1));
+      void* tag;
+      bool ok;
+      EXPECT_EQ(cq.AsyncNext(&tag, &ok, absl::ToChronoTime(absl::Now() + absl::Seconds(20))),
+                grpc::CompletionQueue::GOT_EVENT);
+      cq.Shutdown();
+      while (cq.Next(&tag, &ok)) {
+      }
+      return status;
+    }
+    case Flavour::kCallback: {
+      grpc::Status status;
+      absl::Notification done;
+      stub.async()->Unary(context, &request, &response, [&](grpc::Status s) {
+        status = std::move(s);
+        done.Notify();
+      });
+      EXPECT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(20)));
+      return status;
+    }
+  }
+  return grpc::Status(grpc::StatusCode::INTERNAL, "unknown flavour");
+}
+
+constexpr Flavour kFlavours[] = {Flavour::kSync, Flavour::kAsync, Flavour::kCallback};
+
+// Records what CallerBlocks() says about each call it sees.
+class CallerKindProbe final : public grpc::experimental::ClientInterceptorFactoryInterface {
+ public:
+  grpc::experimental::Interceptor* CreateClientInterceptor(ClientRpcInfo* /*info*/) override {
+    return new Probe(this);
+  }
+  int blocking() const { return blocking_.load(); }
+  int other() const { return other_.load(); }
+
+ private:
+  class Probe final : public grpc::experimental::Interceptor {
+   public:
+    explicit Probe(CallerKindProbe* owner) : owner_(owner) {}
+    void Intercept(InterceptorBatchMethods* methods) override {
+      if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_INITIAL_METADATA)) {
+        (internal::CallerBlocks(methods) ? owner_->blocking_ : owner_->other_).fetch_add(1);
+      }
+      methods->Proceed();
+    }
+
+   private:
+    CallerKindProbe* const owner_;
+  };
+
+  std::atomic<int> blocking_{0};
+  std::atomic<int> other_{0};
+};
+
+// Only a blocking stub's call is seen as one whose thread may run the
+// attempts; async and callback callers must never be blocked.
+TEST_F(ClientInterceptorsTest, OnlyBlockingStubsAreRunOnTheCallersThread) {
+  for (Flavour flavour : kFlavours) {
+    SCOPED_TRACE(Name(flavour));
+    auto probe = std::make_unique<CallerKindProbe>();
+    CallerKindProbe* counts = probe.get();
+    std::vector<std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>> list;
+    list.push_back(std::move(probe));
+    auto channel = server_->NewChannel(std::move(list), grpc::ChannelArguments());
+    auto stub = resilience::test::TestService::NewStub(channel);
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+    ASSERT_TRUE(UnaryCall(*stub, flavour, &context).ok());
+    EXPECT_EQ(counts->blocking(), flavour == Flavour::kSync ? 1 : 0);
+    EXPECT_EQ(counts->other(), flavour == Flavour::kSync ? 0 : 1);
+  }
+}
+
+// Counts the calls whose initial metadata its interceptors see (an
+// interceptor is created for every call, but one past a hijacking
+// interceptor sees nothing of that call).
+// `created` counts the calls created with it (the application's call and
+// each attempt call).
+class CallCounter final : public grpc::experimental::ClientInterceptorFactoryInterface {
+ public:
+  explicit CallCounter(std::atomic<int>* count, std::atomic<int>* created = nullptr)
+      : count_(count), created_(created) {}
+  grpc::experimental::Interceptor* CreateClientInterceptor(ClientRpcInfo* /*info*/) override {
+    if (created_ != nullptr) created_->fetch_add(1);
+    return new Counting(count_);
+  }
+
+ private:
+  class Counting final : public grpc::experimental::Interceptor {
+   public:
+    explicit Counting(std::atomic<int>* count) : count_(count) {}
+    void Intercept(InterceptorBatchMethods* methods) override {
+      if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_INITIAL_METADATA)) {
+        count_->fetch_add(1);
+      }
+      methods->Proceed();
+    }
+
+   private:
+    std::atomic<int>* const count_;
+  };
+
+  std::atomic<int>* const count_;
+  std::atomic<int>* const created_;
+};
+
+// A breaker that rejects ends the call before any attempt call exists: the
+// channel never connects, the handler never runs, and the rejection is not
+// retried, for every stub flavour.
+TEST_F(ClientInterceptorsTest, ARejectionUnderRetryBuildsNoCall) {
+  Connect(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
+      "retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.01s", "maxBackoff": "0.1s",
+                      "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]},
+      "breaker": {"threeState": {"mode": "force_open"}}}]})");
+  for (Flavour flavour : kFlavours) {
+    SCOPED_TRACE(Name(flavour));
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+    const grpc::Status status = UnaryCall(*stub_, flavour, &context);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+    EXPECT_THAT(status.error_message(),
+                HasSubstr("/resilience.test.TestService/Unary: rejected locally by the circuit "
+                          "breaker (three_state: forced open)"));
+    EXPECT_TRUE(RejectedLocally(context));
+  }
+  EXPECT_EQ(service_.handled(), 0);
+  EXPECT_EQ(channel_->GetState(false), GRPC_CHANNEL_IDLE);
+  const ClientMethodStats stats = Stats();
+  EXPECT_EQ(stats.calls, 3);
+  EXPECT_EQ(stats.attempts, 3);
+  EXPECT_EQ(stats.rejected_by_breaker, 3);
+  EXPECT_EQ(stats.retries, 0);
+
+  // Through CreateResilientChannel: the only call ever created is the
+  // application's own; the inner interceptors see nothing.
+  absl::StatusOr<PolicySet> policies = PolicySet::FromJsonString(
+      R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
+          "retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.01s", "maxBackoff": "0.1s",
+                          "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]},
+          "breaker": {"threeState": {"mode": "force_open"}}}]})");
+  ASSERT_TRUE(policies.ok()) << policies.status();
+  for (Flavour flavour : kFlavours) {
+    SCOPED_TRACE(Name(flavour));
+    std::atomic<int> saw{0};
+    std::atomic<int> created{0};
+    ResilientChannelOptions options;
+    options.inner_interceptors.push_back(std::make_unique<CallCounter>(&saw, &created));
+    ResilientChannel channel = CreateResilientChannel(
+        server_->address(), grpc::InsecureChannelCredentials(), *policies, std::move(options));
+    auto stub = resilience::test::TestService::NewStub(channel.channel);
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+    EXPECT_EQ(UnaryCall(*stub, flavour, &context).error_code(), grpc::StatusCode::UNAVAILABLE);
+    EXPECT_TRUE(RejectedLocally(context));
+    EXPECT_EQ(created.load(), 1);
+    EXPECT_EQ(saw.load(), 0);
+  }
+}
+
+// The breaker is told about every attempt exactly once: with four
+// consecutive failures to open, a call whose three attempts fail leaves it
+// closed, and the next failing attempt opens it, so that call's retry is
+// rejected locally.
+TEST_F(ClientInterceptorsTest, TheBreakerCountsEachAttemptOnce) {
+  for (Flavour flavour : kFlavours) {
+    SCOPED_TRACE(Name(flavour));
+    // A new channel, with a new breaker, per flavour.
+    Connect(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
+        "retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.01s", "maxBackoff": "0.02s",
+                        "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]},
+        "breaker": {"threeState": {"consecutiveFailures": 4, "failureRateThreshold": 1,
+                                   "minRequests": 1000, "openDuration": "60s"}}}],
+        "retryThrottling": {"maxTokens": 1000, "tokenRatio": 0.1}})");
+    service_.FailNext(3);
+    grpc::ClientContext first;
+    first.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+    const grpc::Status failed = UnaryCall(*stub_, flavour, &first);
+    EXPECT_EQ(failed.error_code(), grpc::StatusCode::UNAVAILABLE);
+    EXPECT_FALSE(RejectedLocally(first));
+    EXPECT_EQ(Stats().Transitions(BreakerState::kClosed, BreakerState::kOpen), 0);
+
+    service_.FailNext(1);
+    grpc::ClientContext second;
+    second.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+    const grpc::Status rejected = UnaryCall(*stub_, flavour, &second);
+    EXPECT_EQ(rejected.error_code(), grpc::StatusCode::UNAVAILABLE);
+    EXPECT_TRUE(RejectedLocally(second)) << rejected.error_message();
+    const ClientMethodStats stats = Stats();
+    EXPECT_EQ(stats.Transitions(BreakerState::kClosed, BreakerState::kOpen), 1);
+    EXPECT_EQ(stats.attempts, 5);  // 3 + 1 sent + 1 rejected
+    EXPECT_EQ(stats.rejected_by_breaker, 1);
+  }
+}
+
+// A cancellation during a long backoff ends the call at once, whichever
+// thread waits the backoff (the caller's own for a blocking stub).
+TEST_F(ClientInterceptorsTest, CancellationEndsABackoffAtOnce) {
+  Connect(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
+      "retryPolicy": {"maxAttempts": 3, "initialBackoff": "30s", "maxBackoff": "30s",
+                      "backoffMultiplier": 1, "jitter": 0,
+                      "retryableStatusCodes": ["UNAVAILABLE"]}}],
+      "retryThrottling": {"maxTokens": 1000, "tokenRatio": 0.1}})");
+  for (Flavour flavour : kFlavours) {
+    SCOPED_TRACE(Name(flavour));
+    service_.FailNext(1);
+    const int handled_before = service_.handled();
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(60)));
+    std::thread canceller([&] {
+      // Once the first attempt was handled, the call is in its backoff.
+      for (int i = 0; i < 1000 && service_.handled() == handled_before; ++i) {
+        absl::SleepFor(absl::Milliseconds(5));
+      }
+      absl::SleepFor(absl::Milliseconds(50));
+      context.TryCancel();
+    });
+    const absl::Time start = absl::Now();
+    const grpc::Status status = UnaryCall(*stub_, flavour, &context);
+    const absl::Duration took = absl::Now() - start;
+    canceller.join();
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::CANCELLED) << status.error_message();
+    EXPECT_LT(took, absl::Seconds(10));
+    EXPECT_EQ(service_.handled(), handled_before + 1);
+  }
+}
+
+// The application's outer interceptors see the call once; its inner ones
+// see each attempt our retry sends (and none our breaker rejected).
+TEST_F(ClientInterceptorsTest, InnerInterceptorsSeeEveryAttempt) {
+  absl::StatusOr<PolicySet> policies = PolicySet::FromJsonString(
+      R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
+          "retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.01s", "maxBackoff": "0.02s",
+                          "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]},
+          "breaker": {"sre": {}}}],
+          "retryThrottling": {"maxTokens": 1000, "tokenRatio": 0.1}})");
+  ASSERT_TRUE(policies.ok()) << policies.status();
+  for (Flavour flavour : kFlavours) {
+    SCOPED_TRACE(Name(flavour));
+    std::atomic<int> outer{0};
+    std::atomic<int> inner{0};
+    ResilientChannelOptions options;
+    options.outer_interceptors.push_back(std::make_unique<CallCounter>(&outer));
+    options.inner_interceptors.push_back(std::make_unique<CallCounter>(&inner));
+    ResilientChannel channel = CreateResilientChannel(
+        server_->address(), grpc::InsecureChannelCredentials(), *policies, std::move(options));
+    auto stub = resilience::test::TestService::NewStub(channel.channel);
+    service_.FailNext(2);
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+    EXPECT_TRUE(UnaryCall(*stub, flavour, &context).ok());
+    EXPECT_EQ(outer.load(), 1);
+    EXPECT_EQ(inner.load(), 3);
+  }
+}
+
+}  // namespace
+}  // namespace resilience::testing
