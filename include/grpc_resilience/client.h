@@ -6,10 +6,10 @@
 //
 //   #include "grpc_resilience/client.h"
 //
-//   std::shared_ptr<resilience::ClientResilience> state;
-//   auto channel = resilience::CreateResilientChannel(
-//       "localhost:50051", grpc::InsecureChannelCredentials(), *policies,
-//       grpc::ChannelArguments(), &state);
+//   resilience::ResilientChannel resilient = resilience::CreateResilientChannel(
+//       "localhost:50051", grpc::InsecureChannelCredentials(), *policies);
+//   for (const std::string& w : resilient.warnings) std::cerr << w << "\n";
+//   auto stub = MyService::NewStub(resilient.channel);
 //   ...
 //   if (!status.ok() && resilience::RejectedLocally(context)) { /* our breaker said no */ }
 //

@@ -2,7 +2,7 @@
 //
 // The outcome model shared by every breaker and limiter: what one call's
 // result means for the health of the backend it went to. The gRPC layer maps
-// status codes to outcomes (see ARCHITECTURE.md, "Outcome accounting"); this
+// status codes to outcomes (see docs/accounting.md, "Outcome accounting"); this
 // layer only sees the three values.
 
 #ifndef GRPC_RESILIENCE_SRC_BREAKER_OUTCOME_H_

@@ -32,7 +32,7 @@ namespace resilience {
 //   max_drop_probability). There are no states: the breaker "opens" gradually
 //   as the backend accepts fewer calls than requests / k.
 //
-// Refinements (ALGORITHMS.md §2):
+// Refinements (docs/algorithms.md, §2 "SRE adaptive throttling"):
 //   - force_pass_interval: if nothing was admitted for that long, the next
 //     call is admitted whatever p_drop says, so a recovered backend is found.
 //   - recovery_acceleration: p_drop is scaled by 1 - healthy/buckets, where

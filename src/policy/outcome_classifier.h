@@ -1,6 +1,6 @@
 // File: src/policy/outcome_classifier.h
 //
-// What a call's final status code means for the breaker (ARCHITECTURE.md,
+// What a call's final status code means for the breaker (docs/accounting.md,
 // "Outcome accounting"), overridable per method.
 
 #ifndef GRPC_RESILIENCE_SRC_POLICY_OUTCOME_CLASSIFIER_H_

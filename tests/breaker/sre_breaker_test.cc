@@ -310,7 +310,7 @@ TEST(SreBreakerValidateTest, RefusesInvalidOptions) {
   EXPECT_TRUE(SreBreaker::Create(SreBreaker::Options(), clock).ok());
 }
 
-// Documented defaults (ALGORITHMS.md §2).
+// Documented defaults (docs/algorithms.md, §2 "SRE adaptive throttling").
 TEST(SreBreakerDefaultsTest, Defaults) {
   SreBreaker::Options o;
   EXPECT_EQ(o.k, 1.5);

@@ -348,7 +348,7 @@ TEST(ThreeStateBreakerValidateTest, RefusesInvalidOptions) {
   EXPECT_TRUE(ThreeStateBreaker::Create(ThreeStateBreaker::Options(), clock).ok());
 }
 
-// Documented defaults (ALGORITHMS.md §3).
+// Documented defaults (docs/algorithms.md, §3 "Three-state breaker").
 TEST(ThreeStateBreakerDefaultsTest, Defaults) {
   ThreeStateBreaker::Options o;
   EXPECT_EQ(o.failure_rate_threshold, 0.5);
