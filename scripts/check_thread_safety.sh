@@ -8,7 +8,7 @@ configure_and_build "$REPO_ROOT/build" grpc_resilience_policy_proto  # generated
 cd "$REPO_ROOT"
 status=0
 for f in src/*/*.cc examples/cache_service/cache_store.cc \
-    examples/cache_service/goodput/scheduled_faults.cc; do
+    experiments/goodput/scheduled_faults.cc; do
   clang++-14 -std=c++17 -fsyntax-only -Wthread-safety -Werror -I. -I build/include -I include -I build/proto "$f" || status=1
 done
 [ "$status" -eq 0 ] && log "thread-safety analysis: clean"

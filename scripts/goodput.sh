@@ -13,7 +13,7 @@ ensure_packages "${REQUIRED_PACKAGES[@]}" gnuplot-nox
 configure_and_build "$REPO_ROOT/build" grpc_resilience_goodput_experiment
 out="$REPO_ROOT/docs"
 mkdir -p "$out"
-experiment="$REPO_ROOT/build/examples/cache_service/goodput_experiment"
+experiment="$REPO_ROOT/build/experiments/goodput/goodput_experiment"
 "$experiment" --out="$out" --json_file="$out/goodput.json" "$@" | tee "$out/goodput.txt"
 for schedule in outage mixed; do
   gnuplot <<GP

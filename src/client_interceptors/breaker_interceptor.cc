@@ -39,16 +39,16 @@ void MarkRejectedLocally(std::multimap<grpc::string_ref, grpc::string_ref>* trai
                     grpc::string_ref(kLocalRejectionValue, sizeof(kLocalRejectionValue) - 1));
 }
 
-grpc::experimental::Interceptor* BreakerInterceptorFactory::CreateClientInterceptor(
-    grpc::experimental::ClientRpcInfo* info) {
+grpc::experimental::Interceptor* MakeBreakerInterceptor(ClientResilience& resilience,
+                                                        grpc::experimental::ClientRpcInfo* info) {
   // Last factory of the chain: take what the timeout factory handed over,
   // always.
   internal::TimeoutFlag* const timeout_flag = internal::TakeTimeoutFlag();
-  const CallPlan plan = PlanCall(*state_, info);
+  const CallPlan plan = PlanCall(resilience, info);
   if (plan.breaker) {
     // Without a timeout interceptor, this is the outermost of ours: it
     // meters the call.
-    return new BreakerInterceptor(info, plan.state, state_->clock(), timeout_flag,
+    return new BreakerInterceptor(info, plan.state, resilience.clock(), timeout_flag,
                                   /*meters_call=*/!plan.timeout);
   }
   if (plan.metrics) return new MetricsInterceptor(plan.state);

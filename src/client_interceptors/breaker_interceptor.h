@@ -87,22 +87,15 @@ class BreakerInterceptor final : public grpc::experimental::Interceptor {
   absl::Time real_start_;
 };
 
-// BreakerInterceptorFactory
+// MakeBreakerInterceptor()
 //
-// The last factory of ours in the chain: it takes the timeout factory's flag
-// (call_handoff.h) and gives the call what its CallPlan says: a
-// BreakerInterceptor, or a MetricsInterceptor, or nothing.
-class BreakerInterceptorFactory final
-    : public grpc::experimental::ClientInterceptorFactoryInterface {
- public:
-  explicit BreakerInterceptorFactory(std::shared_ptr<ClientResilience> state)
-      : state_(std::move(state)) {}
-  grpc::experimental::Interceptor* CreateClientInterceptor(
-      grpc::experimental::ClientRpcInfo* info) override;
+// The choice of the last factory of ours in the chain: it takes the timeout
+// factory's flag (call_handoff.h) and gives the call what its CallPlan
+// says: a BreakerInterceptor, or a MetricsInterceptor, or nothing.
+grpc::experimental::Interceptor* MakeBreakerInterceptor(ClientResilience& resilience,
+                                                        grpc::experimental::ClientRpcInfo* info);
 
- private:
-  const std::shared_ptr<ClientResilience> state_;
-};
+using BreakerInterceptorFactory = ClientChainFactory<MakeBreakerInterceptor>;
 
 }  // namespace resilience
 

@@ -18,11 +18,38 @@
 #include "grpc_resilience/internal/breaker/breaker.h"
 #include "grpc_resilience/internal/core/random_source.h"
 #include "grpc_resilience/internal/retry/retry_decider.h"
-#include "grpc_resilience/internal/metrics/latency_histogram.h"
-#include "grpc_resilience/internal/metrics/status_code_counters.h"
+#include "grpc_resilience/internal/metrics/counter_list.h"
+#include "grpc_resilience/internal/metrics/method_meter.h"
 #include "grpc_resilience/internal/policy/method_policy.h"
 
 namespace resilience {
+
+// The counters of one method on one channel, declared once (counter_list.h):
+// the atomics of ClientMethodState the interceptors count with, the fields
+// of ClientMethodStats that ClientResilience::Stats() returns, and the copy
+// from one to the other.
+#define GRPC_RESILIENCE_CLIENT_COUNTERS(X)                                             \
+  /* Logical calls the application made (each unary call once, however many */      \
+  /* attempts it took), counted when they start. */                                 \
+  X(calls)                                                                          \
+  /* Attempts made, with or without a breaker: each attempt of a retried call */    \
+  /* (counted by the retry interceptor), and the one attempt of every other */      \
+  /* call, including those the breaker rejected (counted by the interceptor */      \
+  /* that counts the call, see CallMeter). attempts - retries = calls that */       \
+  /* made an attempt. */                                                            \
+  X(attempts)                                                                       \
+  X(retries)                                                                        \
+  X(rejected_by_breaker)                                                            \
+  /* Attempts that hit their per-attempt timeout. */                                \
+  X(attempt_timeouts)                                                               \
+  /* Retries not made because the retry budget was spent. */                        \
+  X(retry_budget_exhausted)                                                         \
+  /* Retries not made because the server's pushback said not to. */                 \
+  X(pushback_stops)                                                                 \
+  /* Unary calls of a retried method that were passed through without retry */     \
+  /* because they did not come from a protobuf generated stub (e.g. a */            \
+  /* GenericStub); see stub_kind.h. */                                              \
+  X(not_retried_stub_calls)
 
 // What the interceptors of one method need, resolved once per method.
 //
@@ -33,7 +60,7 @@ namespace resilience {
 struct ClientMethodState {
   std::string method;
   const MethodPolicy* policy = nullptr;  // null: no policy, the calls are only counted
-  // Calls are counted by final status and latency (`codes`, `latency`).
+  // Calls are counted by final status and latency (`meter`).
   bool metrics = false;
   // Unary calls of this method go through the retry interceptor (the policy
   // allows more than one attempt); it then owns their attempts, per-attempt
@@ -52,23 +79,13 @@ struct ClientMethodState {
   // The retry policy with its backoff and budget (set with a policy).
   std::unique_ptr<RetryDecider> retry_decider;
 
-  std::atomic<int64_t> calls{0};
-  // Every attempt: each one a retried call makes (counted by the retry
-  // interceptor), and the one of each call that is not retried (counted by
-  // the interceptor that counts the call, see CallMeter).
-  std::atomic<int64_t> attempts{0};
-  std::atomic<int64_t> retries{0};
-  std::atomic<int64_t> rejected_by_breaker{0};
-  std::atomic<int64_t> attempt_timeouts{0};
-  std::atomic<int64_t> retry_budget_exhausted{0};
-  std::atomic<int64_t> pushback_stops{0};
-  std::atomic<int64_t> not_retried_stub_calls{0};
+  // calls, attempts, retries, ...: GRPC_RESILIENCE_CLIENT_COUNTERS.
+  GRPC_RESILIENCE_CLIENT_COUNTERS(GRPC_RESILIENCE_ATOMIC_COUNTER)
 
   // With `metrics`: calls by the final status the application got, and
   // their latency from start to final status (retries and backoff
   // included). Kept by one interceptor per call (CallMeter).
-  StatusCodeCounters codes;
-  LatencyHistogram latency;
+  MethodMeter meter;
   // Breaker state changes, indexed [from][to] by BreakerState; counted by
   // the breaker's listener.
   std::array<std::array<std::atomic<int64_t>, 3>, 3> breaker_transitions{};
@@ -101,8 +118,10 @@ class CallMeter {
     if (ended_) return;
     ended_ = true;
     if (!state.metrics) return;
-    state.codes.Increment(code);
-    if (begun_) state.latency.Observe(absl::FromChrono(std::chrono::steady_clock::now() - start_));
+    state.meter.CountStatus(code);
+    if (begun_) {
+      state.meter.ObserveLatency(absl::FromChrono(std::chrono::steady_clock::now() - start_));
+    }
   }
 
  private:

@@ -44,11 +44,8 @@ MethodCache<ClientMethodState>::Resolution ClientResilience::Resolve(const char*
   RetryDecider::Options retry;
   retry.max_attempts = state->retry.max_attempts;
   retry.retryable_codes = state->retry.retryable_status_codes;
-  retry.backoff = {state->retry.initial_backoff, state->retry.max_backoff,
-                   state->retry.backoff_multiplier, state->retry.jitter,
-                   state->retry.full_jitter};
-  retry.budget_max_tokens = policies_.retry_budget().max_tokens;
-  retry.budget_token_ratio = policies_.retry_budget().token_ratio;
+  retry.backoff = state->retry;  // its Backoff::Options part
+  retry.budget = policies_.retry_budget();
   state->retry_decider = std::make_unique<RetryDecider>(retry, *state->random);
   BreakerSettings breaker = policy.breaker;
   if (breaker.kind != BreakerKind::kNone) {
@@ -76,25 +73,17 @@ ClientMethodState* ClientResilience::ForMethod(const char* method) {
   return methods_.Find(method, [this](const char* name) { return Resolve(name); });
 }
 
-ClientMethodStats ClientResilience::StatsOf(const ClientMethodState& s) {
-  ClientMethodStats stats;
-  stats.calls = s.calls.load(std::memory_order_relaxed);
-  stats.attempts = s.attempts.load(std::memory_order_relaxed);
-  stats.retries = s.retries.load(std::memory_order_relaxed);
-  stats.rejected_by_breaker = s.rejected_by_breaker.load(std::memory_order_relaxed);
-  stats.attempt_timeouts = s.attempt_timeouts.load(std::memory_order_relaxed);
-  stats.retry_budget_exhausted = s.retry_budget_exhausted.load(std::memory_order_relaxed);
-  stats.pushback_stops = s.pushback_stops.load(std::memory_order_relaxed);
-  stats.not_retried_stub_calls = s.not_retried_stub_calls.load(std::memory_order_relaxed);
-  stats.calls_by_code = s.codes.Snapshot();
-  stats.latency = s.latency.Snapshot();
-  for (size_t from = 0; from < 3; ++from) {
-    for (size_t to = 0; to < 3; ++to) {
-      stats.breaker_transitions[from][to] =
-          s.breaker_transitions[from][to].load(std::memory_order_relaxed);
+ClientMethodStats ClientResilience::StatsOf(const ClientMethodState& from) {
+  ClientMethodStats to;
+  GRPC_RESILIENCE_CLIENT_COUNTERS(GRPC_RESILIENCE_LOAD_COUNTER)
+  to.calls_by_code = from.meter.StatusCounts();
+  to.latency = from.meter.Latencies();
+  for (size_t i = 0; i < 3; ++i) {
+    for (size_t j = 0; j < 3; ++j) {
+      to.breaker_transitions[i][j] = from.breaker_transitions[i][j].load(std::memory_order_relaxed);
     }
   }
-  return stats;
+  return to;
 }
 
 ClientMethodStats ClientResilience::Stats(absl::string_view method) {
@@ -103,10 +92,16 @@ ClientMethodStats ClientResilience::Stats(absl::string_view method) {
   return StatsOf(*s);
 }
 
-std::vector<std::pair<std::string, ClientMethodStats>> ClientResilience::AllStats() {
-  std::vector<ClientMethodState*> states = methods_.States();
+std::vector<const ClientMethodState*> ClientResilience::SortedStates() {
+  std::vector<ClientMethodState*> made = methods_.States();
+  std::vector<const ClientMethodState*> states(made.begin(), made.end());
   std::sort(states.begin(), states.end(),
             [](const ClientMethodState* a, const ClientMethodState* b) { return a->method < b->method; });
+  return states;
+}
+
+std::vector<std::pair<std::string, ClientMethodStats>> ClientResilience::AllStats() {
+  const std::vector<const ClientMethodState*> states = SortedStates();
   std::vector<std::pair<std::string, ClientMethodStats>> all;
   all.reserve(states.size());
   for (const ClientMethodState* s : states) all.emplace_back(s->method, StatsOf(*s));
@@ -176,11 +171,8 @@ void ClientResilience::AppendMetrics(PrometheusText& text) {
       "Call latency as the application saw it, from start to final status, retries and "
       "backoff included.");
 
-  std::vector<ClientMethodState*> states = methods_.States();
-  std::sort(states.begin(), states.end(),
-            [](const ClientMethodState* a, const ClientMethodState* b) { return a->method < b->method; });
   const absl::string_view channel = options_.name;
-  for (const ClientMethodState* s : states) {
+  for (const ClientMethodState* s : SortedStates()) {
     const absl::string_view method = s->method;
     const auto labels = [&](std::initializer_list<MetricLabel> more) {
       std::vector<MetricLabel> all = {{"grpc_method", method}, {"channel", channel}};
@@ -188,14 +180,7 @@ void ClientResilience::AppendMetrics(PrometheusText& text) {
       return all;
     };
     const std::vector<MetricLabel> base = labels({});
-    if (s->metrics) {
-      const StatusCodeCountsSnapshot codes = s->codes.Snapshot();
-      for (size_t slot = 0; slot < StatusCodeCounters::kNumSlots; ++slot) {
-        if (codes.counts[slot] == 0) continue;
-        calls.Sample(labels({{"grpc_code", StatusCodeCounters::SlotName(slot)}}),
-                     codes.counts[slot]);
-      }
-    }
+    if (s->metrics) s->meter.AppendCalls(calls, base);
     attempts.Sample(base, s->attempts.load(std::memory_order_relaxed));
     if (s->wraps_unary) {
       retries.Sample(base, s->retries.load(std::memory_order_relaxed));
@@ -227,11 +212,7 @@ void ClientResilience::AppendMetrics(PrometheusText& text) {
             labels({{"from", BreakerStateName(t.from)}, {"to", BreakerStateName(t.to)}}), count);
       }
     }
-    if (s->metrics) {
-      const LatencyHistogramSnapshot latency = s->latency.Snapshot();
-      duration.Sample(base, HistogramData{LatencyHistogram::UpperBounds(), latency.bucket_counts,
-                                          latency.sum_seconds});
-    }
+    if (s->metrics) s->meter.AppendLatency(duration, base);
   }
 }
 

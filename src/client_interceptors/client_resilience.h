@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "grpcpp/support/client_interceptor.h"
 #include "grpc_resilience/internal/breaker/breaker.h"
 #include "grpc_resilience/internal/core/clock.h"
 #include "grpc_resilience/internal/client_interceptors/client_method_state.h"
@@ -27,35 +28,17 @@
 #include "grpc_resilience/internal/metrics/status_code_counters.h"
 #include "grpc_resilience/internal/policy/policy_set.h"
 
-namespace grpc::experimental {
-class ClientRpcInfo;
-}  // namespace grpc::experimental
-
 namespace resilience {
 
 struct CallPlan;  // call_plan.h
 
 // Counters of one method on one channel, as read by ClientResilience::Stats().
 struct ClientMethodStats {
-  // Logical calls the application made (each unary call once, however many
-  // attempts it took), counted when they start.
-  int64_t calls = 0;
-  // Attempts made, with or without a breaker: each attempt of a retried
-  // call, and the one attempt of every other call (including those the
-  // breaker rejected). attempts - retries = calls that made an attempt.
-  int64_t attempts = 0;
-  int64_t retries = 0;
-  int64_t rejected_by_breaker = 0;
-  // Attempts that hit their per-attempt timeout.
-  int64_t attempt_timeouts = 0;
-  // Retries not made because the retry budget was spent.
-  int64_t retry_budget_exhausted = 0;
-  // Retries not made because the server's pushback said not to.
-  int64_t pushback_stops = 0;
-  // Unary calls of a retried method that were passed through without retry
-  // because they did not come from a protobuf generated stub (e.g. a
-  // GenericStub); see stub_kind.h.
-  int64_t not_retried_stub_calls = 0;
+  // int64_t calls, attempts, retries, rejected_by_breaker, attempt_timeouts,
+  // retry_budget_exhausted, pushback_stops, not_retried_stub_calls: what
+  // each counts is said in GRPC_RESILIENCE_CLIENT_COUNTERS
+  // (client_method_state.h).
+  GRPC_RESILIENCE_CLIENT_COUNTERS(GRPC_RESILIENCE_COUNTER_FIELD)
   // With Options::metrics: the calls by the final status the application
   // got (counts[StatusCodeCounters::Slot(code)]), counted when they end,
   // and their latency from start to final status, retries and backoff
@@ -132,11 +115,15 @@ class ClientResilience {
   // The interceptors reach the per-method state through their CallPlan.
   friend CallPlan PlanCall(ClientResilience& resilience,
                            grpc::experimental::ClientRpcInfo* info);
-  friend class RetryInterceptorFactory;
-  friend class BreakerInterceptorFactory;
+  friend grpc::experimental::Interceptor* MakeRetryInterceptor(
+      ClientResilience& resilience, grpc::experimental::ClientRpcInfo* info);
+  friend grpc::experimental::Interceptor* MakeBreakerInterceptor(
+      ClientResilience& resilience, grpc::experimental::ClientRpcInfo* info);
   friend class ClientResilienceTestPeer;
 
   static ClientMethodStats StatsOf(const ClientMethodState& state);
+  // Every state made so far, sorted by method name.
+  std::vector<const ClientMethodState*> SortedStates();
 
   // The state of `method`; null when no policy covers it and metrics are
   // off (its calls pass through untouched), or past MethodCache's bound on
@@ -149,6 +136,35 @@ class ClientResilience {
   const PolicySet policies_;
   const Options options_;
   MethodCache<ClientMethodState> methods_;
+};
+
+// What a factory of the chain gives a call: an interceptor, or null for
+// none.
+using ClientInterceptorMaker = grpc::experimental::Interceptor* (*)(
+    ClientResilience& resilience, grpc::experimental::ClientRpcInfo* info);
+
+// ClientChainFactory
+//
+// The factory of one interceptor of the client chain, sharing the channel's
+// ClientResilience: for each call it returns what `Make` chooses from the
+// call's CallPlan (call_plan.h). The chain's factories differ in that
+// function only (RetryInterceptorFactory, TimeoutInterceptorFactory,
+// BreakerInterceptorFactory).
+// Thread-safe: it holds nothing but the shared state (itself thread-safe),
+// and gRPC may create the interceptors of several calls at once.
+template <ClientInterceptorMaker Make>
+class ClientChainFactory final : public grpc::experimental::ClientInterceptorFactoryInterface {
+ public:
+  explicit ClientChainFactory(std::shared_ptr<ClientResilience> state)
+      : state_(std::move(state)) {}
+
+  grpc::experimental::Interceptor* CreateClientInterceptor(
+      grpc::experimental::ClientRpcInfo* info) override {
+    return Make(*state_, info);
+  }
+
+ private:
+  const std::shared_ptr<ClientResilience> state_;
 };
 
 }  // namespace resilience

@@ -31,10 +31,9 @@ std::optional<grpc::string_ref> Trailer(
 
 }  // namespace
 
-grpc::experimental::Interceptor* RetryInterceptorFactory::CreateClientInterceptor(
-    grpc::experimental::ClientRpcInfo* info) {
-  // First in the chain: it counts every call the plan gives a state.
-  const CallPlan plan = PlanCall(*state_, info);
+grpc::experimental::Interceptor* MakeRetryInterceptor(ClientResilience& resilience,
+                                                      grpc::experimental::ClientRpcInfo* info) {
+  const CallPlan plan = PlanCall(resilience, info);
   if (plan.state == nullptr) return nullptr;
   ClientMethodState& state = *plan.state;
   state.calls.fetch_add(1, std::memory_order_relaxed);
@@ -49,7 +48,7 @@ grpc::experimental::Interceptor* RetryInterceptorFactory::CreateClientIntercepto
     }
   }
   if (!plan.retry) return nullptr;
-  return new RetryInterceptor(info, &state, state_->clock());
+  return new RetryInterceptor(info, &state, resilience.clock());
 }
 
 RetryInterceptor::RetryInterceptor(grpc::experimental::ClientRpcInfo* info,

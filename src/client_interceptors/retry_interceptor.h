@@ -149,17 +149,16 @@ class RetryInterceptor final : public grpc::experimental::Interceptor,
   CallMeter meter_;
 };
 
-class RetryInterceptorFactory final
-    : public grpc::experimental::ClientInterceptorFactoryInterface {
- public:
-  explicit RetryInterceptorFactory(std::shared_ptr<ClientResilience> state)
-      : state_(std::move(state)) {}
-  grpc::experimental::Interceptor* CreateClientInterceptor(
-      grpc::experimental::ClientRpcInfo* info) override;
+// MakeRetryInterceptor()
+//
+// The first factory of ours in the chain: it counts every call its CallPlan
+// gives a state (and reports, once per method, unary calls it cannot retry
+// because they do not come from a generated stub), and gives a
+// RetryInterceptor to the calls the plan says retry for.
+grpc::experimental::Interceptor* MakeRetryInterceptor(ClientResilience& resilience,
+                                                      grpc::experimental::ClientRpcInfo* info);
 
- private:
-  const std::shared_ptr<ClientResilience> state_;
-};
+using RetryInterceptorFactory = ClientChainFactory<MakeRetryInterceptor>;
 
 }  // namespace resilience
 

@@ -16,9 +16,9 @@ using grpc::experimental::InterceptionHookPoints;
 
 }  // namespace
 
-grpc::experimental::Interceptor* TimeoutInterceptorFactory::CreateClientInterceptor(
-    grpc::experimental::ClientRpcInfo* info) {
-  const CallPlan plan = PlanCall(*state_, info);
+grpc::experimental::Interceptor* MakeTimeoutInterceptor(ClientResilience& resilience,
+                                                        grpc::experimental::ClientRpcInfo* info) {
+  const CallPlan plan = PlanCall(resilience, info);
   if (!plan.timeout) return nullptr;
   auto* interceptor = new TimeoutInterceptor(info, plan.state);
   internal::HandOffTimeoutFlag(interceptor->flag());  // for this call's breaker

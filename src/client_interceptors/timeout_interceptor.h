@@ -69,17 +69,15 @@ class TimeoutInterceptor final : public grpc::experimental::Interceptor,
   CallMeter meter_;
 };
 
-class TimeoutInterceptorFactory final
-    : public grpc::experimental::ClientInterceptorFactoryInterface {
- public:
-  explicit TimeoutInterceptorFactory(std::shared_ptr<ClientResilience> state)
-      : state_(std::move(state)) {}
-  grpc::experimental::Interceptor* CreateClientInterceptor(
-      grpc::experimental::ClientRpcInfo* info) override;
+// MakeTimeoutInterceptor()
+//
+// The timeout factory's choice for a call: a TimeoutInterceptor when its
+// CallPlan says so, whose flag it hands over to the call's breaker
+// (call_handoff.h); else nothing.
+grpc::experimental::Interceptor* MakeTimeoutInterceptor(ClientResilience& resilience,
+                                                        grpc::experimental::ClientRpcInfo* info);
 
- private:
-  const std::shared_ptr<ClientResilience> state_;
-};
+using TimeoutInterceptorFactory = ClientChainFactory<MakeTimeoutInterceptor>;
 
 }  // namespace resilience
 

@@ -8,20 +8,38 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "grpc_resilience/internal/limits/concurrency_limiter.h"
 
 namespace resilience {
 
 // FixedConcurrencyLimiter
 //
-// At most `limit` slots. TryAcquire() is one compare-and-swap loop on one
-// atomic counter, so the count never exceeds the limit, not even briefly;
-// Release() is one atomic decrement. This class is thread-safe.
+// At most `max_concurrency` slots. TryAcquire() is one compare-and-swap loop
+// on one atomic counter, so the count never exceeds the limit, not even
+// briefly; Release() is one atomic decrement. This class is thread-safe.
 class FixedConcurrencyLimiter final : public ConcurrencyLimiter {
  public:
-  // `limit` >= 1.
-  explicit FixedConcurrencyLimiter(int64_t limit) : limit_(limit) {}
+  // Validate()
+  //
+  // OK when Create() would accept `max_concurrency` (>= 1); otherwise
+  // InvalidArgument naming the field and the value:
+  // "max_concurrency: must be >= 1, got 0".
+  static absl::Status Validate(int64_t max_concurrency);
+
+  // Create()
+  //
+  // A limiter for a `max_concurrency` Validate() accepts; its error
+  // otherwise.
+  static absl::StatusOr<std::unique_ptr<FixedConcurrencyLimiter>> Create(int64_t max_concurrency);
+
+  // Builds a limiter without validation, for callers that validated the
+  // limit already (the policy loader does, through Validate()). A limit
+  // below 1 admits nothing.
+  explicit FixedConcurrencyLimiter(int64_t max_concurrency) : limit_(max_concurrency) {}
 
   bool TryAcquire() override {
     int64_t current = in_flight_.load(std::memory_order_relaxed);

@@ -19,6 +19,8 @@
 #include "grpc_resilience/internal/breaker/sre_breaker.h"
 #include "grpc_resilience/internal/breaker/three_state_breaker.h"
 #include "grpc_resilience/internal/policy/outcome_classifier.h"
+#include "grpc_resilience/internal/retry/backoff.h"
+#include "grpc_resilience/internal/retry/retry_budget.h"
 
 namespace resilience {
 
@@ -38,14 +40,16 @@ inline constexpr absl::Duration kMaxPolicyOpenTime = absl::Hours(24);
 // Control-loop periods: retry backoffs, breaker windows, forcePassInterval,
 // probeInterval, throttle pushbacks and fault-injection delay.
 inline constexpr absl::Duration kMaxPolicyInterval = absl::Hours(1);
+// Backoffs are bounded by Backoff::Validate(), to which the loader leaves
+// them: its bound must be this one.
+static_assert(Backoff::kMaxBackoff == kMaxPolicyInterval);
 
-struct RetrySettings {
+// A retryPolicy. Its backoff fields (initial_backoff, max_backoff,
+// backoff_multiplier, jitter, full_jitter) and their defaults are
+// Backoff::Options's, inherited so that they are declared in one place and
+// read here under the same names; backoff() is them as Backoff takes them.
+struct RetrySettings : Backoff::Options {
   int max_attempts = 3;
-  absl::Duration initial_backoff = absl::Milliseconds(50);
-  absl::Duration max_backoff = absl::Seconds(1);
-  double backoff_multiplier = 2.0;
-  double jitter = 0.2;
-  bool full_jitter = false;
   std::vector<absl::StatusCode> retryable_status_codes = {absl::StatusCode::kUnavailable};
   // retryPolicy.perAttemptTimeout (ours; gRPC has none): each attempt's
   // deadline is min(the call's deadline, attempt start + this).
@@ -57,13 +61,13 @@ struct RetrySettings {
     }
     return false;
   }
+
+  const Backoff::Options& backoff() const { return *this; }
 };
 
-// gRPC's retryThrottling: one token bucket per channel and method.
-struct RetryBudgetSettings {
-  int max_tokens = 10;
-  double token_ratio = 0.1;
-};
+// gRPC's retryThrottling: one token bucket per channel and method. The
+// fields and defaults are RetryBudget's own.
+using RetryBudgetSettings = RetryBudget::Options;
 
 enum class BreakerKind { kNone, kSre, kThreeState };
 

@@ -3,12 +3,10 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
-#include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <initializer_list>
 #include <optional>
 #include <sstream>
 #include <vector>
@@ -16,45 +14,37 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
-#include "absl/strings/str_replace.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "google/protobuf/descriptor.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/strip.h"
 #include "google/protobuf/duration.pb.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "resilience/v1/policy.pb.h"
+#include "grpc_resilience/internal/limits/fixed_concurrency_limiter.h"
 #include "grpc_resilience/internal/limits/token_bucket.h"
 #include "grpc_resilience/internal/policy/builtin_retry_config.h"
+#include "grpc_resilience/internal/policy/json_scanner.h"
+#include "grpc_resilience/internal/policy/json_text.h"
 #include "grpc_resilience/internal/policy/method_catalog.h"
+#include "grpc_resilience/internal/policy/shape_checker.h"
 #include "grpc_resilience/internal/policy/status_codes.h"
+#include "grpc_resilience/internal/retry/backoff.h"
+#include "grpc_resilience/internal/retry/retry_budget.h"
 
 namespace resilience {
 namespace {
 
 namespace pb = ::resilience::v1;
 
+using internal::FirstInvalidUtf8;
+using internal::Position;
+using internal::Printable;
+using internal::SnakeToCamel;
+
 absl::Duration ToDuration(const google::protobuf::Duration& d) {
   return absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos());
-}
-
-// "max_drop_probability" -> "maxDropProbability" wherever a lower-case letter
-// or digit, '_' and a lower-case letter meet; other text is left alone.
-std::string SnakeToCamel(absl::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    const bool joins = text[i] == '_' && i > 0 && i + 1 < text.size() &&
-                       (absl::ascii_islower(text[i - 1]) || absl::ascii_isdigit(text[i - 1])) &&
-                       absl::ascii_islower(text[i + 1]);
-    if (joins) {
-      out.push_back(absl::ascii_toupper(text[++i]));
-    } else {
-      out.push_back(text[i]);
-    }
-  }
-  return out;
 }
 
 // protobuf reports paths with proto field names ("method_config[0].retry_policy");
@@ -69,27 +59,55 @@ std::string JsonNamesInParseError(absl::string_view message) {
                       absl::StripPrefix(message.substr(close + 1), ":"));
 }
 
-// `text` with every byte that is not printable ASCII shown as \xNN, cut to
-// `max_bytes` of input (then "..." follows): safe to put in a one-line
-// message whatever the file held.
-std::string Printable(absl::string_view text, size_t max_bytes) {
-  std::string shown;
-  for (size_t i = 0; i < text.size() && i < max_bytes; ++i) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x20 && c < 0x7F) {
-      shown.push_back(static_cast<char>(c));
-    } else {
-      absl::StrAppend(&shown, "\\x", absl::Hex(c, absl::kZeroPad2));
+// One line out of the JSON parser's error: its first line, where it is (the
+// parser shows the input from the error on, which locates it), and no raw
+// input bytes.
+std::string ParseErrorLine(absl::string_view json, absl::string_view message) {
+  const size_t newline = message.find('\n');
+  std::string line(message.substr(0, newline));
+  if (newline != absl::string_view::npos) {
+    absl::string_view rest = message.substr(newline + 1);
+    const size_t caret = rest.rfind('\n');
+    const absl::string_view shown = caret == absl::string_view::npos ? rest : rest.substr(0, caret);
+    if (!shown.empty() && absl::EndsWith(json, shown)) {
+      absl::StrAppend(&line, " at ", Position(json, json.size() - shown.size()));
     }
   }
-  if (text.size() > max_bytes) shown += "...";
-  return shown;
+  // Printable ASCII stays; anything else is shown as \xNN.
+  return Printable(line, line.size());
 }
+
+// The range a duration of the file must be in: [low, high], or (low, high]
+// when `low_open`.
+struct DurationRange {
+  absl::Duration low;
+  bool low_open;
+  absl::Duration high;
+};
+
+// In (0, high].
+constexpr DurationRange Positive(absl::Duration high) {
+  return {absl::ZeroDuration(), /*low_open=*/true, high};
+}
+
+// In [0, high].
+constexpr DurationRange NonNegative(absl::Duration high) {
+  return {absl::ZeroDuration(), /*low_open=*/false, high};
+}
+
+// A rolling window: in [1ms, 1h] (RollingWindow also wants whole
+// milliseconds that divide into the buckets; its Validate() says so).
+constexpr DurationRange kWindowRange = {absl::Milliseconds(1), /*low_open=*/false,
+                                        kMaxPolicyInterval};
 
 }  // namespace
 
 // Turns a parsed PolicyFile into a PolicySet, applying defaults and checking
-// every rule; the first error wins. Paths in messages use JSON names.
+// every rule; the first error wins. Paths in messages use JSON names. The
+// settings of the core's classes (breakers, backoff, retry budget, token
+// bucket, concurrency limiter) are checked by the classes' own Validate(),
+// whose messages are rewritten to the file's paths (AtPath()), so that
+// whatever loads, their Create() accepts.
 class PolicySetBuilder {
  public:
   absl::StatusOr<PolicySet> Build(const pb::PolicyFile& file) {
@@ -103,7 +121,7 @@ class PolicySetBuilder {
       }
     }
     if (file.has_retry_throttling()) {
-      if (absl::Status s = RetryBudget(file.retry_throttling()); !s.ok()) return s;
+      if (absl::Status s = RetryThrottling(file.retry_throttling()); !s.ok()) return s;
       if (!any_retries_) {
         Warn("retryThrottling: no methodConfig entry retries (a retryPolicy with maxAttempts "
              "above 1), so it has no effect");
@@ -138,38 +156,56 @@ class PolicySetBuilder {
     return absl::OkStatus();
   }
 
-  // A duration in [low, high], or in (low, high] when `low_open`. Every
-  // duration of the file passes here with an upper bound (kMaxPolicy*), so
-  // no later arithmetic on it can overflow; the message shows the range.
-  static absl::Status CheckDuration(absl::string_view path, const google::protobuf::Duration& d,
-                                    absl::Duration low, bool low_open, absl::Duration high) {
-    const absl::Duration value = ToDuration(d);
-    const bool low_ok = low_open ? value > low : value >= low;
-    if (!low_ok || value > high) {
-      return Invalid(path,
-                     absl::StrCat("in ", low_open ? "(" : "[", absl::FormatDuration(low), ", ",
-                                  absl::FormatDuration(high), "]"),
-                     Show(d));
+  // One duration field of the file, for ReadDurations().
+  struct DurationField {
+    absl::string_view name;  // its JSON name, after the path given to ReadDurations()
+    bool set;                // the file sets it
+    const google::protobuf::Duration& value;
+    DurationRange range;
+    absl::Duration* out;  // where it goes; null: checked only (a field not applied)
+  };
+
+  // ReadDurations()
+  //
+  // The one "check, then assign" of the file's durations: each field the
+  // file sets, in order, is checked against its range and stored in `*out`;
+  // the first out of range is InvalidArgument "<path>.<name>: must be in
+  // (0, 1h], got 2h", and the fields after it are left alone. Every duration
+  // of the file passes here (or through a core class's Validate()) with an
+  // upper bound (kMaxPolicy*), so no later arithmetic on it can overflow.
+  static absl::Status ReadDurations(absl::string_view path,
+                                    std::initializer_list<DurationField> fields) {
+    for (const DurationField& f : fields) {
+      if (!f.set) continue;
+      const absl::Duration value = ToDuration(f.value);
+      const bool low_ok = f.range.low_open ? value > f.range.low : value >= f.range.low;
+      if (!low_ok || value > f.range.high) {
+        return Invalid(absl::StrCat(path, ".", f.name),
+                       absl::StrCat("in ", f.range.low_open ? "(" : "[",
+                                    absl::FormatDuration(f.range.low), ", ",
+                                    absl::FormatDuration(f.range.high), "]"),
+                       absl::FormatDuration(value));
+      }
+      if (f.out != nullptr) *f.out = value;
     }
     return absl::OkStatus();
   }
 
-  // In (0, high].
-  static absl::Status CheckPositive(absl::string_view path, const google::protobuf::Duration& d,
-                                    absl::Duration high) {
-    return CheckDuration(path, d, absl::ZeroDuration(), /*low_open=*/true, high);
-  }
-
-  // In [0, high].
-  static absl::Status CheckNonNegative(absl::string_view path,
-                                       const google::protobuf::Duration& d, absl::Duration high) {
-    return CheckDuration(path, d, absl::ZeroDuration(), /*low_open=*/false, high);
-  }
-
-  // A rolling window: in [1ms, 1h] (RollingWindow also wants whole
-  // milliseconds that divide into the buckets; its Validate() says so).
-  static absl::Status CheckWindow(absl::string_view path, const google::protobuf::Duration& d) {
-    return CheckDuration(path, d, absl::Milliseconds(1), /*low_open=*/false, kMaxPolicyInterval);
+  // AtPath()
+  //
+  // A core class's Validate() names its fields in snake_case after a prefix
+  // of its own ("sre.max_drop_probability", "backoff.initial_backoff") or
+  // none ("rate_per_second"); the file says
+  // "methodConfig[0].breaker.sre.maxDropProbability". Rewrites every
+  // `prefix` in the message to `path` + "." (with no prefix, puts `path` +
+  // "." in front) and the names to JSON's camelCase.
+  static absl::Status AtPath(const absl::Status& s, absl::string_view prefix,
+                             absl::string_view path) {
+    if (s.ok()) return s;
+    const std::string message =
+        prefix.empty() ? absl::StrCat(path, ".", s.message())
+                       : absl::StrReplaceAll(s.message(), {{prefix, absl::StrCat(path, ".")}});
+    return absl::InvalidArgumentError(SnakeToCamel(message));
   }
 
   static absl::StatusOr<absl::StatusCode> Code(absl::string_view path, absl::string_view name) {
@@ -195,21 +231,19 @@ class PolicySetBuilder {
           path, ".hedgingPolicy: cannot be set together with ", path,
           ".retryPolicy (as in gRPC, an entry either retries or hedges)"));
     }
-    if (entry.has_timeout()) {
-      if (absl::Status s = CheckPositive(path + ".timeout", entry.timeout(), kMaxPolicyCallTime);
-          !s.ok()) {
-        return s;
-      }
-      policy.timeout = ToDuration(entry.timeout());
+    absl::Duration timeout, deadline;
+    if (absl::Status s = ReadDurations(
+            path, {{"timeout", entry.has_timeout(), entry.timeout(),
+                    Positive(kMaxPolicyCallTime), &timeout},
+                   {"deadline", entry.has_deadline(), entry.deadline(),
+                    Positive(kMaxPolicyCallTime), &deadline}});
+        !s.ok()) {
+      return s;
     }
+    if (entry.has_timeout()) policy.timeout = timeout;
     // Where the entry's timeout came from, for messages.
     std::string timeout_path = path + ".timeout";
     if (entry.has_deadline()) {
-      if (absl::Status s =
-              CheckPositive(path + ".deadline", entry.deadline(), kMaxPolicyCallTime);
-          !s.ok()) {
-        return s;
-      }
       if (entry.has_timeout()) {
         return absl::InvalidArgumentError(absl::StrCat(
             path, ".deadline (", Show(entry.deadline()), ") and ", path, ".timeout (",
@@ -218,7 +252,7 @@ class PolicySetBuilder {
             "deadline): keep only timeout (a limit per attempt is "
             "retryPolicy.perAttemptTimeout)"));
       }
-      policy.timeout = ToDuration(entry.deadline());
+      policy.timeout = deadline;
       timeout_path = path + ".deadline";
       Warn(absl::StrCat(path,
                         ".deadline: deprecated alias of timeout (the call's overall deadline); "
@@ -303,38 +337,16 @@ class PolicySetBuilder {
       }
       r.max_attempts = p.max_attempts();
     }
-    if (p.has_initial_backoff()) {
-      if (absl::Status s =
-              CheckPositive(path + ".initialBackoff", p.initial_backoff(), kMaxPolicyInterval);
-          !s.ok()) {
-        return s;
-      }
-      r.initial_backoff = ToDuration(p.initial_backoff());
-    }
-    if (p.has_max_backoff()) {
-      if (absl::Status s =
-              CheckPositive(path + ".maxBackoff", p.max_backoff(), kMaxPolicyInterval);
-          !s.ok()) {
-        return s;
-      }
-      r.max_backoff = ToDuration(p.max_backoff());
-    }
-    if (r.max_backoff < r.initial_backoff) {
-      return Invalid(path + ".maxBackoff",
-                     absl::StrCat(">= initialBackoff (", absl::FormatDuration(r.initial_backoff), ")"),
-                     absl::FormatDuration(r.max_backoff));
-    }
-    if (p.has_backoff_multiplier()) {
-      if (!(p.backoff_multiplier() >= 1.0) || !std::isfinite(p.backoff_multiplier())) {
-        return Invalid(path + ".backoffMultiplier", ">= 1", p.backoff_multiplier());
-      }
-      r.backoff_multiplier = p.backoff_multiplier();
-    }
-    if (p.has_jitter()) {
-      if (absl::Status s = CheckFraction(path + ".jitter", p.jitter()); !s.ok()) return s;
-      r.jitter = p.jitter();
-    }
+    // The backoff: the set fields over Backoff::Options' defaults, checked
+    // by Backoff itself.
+    if (p.has_initial_backoff()) r.initial_backoff = ToDuration(p.initial_backoff());
+    if (p.has_max_backoff()) r.max_backoff = ToDuration(p.max_backoff());
+    if (p.has_backoff_multiplier()) r.backoff_multiplier = p.backoff_multiplier();
+    if (p.has_jitter()) r.jitter = p.jitter();
     r.full_jitter = p.full_jitter();
+    if (absl::Status s = AtPath(Backoff::Validate(r.backoff()), "backoff.", path); !s.ok()) {
+      return s;
+    }
     if (p.retryable_status_codes_size() > 0) {
       r.retryable_status_codes.clear();
       for (int i = 0; i < p.retryable_status_codes_size(); ++i) {
@@ -345,21 +357,19 @@ class PolicySetBuilder {
         r.retryable_status_codes.push_back(*code);
       }
     }
-    if (p.has_per_attempt_timeout()) {
-      if (absl::Status s = CheckPositive(path + ".perAttemptTimeout", p.per_attempt_timeout(),
-                                         kMaxPolicyCallTime);
-          !s.ok()) {
-        return s;
-      }
-      r.per_attempt_timeout = ToDuration(p.per_attempt_timeout());
+    absl::Duration per_attempt_timeout;
+    // perAttemptRecvTimeout is not applied, but checked like every duration
+    // (gRPC wants it > 0 too).
+    if (absl::Status s = ReadDurations(
+            path, {{"perAttemptTimeout", p.has_per_attempt_timeout(), p.per_attempt_timeout(),
+                    Positive(kMaxPolicyCallTime), &per_attempt_timeout},
+                   {"perAttemptRecvTimeout", p.has_per_attempt_recv_timeout(),
+                    p.per_attempt_recv_timeout(), Positive(kMaxPolicyCallTime), nullptr}});
+        !s.ok()) {
+      return s;
     }
+    if (p.has_per_attempt_timeout()) r.per_attempt_timeout = per_attempt_timeout;
     if (p.has_per_attempt_recv_timeout()) {
-      // Not applied, but checked like every duration (gRPC wants it > 0 too).
-      if (absl::Status s = CheckPositive(path + ".perAttemptRecvTimeout",
-                                         p.per_attempt_recv_timeout(), kMaxPolicyCallTime);
-          !s.ok()) {
-        return s;
-      }
       NotApplied(path + ".perAttemptRecvTimeout",
                  "the limit of each attempt is retryPolicy.perAttemptTimeout");
     }
@@ -456,52 +466,52 @@ class PolicySetBuilder {
   // breaker's own validation speak, with the JSON path in front.
   absl::Status Sre(const pb::SreBreakerPolicy& p, const std::string& path,
                    SreBreaker::Options& o) {
-    if (p.has_window()) {
-      if (absl::Status s = CheckWindow(path + ".window", p.window()); !s.ok()) return s;
-    }
-    if (p.has_force_pass_interval()) {
-      if (absl::Status s = CheckNonNegative(path + ".forcePassInterval",
-                                            p.force_pass_interval(), kMaxPolicyInterval);
-          !s.ok()) {
-        return s;
-      }
-    }
-    if (p.has_slow_call_threshold()) {
-      if (absl::Status s = CheckNonNegative(path + ".slowCallThreshold", p.slow_call_threshold(),
-                                            kMaxPolicyCallTime);
-          !s.ok()) {
-        return s;
-      }
+    if (absl::Status s = ReadDurations(
+            path, {{"window", p.has_window(), p.window(), kWindowRange, &o.window},
+                   {"forcePassInterval", p.has_force_pass_interval(), p.force_pass_interval(),
+                    NonNegative(kMaxPolicyInterval), &o.force_pass_interval},
+                   {"slowCallThreshold", p.has_slow_call_threshold(), p.slow_call_threshold(),
+                    NonNegative(kMaxPolicyCallTime), &o.slow_call_threshold}});
+        !s.ok()) {
+      return s;
     }
     if (p.has_k()) o.k = p.k();
     if (p.has_protection()) o.protection = p.protection();
-    if (p.has_window()) o.window = ToDuration(p.window());
     if (p.has_buckets()) o.buckets = p.buckets();
     if (p.has_count_local_rejections()) o.count_local_rejections = p.count_local_rejections();
-    if (p.has_force_pass_interval()) o.force_pass_interval = ToDuration(p.force_pass_interval());
     if (p.has_recovery_acceleration()) o.recovery_acceleration = p.recovery_acceleration();
     if (p.has_max_drop_probability()) o.max_drop_probability = p.max_drop_probability();
-    if (p.has_slow_call_threshold()) o.slow_call_threshold = ToDuration(p.slow_call_threshold());
     // The window must hold at least one refresh interval.
     o.refresh_interval = std::min(o.refresh_interval, o.window / 2);
-    return Rename(SreBreaker::Validate(o), "sre.", path);
+    return AtPath(SreBreaker::Validate(o), "sre.", path);
   }
 
+  // The bounds of the durations are checked here (its Validate() checks how
+  // they relate to each other), the rest by ThreeStateBreaker::Validate().
   absl::Status ThreeState(const pb::ThreeStateBreakerPolicy& p, const std::string& path,
                           ThreeStateBreaker::Options& o) {
-    if (absl::Status s = ThreeStateDurations(p, path); !s.ok()) return s;
+    if (absl::Status s = ReadDurations(
+            path, {{"slowCallThreshold", p.has_slow_call_threshold(), p.slow_call_threshold(),
+                    NonNegative(kMaxPolicyCallTime), &o.slow_call_threshold},
+                   {"window", p.has_window(), p.window(), kWindowRange, &o.window},
+                   {"openDuration", p.has_open_duration(), p.open_duration(),
+                    Positive(kMaxPolicyOpenTime), &o.open_duration},
+                   {"maxOpenDuration", p.has_max_open_duration(), p.max_open_duration(),
+                    Positive(kMaxPolicyOpenTime), &o.max_open_duration},
+                   {"probeInterval", p.has_probe_interval(), p.probe_interval(),
+                    NonNegative(kMaxPolicyInterval), &o.probe_interval},
+                   {"halfOpenMaxWait", p.has_half_open_max_wait(), p.half_open_max_wait(),
+                    Positive(kMaxPolicyOpenTime), &o.half_open_max_wait}});
+        !s.ok()) {
+      return s;
+    }
     if (p.has_failure_rate_threshold()) o.failure_rate_threshold = p.failure_rate_threshold();
     if (p.has_min_requests()) o.min_requests = p.min_requests();
     if (p.has_consecutive_failures()) o.consecutive_failures = p.consecutive_failures();
-    if (p.has_slow_call_threshold()) o.slow_call_threshold = ToDuration(p.slow_call_threshold());
     if (p.has_slow_call_rate_threshold()) o.slow_call_rate_threshold = p.slow_call_rate_threshold();
-    if (p.has_window()) o.window = ToDuration(p.window());
     if (p.has_buckets()) o.buckets = p.buckets();
-    if (p.has_open_duration()) o.open_duration = ToDuration(p.open_duration());
     if (p.has_open_duration_multiplier()) o.open_duration_multiplier = p.open_duration_multiplier();
-    if (p.has_max_open_duration()) {
-      o.max_open_duration = ToDuration(p.max_open_duration());
-    } else {
+    if (!p.has_max_open_duration()) {
       o.max_open_duration = std::max(o.max_open_duration, o.open_duration);
     }
     if (p.has_max_open_duration() && p.has_open_duration_multiplier() &&
@@ -513,8 +523,6 @@ class PolicySetBuilder {
     if (p.has_half_open_successes_to_close()) {
       o.half_open_successes_to_close = p.half_open_successes_to_close();
     }
-    if (p.has_probe_interval()) o.probe_interval = ToDuration(p.probe_interval());
-    if (p.has_half_open_max_wait()) o.half_open_max_wait = ToDuration(p.half_open_max_wait());
     if (!p.mode().empty()) {
       const std::string mode = absl::AsciiStrToLower(p.mode());
       if (mode == "normal") {
@@ -533,65 +541,12 @@ class PolicySetBuilder {
                        absl::StrCat("\"", Printable(p.mode(), 64), "\""));
       }
     }
-    return Rename(ThreeStateBreaker::Validate(o), "three_state.", path);
+    return AtPath(ThreeStateBreaker::Validate(o), "three_state.", path);
   }
 
-  // The bounds of the three-state breaker's durations (its Validate() checks
-  // how they relate to each other).
-  static absl::Status ThreeStateDurations(const pb::ThreeStateBreakerPolicy& p,
-                                          const std::string& path) {
-    if (p.has_slow_call_threshold()) {
-      if (absl::Status s = CheckNonNegative(path + ".slowCallThreshold", p.slow_call_threshold(),
-                                            kMaxPolicyCallTime);
-          !s.ok()) {
-        return s;
-      }
-    }
-    if (p.has_window()) {
-      if (absl::Status s = CheckWindow(path + ".window", p.window()); !s.ok()) return s;
-    }
-    if (p.has_open_duration()) {
-      if (absl::Status s =
-              CheckPositive(path + ".openDuration", p.open_duration(), kMaxPolicyOpenTime);
-          !s.ok()) {
-        return s;
-      }
-    }
-    if (p.has_max_open_duration()) {
-      if (absl::Status s = CheckPositive(path + ".maxOpenDuration", p.max_open_duration(),
-                                         kMaxPolicyOpenTime);
-          !s.ok()) {
-        return s;
-      }
-    }
-    if (p.has_probe_interval()) {
-      if (absl::Status s =
-              CheckNonNegative(path + ".probeInterval", p.probe_interval(), kMaxPolicyInterval);
-          !s.ok()) {
-        return s;
-      }
-    }
-    if (p.has_half_open_max_wait()) {
-      if (absl::Status s = CheckPositive(path + ".halfOpenMaxWait", p.half_open_max_wait(),
-                                         kMaxPolicyOpenTime);
-          !s.ok()) {
-        return s;
-      }
-    }
-    return absl::OkStatus();
-  }
-
-  // The breakers name their fields "sre.max_drop_probability"; the file says
-  // "methodConfig[0].breaker.sre.maxDropProbability". Rewrites the message's
-  // field references to the file's paths and JSON names.
-  static absl::Status Rename(const absl::Status& s, absl::string_view prefix,
-                             const std::string& path) {
-    if (s.ok()) return s;
-    const std::string message =
-        absl::StrReplaceAll(s.message(), {{prefix, absl::StrCat(path, ".")}});
-    return absl::InvalidArgumentError(SnakeToCamel(message));
-  }
-
+  // The limits: each checked by the class that enforces it
+  // (FixedConcurrencyLimiter, TokenBucket), so that whatever loads, their
+  // Create() accepts.
   absl::StatusOr<ThrottleSettings> Throttle(const pb::ThrottlePolicy& p, const std::string& path) {
     ThrottleSettings t;
     if (!p.has_max_concurrency() && !p.has_rate_per_second()) {
@@ -599,59 +554,41 @@ class PolicySetBuilder {
           absl::StrCat(path, ": set maxConcurrency, ratePerSecond or both"));
     }
     if (p.has_max_concurrency()) {
-      if (p.max_concurrency() < 1) return Invalid(path + ".maxConcurrency", ">= 1", p.max_concurrency());
+      if (absl::Status s = AtPath(FixedConcurrencyLimiter::Validate(p.max_concurrency()), "", path);
+          !s.ok()) {
+        return s;
+      }
       t.max_concurrency = p.max_concurrency();
     }
-    // The rate limit gets exactly the token bucket's bounds, so that
-    // TokenBucket::Create() accepts whatever loads.
+    if (p.has_burst() && !p.has_rate_per_second()) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ".burst: needs ratePerSecond"));
+    }
     if (p.has_rate_per_second()) {
       const double rate = p.rate_per_second();
-      // Written so that NaN fails.
-      if (!(rate >= TokenBucket::kMinRatePerSecond && rate <= TokenBucket::kMaxRatePerSecond)) {
-        return Invalid(path + ".ratePerSecond", "in [1e-3, 1e9]", rate);
+      // Without a burst: one second's worth of calls, at least 1, always
+      // within TokenBucket::MaxBurst() of a valid rate. The comparisons keep
+      // an invalid rate (NaN included) out of the conversion.
+      int64_t burst = 1;
+      if (p.has_burst()) {
+        burst = p.burst();
+      } else if (rate >= TokenBucket::kMaxBurst) {
+        burst = TokenBucket::kMaxBurst;
+      } else if (rate >= 1.0) {
+        burst = static_cast<int64_t>(rate);  // floor
+      }
+      if (absl::Status s = AtPath(TokenBucket::Validate(rate, burst), "", path); !s.ok()) {
+        return s;
       }
       t.rate_per_second = rate;
-      // One second's worth of calls, at least 1: always within MaxBurst().
-      t.burst = static_cast<int>(std::max(1.0, std::floor(rate)));
+      t.burst = static_cast<int>(burst);  // Validate(): in [1, 1e9]
     }
-    if (p.has_burst()) {
-      if (!p.has_rate_per_second()) {
-        return absl::InvalidArgumentError(absl::StrCat(path, ".burst: needs ratePerSecond"));
-      }
-      if (p.burst() < 1 || p.burst() > TokenBucket::kMaxBurst) {
-        return Invalid(path + ".burst", "in [1, 1e9]", p.burst());
-      }
-      const int64_t max_burst = TokenBucket::MaxBurst(t.rate_per_second);
-      if (p.burst() > max_burst) {
-        return Invalid(path + ".burst",
-                       absl::StrCat("<= ", max_burst, " at ratePerSecond ", t.rate_per_second,
-                                    " (an empty bucket must refill within 1e9s)"),
-                       p.burst());
-      }
-      t.burst = p.burst();
-    }
-    if (t.rate_per_second > 0) {
-      // Cannot fail after the checks above; kept so that a bound added to
-      // the bucket alone still stops the file here, not at the first call.
-      if (absl::Status s = TokenBucket::Validate(t.rate_per_second, t.burst); !s.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat(path, ": ", s.message()));
-      }
-    }
-    if (p.has_min_pushback()) {
-      if (absl::Status s =
-              CheckPositive(path + ".minPushback", p.min_pushback(), kMaxPolicyInterval);
-          !s.ok()) {
-        return s;
-      }
-      t.min_pushback = ToDuration(p.min_pushback());
-    }
-    if (p.has_max_pushback()) {
-      if (absl::Status s =
-              CheckPositive(path + ".maxPushback", p.max_pushback(), kMaxPolicyInterval);
-          !s.ok()) {
-        return s;
-      }
-      t.max_pushback = ToDuration(p.max_pushback());
+    if (absl::Status s = ReadDurations(
+            path, {{"minPushback", p.has_min_pushback(), p.min_pushback(),
+                    Positive(kMaxPolicyInterval), &t.min_pushback},
+                   {"maxPushback", p.has_max_pushback(), p.max_pushback(),
+                    Positive(kMaxPolicyInterval), &t.max_pushback}});
+        !s.ok()) {
+      return s;
     }
     if (t.max_pushback < t.min_pushback) {
       return Invalid(path + ".maxPushback",
@@ -664,14 +601,12 @@ class PolicySetBuilder {
   absl::StatusOr<FaultInjectionSettings> FaultInjection(const pb::FaultInjectionPolicy& p,
                                                         const std::string& path) {
     FaultInjectionSettings f;
-    if (p.has_delay()) {
-      if (absl::Status s = CheckNonNegative(path + ".delay", p.delay(), kMaxPolicyInterval);
-          !s.ok()) {
-        return s;
-      }
-      f.delay = ToDuration(p.delay());
-      f.delay_fraction = 1.0;
+    if (absl::Status s = ReadDurations(path, {{"delay", p.has_delay(), p.delay(),
+                                               NonNegative(kMaxPolicyInterval), &f.delay}});
+        !s.ok()) {
+      return s;
     }
+    if (p.has_delay()) f.delay_fraction = 1.0;
     if (p.has_delay_fraction()) {
       if (!p.has_delay()) {
         return absl::InvalidArgumentError(absl::StrCat(path, ".delayFraction: needs delay"));
@@ -706,20 +641,17 @@ class PolicySetBuilder {
     return f;
   }
 
-  absl::Status RetryBudget(const pb::RetryThrottling& p) {
-    const std::string path = "retryThrottling";
-    if (p.has_max_tokens()) {
-      if (p.max_tokens() < 1 || p.max_tokens() > 1000) {
-        return Invalid(path + ".maxTokens", "in [1, 1000]", p.max_tokens());
-      }
-      set_.retry_budget_.max_tokens = p.max_tokens();
+  // The set fields over RetryBudget::Options' defaults, checked by
+  // RetryBudget itself.
+  absl::Status RetryThrottling(const pb::RetryThrottling& p) {
+    RetryBudget::Options o = set_.retry_budget_;
+    if (p.has_max_tokens()) o.max_tokens = p.max_tokens();
+    if (p.has_token_ratio()) o.token_ratio = p.token_ratio();
+    if (absl::Status s = AtPath(RetryBudget::Validate(o), "retry_budget.", "retryThrottling");
+        !s.ok()) {
+      return s;
     }
-    if (p.has_token_ratio()) {
-      if (!(p.token_ratio() > 0.0 && p.token_ratio() <= 1.0)) {
-        return Invalid(path + ".tokenRatio", "in (0, 1]", p.token_ratio());
-      }
-      set_.retry_budget_.token_ratio = p.token_ratio();
-    }
+    set_.retry_budget_ = o;
     return absl::OkStatus();
   }
 
@@ -728,546 +660,6 @@ class PolicySetBuilder {
   std::string default_path_;
   absl::flat_hash_map<std::string, std::string> name_paths_;  // name -> where
 };
-
-namespace {
-
-// The offset of the first byte of `text` that does not start a well-formed
-// UTF-8 sequence (by lead byte and continuation bytes), or npos.
-size_t FirstInvalidUtf8(absl::string_view text) {
-  size_t i = 0;
-  while (i < text.size()) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    size_t length;
-    if (c < 0x80) {
-      length = 1;
-    } else if (c >= 0xC2 && c <= 0xDF) {
-      length = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      length = 3;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      length = 4;
-    } else {
-      return i;
-    }
-    if (i + length > text.size()) return i;
-    for (size_t k = 1; k < length; ++k) {
-      if ((static_cast<unsigned char>(text[i + k]) & 0xC0) != 0x80) return i;
-    }
-    i += length;
-  }
-  return absl::string_view::npos;
-}
-
-// "line L, column C" of byte `offset` (both from 1).
-std::string Position(absl::string_view text, size_t offset) {
-  size_t line = 1, column = 1;
-  for (size_t i = 0; i < offset && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      column = 1;
-    } else {
-      ++column;
-    }
-  }
-  return absl::StrCat("line ", line, ", column ", column);
-}
-
-// Deepest nesting of objects and arrays accepted. protobuf's parser turns
-// the text into nested messages (three for an object held in a
-// google.protobuf.Value) and gives up at 100 of them, with a message that
-// names nothing; 32 levels stay below that whatever the mix.
-constexpr int kMaxJsonDepth = 32;
-
-// Whether `number` is a JSON number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-// With `empty_fraction`, a "." without digits passes and sets it.
-bool JsonNumber(absl::string_view number, bool* empty_fraction) {
-  size_t i = 0;
-  const auto digits = [&] {
-    const size_t from = i;
-    while (i < number.size() && absl::ascii_isdigit(number[i])) ++i;
-    return i - from;
-  };
-  if (i < number.size() && number[i] == '-') ++i;
-  if (i < number.size() && number[i] == '0') {
-    ++i;
-  } else if (digits() == 0) {
-    return false;
-  }
-  if (i < number.size() && number[i] == '.') {
-    ++i;
-    if (digits() == 0) {
-      if (empty_fraction == nullptr) return false;
-      *empty_fraction = true;
-    }
-  }
-  if (i < number.size() && (number[i] == 'e' || number[i] == 'E')) {
-    ++i;
-    if (i < number.size() && (number[i] == '+' || number[i] == '-')) ++i;
-    if (digits() == 0) return false;
-  }
-  return i == number.size();
-}
-
-// JsonScanner
-//
-// Reads the text as strict JSON (RFC 8259) before protobuf's parser does,
-// and refuses what that parser would accept although it is not JSON or is
-// ambiguous: trailing commas, single-quoted strings, unquoted keys,
-// "1." numbers, unknown escapes and raw control characters in strings, a key
-// twice in one object (protobuf keeps the last, or merges two objects), and
-// nesting deeper than kMaxJsonDepth. Each with the JSON path and the
-// position. At anything else that is not JSON it stops without a verdict:
-// protobuf's parser then reports that syntax error as before. Recursion
-// goes no deeper than kMaxJsonDepth.
-class JsonScanner {
- public:
-  explicit JsonScanner(absl::string_view text) : text_(text) {}
-
-  absl::Status Check() {
-    SkipSpace();
-    if (!Value()) return error_;
-    while (true) {
-      SkipSpace();
-      if (frames_.empty()) return absl::OkStatus();  // what follows is protobuf's to report
-      Frame& top = frames_.back();
-      if (At(',')) {
-        const size_t comma = pos_++;
-        SkipSpace();
-        if (At(']') || At('}')) {
-          return Fail(comma, frames_.size() - 1, "trailing comma (not allowed in JSON)");
-        }
-        if (top.object) {
-          if (!Key()) return error_;
-        } else {
-          ++top.index;
-        }
-        if (!Value()) return error_;
-      } else if (At(top.object ? '}' : ']')) {
-        ++pos_;
-        frames_.pop_back();
-      } else {
-        return absl::OkStatus();
-      }
-    }
-  }
-
- private:
-  struct Frame {
-    bool object = false;
-    int64_t index = 0;        // array: the element being read
-    std::string key;          // object: the member being read, decoded
-    absl::flat_hash_map<std::string, size_t> seen;  // object: key -> its offset
-  };
-
-  bool At(char c) const { return pos_ < text_.size() && text_[pos_] == c; }
-
-  void SkipSpace() {
-    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' ||
-                                   text_[pos_] == '\n' || text_[pos_] == '\r')) {
-      ++pos_;
-    }
-  }
-
-  // The JSON path of the value the first `levels` frames lead to.
-  std::string Path(size_t levels) const {
-    std::string path;
-    for (size_t i = 0; i < levels && i < frames_.size(); ++i) {
-      if (frames_[i].object) {
-        absl::StrAppend(&path, path.empty() ? "" : ".", Printable(frames_[i].key, 40));
-      } else {
-        absl::StrAppend(&path, "[", frames_[i].index, "]");
-      }
-    }
-    return path;
-  }
-
-  // Stops the scan with `what` at byte `offset`, in the value at the path of
-  // the first `levels` frames. Returns false, to be returned.
-  bool Stop(size_t offset, size_t levels, absl::string_view what) {
-    const std::string path = Path(levels);
-    error_ = absl::InvalidArgumentError(absl::StrCat(
-        "policy JSON: ", path, path.empty() ? "" : ": ", what, " at ", Position(text_, offset)));
-    return false;
-  }
-  absl::Status Fail(size_t offset, size_t levels, absl::string_view what) {
-    Stop(offset, levels, what);
-    return error_;
-  }
-
-  // An object member's key and its ':'. On a key met before, stops.
-  bool Key() {
-    Frame& top = frames_.back();
-    const size_t levels = frames_.size() - 1;  // the object's own path
-    const size_t start = pos_;
-    if (At('"')) {
-      std::string key;
-      if (!String(&key, levels)) return false;
-      if (auto [it, inserted] = top.seen.emplace(key, start); !inserted) {
-        return Stop(start, levels,
-                    absl::StrCat("duplicate key \"", Printable(key, 40), "\" (first at ",
-                                 Position(text_, it->second), ")"));
-      }
-      top.key = std::move(key);
-    } else if (At('\'')) {
-      return Stop(start, levels, "single-quoted key (JSON strings use double quotes)");
-    } else if (pos_ < text_.size() && (absl::ascii_isalpha(text_[pos_]) || text_[pos_] == '_' ||
-                                       text_[pos_] == '$')) {
-      size_t end = pos_;
-      while (end < text_.size() &&
-             (absl::ascii_isalnum(text_[end]) || text_[end] == '_' || text_[end] == '$')) {
-        ++end;
-      }
-      return Stop(start, levels,
-                  absl::StrCat("unquoted key ", Printable(text_.substr(pos_, end - pos_), 40),
-                               " (JSON keys are strings in double quotes)"));
-    } else {
-      return false;  // not JSON: protobuf says what
-    }
-    SkipSpace();
-    if (!At(':')) return false;
-    ++pos_;
-    SkipSpace();
-    return true;
-  }
-
-  // One value; an object or array is opened (and its first member read), the
-  // loop in Check() goes on with the rest.
-  bool Value() {
-    const size_t start = pos_;
-    const size_t levels = frames_.size();  // the value's own path
-    if (pos_ >= text_.size()) return false;
-    const char c = text_[pos_];
-    if (c == '{' || c == '[') {
-      if (frames_.size() >= static_cast<size_t>(kMaxJsonDepth)) {
-        return Stop(start, levels,
-                    absl::StrCat("nested deeper than ", kMaxJsonDepth, " levels"));
-      }
-      ++pos_;
-      frames_.emplace_back();
-      frames_.back().object = c == '{';
-      SkipSpace();
-      if (At(c == '{' ? '}' : ']')) {  // empty
-        ++pos_;
-        frames_.pop_back();
-        return true;
-      }
-      return c == '{' ? Key() && Value() : Value();
-    }
-    if (c == '"') return String(nullptr, levels);
-    if (c == '\'') {
-      return Stop(start, levels, "single-quoted string (JSON strings use double quotes)");
-    }
-    if (c == '-' || absl::ascii_isdigit(c)) return Number(levels);
-    if (absl::ascii_isalpha(c)) {
-      size_t end = pos_;
-      while (end < text_.size() && absl::ascii_isalnum(text_[end])) ++end;
-      const absl::string_view word = text_.substr(pos_, end - pos_);
-      if (word != "true" && word != "false" && word != "null") return false;
-      pos_ = end;
-      return true;
-    }
-    return false;
-  }
-
-  // A number: RFC 8259's grammar. protobuf also takes "1." and "1.e5";
-  // those stop here, other malformed numbers are protobuf's to report.
-  bool Number(size_t levels) {
-    const size_t start = pos_;
-    size_t end = pos_;
-    while (end < text_.size() && (absl::ascii_isdigit(text_[end]) || text_[end] == '-' ||
-                                  text_[end] == '+' || text_[end] == '.' ||
-                                  text_[end] == 'e' || text_[end] == 'E')) {
-      ++end;
-    }
-    const absl::string_view number = text_.substr(start, end - start);
-    bool empty_fraction = false;
-    if (!JsonNumber(number, &empty_fraction)) return false;
-    if (empty_fraction) {
-      return Stop(start, levels,
-                  absl::StrCat("invalid number ", number,
-                               " (JSON wants a digit after the decimal point)"));
-    }
-    pos_ = end;
-    return true;
-  }
-
-  // A double-quoted string; decoded into `out` when not null (keys).
-  bool String(std::string* out, size_t levels) {
-    ++pos_;  // the opening quote
-    while (pos_ < text_.size()) {
-      const unsigned char c = static_cast<unsigned char>(text_[pos_]);
-      if (c == '"') {
-        ++pos_;
-        return true;
-      }
-      if (c < 0x20) {
-        return Stop(pos_, levels,
-                    absl::StrCat("raw control character \\x", absl::Hex(c, absl::kZeroPad2),
-                                 " in a string (JSON wants it escaped)"));
-      }
-      if (c != '\\') {
-        if (out != nullptr) out->push_back(static_cast<char>(c));
-        ++pos_;
-        continue;
-      }
-      if (pos_ + 1 >= text_.size()) return false;
-      const char e = text_[pos_ + 1];
-      static constexpr absl::string_view kSimple = "\"\\/bfnrt";
-      static constexpr absl::string_view kMeaning = "\"\\/\b\f\n\r\t";
-      if (const size_t k = kSimple.find(e); k != absl::string_view::npos) {
-        if (out != nullptr) out->push_back(kMeaning[k]);
-        pos_ += 2;
-      } else if (e == 'u') {
-        uint32_t unit;
-        if (!Hex4(pos_ + 2, &unit)) return false;
-        pos_ += 6;
-        uint32_t code_point = unit;
-        if (unit >= 0xD800 && unit <= 0xDBFF) {
-          uint32_t low;
-          if (!(At('\\') && pos_ + 1 < text_.size() && text_[pos_ + 1] == 'u' &&
-                Hex4(pos_ + 2, &low) && low >= 0xDC00 && low <= 0xDFFF)) {
-            return false;  // a lone surrogate: protobuf refuses it
-          }
-          pos_ += 6;
-          code_point = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
-        } else if (unit >= 0xDC00 && unit <= 0xDFFF) {
-          return false;
-        }
-        if (out != nullptr) AppendUtf8(code_point, *out);
-      } else {
-        return Stop(pos_, levels,
-                    absl::StrCat("invalid escape \\", Printable(absl::string_view(&e, 1), 1),
-                                 " in a string"));
-      }
-    }
-    return false;  // unterminated
-  }
-
-  bool Hex4(size_t at, uint32_t* value) const {
-    if (at + 4 > text_.size()) return false;
-    *value = 0;
-    for (size_t i = at; i < at + 4; ++i) {
-      const char h = text_[i];
-      if (!absl::ascii_isxdigit(h)) return false;
-      *value = *value * 16 + (absl::ascii_isdigit(h) ? h - '0' : absl::ascii_tolower(h) - 'a' + 10);
-    }
-    return true;
-  }
-
-  static void AppendUtf8(uint32_t cp, std::string& out) {
-    if (cp < 0x80) {
-      out.push_back(static_cast<char>(cp));
-    } else if (cp < 0x800) {
-      out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else if (cp < 0x10000) {
-      out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-      out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else {
-      out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-      out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    }
-  }
-
-  absl::string_view text_;
-  size_t pos_ = 0;
-  std::vector<Frame> frames_;
-  absl::Status error_;  // set when a scan stops with a verdict
-};
-
-// ShapeChecker
-//
-// Walks the JSON (parsed into a google::protobuf::Value) against the
-// PolicyFile schema and refuses a value of the wrong kind where protobuf's
-// parser would quietly reinterpret it: a single value or nested arrays
-// where an array belongs (it flattens them), null inside an array (it drops
-// it), "true" for a bool, an object for a duration (it reads
-// {"seconds": 5}), a duration string it reads leniently (" 1s", "+1s",
-// "1.s"), a number string it reads as hex ("0x1") and a field written
-// under both its JSON and its proto name (it merges them). Fields in schema
-// order, so the first mismatch reported does not depend on hashing. Keys
-// the schema does not know are left to protobuf's parser. Recursion is
-// bounded by the schema's depth.
-class ShapeChecker {
- public:
-  static absl::Status Check(const google::protobuf::Value& root) {
-    if (root.kind_case() != google::protobuf::Value::kStructValue) {
-      return Mismatch("", "an object such as {\"methodConfig\": [...]}", root);
-    }
-    return Object(root.struct_value(), *pb::PolicyFile::descriptor(), "");
-  }
-
- private:
-  using FieldDescriptor = google::protobuf::FieldDescriptor;
-  using Value = google::protobuf::Value;
-
-  static absl::Status Object(const google::protobuf::Struct& object,
-                             const google::protobuf::Descriptor& type, const std::string& path) {
-    for (int i = 0; i < type.field_count(); ++i) {
-      const FieldDescriptor& field = *type.field(i);
-      const auto json = object.fields().find(field.json_name());
-      const auto proto = field.name() == field.json_name() ? object.fields().end()
-                                                           : object.fields().find(field.name());
-      if (json != object.fields().end() && proto != object.fields().end()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "policy JSON: ", path, path.empty() ? "" : ": ", "\"", field.json_name(),
-            "\" and \"", field.name(), "\" are the same field; write it once, as \"",
-            field.json_name(), "\""));
-      }
-      const auto it = json != object.fields().end() ? json : proto;
-      if (it == object.fields().end()) continue;
-      const std::string field_path = absl::StrCat(path, path.empty() ? "" : ".", it->first);
-      const Value& value = it->second;
-      if (value.kind_case() == Value::kNullValue) continue;  // as if left out
-      if (!field.is_repeated()) {
-        if (absl::Status s = One(value, field, field_path); !s.ok()) return s;
-        continue;
-      }
-      if (value.kind_case() != Value::kListValue) return Mismatch(field_path, "an array", value);
-      for (int k = 0; k < value.list_value().values_size(); ++k) {
-        const std::string element_path = absl::StrCat(field_path, "[", k, "]");
-        const Value& element = value.list_value().values(k);
-        if (element.kind_case() == Value::kNullValue) {
-          return Mismatch(element_path, Expected(field), element);
-        }
-        if (absl::Status s = One(element, field, element_path); !s.ok()) return s;
-      }
-    }
-    return absl::OkStatus();
-  }
-
-  // What a single value of `field` must look like.
-  static std::string Expected(const FieldDescriptor& field) {
-    switch (field.type()) {
-      case FieldDescriptor::TYPE_MESSAGE:
-        if (field.message_type() == google::protobuf::Duration::descriptor()) {
-          return "a duration such as \"0.2s\" (seconds with up to 9 decimals, then s)";
-        }
-        return "an object";
-      case FieldDescriptor::TYPE_STRING:
-        return "a string";
-      case FieldDescriptor::TYPE_BOOL:
-        return "true or false";
-      case FieldDescriptor::TYPE_ENUM:
-        return "a name";
-      default:
-        return "a number";
-    }
-  }
-
-  // One value of `field` (an element, if repeated), not null.
-  static absl::Status One(const Value& value, const FieldDescriptor& field,
-                          const std::string& path) {
-    const Value::KindCase kind = value.kind_case();
-    switch (field.type()) {
-      case FieldDescriptor::TYPE_MESSAGE: {
-        const google::protobuf::Descriptor* type = field.message_type();
-        if (type == google::protobuf::Duration::descriptor()) {
-          if (kind != Value::kStringValue || !DurationText(value.string_value())) {
-            return Mismatch(path, Expected(field), value);
-          }
-          return absl::OkStatus();
-        }
-        if (kind != Value::kStructValue) return Mismatch(path, Expected(field), value);
-        if (type == google::protobuf::Struct::descriptor()) return absl::OkStatus();  // free-form
-        return Object(value.struct_value(), *type, path);
-      }
-      case FieldDescriptor::TYPE_STRING:
-      case FieldDescriptor::TYPE_BYTES:
-        if (kind != Value::kStringValue) return Mismatch(path, Expected(field), value);
-        return absl::OkStatus();
-      case FieldDescriptor::TYPE_BOOL:
-        if (kind != Value::kBoolValue) return Mismatch(path, Expected(field), value);
-        return absl::OkStatus();
-      case FieldDescriptor::TYPE_ENUM:
-        if (kind != Value::kStringValue && kind != Value::kNumberValue) {
-          return Mismatch(path, Expected(field), value);
-        }
-        return absl::OkStatus();
-      default: {  // numbers
-        if (kind == Value::kNumberValue) return absl::OkStatus();
-        // proto3 JSON also takes a number as a string, and "NaN",
-        // "Infinity", "-Infinity" for floating point; protobuf checks the
-        // range. Anything else (protobuf reads "0x1" as 1) is refused.
-        const bool floating = field.cpp_type() == FieldDescriptor::CPPTYPE_DOUBLE ||
-                              field.cpp_type() == FieldDescriptor::CPPTYPE_FLOAT;
-        if (kind == Value::kStringValue) {
-          const std::string& text = value.string_value();
-          if (JsonNumber(text, nullptr) ||
-              (floating && (text == "NaN" || text == "Infinity" || text == "-Infinity"))) {
-            return absl::OkStatus();
-          }
-        }
-        return Mismatch(path, Expected(field), value);
-      }
-    }
-  }
-
-  // -?[0-9]+(\.[0-9]{1,9})?s: the duration form protobuf writes; its parser
-  // also reads " 1s", "+1s" and "1.s". Range is checked later.
-  static bool DurationText(absl::string_view text) {
-    if (!absl::ConsumeSuffix(&text, "s")) return false;
-    absl::ConsumePrefix(&text, "-");
-    const size_t dot = text.find('.');
-    const absl::string_view seconds = text.substr(0, dot);
-    const auto all_digits = [](absl::string_view d) {
-      return !d.empty() && std::all_of(d.begin(), d.end(), absl::ascii_isdigit);
-    };
-    if (!all_digits(seconds)) return false;
-    if (dot == absl::string_view::npos) return true;
-    const absl::string_view fraction = text.substr(dot + 1);
-    return all_digits(fraction) && fraction.size() <= 9;
-  }
-
-  static std::string Describe(const Value& value) {
-    switch (value.kind_case()) {
-      case Value::kNullValue:
-        return "null";
-      case Value::kBoolValue:
-        return value.bool_value() ? "true" : "false";
-      case Value::kNumberValue:
-        return absl::StrCat(value.number_value());
-      case Value::kStringValue:
-        return absl::StrCat("\"", Printable(value.string_value(), 64), "\"");
-      case Value::kStructValue:
-        return "an object";
-      case Value::kListValue:
-        return "an array";
-      default:
-        return "nothing";
-    }
-  }
-
-  static absl::Status Mismatch(const std::string& path, absl::string_view expected,
-                               const Value& value) {
-    return absl::InvalidArgumentError(absl::StrCat("policy JSON: ", path, path.empty() ? "" : ": ",
-                                                   "expected ", expected, ", got ",
-                                                   Describe(value)));
-  }
-};
-
-// One line out of the JSON parser's error: its first line, where it is (the
-// parser shows the input from the error on, which locates it), and no raw
-// input bytes.
-std::string ParseErrorLine(absl::string_view json, absl::string_view message) {
-  const size_t newline = message.find('\n');
-  std::string line(message.substr(0, newline));
-  if (newline != absl::string_view::npos) {
-    absl::string_view rest = message.substr(newline + 1);
-    const size_t caret = rest.rfind('\n');
-    const absl::string_view shown = caret == absl::string_view::npos ? rest : rest.substr(0, caret);
-    if (!shown.empty() && absl::EndsWith(json, shown)) {
-      absl::StrAppend(&line, " at ", Position(json, json.size() - shown.size()));
-    }
-  }
-  // Printable ASCII stays; anything else is shown as \xNN.
-  return Printable(line, line.size());
-}
-
-}  // namespace
 
 absl::StatusOr<PolicySet> PolicySet::FromJsonString(absl::string_view json,
                                                     LoadOptions options) {

@@ -11,6 +11,11 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <memory>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 
 namespace resilience {
 
@@ -24,13 +29,56 @@ namespace resilience {
 // write. This class is thread-safe.
 class RetryBudget {
  public:
-  // `max_tokens` in [1, 1000], `token_ratio` in (0, 1] (the policy loader
-  // checks both). Out-of-range values are clamped into those ranges (NaN to
-  // the smallest ratio), so no value can overflow the arithmetic.
+  // Largest max_tokens Validate() accepts (gRPC's own bound).
+  static constexpr int kMaxTokens = 1000;
+
+  // gRPC's retryThrottling, under its names. The defaults written here are
+  // the library's only ones (a policy file without retryThrottling gets
+  // them).
+  struct Options {
+    // Size of the bucket. In [1, kMaxTokens].
+    int max_tokens = 10;
+    // Tokens a success gives back. In (0, 1]; kept to three decimals, as
+    // gRPC does (at least 0.001).
+    double token_ratio = 0.1;
+  };
+
+  // Validate()
+  //
+  // OK when Create() would accept `options`; otherwise InvalidArgument
+  // naming the field and the value, e.g. "retry_budget.max_tokens: must be
+  // in [1, 1000], got 0". NaN fails.
+  static absl::Status Validate(const Options& options) {
+    if (options.max_tokens < 1 || options.max_tokens > kMaxTokens) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "retry_budget.max_tokens: must be in [1, ", kMaxTokens, "], got ", options.max_tokens));
+    }
+    if (!(options.token_ratio > 0.0 && options.token_ratio <= 1.0)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("retry_budget.token_ratio: must be in (0, 1], got ", options.token_ratio));
+    }
+    return absl::OkStatus();
+  }
+
+  // Create()
+  //
+  // A full budget for options Validate() accepts; its error otherwise.
+  static absl::StatusOr<std::unique_ptr<RetryBudget>> Create(const Options& options) {
+    if (absl::Status s = Validate(options); !s.ok()) return s;
+    return std::make_unique<RetryBudget>(options.max_tokens, options.token_ratio);
+  }
+
+  // Builds a full budget without validation, for callers that validated the
+  // settings already (the policy loader does, through Validate()).
+  // Out-of-range values are clamped into Validate()'s ranges (NaN to the
+  // smallest ratio), so no value can overflow the arithmetic.
   RetryBudget(int max_tokens, double token_ratio)
-      : max_milli_(int64_t{std::clamp(max_tokens, 1, 1000)} * 1000),
+      : max_milli_(int64_t{std::clamp(max_tokens, 1, kMaxTokens)} * 1000),
         ratio_milli_(RatioMilli(token_ratio)),
         milli_tokens_(max_milli_) {}
+
+  RetryBudget(const RetryBudget&) = delete;
+  RetryBudget& operator=(const RetryBudget&) = delete;
 
   // A failure costs 1 token (1000 milli-tokens), never below 0.
   void RecordFailure() {

@@ -33,7 +33,7 @@ absl::string_view RetryVerdictName(RetryVerdict verdict) {
 RetryDecider::RetryDecider(const Options& options, RandomSource& random)
     : max_attempts_(options.max_attempts < 1 ? 1 : options.max_attempts),
       backoff_(options.backoff, random),
-      budget_(options.budget_max_tokens, options.budget_token_ratio) {
+      budget_(options.budget.max_tokens, options.budget.token_ratio) {
   for (absl::StatusCode code : options.retryable_codes) {
     const int c = static_cast<int>(code);
     if (c > 0 && c < 32) retryable_mask_ |= uint32_t{1} << c;  // OK is never retryable

@@ -103,12 +103,14 @@ struct RetryDecision {
 // budget is atomic, the backoff draws from a thread-safe RandomSource).
 class RetryDecider {
  public:
+  // Without settings, nothing is retried. The policy file's defaults are
+  // RetrySettings' (src/policy/method_policy.h), Backoff's and
+  // RetryBudget's.
   struct Options {
-    int max_attempts = 3;  // >= 1; 1 means never retry
-    std::vector<absl::StatusCode> retryable_codes = {absl::StatusCode::kUnavailable};
+    int max_attempts = 1;  // 1 (or less) means never retry
+    std::vector<absl::StatusCode> retryable_codes;
     Backoff::Options backoff;
-    int budget_max_tokens = 10;
-    double budget_token_ratio = 0.1;
+    RetryBudget::Options budget;
   };
 
   // `random` must outlive the decider.

@@ -58,4 +58,13 @@ Verdict CallVerdicts::Take(const void* call) {
   return verdict;
 }
 
+HoldEnd CallVerdicts::EndOfHold(absl::Time now, absl::Time hold_until, absl::Time deadline,
+                                bool cancelled) const {
+  if (now >= deadline) return HoldEnd::kDeadlinePassed;
+  if (now >= hold_until) return HoldEnd::kElapsed;
+  if (now >= holds_end()) return HoldEnd::kHoldsEnded;
+  if (cancelled) return HoldEnd::kCancelled;
+  return HoldEnd::kHeld;
+}
+
 }  // namespace resilience

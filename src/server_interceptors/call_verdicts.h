@@ -30,6 +30,15 @@ struct Verdict {
   std::atomic<int64_t>* ended_while_held = nullptr;
 };
 
+// How a held call stands at a given time (CallVerdicts::EndOfHold()).
+enum class HoldEnd {
+  kHeld,            // still held
+  kDeadlinePassed,  // its deadline passed: answer it without the handler
+  kElapsed,         // the hold is over: on to the handler
+  kHoldsEnded,      // holds were ended (EndHoldsAt(), a shutdown)
+  kCancelled,       // the call was cancelled (by its client or a shutdown)
+};
+
 // CallVerdicts
 //
 // The verdicts on calls, each call named by its server context (one per call
@@ -89,6 +98,18 @@ class CallVerdicts {
     const int64_t ns = holds_end_ns_.load(std::memory_order_acquire);
     return ns == INT64_MAX ? absl::InfiniteFuture() : absl::FromUnixNanos(ns);
   }
+
+  // EndOfHold()
+  //
+  // Whether a call held until `hold_until` is still held at `now`, and if
+  // not, why, the first that applies of: its `deadline` passed, the hold is
+  // over, holds were ended (EndHoldsAt()), it was `cancelled`. A passed
+  // deadline comes first: the client has its answer, so the handler would
+  // run for nobody. The one decision of both ways to hold a call: the
+  // guard's wait on a sync handler thread (GuardedService) and the alarm of
+  // FaultInjectionInterceptor.
+  HoldEnd EndOfHold(absl::Time now, absl::Time hold_until, absl::Time deadline,
+                    bool cancelled = false) const;
 
   // The number of calls with a verdict.
   int64_t size() const { return size_.load(std::memory_order_acquire); }

@@ -17,12 +17,13 @@ constexpr absl::Duration kHoldSlice = absl::Milliseconds(20);
 
 }  // namespace
 
-grpc::experimental::Interceptor* FaultInjectionInterceptorFactory::CreateServerInterceptor(
-    grpc::experimental::ServerRpcInfo* info) {
-  if (!state_->any_fault_injection()) return nullptr;
-  ServerMethodState* state = state_->ForMethod(info->method());
+grpc::experimental::Interceptor* MakeFaultInjectionInterceptor(
+    ServerResilience& resilience, grpc::experimental::ServerRpcInfo* info) {
+  if (!resilience.any_fault_injection()) return nullptr;
+  ServerMethodState* state = resilience.ForMethod(info->method());
   if (state == nullptr || state->fault == nullptr) return nullptr;
-  return new FaultInjectionInterceptor(info, state, state_->executor(), state_->call_verdicts());
+  return new FaultInjectionInterceptor(info, state, resilience.executor(),
+                                       resilience.call_verdicts());
 }
 
 FaultInjectionInterceptor::~FaultInjectionInterceptor() {
@@ -80,21 +81,28 @@ void FaultInjectionInterceptor::Arm(grpc::experimental::InterceptorBatchMethods*
 }
 
 void FaultInjectionInterceptor::OnAlarm(grpc::experimental::InterceptorBatchMethods* methods) {
-  const absl::Time now = absl::Now();
-  const bool expired = absl::FromChrono(info_->server_context()->deadline()) <= now;
-  const bool ending = now >= call_verdicts_.holds_end();
-  if (now < hold_until_ && !expired && !ending) {
-    Arm(methods);
-    return;
-  }
-  if (expired) {
-    // The client gave up during the delay: don't let the handler work.
-    state_->expired_while_delayed.fetch_add(1, std::memory_order_relaxed);
-    Reject(grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
-                        absl::StrCat(info_->method(), ": deadline passed during an injected delay")));
-  } else if (now < hold_until_) {
-    Reject(grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                        absl::StrCat(info_->method(), ": server shutting down during an injected delay")));
+  // Never IsCancelled() here (see ThrottleInterceptor): a cancellation is
+  // not seen before the hold is over.
+  switch (call_verdicts_.EndOfHold(absl::Now(), hold_until_,
+                                   absl::FromChrono(info_->server_context()->deadline()))) {
+    case HoldEnd::kHeld:
+      Arm(methods);
+      return;
+    case HoldEnd::kDeadlinePassed:
+      // The client gave up during the delay: don't let the handler work.
+      state_->expired_while_delayed.fetch_add(1, std::memory_order_relaxed);
+      Reject(grpc::Status(
+          grpc::StatusCode::DEADLINE_EXCEEDED,
+          absl::StrCat(info_->method(), ": deadline passed during an injected delay")));
+      break;
+    case HoldEnd::kHoldsEnded:
+      Reject(grpc::Status(
+          grpc::StatusCode::UNAVAILABLE,
+          absl::StrCat(info_->method(), ": server shutting down during an injected delay")));
+      break;
+    case HoldEnd::kElapsed:
+    case HoldEnd::kCancelled:  // not asked
+      break;
   }
   // The alarm's callback runs on gRPC's internal executor: fine for the
   // callback API, whose handler only creates a reactor; a sync handler must

@@ -14,6 +14,7 @@
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/server_interceptor.h"
 #include "grpc_resilience/internal/server_interceptors/call_verdicts.h"
+#include "grpc_resilience/internal/server_interceptors/server_chain_factory.h"
 #include "grpc_resilience/internal/server_interceptors/server_resilience.h"
 
 namespace resilience {
@@ -90,17 +91,14 @@ class FaultInjectionInterceptor final : public grpc::experimental::Interceptor {
   ServerCallMeter meter_{state_->limits == nullptr};
 };
 
-class FaultInjectionInterceptorFactory final
-    : public grpc::experimental::ServerInterceptorFactoryInterface {
- public:
-  explicit FaultInjectionInterceptorFactory(std::shared_ptr<ServerResilience> state)
-      : state_(std::move(state)) {}
-  grpc::experimental::Interceptor* CreateServerInterceptor(
-      grpc::experimental::ServerRpcInfo* info) override;
+// MakeFaultInjectionInterceptor()
+//
+// The choice of the first factory of ours: a FaultInjectionInterceptor for
+// a method with fault injection, else nothing.
+grpc::experimental::Interceptor* MakeFaultInjectionInterceptor(
+    ServerResilience& resilience, grpc::experimental::ServerRpcInfo* info);
 
- private:
-  const std::shared_ptr<ServerResilience> state_;
-};
+using FaultInjectionInterceptorFactory = ServerChainFactory<MakeFaultInjectionInterceptor>;
 
 }  // namespace resilience
 

@@ -77,7 +77,8 @@ class GuardHandler final : public MethodHandler {
  private:
   // Blocks until the hold is over (true) or the call has ended: its deadline
   // passed, holds were ended (CallVerdicts::EndHoldsAt()), or it was
-  // cancelled by the client or a server shutdown (false).
+  // cancelled by the client or a server shutdown (false); as
+  // CallVerdicts::EndOfHold() decides.
   // Only for the sync API, whose handler threads may block; the wait is what
   // a slow handler would cost, on the thread gRPC gave the call.
   bool WaitOut(const HandlerParameter& param, const Verdict& verdict) const {
@@ -85,8 +86,16 @@ class GuardHandler final : public MethodHandler {
     const absl::Time deadline = absl::FromChrono(context.deadline());
     for (;;) {
       const absl::Time now = absl::Now();
-      if (now >= verdict.hold_until) return true;
-      if (now >= deadline || now >= verdicts_->holds_end() || context.IsCancelled()) return false;
+      switch (verdicts_->EndOfHold(now, verdict.hold_until, deadline, context.IsCancelled())) {
+        case HoldEnd::kHeld:
+          break;
+        case HoldEnd::kElapsed:
+          return true;
+        case HoldEnd::kDeadlinePassed:
+        case HoldEnd::kHoldsEnded:
+        case HoldEnd::kCancelled:
+          return false;
+      }
       absl::SleepFor(std::min({verdict.hold_until - now, deadline - now, kHoldPoll}));
     }
   }

@@ -108,18 +108,12 @@ absl::Status ServerResilience::RegisterGuardedService(grpc::ServerBuilder& build
   return absl::OkStatus();
 }
 
-ServerMethodStats ServerResilience::StatsOf(const ServerMethodState& s) {
-  ServerMethodStats stats;
-  stats.admitted = s.admitted.load(std::memory_order_relaxed);
-  stats.rejected_concurrency = s.rejected_concurrency.load(std::memory_order_relaxed);
-  stats.rejected_rate = s.rejected_rate.load(std::memory_order_relaxed);
-  stats.in_flight = s.in_flight.load(std::memory_order_relaxed);
-  stats.faults_aborted = s.faults_aborted.load(std::memory_order_relaxed);
-  stats.faults_delayed = s.faults_delayed.load(std::memory_order_relaxed);
-  stats.expired_while_delayed = s.expired_while_delayed.load(std::memory_order_relaxed);
-  stats.calls_by_code = s.codes.Snapshot();
-  stats.latency = s.latency.Snapshot();
-  return stats;
+ServerMethodStats ServerResilience::StatsOf(const ServerMethodState& from) {
+  ServerMethodStats to;
+  GRPC_RESILIENCE_SERVER_COUNTERS(GRPC_RESILIENCE_LOAD_COUNTER)
+  to.calls_by_code = from.meter.StatusCounts();
+  to.latency = from.meter.Latencies();
+  return to;
 }
 
 ServerMethodStats ServerResilience::Stats(absl::string_view method) {
@@ -132,7 +126,7 @@ ServerMethodStats ServerResilience::Stats(absl::string_view method) {
 std::vector<const ServerMethodState*> ServerResilience::SortedStates() {
   std::vector<ServerMethodState*> made = methods_.States();
   std::vector<const ServerMethodState*> states(made.begin(), made.end());
-  if (unknown_.codes.Snapshot().total() > 0 ||
+  if (unknown_.meter.StatusCounts().total() > 0 ||
       unknown_.in_flight.load(std::memory_order_relaxed) != 0) {
     states.push_back(&unknown_);
   }
@@ -170,14 +164,7 @@ void ServerResilience::AppendMetrics(PrometheusText& text) {
 
   for (const ServerMethodState* s : SortedStates()) {
     const MetricLabel method{"grpc_method", s->method};
-    if (s->metrics) {
-      const StatusCodeCountsSnapshot codes = s->codes.Snapshot();
-      for (size_t slot = 0; slot < StatusCodeCounters::kNumSlots; ++slot) {
-        if (codes.counts[slot] == 0) continue;
-        calls.Sample({method, {"grpc_code", StatusCodeCounters::SlotName(slot)}},
-                     codes.counts[slot]);
-      }
-    }
+    if (s->metrics) s->meter.AppendCalls(calls, {method});
     // The causes the method's policy can reject for (an unusable rate
     // limit counts as the rate's).
     if (s->limits != nullptr && s->limits->concurrency != nullptr) {
@@ -193,11 +180,7 @@ void ServerResilience::AppendMetrics(PrometheusText& text) {
                         s->faults_aborted.load(std::memory_order_relaxed));
     }
     in_flight.Sample({method}, s->in_flight.load(std::memory_order_relaxed));
-    if (s->metrics) {
-      const LatencyHistogramSnapshot latency = s->latency.Snapshot();
-      duration.Sample({method}, HistogramData{LatencyHistogram::UpperBounds(),
-                                              latency.bucket_counts, latency.sum_seconds});
-    }
+    if (s->metrics) s->meter.AppendLatency(duration, {method});
     if (s->fault != nullptr) {
       delayed.Sample({method}, s->faults_delayed.load(std::memory_order_relaxed));
       expired.Sample({method}, s->expired_while_delayed.load(std::memory_order_relaxed));

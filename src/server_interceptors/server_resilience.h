@@ -24,6 +24,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "grpcpp/server_builder.h"
+#include "grpcpp/support/server_interceptor.h"
 #include "grpc_resilience/internal/limits/call_duration_estimate.h"
 #include "grpc_resilience/internal/core/clock.h"
 #include "grpc_resilience/internal/limits/fixed_concurrency_limiter.h"
@@ -32,7 +33,9 @@
 #include "grpc_resilience/internal/limits/token_bucket.h"
 #include "grpc_resilience/internal/core/method_cache.h"
 #include "grpc_resilience/internal/grpc_common/resilience_events.h"
+#include "grpc_resilience/internal/metrics/counter_list.h"
 #include "grpc_resilience/internal/metrics/latency_histogram.h"
+#include "grpc_resilience/internal/metrics/method_meter.h"
 #include "grpc_resilience/internal/metrics/prometheus_text.h"
 #include "grpc_resilience/internal/metrics/status_code_counters.h"
 #include "grpc_resilience/internal/policy/policy_set.h"
@@ -42,20 +45,30 @@
 
 namespace resilience {
 
+// The counters of one method, declared once (counter_list.h): the atomics
+// of ServerMethodState the interceptors count with, the fields of
+// ServerMethodStats that ServerResilience::Stats() returns, and the copy
+// from one to the other.
+#define GRPC_RESILIENCE_SERVER_COUNTERS(X)                                             \
+  /* Calls let through to the handler (by the throttle; without one, every */       \
+  /* call that fault injection did not abort). */                                   \
+  X(admitted)                                                                       \
+  X(rejected_concurrency)                                                           \
+  X(rejected_rate)                                                                  \
+  /* Admitted calls whose status has not been sent yet (or, for a call that */      \
+  /* closed without one, whose handler has not returned yet). */                    \
+  X(in_flight)                                                                      \
+  X(faults_aborted)                                                                 \
+  X(faults_delayed)                                                                 \
+  /* Delayed calls whose deadline passed during the delay: handler skipped. */      \
+  X(expired_while_delayed)
+
 // Counters of one method, as read by ServerResilience::Stats().
 struct ServerMethodStats {
-  // Calls let through to the handler (by the throttle; without one, every
-  // call that fault injection did not abort).
-  int64_t admitted = 0;
-  int64_t rejected_concurrency = 0;
-  int64_t rejected_rate = 0;
-  // Admitted calls whose status has not been sent yet (or, for a call that
-  // closed without one, whose handler has not returned yet).
-  int64_t in_flight = 0;
-  int64_t faults_aborted = 0;
-  int64_t faults_delayed = 0;
-  // Delayed calls whose deadline passed during the delay: handler skipped.
-  int64_t expired_while_delayed = 0;
+  // int64_t admitted, rejected_concurrency, rejected_rate, in_flight,
+  // faults_aborted, faults_delayed, expired_while_delayed: what each counts
+  // is said in GRPC_RESILIENCE_SERVER_COUNTERS.
+  GRPC_RESILIENCE_SERVER_COUNTERS(GRPC_RESILIENCE_COUNTER_FIELD)
   // With metrics on: the calls answered, by the status sent
   // (counts[StatusCodeCounters::Slot(code)]), rejected ones included, and
   // the handler latency of admitted calls (admission to status).
@@ -91,8 +104,7 @@ struct ScopeLimits {
 // `limits` and `fault` are null and only the counters are used).
 struct ServerMethodState {
   std::string method;
-  // Calls are counted by status sent and handler latency (`codes`,
-  // `latency`).
+  // Calls are counted by status sent and handler latency (`meter`).
   bool metrics = false;
   ResilienceEvents* events = nullptr;  // null: nobody listens
   ScopeLimits* limits = nullptr;                       // null: no throttle
@@ -101,17 +113,11 @@ struct ServerMethodState {
   // Served by a GuardedService: rejected calls skip the handler, and sync
   // calls are held on their own handler thread.
   bool guarded = false;
-  std::atomic<int64_t> admitted{0};
-  std::atomic<int64_t> rejected_concurrency{0};
-  std::atomic<int64_t> rejected_rate{0};
-  std::atomic<int64_t> in_flight{0};
-  std::atomic<int64_t> faults_aborted{0};
-  std::atomic<int64_t> faults_delayed{0};
-  std::atomic<int64_t> expired_while_delayed{0};
+  // admitted, rejected_concurrency, ...: GRPC_RESILIENCE_SERVER_COUNTERS.
+  GRPC_RESILIENCE_SERVER_COUNTERS(GRPC_RESILIENCE_ATOMIC_COUNTER)
   // With `metrics`: calls by the status sent, and the handler latency of
   // admitted calls. Kept by one interceptor per call (ServerCallMeter).
-  StatusCodeCounters codes;
-  LatencyHistogram latency;
+  MethodMeter meter;
 };
 
 // ServerCallMeter
@@ -153,11 +159,11 @@ class ServerCallMeter {
   void StatusSent(ServerMethodState& state, int code, bool handler_skipped) {
     if (status_sent_) return;
     status_sent_ = true;
-    if (counts_ && state.metrics) state.codes.Increment(code);
+    if (counts_ && state.metrics) state.meter.CountStatus(code);
     if (!admitted_) return;
     Abandon(state);
     if (state.metrics && !handler_skipped) {
-      state.latency.Observe(absl::FromChrono(std::chrono::steady_clock::now() - start_));
+      state.meter.ObserveLatency(absl::FromChrono(std::chrono::steady_clock::now() - start_));
     }
   }
 
@@ -271,9 +277,11 @@ class ServerResilience {
                                       absl::string_view full_name) ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  // The interceptors' access to the per-method state.
-  friend class ThrottleInterceptorFactory;
-  friend class FaultInjectionInterceptorFactory;
+  // The factories' access to the per-method state.
+  friend grpc::experimental::Interceptor* MakeThrottleInterceptor(
+      ServerResilience& resilience, grpc::experimental::ServerRpcInfo* info);
+  friend grpc::experimental::Interceptor* MakeFaultInjectionInterceptor(
+      ServerResilience& resilience, grpc::experimental::ServerRpcInfo* info);
 
   static ServerMethodStats StatsOf(const ServerMethodState& state);
   // Every state made so far, with the unknown one when it counted a call,

@@ -14,13 +14,13 @@ using grpc::experimental::InterceptionHookPoints;
 
 }  // namespace
 
-grpc::experimental::Interceptor* ThrottleInterceptorFactory::CreateServerInterceptor(
-    grpc::experimental::ServerRpcInfo* info) {
-  if (!state_->any_throttle() && !state_->metrics()) return nullptr;
-  ServerMethodState* state = state_->ForMethod(info->method());
+grpc::experimental::Interceptor* MakeThrottleInterceptor(ServerResilience& resilience,
+                                                         grpc::experimental::ServerRpcInfo* info) {
+  if (!resilience.any_throttle() && !resilience.metrics()) return nullptr;
+  ServerMethodState* state = resilience.ForMethod(info->method());
   if (state == nullptr) return nullptr;
   if (state->limits != nullptr) {
-    return new ThrottleInterceptor(info, state, state_->clock(), state_->call_verdicts());
+    return new ThrottleInterceptor(info, state, resilience.clock(), resilience.call_verdicts());
   }
   // Neither throttle nor fault injection: only counted.
   if (state->metrics && state->fault == nullptr) return new ServerMetricsInterceptor(state);
@@ -115,7 +115,7 @@ void ThrottleInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods*
           grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, reject_message_));
       methods->GetSendTrailingMetadata()->emplace(kPushbackKey, pushback_ms_);
       if (state_->metrics) {
-        state_->codes.Increment(static_cast<int>(grpc::StatusCode::RESOURCE_EXHAUSTED));
+        state_->meter.CountStatus(static_cast<int>(grpc::StatusCode::RESOURCE_EXHAUSTED));
       }
     } else {
       static const OutcomeClassifier* const classifier = new OutcomeClassifier();
@@ -125,11 +125,11 @@ void ThrottleInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods*
                  ? Outcome::kFailure
                  : Outcome::kSuccess);
       if (state_->metrics) {
-        state_->codes.Increment(static_cast<int>(code));
+        state_->meter.CountStatus(static_cast<int>(code));
         // With fault injection on the method, its interceptor times the
         // handler: it knows the calls it answered without one.
         if (was_admitted && state_->fault == nullptr) {
-          state_->latency.Observe(
+          state_->meter.ObserveLatency(
               absl::FromChrono(std::chrono::steady_clock::now() - metrics_start_));
         }
       }

@@ -14,6 +14,7 @@
 #include "grpcpp/support/server_interceptor.h"
 #include "grpc_resilience/internal/breaker/outcome.h"
 #include "grpc_resilience/internal/server_interceptors/call_verdicts.h"
+#include "grpc_resilience/internal/server_interceptors/server_chain_factory.h"
 #include "grpc_resilience/internal/server_interceptors/server_resilience.h"
 
 namespace resilience {
@@ -82,23 +83,17 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
   std::string pushback_ms_;
 };
 
-// ThrottleInterceptorFactory
+// MakeThrottleInterceptor()
 //
-// The last factory of ours: a ThrottleInterceptor for a method with a
-// throttle; with metrics on, a ServerMetricsInterceptor for a call that
-// gets neither throttle nor fault injection (the FaultInjectionInterceptor
-// counts the calls of a method with fault injection only); else nothing.
-class ThrottleInterceptorFactory final
-    : public grpc::experimental::ServerInterceptorFactoryInterface {
- public:
-  explicit ThrottleInterceptorFactory(std::shared_ptr<ServerResilience> state)
-      : state_(std::move(state)) {}
-  grpc::experimental::Interceptor* CreateServerInterceptor(
-      grpc::experimental::ServerRpcInfo* info) override;
+// The choice of the last factory of ours: a ThrottleInterceptor for a
+// method with a throttle; with metrics on, a ServerMetricsInterceptor for a
+// call that gets neither throttle nor fault injection (the
+// FaultInjectionInterceptor counts the calls of a method with fault
+// injection only); else nothing.
+grpc::experimental::Interceptor* MakeThrottleInterceptor(ServerResilience& resilience,
+                                                         grpc::experimental::ServerRpcInfo* info);
 
- private:
-  const std::shared_ptr<ServerResilience> state_;
-};
+using ThrottleInterceptorFactory = ServerChainFactory<MakeThrottleInterceptor>;
 
 }  // namespace resilience
 

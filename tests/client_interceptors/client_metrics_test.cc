@@ -7,9 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "grpc_resilience/internal/core/simulated_clock.h"
 #include "grpc_resilience/internal/client_interceptors/local_rejection.h"
@@ -17,12 +15,10 @@
 #include "gtest/gtest.h"
 #include "tests/client_interceptors/all_call_types.h"
 #include "tests/client_interceptors/client_test_fixture.h"
+#include "tests/testing/chain_channel.h"
+#include "tests/testing/metrics_test_fixture.h"
+#include "tests/testing/promtool.h"
 #include "tests/testing/recording_events.h"
-#include "tests/testing/subprocess.h"
-
-#ifndef PROMTOOL_PATH
-#define PROMTOOL_PATH ""
-#endif
 
 namespace resilience::testing {
 namespace {
@@ -34,39 +30,21 @@ constexpr char kUnary[] = "/resilience.test.TestService/Unary";
 constexpr char kServerStream[] = "/resilience.test.TestService/ServerStream";
 constexpr char kBidi[] = "/resilience.test.TestService/Bidi";
 
-class ClientMetricsTest : public ClientInterceptorsTest {
+constexpr char kDuration[] = "grpc_resilience_client_call_duration_seconds";
+
+class ClientMetricsTest : public MetricsTest<ClientInterceptorsTest> {
  protected:
   // Like Connect(), with the options given (name "test-channel" unless set).
   void ConnectWith(const std::string& policy_json, ClientResilience::Options options) {
-    absl::StatusOr<PolicySet> policies = PolicySet::FromJsonString(policy_json);
-    ASSERT_TRUE(policies.ok()) << policies.status();
     if (options.name.empty()) options.name = "test-channel";
-    resilience_ = std::make_shared<ClientResilience>(*std::move(policies), std::move(options));
-    channel_ = server_->NewChannel(::resilience::ClientInterceptorFactories(resilience_));
+    ResilientChannel made = NewChainChannel(*server_, Policies(policy_json), std::move(options));
+    resilience_ = made.resilience;
+    channel_ = made.channel;
     stub_ = resilience::test::TestService::NewStub(channel_);
   }
 
-  std::string Render() {
-    PrometheusText text;
-    resilience_->AppendMetrics(text);
-    EXPECT_TRUE(text.status().ok()) << text.status();
-    return text.Finish();
-  }
+  std::string Render() { return RenderMetrics(*resilience_); }
 };
-
-// The lines of `text` without the histogram buckets and sums, which depend
-// on how long the calls took.
-std::string WithoutTimings(const std::string& text) {
-  std::string out;
-  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
-    if (absl::StartsWith(line, "grpc_resilience_client_call_duration_seconds_bucket") ||
-        absl::StartsWith(line, "grpc_resilience_client_call_duration_seconds_sum")) {
-      continue;
-    }
-    absl::StrAppend(&out, line, "\n");
-  }
-  return out;
-}
 
 // A method without a policy is counted: calls by final status, latency and
 // attempts, for every call type and stub flavour.
@@ -307,7 +285,7 @@ TEST_F(ClientMetricsTest, AppendMetricsText) {
   EXPECT_TRUE(Unary().ok());
   EXPECT_TRUE(MakeCall(*stub_, CallType::kServerStream, Flavour::kSync).status.ok());
   const std::string text = Render();
-  EXPECT_EQ(WithoutTimings(text), R"(# HELP grpc_resilience_client_calls_total Calls the application made, by the status it finally got (one per call, however many attempts it took).
+  EXPECT_EQ(WithoutTimings(text, kDuration), R"(# HELP grpc_resilience_client_calls_total Calls the application made, by the status it finally got (one per call, however many attempts it took).
 # TYPE grpc_resilience_client_calls_total counter
 grpc_resilience_client_calls_total{grpc_method="/resilience.test.TestService/ServerStream",channel="test-channel",grpc_code="OK"} 1
 grpc_resilience_client_calls_total{grpc_method="/resilience.test.TestService/Unary",channel="test-channel",grpc_code="OK"} 1
@@ -350,13 +328,9 @@ grpc_resilience_client_call_duration_seconds_count{grpc_method="/resilience.test
 )");
   // Every bucket line, cumulative up to le="+Inf" = the count.
   for (const char* method : {kServerStream, kUnary}) {
-    const std::string prefix = absl::StrCat("grpc_resilience_client_call_duration_seconds_bucket{",
-                                            "grpc_method=\"", method, "\",channel=\"test-channel\",le=");
-    int buckets = 0;
-    for (absl::string_view line : absl::StrSplit(text, '\n')) {
-      if (absl::StartsWith(line, prefix)) ++buckets;
-    }
-    EXPECT_EQ(buckets, 15) << method;
+    const std::string prefix = absl::StrCat(kDuration, "_bucket{", "grpc_method=\"", method,
+                                            "\",channel=\"test-channel\",le=");
+    EXPECT_EQ(LinesStartingWith(text, prefix), 15) << method;
     EXPECT_THAT(text, HasSubstr(absl::StrCat(prefix, "\"+Inf\"} 1\n")));
   }
 }
@@ -383,10 +357,7 @@ TEST_F(ClientMetricsTest, TwoChannelsInOneText) {
 
 // promtool accepts a real exposition of every client family.
 TEST_F(ClientMetricsTest, PromtoolAcceptsTheText) {
-  if (std::string(PROMTOOL_PATH).empty()) {
-    GTEST_SKIP() << "promtool was not found when the build was configured (Debian package "
-                    "prometheus): the exposition is not checked";
-  }
+  RESILIENCE_SKIP_WITHOUT_PROMTOOL();
   Connect(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService",
                                           "method": "Unary"}],
       "retryPolicy": {"maxAttempts": 2, "initialBackoff": "0.001s", "maxBackoff": "0.001s",
@@ -397,12 +368,7 @@ TEST_F(ClientMetricsTest, PromtoolAcceptsTheText) {
   EXPECT_EQ(Unary().error_code(), grpc::StatusCode::UNAVAILABLE);
   EXPECT_TRUE(Unary().ok());
   EXPECT_TRUE(MakeCall(*stub_, CallType::kBidi, Flavour::kSync).status.ok());
-  const std::string text = Render();
-  const CommandResult result =
-      RunCommand({PROMTOOL_PATH, "check", "metrics"}, text, absl::Seconds(60));
-  EXPECT_FALSE(result.timed_out);
-  EXPECT_EQ(result.exit_code, 0) << result.out << result.err << "\n--- text:\n" << text;
-  EXPECT_EQ(result.out + result.err, "");
+  ExpectPromtoolAccepts(Render());
 }
 
 }  // namespace

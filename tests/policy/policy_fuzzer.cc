@@ -211,7 +211,12 @@ void ExerciseThrottle(const MethodPolicy& p, Draws& draws) {
   const ThrottleSettings& t = *p.throttle;
   if (t.min_pushback > t.max_pushback) Die(p.source, "minPushback > maxPushback");
   if (t.max_concurrency > 0) {
-    FixedConcurrencyLimiter limiter(t.max_concurrency);
+    absl::StatusOr<std::unique_ptr<FixedConcurrencyLimiter>> made =
+        FixedConcurrencyLimiter::Create(t.max_concurrency);
+    if (!made.ok()) {
+      Die(p.source, "FixedConcurrencyLimiter::Create refuses a loaded throttle:", made.status());
+    }
+    FixedConcurrencyLimiter& limiter = **made;
     const int64_t n = std::min<int64_t>(t.max_concurrency, 256);
     for (int64_t i = 0; i < n; ++i) {
       if (!limiter.TryAcquire()) Die(p.source, "the limiter refused a slot under its limit");
@@ -256,10 +261,9 @@ void ExerciseRetry(const PolicySet& set, const MethodPolicy& p, uint64_t seed, D
   if (p.retry) {
     const RetrySettings& r = *p.retry;
     SplitMixRandom random(seed);
-    const Backoff backoff(
-        Backoff::Options{r.initial_backoff, r.max_backoff, r.backoff_multiplier, r.jitter,
-                         r.full_jitter},
-        random);
+    absl::StatusOr<Backoff> made = Backoff::Create(r.backoff(), random);
+    if (!made.ok()) Die(p.source, "Backoff::Create refuses a loaded retryPolicy:", made.status());
+    const Backoff& backoff = *made;
     const absl::Duration most = r.max_backoff * (1.0 + r.jitter) + absl::Nanoseconds(1);
     for (int n : {1, 2, r.max_attempts, r.max_attempts + 1, 1100, 1 << 30}) {
       const absl::Duration d = backoff.Delay(n);
@@ -267,7 +271,11 @@ void ExerciseRetry(const PolicySet& set, const MethodPolicy& p, uint64_t seed, D
     }
   }
   const RetryBudgetSettings& b = set.retry_budget();
-  RetryBudget budget(b.max_tokens, b.token_ratio);
+  absl::StatusOr<std::unique_ptr<RetryBudget>> made = RetryBudget::Create(b);
+  if (!made.ok()) {
+    Die(p.source, "RetryBudget::Create refuses a loaded retryThrottling:", made.status());
+  }
+  RetryBudget& budget = **made;
   for (int i = 0; i < 64; ++i) {
     if (draws.Next(2) == 0) {
       budget.RecordFailure();

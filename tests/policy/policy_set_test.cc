@@ -4,15 +4,22 @@
 
 #include <cstdio>
 #include <fstream>
+#include <limits>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "grpc_resilience/internal/core/simulated_clock.h"
+#include "grpc_resilience/internal/core/random_source.h"
+#include "grpc_resilience/internal/limits/fixed_concurrency_limiter.h"
 #include "grpc_resilience/internal/limits/token_bucket.h"
 #include "grpc_resilience/internal/policy/method_catalog.h"
+#include "grpc_resilience/internal/retry/backoff.h"
+#include "grpc_resilience/internal/retry/retry_budget.h"
 
 namespace resilience {
 namespace {
@@ -435,6 +442,104 @@ TEST(PolicySetTest, LoaderAndTokenBucketAgreeOnEveryThrottle) {
     }
   }
   EXPECT_GT(accepted, 30);
+}
+
+// The loader leaves the backoff, the retry budget and the concurrency limit
+// to the classes that enforce them: a sweep over each setting, edges
+// included, where the file loads exactly when the class's Validate()
+// accepts, a refusal names the file's path, and whatever loads, the class's
+// Create() accepts.
+TEST(PolicySetTest, LoaderAndCoreClassesAgreeOnBackoffBudgetAndConcurrency) {
+  const auto number = [](const std::string& text) {
+    if (text == "\"NaN\"") return std::numeric_limits<double>::quiet_NaN();
+    if (text == "\"Infinity\"") return std::numeric_limits<double>::infinity();
+    return std::stod(text);
+  };
+  // Backoff: initialBackoff x maxBackoff, then backoffMultiplier x jitter.
+  const std::vector<std::pair<std::string, absl::Duration>> durations = {
+      {"-1s", -absl::Seconds(1)},
+      {"0s", absl::ZeroDuration()},
+      {"0.000000001s", absl::Nanoseconds(1)},
+      {"0.05s", absl::Milliseconds(50)},
+      {"1s", absl::Seconds(1)},
+      {"3600s", absl::Hours(1)},
+      {"3600.000000001s", absl::Hours(1) + absl::Nanoseconds(1)}};
+  const std::vector<std::string> multipliers = {"0.5", "1", "2", "1e300", "\"Infinity\"",
+                                                "\"NaN\""};
+  const std::vector<std::string> jitters = {"-0.1", "0", "0.2", "1", "1.5", "\"NaN\""};
+  SplitMixRandom random(1);
+  int loaded = 0;
+  const auto check_backoff = [&](const std::string& fields, const Backoff::Options& options) {
+    const std::string json =
+        Entry(absl::StrCat(R"("retryPolicy": {"maxAttempts": 2, )", fields, "}"));
+    absl::StatusOr<PolicySet> set = Load(json);
+    const absl::Status valid = Backoff::Validate(options);
+    EXPECT_EQ(set.ok(), valid.ok()) << json << ": " << set.status() << " / " << valid;
+    if (set.ok()) {
+      ++loaded;
+      const RetrySettings& r = *set->Find("/s.S/M").policy->retry;
+      EXPECT_EQ(r.initial_backoff, options.initial_backoff) << json;
+      EXPECT_EQ(r.max_backoff, options.max_backoff) << json;
+      EXPECT_TRUE(Backoff::Create(r.backoff(), random).ok()) << json;
+    } else {
+      EXPECT_THAT(std::string(set.status().message()),
+                  HasSubstr("methodConfig[0].retryPolicy."));
+    }
+  };
+  for (const auto& [initial_text, initial] : durations) {
+    for (const auto& [max_text, max] : durations) {
+      Backoff::Options options;
+      options.initial_backoff = initial;
+      options.max_backoff = max;
+      check_backoff(absl::StrCat(R"("initialBackoff": ")", initial_text, R"(", "maxBackoff": ")",
+                                 max_text, R"(")"),
+                    options);
+    }
+  }
+  for (const std::string& multiplier : multipliers) {
+    for (const std::string& jitter : jitters) {
+      Backoff::Options options;
+      options.backoff_multiplier = number(multiplier);
+      options.jitter = number(jitter);
+      check_backoff(absl::StrCat(R"("backoffMultiplier": )", multiplier, R"(, "jitter": )", jitter),
+                    options);
+    }
+  }
+  EXPECT_EQ(loaded, 10 + 9);  // initial <= max, both in (0, 1h]; 3 multipliers x 3 jitters
+
+  // Retry budget: maxTokens x tokenRatio.
+  for (const int max_tokens : {-1, 0, 1, 10, 1000, 1001, 2147483647}) {
+    for (const char* ratio : {"0", "0.0001", "0.001", "0.1", "1", "1.5", "\"NaN\""}) {
+      const std::string json = absl::StrCat(R"({"retryThrottling": {"maxTokens": )", max_tokens,
+                                            R"(, "tokenRatio": )", ratio, "}}");
+      absl::StatusOr<PolicySet> set = Load(json);
+      const RetryBudget::Options options{max_tokens, number(ratio)};
+      EXPECT_EQ(set.ok(), RetryBudget::Validate(options).ok()) << json << ": " << set.status();
+      if (set.ok()) {
+        EXPECT_TRUE(RetryBudget::Create(set->retry_budget()).ok()) << json;
+      } else {
+        EXPECT_THAT(std::string(set.status().message()), HasSubstr("retryThrottling."));
+      }
+    }
+  }
+
+  // Concurrency limit.
+  for (const int max_concurrency : {-2147483647 - 1, -3, 0, 1, 64, 2147483647}) {
+    const std::string json =
+        Entry(absl::StrCat(R"("throttle": {"maxConcurrency": )", max_concurrency, "}"));
+    absl::StatusOr<PolicySet> set = Load(json);
+    EXPECT_EQ(set.ok(), FixedConcurrencyLimiter::Validate(max_concurrency).ok()) << json;
+    if (set.ok()) {
+      EXPECT_TRUE(
+          FixedConcurrencyLimiter::Create(set->Find("/s.S/M").policy->throttle->max_concurrency)
+              .ok());
+    } else {
+      EXPECT_THAT(std::string(set.status().message()),
+                  HasSubstr(absl::StrCat("methodConfig[0].throttle.maxConcurrency: must be >= 1, "
+                                         "got ",
+                                         max_concurrency)));
+    }
+  }
 }
 
 // Every duration of the file has an upper bound: the bound itself loads,

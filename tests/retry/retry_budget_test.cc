@@ -1,13 +1,21 @@
-// RetryBudget: gRPC's retryThrottling token bucket.
+// RetryBudget: gRPC's retryThrottling token bucket, its clamping of
+// out-of-range settings and Validate()'s rules.
 
+#include "grpc_resilience/internal/retry/retry_budget.h"
+
+#include <limits>
+#include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "grpc_resilience/internal/retry/retry_budget.h"
 
 namespace resilience {
 namespace {
+
+using ::testing::HasSubstr;
 
 // gRPC's rules: full at start; each failure costs 1, each success gives back
 // the ratio; retries stop at half the bucket and resume above it.
@@ -38,6 +46,60 @@ TEST(RetryBudgetTest, ConcurrentUpdatesAreExact) {
   }
   for (std::thread& t : threads) t.join();
   EXPECT_DOUBLE_EQ(budget.tokens(), 600.0);
+}
+
+// A RetryBudget built from out-of-range values clamps them instead of
+// overflowing.
+TEST(RetryBudgetBoundsTest, OutOfRangeSettingsAreClamped) {
+  RetryBudget nan_ratio(10, std::numeric_limits<double>::quiet_NaN());
+  nan_ratio.RecordFailure();
+  nan_ratio.RecordSuccess();
+  EXPECT_DOUBLE_EQ(nan_ratio.tokens(), 9.001);
+  RetryBudget huge(std::numeric_limits<int>::max(), 1e300);
+  EXPECT_DOUBLE_EQ(huge.tokens(), 1000);
+  huge.RecordFailure();
+  huge.RecordSuccess();
+  EXPECT_DOUBLE_EQ(huge.tokens(), 1000);
+  RetryBudget none(0, -1);
+  EXPECT_DOUBLE_EQ(none.tokens(), 1);
+  EXPECT_TRUE(none.AllowRetry());
+}
+
+// The defaults are gRPC's usual ones and valid.
+TEST(RetryBudgetTest, DefaultOptions) {
+  const RetryBudget::Options o;
+  EXPECT_EQ(o.max_tokens, 10);
+  EXPECT_EQ(o.token_ratio, 0.1);
+  EXPECT_TRUE(RetryBudget::Validate(o).ok());
+  absl::StatusOr<std::unique_ptr<RetryBudget>> budget = RetryBudget::Create(o);
+  ASSERT_TRUE(budget.ok()) << budget.status();
+  EXPECT_DOUBLE_EQ((*budget)->tokens(), 10.0);  // full at start
+}
+
+// Each rule, with the field and the value in the message; Create() refuses
+// what Validate() refuses, and the bounds themselves are accepted.
+TEST(RetryBudgetTest, Validation) {
+  const std::vector<std::pair<RetryBudget::Options, std::string>> refused = {
+      {{0, 0.1}, "retry_budget.max_tokens: must be in [1, 1000], got 0"},
+      {{-5, 0.1}, "retry_budget.max_tokens: must be in [1, 1000], got -5"},
+      {{1001, 0.1}, "retry_budget.max_tokens: must be in [1, 1000], got 1001"},
+      {{10, 0.0}, "retry_budget.token_ratio: must be in (0, 1], got 0"},
+      {{10, 1.5}, "retry_budget.token_ratio: must be in (0, 1], got 1.5"},
+      {{10, std::numeric_limits<double>::quiet_NaN()},
+       "retry_budget.token_ratio: must be in (0, 1], got nan"},
+  };
+  for (const auto& [options, expected] : refused) {
+    const absl::Status status = RetryBudget::Validate(options);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << expected;
+    EXPECT_THAT(status.message(), HasSubstr(expected));
+    EXPECT_EQ(RetryBudget::Create(options).status(), status);
+  }
+  for (const RetryBudget::Options& options :
+       std::vector<RetryBudget::Options>{{1, 1.0}, {1000, 0.001}, {1000, 1e-9}}) {
+    absl::StatusOr<std::unique_ptr<RetryBudget>> budget = RetryBudget::Create(options);
+    ASSERT_TRUE(budget.ok()) << budget.status();
+    EXPECT_DOUBLE_EQ((*budget)->tokens(), options.max_tokens);
+  }
 }
 
 }  // namespace

@@ -24,6 +24,7 @@ class RetryDeciderTest : public ::testing::Test {
     options.retryable_codes = {absl::StatusCode::kUnavailable,
                                absl::StatusCode::kDeadlineExceeded};
     options.backoff = {absl::Milliseconds(100), absl::Seconds(1), 2.0, 0.2, false};
+    options.budget = {10, 0.1};
     return options;
   }
 

@@ -49,6 +49,31 @@ TEST(CallVerdictsTest, HoldCarriesItsTimeAndARejectionWins) {
   EXPECT_EQ(verdicts.size(), 0);
 }
 
+// The one decision of when a hold ends, at chosen times: a passed deadline
+// first, then the hold's end, then EndHoldsAt(), then a cancellation.
+TEST(CallVerdictsTest, EndOfHold) {
+  CallVerdicts verdicts;
+  const absl::Time t0 = absl::FromUnixSeconds(1000);
+  const absl::Time until = t0 + absl::Milliseconds(100);
+  const absl::Time deadline = t0 + absl::Milliseconds(200);
+  EXPECT_EQ(verdicts.EndOfHold(t0, until, deadline), HoldEnd::kHeld);
+  EXPECT_EQ(verdicts.EndOfHold(t0, until, absl::InfiniteFuture()), HoldEnd::kHeld);
+  EXPECT_EQ(verdicts.EndOfHold(t0, until, deadline, /*cancelled=*/true), HoldEnd::kCancelled);
+  EXPECT_EQ(verdicts.EndOfHold(until, until, deadline), HoldEnd::kElapsed);
+  EXPECT_EQ(verdicts.EndOfHold(until, until, deadline, /*cancelled=*/true), HoldEnd::kElapsed);
+  // The deadline within the hold, and after its end but passed too.
+  EXPECT_EQ(verdicts.EndOfHold(t0 + absl::Milliseconds(50), until, t0 + absl::Milliseconds(50)),
+            HoldEnd::kDeadlinePassed);
+  EXPECT_EQ(verdicts.EndOfHold(deadline, until, deadline), HoldEnd::kDeadlinePassed);
+
+  verdicts.EndHoldsAt(t0 + absl::Milliseconds(10));
+  EXPECT_EQ(verdicts.EndOfHold(t0, until, deadline), HoldEnd::kHeld);
+  EXPECT_EQ(verdicts.EndOfHold(t0 + absl::Milliseconds(10), until, deadline, /*cancelled=*/true),
+            HoldEnd::kHoldsEnded);
+  EXPECT_EQ(verdicts.EndOfHold(until, until, deadline), HoldEnd::kElapsed);
+  EXPECT_EQ(verdicts.EndOfHold(deadline, until, deadline), HoldEnd::kDeadlinePassed);
+}
+
 // Many threads, each deciding and taking its own calls while others do the
 // same: every verdict is taken exactly once and nothing is left behind.
 TEST(CallVerdictsTest, ConcurrentCallsAreTakenExactlyOnce) {

@@ -21,6 +21,7 @@
 #include "grpc_resilience/internal/core/simulated_clock.h"
 #include "grpc_resilience/internal/server_interceptors/server_interceptors.h"
 #include "tests/server_interceptors/echo_services.h"
+#include "tests/testing/guarded_server.h"
 #include "tests/testing/test_server.h"
 
 namespace resilience {
@@ -34,6 +35,8 @@ using ::resilience::testing::CallType;
 using ::resilience::testing::HandlerRuns;
 using ::resilience::testing::kAllCallTypes;
 using ::resilience::testing::Name;
+using ::resilience::testing::GuardedServer;
+using ::resilience::testing::StartGuardedServer;
 using ::resilience::testing::TestServer;
 using ::testing::HasSubstr;
 
@@ -61,22 +64,20 @@ class GuardedServiceTest : public ::testing::TestWithParam<bool> {
   void Start(const std::string& policy_json, Clock& clock = Clock::Real()) {
     absl::StatusOr<PolicySet> policies = PolicySet::FromJsonString(policy_json);
     ASSERT_TRUE(policies.ok()) << policies.status();
-    state_ = std::make_shared<ServerResilience>(*std::move(policies), clock);
+    grpc::Service* service;
     if (callback_api()) {
       callback_ = std::make_unique<testing::CallbackEchoService>(&runs_);
+      service = callback_.get();
     } else {
       sync_ = std::make_unique<testing::SyncEchoService>(&runs_);
+      service = sync_.get();
     }
-    TestServer::Options options;
-    options.interceptors = ServerInterceptorFactories(state_);
-    options.configure = [this](grpc::ServerBuilder& builder) {
-      // The one line that replaces builder.RegisterService(&service).
-      absl::Status s = callback_api()
-                           ? state_->RegisterGuardedService<TestService>(builder, callback_.get())
-                           : state_->RegisterGuardedService<TestService>(builder, sync_.get());
-      ASSERT_TRUE(s.ok()) << s;
-    };
-    server_ = TestServer::Start(std::move(options));
+    ServerResilienceOptions options;
+    options.clock = &clock;
+    GuardedServer started =
+        StartGuardedServer<TestService>(*std::move(policies), service, std::move(options));
+    state_ = started.resilience;
+    server_ = std::move(started.server);
     ASSERT_NE(server_, nullptr);
     stub_ = TestService::NewStub(server_->NewChannel());
   }

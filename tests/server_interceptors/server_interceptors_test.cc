@@ -21,11 +21,14 @@
 #include "tests/testing/recording_events.h"
 #include "grpc_resilience/internal/core/mutex.h"
 #include "grpc_resilience/internal/core/simulated_clock.h"
+#include "tests/testing/guarded_server.h"
 #include "tests/testing/test_server.h"
 
 namespace resilience {
 namespace {
 
+using ::resilience::testing::GuardedServer;
+using ::resilience::testing::StartGuardedServer;
 using ::resilience::testing::TestServer;
 using ::testing::HasSubstr;
 
@@ -136,8 +139,6 @@ class ServerInterceptorsTest : public ::testing::TestWithParam<bool> {
              std::shared_ptr<ResilienceEvents> events = nullptr) {
     absl::StatusOr<PolicySet> policies = PolicySet::FromJsonString(policy_json);
     ASSERT_TRUE(policies.ok()) << policies.status();
-    state_ = std::make_shared<ServerResilience>(*std::move(policies), clock, std::move(events));
-    TestServer::Options options;
     grpc::Service* service;
     if (GetParam()) {
       callback_service_ = std::make_unique<CallbackService>(&gate_, &counters_);
@@ -148,11 +149,13 @@ class ServerInterceptorsTest : public ::testing::TestWithParam<bool> {
     }
     // The handlers above never check for rejection: the guard keeps
     // rejected calls away from them.
-    options.configure = [this, service](grpc::ServerBuilder& builder) {
-      ASSERT_TRUE(state_->RegisterGuardedService(builder, service, "cache.v1.CacheService").ok());
-    };
-    options.interceptors = ServerInterceptorFactories(state_);
-    server_ = TestServer::Start(std::move(options));
+    ServerResilienceOptions options;
+    options.clock = &clock;
+    options.events = std::move(events);
+    GuardedServer started = StartGuardedServer<cache::v1::CacheService>(
+        *std::move(policies), service, std::move(options));
+    state_ = started.resilience;
+    server_ = std::move(started.server);
     ASSERT_NE(server_, nullptr);
     channel_ = server_->NewChannel();
     stub_ = cache::v1::CacheService::NewStub(channel_);

@@ -9,24 +9,19 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "gtest/gtest.h"
-#include "grpc_resilience/internal/metrics/prometheus_text.h"
 #include "grpc_resilience/internal/server_interceptors/server_interceptors.h"
 #include "tests/client_interceptors/all_call_types.h"
 #include "tests/server_interceptors/echo_services.h"
-#include "tests/testing/subprocess.h"
+#include "tests/testing/guarded_server.h"
+#include "tests/testing/metrics_test_fixture.h"
+#include "tests/testing/promtool.h"
 #include "tests/testing/test_server.h"
-
-#ifndef PROMTOOL_PATH
-#define PROMTOOL_PATH ""
-#endif
 
 namespace resilience::testing {
 namespace {
@@ -42,6 +37,7 @@ constexpr int kOk = 0;
 constexpr int kResourceExhausted = static_cast<int>(grpc::StatusCode::RESOURCE_EXHAUSTED);
 constexpr int kUnavailable = static_cast<int>(grpc::StatusCode::UNAVAILABLE);
 constexpr int kUnimplemented = static_cast<int>(grpc::StatusCode::UNIMPLEMENTED);
+constexpr char kDuration[] = "grpc_resilience_server_handler_duration_seconds";
 
 // The sync echo service, except that a Unary call with text "gated" waits
 // until Open() (at most 10 s).
@@ -83,30 +79,12 @@ class GatedEchoService final : public resilience::test::TestService::Service {
   std::atomic<int> waiting_{0};
 };
 
-// The lines of `text` without the histogram buckets and sums, which depend
-// on how long the calls took.
-std::string WithoutTimings(const std::string& text) {
-  std::string out;
-  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
-    if (absl::StartsWith(line, "grpc_resilience_server_handler_duration_seconds_bucket") ||
-        absl::StartsWith(line, "grpc_resilience_server_handler_duration_seconds_sum")) {
-      continue;
-    }
-    absl::StrAppend(&out, line, "\n");
-  }
-  return out;
-}
-
 // Parameter: the callback API (else sync).
-class ServerMetricsTest : public ::testing::TestWithParam<bool> {
+class ServerMetricsTest : public MetricsTest<::testing::TestWithParam<bool>> {
  protected:
   // A server for `policy_json`, its service behind the guard; the gated
   // sync service when `gated`.
   void Start(const std::string& policy_json, bool metrics = true, bool gated = false) {
-    absl::StatusOr<PolicySet> policies = PolicySet::FromJsonString(policy_json);
-    ASSERT_TRUE(policies.ok()) << policies.status();
-    state_ = std::make_shared<ServerResilience>(*std::move(policies), Clock::Real(), nullptr,
-                                                metrics);
     grpc::Service* service;
     if (gated) {
       gated_ = std::make_unique<GatedEchoService>(&runs_);
@@ -118,13 +96,12 @@ class ServerMetricsTest : public ::testing::TestWithParam<bool> {
       sync_ = std::make_unique<SyncEchoService>(&runs_);
       service = sync_.get();
     }
-    TestServer::Options options;
-    options.configure = [this, service](grpc::ServerBuilder& builder) {
-      ASSERT_TRUE(
-          state_->RegisterGuardedService(builder, service, "resilience.test.TestService").ok());
-    };
-    options.interceptors = ::resilience::ServerInterceptorFactories(state_);
-    server_ = TestServer::Start(std::move(options));
+    ServerResilienceOptions options;
+    options.metrics = metrics;
+    GuardedServer started = StartGuardedServer<resilience::test::TestService>(
+        Policies(policy_json), service, std::move(options));
+    state_ = started.resilience;
+    server_ = std::move(started.server);
     ASSERT_NE(server_, nullptr);
     channel_ = server_->NewChannel();
     stub_ = resilience::test::TestService::NewStub(channel_);
@@ -155,12 +132,7 @@ class ServerMetricsTest : public ::testing::TestWithParam<bool> {
     return status;
   }
 
-  std::string Render() {
-    PrometheusText text;
-    state_->AppendMetrics(text);
-    EXPECT_TRUE(text.status().ok()) << text.status();
-    return text.Finish();
-  }
+  std::string Render() { return RenderMetrics(*state_); }
 
   template <typename Pred>
   bool Eventually(Pred pred) {
@@ -347,7 +319,7 @@ TEST_P(ServerMetricsTest, AppendMetricsText) {
   EXPECT_EQ(Call(CallType::kUnary).error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_TRUE(Call(CallType::kServerStream).ok());
   const std::string text = Render();
-  EXPECT_EQ(WithoutTimings(text), R"(# HELP grpc_resilience_server_calls_total Calls the server answered, by the status sent, rejected ones included.
+  EXPECT_EQ(WithoutTimings(text, kDuration), R"(# HELP grpc_resilience_server_calls_total Calls the server answered, by the status sent, rejected ones included.
 # TYPE grpc_resilience_server_calls_total counter
 grpc_resilience_server_calls_total{grpc_method="/resilience.test.TestService/ServerStream",grpc_code="OK"} 1
 grpc_resilience_server_calls_total{grpc_method="/resilience.test.TestService/Unary",grpc_code="OK"} 1
@@ -365,23 +337,15 @@ grpc_resilience_server_handler_duration_seconds_count{grpc_method="/resilience.t
 grpc_resilience_server_handler_duration_seconds_count{grpc_method="/resilience.test.TestService/Unary"} 1
 )");
   for (const char* method : {kServerStream, kUnary}) {
-    const std::string prefix = absl::StrCat(
-        "grpc_resilience_server_handler_duration_seconds_bucket{grpc_method=\"", method, "\",le=");
-    int buckets = 0;
-    for (absl::string_view line : absl::StrSplit(text, '\n')) {
-      if (absl::StartsWith(line, prefix)) ++buckets;
-    }
-    EXPECT_EQ(buckets, 15) << method;
+    const std::string prefix = absl::StrCat(kDuration, "_bucket{grpc_method=\"", method, "\",le=");
+    EXPECT_EQ(LinesStartingWith(text, prefix), 15) << method;
     EXPECT_THAT(text, HasSubstr(absl::StrCat(prefix, "\"+Inf\"} 1\n")));
   }
 }
 
 // promtool accepts a real exposition of every server family.
 TEST_P(ServerMetricsTest, PromtoolAcceptsTheText) {
-  if (std::string(PROMTOOL_PATH).empty()) {
-    GTEST_SKIP() << "promtool was not found when the build was configured (Debian package "
-                    "prometheus): the exposition is not checked";
-  }
+  RESILIENCE_SKIP_WITHOUT_PROMTOOL();
   Start(R"({"methodConfig": [
       {"name": [{"service": "resilience.test.TestService", "method": "Unary"}],
        "throttle": {"maxConcurrency": 10, "ratePerSecond": 0.001, "burst": 1}},
@@ -396,11 +360,7 @@ TEST_P(ServerMetricsTest, PromtoolAcceptsTheText) {
             grpc::StatusCode::UNIMPLEMENTED);
   const std::string text = Render();
   EXPECT_THAT(text, HasSubstr("grpc_resilience_server_injected_delays_total"));
-  const CommandResult result =
-      RunCommand({PROMTOOL_PATH, "check", "metrics"}, text, absl::Seconds(60));
-  EXPECT_FALSE(result.timed_out);
-  EXPECT_EQ(result.exit_code, 0) << result.out << result.err << "\n--- text:\n" << text;
-  EXPECT_EQ(result.out + result.err, "");
+  ExpectPromtoolAccepts(text);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "examples/cache_service/goodput/schedule_fault_interceptor.h"
+#include "experiments/goodput/schedule_fault_interceptor.h"
 
 #include <string>
 

@@ -1,4 +1,4 @@
-#include "examples/cache_service/goodput/run_recorder.h"
+#include "experiments/goodput/run_recorder.h"
 
 namespace goodput {
 

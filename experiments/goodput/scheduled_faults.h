@@ -1,11 +1,11 @@
-// File: examples/cache_service/goodput/scheduled_faults.h
+// File: experiments/goodput/scheduled_faults.h
 //
 // The server side of the goodput experiment's gRPC mode: one
 // ScheduledBackend per run (policy), shared by the calls of all runs, which
 // the clients name in metadata.
 
-#ifndef GRPC_RESILIENCE_EXAMPLES_CACHE_SERVICE_GOODPUT_SCHEDULED_FAULTS_H_
-#define GRPC_RESILIENCE_EXAMPLES_CACHE_SERVICE_GOODPUT_SCHEDULED_FAULTS_H_
+#ifndef GRPC_RESILIENCE_EXPERIMENTS_GOODPUT_SCHEDULED_FAULTS_H_
+#define GRPC_RESILIENCE_EXPERIMENTS_GOODPUT_SCHEDULED_FAULTS_H_
 
 #include <cstdint>
 #include <memory>
@@ -15,8 +15,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "examples/cache_service/goodput/goodput.h"
-#include "examples/cache_service/goodput/scheduled_backend.h"
+#include "experiments/goodput/goodput.h"
+#include "experiments/goodput/scheduled_backend.h"
 #include "grpc_resilience/internal/core/mutex.h"
 
 namespace goodput {
@@ -64,4 +64,4 @@ class ScheduledFaults {
 
 }  // namespace goodput
 
-#endif  // GRPC_RESILIENCE_EXAMPLES_CACHE_SERVICE_GOODPUT_SCHEDULED_FAULTS_H_
+#endif  // GRPC_RESILIENCE_EXPERIMENTS_GOODPUT_SCHEDULED_FAULTS_H_

@@ -1,5 +1,5 @@
 // goodput_experiment: seed 000's comparison of circuit breakers, made
-// reproducible (see examples/cache_service/goodput/goodput.h).
+// reproducible (see experiments/goodput/goodput.h).
 //
 //   goodput_experiment [--mode=simulated|grpc] [--seconds=N] [--seed=1] [--json]
 //                      [--json_file=PATH] [--out=DIR]
@@ -23,8 +23,8 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "examples/cache_service/goodput/goodput.h"
-#include "examples/cache_service/goodput/grpc_run.h"
+#include "experiments/goodput/goodput.h"
+#include "experiments/goodput/grpc_run.h"
 #include "examples/common/command_line.h"
 
 ABSL_FLAG(double, seconds, 0,

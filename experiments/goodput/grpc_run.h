@@ -1,19 +1,19 @@
-// File: examples/cache_service/goodput/grpc_run.h
+// File: experiments/goodput/grpc_run.h
 //
 // The goodput experiment's gRPC mode: every policy's run goes through a real
 // channel with grpc-resilience's client interceptors (the breaker built from
 // PolicyFileFor(policy)) to a real CacheServer whose ScheduleFaultInterceptor
 // fails calls as the schedule says.
 
-#ifndef GRPC_RESILIENCE_EXAMPLES_CACHE_SERVICE_GOODPUT_GRPC_RUN_H_
-#define GRPC_RESILIENCE_EXAMPLES_CACHE_SERVICE_GOODPUT_GRPC_RUN_H_
+#ifndef GRPC_RESILIENCE_EXPERIMENTS_GOODPUT_GRPC_RUN_H_
+#define GRPC_RESILIENCE_EXPERIMENTS_GOODPUT_GRPC_RUN_H_
 
 #include <cstdint>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "examples/cache_service/goodput/goodput.h"
+#include "experiments/goodput/goodput.h"
 
 namespace goodput {
 
@@ -39,4 +39,4 @@ absl::StatusOr<std::vector<Metrics>> RunOverGrpc(const std::vector<Period>& sche
 
 }  // namespace goodput
 
-#endif  // GRPC_RESILIENCE_EXAMPLES_CACHE_SERVICE_GOODPUT_GRPC_RUN_H_
+#endif  // GRPC_RESILIENCE_EXPERIMENTS_GOODPUT_GRPC_RUN_H_

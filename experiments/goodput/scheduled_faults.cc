@@ -1,4 +1,4 @@
-#include "examples/cache_service/goodput/scheduled_faults.h"
+#include "experiments/goodput/scheduled_faults.h"
 
 namespace goodput {
 

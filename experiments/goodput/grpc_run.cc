@@ -1,18 +1,18 @@
-#include "examples/cache_service/goodput/grpc_run.h"
+#include "experiments/goodput/grpc_run.h"
 
 #include <memory>
 #include <string>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "cache/v1/cache.grpc.pb.h"
 #include "examples/cache_service/cache_server.h"
-#include "examples/cache_service/goodput/run_recorder.h"
-#include "examples/cache_service/goodput/schedule_fault_interceptor.h"
-#include "examples/cache_service/goodput/scheduled_faults.h"
+#include "experiments/goodput/run_recorder.h"
+#include "experiments/goodput/schedule_fault_interceptor.h"
+#include "experiments/goodput/scheduled_faults.h"
 #include "grpcpp/client_context.h"
-#include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "grpc_resilience/internal/core/simulated_clock.h"
 #include "grpc_resilience/internal/client_interceptors/breaker_interceptor.h"
@@ -40,17 +40,21 @@ absl::StatusOr<Metrics> RunPolicy(const std::string& target, const std::vector<P
   }
   resilience::SimulatedClock clock;
   const absl::Time t0 = clock.Now();
-  resilience::ClientResilience::Options options;
-  options.clock = &clock;
-  options.seed = seed;
-  options.name = policy.key;
-  auto state = std::make_shared<resilience::ClientResilience>(*std::move(policies), options);
-  grpc::ChannelArguments args;
-  resilience::DisableBuiltInRetries(args);
-  std::shared_ptr<grpc::Channel> channel = grpc::experimental::CreateCustomChannelWithInterceptors(
-      target, grpc::InsecureChannelCredentials(), args,
-      resilience::ClientInterceptorFactories(state));
-  std::unique_ptr<cache::v1::CacheService::Stub> stub = cache::v1::CacheService::NewStub(channel);
+  // The library's channel: the chain for the policy, and gRPC's own retry
+  // configured for it (it retries streams only; the experiment's calls are
+  // unary Gets, which only the chain retries).
+  resilience::ResilientChannelOptions options;
+  options.resilience.clock = &clock;
+  options.resilience.seed = seed;
+  options.resilience.name = policy.key;
+  const resilience::ResilientChannel channel = resilience::CreateResilientChannel(
+      target, grpc::InsecureChannelCredentials(), *policies, std::move(options));
+  if (!channel.warnings.empty()) {
+    return absl::InternalError(absl::StrCat("policy ", policy.key, ": channel: ",
+                                            absl::StrJoin(channel.warnings, "; ")));
+  }
+  std::unique_ptr<cache::v1::CacheService::Stub> stub =
+      cache::v1::CacheService::NewStub(channel.channel);
 
   RunRecorder recorder(schedule, length, seed);
   cache::v1::GetReq request;

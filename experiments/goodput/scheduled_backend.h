@@ -1,18 +1,18 @@
-// File: examples/cache_service/goodput/scheduled_backend.h
+// File: experiments/goodput/scheduled_backend.h
 //
 // The goodput experiment's backend: what a call at a given millisecond of
 // the schedule gets. The simulated mode asks it directly; the gRPC mode asks
 // it from a server interceptor (ScheduleFaultInterceptor), so both modes
 // meet the same backend.
 
-#ifndef GRPC_RESILIENCE_EXAMPLES_CACHE_SERVICE_GOODPUT_SCHEDULED_BACKEND_H_
-#define GRPC_RESILIENCE_EXAMPLES_CACHE_SERVICE_GOODPUT_SCHEDULED_BACKEND_H_
+#ifndef GRPC_RESILIENCE_EXPERIMENTS_GOODPUT_SCHEDULED_BACKEND_H_
+#define GRPC_RESILIENCE_EXPERIMENTS_GOODPUT_SCHEDULED_BACKEND_H_
 
 #include <cstdint>
 #include <vector>
 
 #include "absl/status/status.h"
-#include "examples/cache_service/goodput/goodput.h"
+#include "experiments/goodput/goodput.h"
 
 namespace goodput {
 
@@ -59,4 +59,4 @@ class ScheduledBackend {
 
 }  // namespace goodput
 
-#endif  // GRPC_RESILIENCE_EXAMPLES_CACHE_SERVICE_GOODPUT_SCHEDULED_BACKEND_H_
+#endif  // GRPC_RESILIENCE_EXPERIMENTS_GOODPUT_SCHEDULED_BACKEND_H_

@@ -1,13 +1,13 @@
-// File: examples/cache_service/goodput/schedule_fault_interceptor.h
+// File: experiments/goodput/schedule_fault_interceptor.h
 //
 // A server interceptor that fails calls as the goodput experiment's schedule
 // says (see ScheduledFaults), so that real clients with real breakers meet
 // the same backend as the simulated mode.
 
-#ifndef GRPC_RESILIENCE_EXAMPLES_CACHE_SERVICE_GOODPUT_SCHEDULE_FAULT_INTERCEPTOR_H_
-#define GRPC_RESILIENCE_EXAMPLES_CACHE_SERVICE_GOODPUT_SCHEDULE_FAULT_INTERCEPTOR_H_
+#ifndef GRPC_RESILIENCE_EXPERIMENTS_GOODPUT_SCHEDULE_FAULT_INTERCEPTOR_H_
+#define GRPC_RESILIENCE_EXPERIMENTS_GOODPUT_SCHEDULE_FAULT_INTERCEPTOR_H_
 
-#include "examples/cache_service/goodput/scheduled_faults.h"
+#include "experiments/goodput/scheduled_faults.h"
 #include "grpcpp/support/server_interceptor.h"
 #include "grpc_resilience/internal/server_interceptors/call_verdicts.h"
 
@@ -60,4 +60,4 @@ class ScheduleFaultInterceptorFactory final
 
 }  // namespace goodput
 
-#endif  // GRPC_RESILIENCE_EXAMPLES_CACHE_SERVICE_GOODPUT_SCHEDULE_FAULT_INTERCEPTOR_H_
+#endif  // GRPC_RESILIENCE_EXPERIMENTS_GOODPUT_SCHEDULE_FAULT_INTERCEPTOR_H_

@@ -1,4 +1,4 @@
-#include "examples/cache_service/goodput/scheduled_backend.h"
+#include "experiments/goodput/scheduled_backend.h"
 
 #include "grpc_resilience/internal/core/random_source.h"
 

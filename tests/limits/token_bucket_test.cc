@@ -1,66 +1,26 @@
-// FixedConcurrencyLimiter and TokenBucket, on a simulated clock; the
-// overflow guards of Backoff and RetryBudget.
+// TokenBucket on a simulated clock: the rate and burst, the retry-after it
+// tells, concurrency, and the bounds Validate() puts on its settings.
 
-#include <cmath>
+#include "grpc_resilience/internal/limits/token_bucket.h"
+
+#include <atomic>
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <string>
 #include <thread>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "grpc_resilience/internal/retry/backoff.h"
-#include "grpc_resilience/internal/limits/call_duration_estimate.h"
-#include "grpc_resilience/internal/limits/fixed_concurrency_limiter.h"
-#include "grpc_resilience/internal/retry/retry_budget.h"
 #include "grpc_resilience/internal/core/simulated_clock.h"
-#include "grpc_resilience/internal/limits/token_bucket.h"
 
 namespace resilience {
 namespace {
 
 using ::testing::HasSubstr;
-
-// N slots are handed out, the next is refused, a release frees one.
-TEST(FixedConcurrencyLimiterTest, HandsOutExactlyTheLimit) {
-  FixedConcurrencyLimiter limiter(3);
-  EXPECT_TRUE(limiter.TryAcquire());
-  EXPECT_TRUE(limiter.TryAcquire());
-  EXPECT_TRUE(limiter.TryAcquire());
-  EXPECT_FALSE(limiter.TryAcquire());
-  EXPECT_EQ(limiter.in_flight(), 3);
-  limiter.Release(Outcome::kSuccess, absl::Milliseconds(1));
-  EXPECT_EQ(limiter.in_flight(), 2);
-  EXPECT_TRUE(limiter.TryAcquire());
-  EXPECT_EQ(limiter.limit(), 3);
-}
-
-// Threads racing for slots never exceed the limit and end at zero.
-TEST(FixedConcurrencyLimiterTest, NeverExceedsTheLimitUnderContention) {
-  FixedConcurrencyLimiter limiter(2);
-  std::atomic<int> holders{0};
-  std::atomic<int> max_holders{0};
-  std::atomic<int64_t> acquired{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&] {
-      for (int i = 0; i < 20000; ++i) {
-        if (!limiter.TryAcquire()) continue;
-        acquired.fetch_add(1);
-        const int now = holders.fetch_add(1) + 1;
-        int seen = max_holders.load();
-        while (now > seen && !max_holders.compare_exchange_weak(seen, now)) {
-        }
-        holders.fetch_sub(1);
-        limiter.Release(Outcome::kSuccess, absl::ZeroDuration());
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  EXPECT_LE(max_holders.load(), 2);
-  EXPECT_GT(acquired.load(), 0);
-  EXPECT_EQ(limiter.in_flight(), 0);
-}
 
 class TokenBucketTest : public ::testing::Test {
  protected:
@@ -244,61 +204,6 @@ TEST(TokenBucketEndOfTimeTest, NothingWrapsAround) {
   for (int i = 0; i < 100; ++i) admitted += (*second)->TryAcquire(&retry_after) ? 1 : 0;
   EXPECT_EQ(admitted, 1);  // the full bucket's one token, then nothing
   EXPECT_EQ(retry_after, absl::Seconds(1000));
-}
-
-// Backoff stays in [0, max * (1 + jitter)] for any attempt number, also when
-// multiplier^(n-1) overflows or the options are degenerate.
-TEST(BackoffBoundsTest, DelayStaysBoundedAtAnyAttempt) {
-  SplitMixRandom random(7);
-  const Backoff::Options options[] = {
-      {absl::Milliseconds(50), absl::Hours(1), 2.0, 1.0, false},
-      {absl::Hours(1), absl::Hours(1), std::numeric_limits<double>::max(), 0.2, false},
-      {absl::ZeroDuration(), absl::Seconds(1), std::numeric_limits<double>::max(), 0.2, true},
-      {absl::Nanoseconds(1), absl::Seconds(1), 1.0, 0.0, false},
-  };
-  for (const Backoff::Options& o : options) {
-    Backoff backoff(o, random);
-    for (int n : {std::numeric_limits<int>::min(), -1, 0, 1, 2, 10, 1100, 1 << 30,
-                  std::numeric_limits<int>::max()}) {
-      const absl::Duration d = backoff.Delay(n);
-      EXPECT_GE(d, absl::ZeroDuration()) << n;
-      EXPECT_LE(d, o.max * (1 + o.jitter) + absl::Nanoseconds(1)) << n;
-    }
-  }
-}
-
-// A RetryBudget built from out-of-range values clamps them instead of
-// overflowing.
-TEST(RetryBudgetBoundsTest, OutOfRangeSettingsAreClamped) {
-  RetryBudget nan_ratio(10, std::numeric_limits<double>::quiet_NaN());
-  nan_ratio.RecordFailure();
-  nan_ratio.RecordSuccess();
-  EXPECT_DOUBLE_EQ(nan_ratio.tokens(), 9.001);
-  RetryBudget huge(std::numeric_limits<int>::max(), 1e300);
-  EXPECT_DOUBLE_EQ(huge.tokens(), 1000);
-  huge.RecordFailure();
-  huge.RecordSuccess();
-  EXPECT_DOUBLE_EQ(huge.tokens(), 1000);
-  RetryBudget none(0, -1);
-  EXPECT_DOUBLE_EQ(none.tokens(), 1);
-  EXPECT_TRUE(none.AllowRetry());
-}
-
-// Before any call finished, the estimate is the age of the first call
-// started (never a small made-up number); then the smoothed duration.
-TEST(CallDurationEstimateTest, FirstCallAgeThenSmoothedDuration) {
-  SimulatedClock clock;
-  CallDurationEstimate estimate;
-  EXPECT_EQ(estimate.Expected(clock.Now()), absl::ZeroDuration());
-  estimate.Started(clock.Now());
-  clock.AdvanceTime(absl::Milliseconds(50));
-  estimate.Started(clock.Now());  // only the first start counts
-  clock.AdvanceTime(absl::Milliseconds(250));
-  EXPECT_EQ(estimate.Expected(clock.Now()), absl::Milliseconds(300));
-  estimate.Finished(absl::Milliseconds(400));
-  EXPECT_EQ(estimate.Expected(clock.Now()), absl::Milliseconds(400));
-  estimate.Finished(absl::Milliseconds(80));  // 400 + (80 - 400) / 8
-  EXPECT_EQ(estimate.Expected(clock.Now()), absl::Milliseconds(360));
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "examples/cache_service/goodput/goodput.h"
+#include "experiments/goodput/goodput.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -6,8 +6,8 @@
 #include <functional>
 
 #include "absl/strings/str_cat.h"
-#include "examples/cache_service/goodput/run_recorder.h"
-#include "examples/cache_service/goodput/scheduled_backend.h"
+#include "experiments/goodput/run_recorder.h"
+#include "experiments/goodput/scheduled_backend.h"
 #include "google/protobuf/util/json_util.h"
 #include "resilience/v1/policy.pb.h"
 #include "grpc_resilience/internal/core/random_source.h"

@@ -1,17 +1,17 @@
-// File: examples/cache_service/goodput/run_recorder.h
+// File: experiments/goodput/run_recorder.h
 //
 // Turns the calls of one run (one policy against one schedule) into the
 // experiment's Metrics, the same way in both modes.
 
-#ifndef GRPC_RESILIENCE_EXAMPLES_CACHE_SERVICE_GOODPUT_RUN_RECORDER_H_
-#define GRPC_RESILIENCE_EXAMPLES_CACHE_SERVICE_GOODPUT_RUN_RECORDER_H_
+#ifndef GRPC_RESILIENCE_EXPERIMENTS_GOODPUT_RUN_RECORDER_H_
+#define GRPC_RESILIENCE_EXPERIMENTS_GOODPUT_RUN_RECORDER_H_
 
 #include <cstdint>
 #include <vector>
 
 #include "absl/time/time.h"
-#include "examples/cache_service/goodput/goodput.h"
-#include "examples/cache_service/goodput/scheduled_backend.h"
+#include "experiments/goodput/goodput.h"
+#include "experiments/goodput/scheduled_backend.h"
 
 namespace goodput {
 
@@ -50,4 +50,4 @@ class RunRecorder {
 
 }  // namespace goodput
 
-#endif  // GRPC_RESILIENCE_EXAMPLES_CACHE_SERVICE_GOODPUT_RUN_RECORDER_H_
+#endif  // GRPC_RESILIENCE_EXPERIMENTS_GOODPUT_RUN_RECORDER_H_

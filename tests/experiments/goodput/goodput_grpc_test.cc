@@ -3,7 +3,7 @@
 // A 30 s schedule (seed 11: an outage and a mixed failure in each) keeps
 // the test at about 300k real calls.
 
-#include "examples/cache_service/goodput/grpc_run.h"
+#include "experiments/goodput/grpc_run.h"
 
 #include <algorithm>
 #include <map>
@@ -13,8 +13,8 @@
 #include "absl/strings/str_join.h"
 #include "cache/v1/cache.grpc.pb.h"
 #include "examples/cache_service/cache_server.h"
-#include "examples/cache_service/goodput/schedule_fault_interceptor.h"
-#include "examples/cache_service/goodput/scheduled_faults.h"
+#include "experiments/goodput/schedule_fault_interceptor.h"
+#include "experiments/goodput/scheduled_faults.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
 #include "gtest/gtest.h"

@@ -1,7 +1,7 @@
 // The goodput experiment's conclusions, pinned for a fixed seed (the whole
 // 300 s schedules run in well under a second of simulated time).
 
-#include "examples/cache_service/goodput/goodput.h"
+#include "experiments/goodput/goodput.h"
 
 #include <map>
 

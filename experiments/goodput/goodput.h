@@ -1,4 +1,4 @@
-// File: examples/cache_service/goodput/goodput.h
+// File: experiments/goodput/goodput.h
 //
 // The goodput experiment of seed 000, made reproducible: a client sends one
 // call per millisecond to a backend that alternates between healthy and
@@ -8,8 +8,8 @@
 // state) would get each breaker gets, and how many calls it lets through to
 // a failing backend.
 
-#ifndef GRPC_RESILIENCE_EXAMPLES_CACHE_SERVICE_GOODPUT_GOODPUT_H_
-#define GRPC_RESILIENCE_EXAMPLES_CACHE_SERVICE_GOODPUT_GOODPUT_H_
+#ifndef GRPC_RESILIENCE_EXPERIMENTS_GOODPUT_GOODPUT_H_
+#define GRPC_RESILIENCE_EXPERIMENTS_GOODPUT_GOODPUT_H_
 
 #include <cstdint>
 #include <memory>
@@ -110,4 +110,4 @@ void SetWasteRatios(std::vector<Metrics>& results, size_t none);
 
 }  // namespace goodput
 
-#endif  // GRPC_RESILIENCE_EXAMPLES_CACHE_SERVICE_GOODPUT_GOODPUT_H_
+#endif  // GRPC_RESILIENCE_EXPERIMENTS_GOODPUT_GOODPUT_H_

@@ -1,0 +1,42 @@
+// File: tests/testing/chain_channel.h
+//
+// A channel to a TestServer through grpc-resilience's client chain.
+
+#ifndef GRPC_RESILIENCE_TESTS_TESTING_CHAIN_CHANNEL_H_
+#define GRPC_RESILIENCE_TESTS_TESTING_CHAIN_CHANNEL_H_
+
+#include <memory>
+#include <utility>
+
+#include "grpcpp/support/channel_arguments.h"
+#include "grpc_resilience/internal/client_interceptors/client_resilience.h"
+#include "grpc_resilience/internal/client_interceptors/resilient_channel.h"
+#include "grpc_resilience/internal/policy/policy_set.h"
+#include "tests/testing/test_server.h"
+
+namespace resilience::testing {
+
+// NewChainChannel()
+//
+// A channel to `server` with `args`, through the chain of a new
+// ClientResilience for `policies` and `options`
+// (::resilience::ClientInterceptorFactories()). Unlike
+// CreateResilientChannel(), `args` are taken as they are: no service config
+// of the policies, so gRPC retries no streams (warnings stays empty).
+//
+// Example:
+//   ResilientChannel made = NewChainChannel(*server, policies, {});
+//   auto stub = resilience::test::TestService::NewStub(made.channel);
+//   ... made.resilience->Stats("/resilience.test.TestService/Unary") ...
+inline ResilientChannel NewChainChannel(const TestServer& server, PolicySet policies,
+                                        ClientResilience::Options options,
+                                        const grpc::ChannelArguments& args = {}) {
+  ResilientChannel made;
+  made.resilience = std::make_shared<ClientResilience>(std::move(policies), std::move(options));
+  made.channel = server.NewChannel(::resilience::ClientInterceptorFactories(made.resilience), args);
+  return made;
+}
+
+}  // namespace resilience::testing
+
+#endif  // GRPC_RESILIENCE_TESTS_TESTING_CHAIN_CHANNEL_H_
