@@ -93,10 +93,6 @@ std::vector<std::string> ConfigureBuiltInRetries(const PolicySet& policies,
   return warnings;
 }
 
-void DisableBuiltInRetries(grpc::ChannelArguments& args) {
-  args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
-}
-
 ResilientChannel CreateResilientChannel(
     const std::string& target, const std::shared_ptr<grpc::ChannelCredentials>& credentials,
     const PolicySet& policies, ResilientChannelOptions options) {

@@ -94,13 +94,6 @@ std::vector<std::string> ConfigureBuiltInRetries(
     const PolicySet& policies, grpc::ChannelArguments& args,
     const MethodCatalog& catalog = MethodCatalog::Linked());
 
-// DisableBuiltInRetries()
-//
-// Deprecated: use ConfigureBuiltInRetries(). Turns off all of gRPC's own
-// retries (GRPC_ARG_ENABLE_RETRIES = 0): then streaming calls are never
-// retried and gRPC's transparent retries are off too.
-void DisableBuiltInRetries(grpc::ChannelArguments& args);
-
 struct ResilientChannelOptions {
   grpc::ChannelArguments args;
   // Interceptors of your own, kept and placed around ours:
