@@ -68,6 +68,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "bench/hijack_once_interceptor.h"
 #include "cache/v1/cache.grpc.pb.h"
 #include "examples/common/command_line.h"
 #include "grpc_resilience/client.h"
@@ -99,8 +100,8 @@ ABSL_FLAG(double, failure_rate, 0.2,
           "Share of Gets the server aborts with UNAVAILABLE in the failure comparison.");
 ABSL_FLAG(std::string, json_file, "", "Also write the figures as JSON to this file.");
 ABSL_FLAG(std::string, only, "",
-          "Run only this success-path config (bare, builtin_retry, breaker, breaker_timeout, "
-          "full_chain) for --calls calls from one caller, e.g. under callgrind.");
+          "Run only this success-path config (bare, builtin_retry, hijack_floor, breaker, "
+          "breaker_timeout, full_chain) for --calls calls from one caller, e.g. under callgrind.");
 ABSL_FLAG(int64_t, calls, 3000, "Calls of --only's measured loop.");
 ABSL_FLAG(int64_t, warmup_calls, 200, "Calls of --only before the measured loop.");
 
@@ -328,7 +329,7 @@ struct ChainSpec {
 };
 
 struct ChannelSpec {
-  enum class Kind { kBare, kBuiltinRetry, kOurChain };
+  enum class Kind { kBare, kBuiltinRetry, kHijackFloor, kHijackRejectFloor, kOurChain };
   std::string name;
   Kind kind;
   ChainSpec chain;  // kOurChain only
@@ -400,6 +401,17 @@ absl::StatusOr<Client> MakeClient(const ChannelSpec& spec, const std::string& ta
       args.SetServiceConfigJSON(BuiltInRetryServiceConfig());
       client.channel = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
       break;
+    case ChannelSpec::Kind::kHijackFloor:
+    case ChannelSpec::Kind::kHijackRejectFloor: {
+      // gRPC's retry filter stays on (for transparent retries), as on the
+      // channels CreateResilientChannel() makes: the floor of our chain.
+      std::vector<std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>> hijack;
+      hijack.push_back(std::make_unique<resilience::bench::HijackOnceFactory>(
+          /*reissue=*/spec.kind == ChannelSpec::Kind::kHijackFloor));
+      client.channel = grpc::experimental::CreateCustomChannelWithInterceptors(
+          target, grpc::InsecureChannelCredentials(), args, std::move(hijack));
+      break;
+    }
     case ChannelSpec::Kind::kOurChain: {
       resilience::PolicyLoadOptions load;
       load.strict = true;  // a field we got wrong should not be silently ignored
@@ -438,6 +450,13 @@ absl::StatusOr<std::vector<Client>> MakeClients(const std::vector<ChannelSpec>& 
 
 ChannelSpec Bare() { return {"bare", ChannelSpec::Kind::kBare, {}}; }
 ChannelSpec BuiltinRetry() { return {"builtin_retry", ChannelSpec::Kind::kBuiltinRetry, {}}; }
+// What any hijack-and-re-issue retry costs at least, on a channel set up as
+// ours are (hijack_once_interceptor.h).
+ChannelSpec HijackFloor() { return {"hijack_floor", ChannelSpec::Kind::kHijackFloor, {}}; }
+// What any interceptor that answers a call itself costs at least.
+ChannelSpec HijackRejectFloor() {
+  return {"hijack_reject_floor", ChannelSpec::Kind::kHijackRejectFloor, {}};
+}
 ChannelSpec OurChain(std::string name, ChainSpec chain) {
   return {std::move(name), ChannelSpec::Kind::kOurChain, std::move(chain)};
 }
@@ -464,7 +483,7 @@ ChainSpec FullChain(std::string breaker) {
 }
 
 std::vector<ChannelSpec> SuccessPathSpecs() {
-  return {Bare(), BuiltinRetry(), OurChain("breaker", BreakerOnly(kSreBreaker)),
+  return {Bare(), BuiltinRetry(), HijackFloor(), OurChain("breaker", BreakerOnly(kSreBreaker)),
           OurChain("breaker_timeout", BreakerTimeout(kSreBreaker)),
           OurChain("full_chain", FullChain(kSreBreaker))};
 }
@@ -991,7 +1010,8 @@ absl::StatusOr<Phase> RunRejectionPhase(const Environment& env, const LoadSettin
   bare.name = "bare_failed_rpc";
   absl::StatusOr<std::vector<Client>> clients =
       MakeClients({OurChain("open_breaker", BreakerOnly(kLatchingBreaker)),
-                   OurChain("open_breaker_full_chain", FullChain(kLatchingBreaker)), bare},
+                   OurChain("open_breaker_full_chain", FullChain(kLatchingBreaker)),
+                   HijackRejectFloor(), bare},
                   (*server)->address());
   if (!clients.ok()) return clients.status();
   for (Client& c : *clients) {
@@ -1091,8 +1111,8 @@ absl::Status RunOnly(const Environment& env, absl::string_view name, int64_t war
 constexpr char kUsage[] =
     "What the client chain's retry costs the client, server in its own process (spawned\n"
     "cache_server): unary Get, closed-loop callers, configurations interleaved round by\n"
-    "round. Success path (bare, builtin_retry, breaker, breaker_timeout, full_chain) for\n"
-    "each --callers count; failures (--failure_rate of Gets aborted UNAVAILABLE:\n"
+    "round. Success path (bare, builtin_retry, hijack_floor, breaker, breaker_timeout,\n"
+    "full_chain) for each --callers count; failures (--failure_rate of Gets aborted UNAVAILABLE:\n"
     "builtin_retry, retry_only, full_chain) and local rejections of an open breaker against\n"
     "a failed round trip, both at the largest --callers count. Client CPU per call from\n"
     "getrusage, ratios to bare and builtin_retry (median and range of per-round ratios).\n\n"
@@ -1140,7 +1160,8 @@ std::string CheckFlags() {
     for (const ChannelSpec& s : SuccessPathSpecs()) known = known || s.name == only;
     if (!known) {
       return absl::StrCat(
-          "--only: must be bare, builtin_retry, breaker, breaker_timeout or full_chain, got \"",
+          "--only: must be bare, builtin_retry, hijack_floor, breaker, breaker_timeout or "
+          "full_chain, got \"",
           only, "\"");
     }
   }

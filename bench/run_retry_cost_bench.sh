@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds and runs bench/retry_cost_bench (the client chain's retry cost,
 # server in its own process), then counts the client's instructions per call
-# of bare, builtin_retry, breaker_timeout and full_chain under callgrind and
+# of bare, builtin_retry, hijack_floor, breaker_timeout and full_chain under callgrind and
 # prints them with their ratios to bare and builtin_retry.
 #
 #   bench/run_retry_cost_bench.sh [BUILD_DIR] [retry_cost_bench flags...]
@@ -48,7 +48,7 @@ log "instructions per call (callgrind, $calls calls after $warmup_calls warm-up 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 declare -A ir_per_call
-configs=(bare builtin_retry breaker_timeout full_chain)
+configs=(bare builtin_retry hijack_floor breaker_timeout full_chain)
 for config in "${configs[@]}"; do
   out="$work/callgrind.$config.out"
   if ! valgrind --tool=callgrind --instr-atstart=no --trace-children=no \
