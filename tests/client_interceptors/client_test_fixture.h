@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "grpc_resilience/internal/client_interceptors/resilient_channel.h"
 #include "tests/client_interceptors/scripted_service.h"
+#include "tests/testing/chain_channel.h"
 #include "tests/testing/test_server.h"
 
 namespace resilience::testing {
@@ -33,9 +34,9 @@ class ClientInterceptorsTest : public ::testing::Test {
     options.seed = 7;
     options.name = "test-channel";
     options.events = std::move(events);
-    resilience_ = std::make_shared<ClientResilience>(*std::move(policies), options);
-    grpc::ChannelArguments args;
-    channel_ = server_->NewChannel(::resilience::ClientInterceptorFactories(resilience_), args);
+    ResilientChannel made = NewChainChannel(*server_, *std::move(policies), options);
+    resilience_ = std::move(made.resilience);
+    channel_ = std::move(made.channel);
     stub_ = resilience::test::TestService::NewStub(channel_);
   }
 

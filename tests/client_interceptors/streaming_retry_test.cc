@@ -23,6 +23,7 @@
 #include "grpcpp/security/server_credentials.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/chain_channel.h"
 #include "grpc_resilience/internal/core/mutex.h"
 #include "grpc_resilience/internal/client_interceptors/resilient_channel.h"
 #include "grpc_resilience/internal/policy/builtin_retry_config.h"
@@ -286,9 +287,9 @@ TEST_F(StreamingRetryTest, ACallersRetryPolicySwitchesGrpcRetriesOff) {
   ASSERT_EQ(warnings.size(), 2u);
   EXPECT_THAT(warnings[1], HasSubstr("GRPC_ARG_ENABLE_RETRIES = 0"));
   // The RetryInterceptor alone retries the unary call.
-  resilience_ = std::make_shared<ClientResilience>(policies_, ClientResilience::Options());
-  stub_ = resilience::test::TestService::NewStub(
-      server_->NewChannel(::resilience::ClientInterceptorFactories(resilience_), args));
+  ResilientChannel made = NewChainChannel(*server_, policies_, ClientResilience::Options(), args);
+  resilience_ = made.resilience;
+  stub_ = resilience::test::TestService::NewStub(made.channel);
   service_.Next(100, Script::kFailFirst);
   EXPECT_EQ(MakeCall(*stub_, CallType::kUnary, Flavour::kSync).status.error_code(),
             grpc::StatusCode::UNAVAILABLE);
