@@ -1,10 +1,11 @@
 // The client chain's cost on the success path, measured in one run over
 // loopback: unary Get on a bare channel, with breaker only, breaker +
 // timeout, the full chain (retry -> timeout -> breaker) with metrics on and
-// off, and a method without a policy with metrics on (the metrics-only
-// interceptor) and off (no interceptor). Alternating rounds; reports the
-// median calls/s, p50 and p99 of each and the ratios to bare (median and
-// range of the per-round ratios).
+// off, a method without a policy with metrics on (the metrics-only
+// interceptor) and off (no interceptor), and the floor of any retry
+// interceptor (one that hijacks and re-issues once, nothing else).
+// Alternating rounds; reports the median calls/s, p50 and p99 of each and
+// the ratios to bare (median and range of the per-round ratios).
 //
 //   client_chain_bench [--seconds=2] [--rounds=5] [--concurrency=8] [--only=N]
 //
@@ -17,6 +18,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "bench/hijack_once_interceptor.h"
 #include "cache/v1/cache.grpc.pb.h"
 #include "examples/cache_service/cache_service_impl.h"
 #include "examples/cache_service/load_generator.h"
@@ -27,16 +29,19 @@
 ABSL_FLAG(double, seconds, 2, "Length of each round.");
 ABSL_FLAG(int, rounds, 5, "Rounds per configuration (alternating).");
 ABSL_FLAG(int, concurrency, 8, "Closed-loop clients.");
-ABSL_FLAG(int, only, -1, "Run only this configuration (0-6), e.g. under perf.");
+ABSL_FLAG(int, only, -1, "Run only this configuration (0-7), e.g. under perf.");
 
 namespace {
 
 struct Config {
-  Config(const char* name, const char* policy, bool metrics = true)
-      : name(name), policy(policy), metrics(metrics) {}
+  Config(const char* name, const char* policy, bool metrics = true, bool hijack_floor = false)
+      : name(name), policy(policy), metrics(metrics), hijack_floor(hijack_floor) {}
   const char* name;
   const char* policy;  // null: bare channel
   bool metrics;        // ClientResilience::Options::metrics
+  // No policy: the floor of any retry interceptor, one that hijacks and
+  // re-issues once (bench/hijack_once_interceptor.h).
+  bool hijack_floor;
   std::vector<double> rates;
   std::vector<double> p50_ms, p99_ms;
 };
@@ -51,7 +56,8 @@ double Median(std::vector<double> v) {
 constexpr char kUsage[] =
     "The client chain's cost on the success path: unary Get over loopback on a bare\n"
     "channel, with breaker only, breaker + timeout, the full chain with metrics on and\n"
-    "off, and a method without a policy with metrics on and off, in alternating\n"
+    "off, a method without a policy with metrics on and off, and the floor of any\n"
+    "retry interceptor (hijack and re-issue once), in alternating\n"
     "rounds; prints the median calls/s, p50 and p99 of each and the ratios to bare.\n\n"
     "  client_chain_bench [--seconds=2] [--rounds=5] [--concurrency=8] [--only=N]";
 
@@ -68,9 +74,9 @@ int main(int argc, char** argv) {
     return example_cli::UsageError(
         absl::StrCat("--concurrency: must be in [1, 1024], got ", concurrency));
   }
-  if (const int only = absl::GetFlag(FLAGS_only); only < -1 || only > 6) {
+  if (const int only = absl::GetFlag(FLAGS_only); only < -1 || only > 7) {
     return example_cli::UsageError(
-        absl::StrCat("--only: must be a configuration in [0, 6] (or -1: all), got ", only));
+        absl::StrCat("--only: must be a configuration in [0, 7] (or -1: all), got ", only));
   }
   cache_service::CacheStore store({});
   cache_service::CacheServiceImpl service(&store);
@@ -92,12 +98,18 @@ int main(int argc, char** argv) {
       {"full chain, no metrics", kFullChain, false},
       {"no policy", kNoPolicy},
       {"no policy, no metrics", kNoPolicy, false},
+      {"hijack floor", nullptr, false, true},
   };
   std::vector<std::shared_ptr<grpc::Channel>> channels;
   for (const Config& c : configs) {
     grpc::ChannelArguments args;
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);  // a connection of its own
-    if (c.policy == nullptr) {
+    if (c.hijack_floor) {
+      std::vector<std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>> floor;
+      floor.push_back(std::make_unique<resilience::bench::HijackOnceFactory>(/*reissue=*/true));
+      channels.push_back(grpc::experimental::CreateCustomChannelWithInterceptors(
+          server->address(), grpc::InsecureChannelCredentials(), args, std::move(floor)));
+    } else if (c.policy == nullptr) {
       channels.push_back(grpc::CreateCustomChannel(server->address(),
                                                    grpc::InsecureChannelCredentials(), args));
     } else {
