@@ -1,9 +1,7 @@
 #include "grpc_resilience/internal/client_interceptors/breaker_interceptor.h"
 
 #include <chrono>
-#include <cstring>
 
-#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "grpc_resilience/internal/client_interceptors/call_plan.h"
 #include "grpc_resilience/internal/client_interceptors/local_status.h"

@@ -62,10 +62,6 @@ class BreakerInterceptor final : public grpc::experimental::Interceptor {
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override;
 
  private:
-  // A deadline within this of passing counts as passed (timers and the
-  // status arrive a little apart).
-  static constexpr absl::Duration kDeadlineSlack = absl::Milliseconds(5);
-
   // How the call ended when no server answer decided it (the breaker
   // classifies that, BreakerSettings::Classify()).
   LocalEnd EndOf(const grpc::Status& status) const;

@@ -19,6 +19,11 @@
 
 namespace resilience {
 
+// A DEADLINE_EXCEEDED that comes within this of our own deadline is that
+// deadline (gRPC's timers and our clock read a little apart); one well
+// before it is a server's answer.
+inline constexpr absl::Duration kDeadlineSlack = absl::Milliseconds(5);
+
 // Where a call's deadline came from.
 enum class DeadlineSource {
   kCaller,  // the caller's ClientContext deadline

@@ -17,10 +17,6 @@ namespace {
 
 using grpc::experimental::InterceptionHookPoints;
 
-// A DEADLINE_EXCEEDED within this of the attempt's deadline is that deadline
-// (gRPC's timers and our clock read a little apart).
-constexpr absl::Duration kDeadlineSlack = absl::Milliseconds(5);
-
 // The value of trailer `key` in `trailers`, if there.
 std::optional<grpc::string_ref> Trailer(
     const std::multimap<grpc::string_ref, grpc::string_ref>& trailers, const char* key) {
@@ -93,7 +89,7 @@ void RetryInterceptor::Cancel() {
 void RetryInterceptor::Start(grpc::experimental::InterceptorBatchMethods* methods) {
   meter_.Begin(*state_);
   methods_ = methods;
-  caller_blocks_ = internal::CallerBlocks(methods);
+  const bool caller_blocks = internal::CallerBlocks(methods);
   if (const auto* caller = methods->GetSendInitialMetadata(); !caller->empty()) {
     metadata_ = *caller;
   }
@@ -113,7 +109,7 @@ void RetryInterceptor::Start(grpc::experimental::InterceptorBatchMethods* method
     }
   }
   channel_ = methods->GetInterceptedChannel();
-  if (caller_blocks_) {
+  if (caller_blocks) {
     RunOnCallerThread();
   } else {
     StartQueuedAttempt();

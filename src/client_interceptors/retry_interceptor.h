@@ -118,7 +118,6 @@ class RetryInterceptor final : public grpc::experimental::Interceptor,
 
   // Set once at the start, read-only afterwards.
   grpc::experimental::InterceptorBatchMethods* methods_ = nullptr;
-  bool caller_blocks_ = false;
   std::multimap<std::string, std::string> metadata_;
   grpc::ByteBuffer request_;
   absl::Time call_deadline_ = absl::InfiniteFuture();

@@ -55,13 +55,6 @@ struct RetrySettings : Backoff::Options {
   // deadline is min(the call's deadline, attempt start + this).
   std::optional<absl::Duration> per_attempt_timeout;
 
-  bool IsRetryable(absl::StatusCode code) const {
-    for (absl::StatusCode c : retryable_status_codes) {
-      if (c == code) return true;
-    }
-    return false;
-  }
-
   const Backoff::Options& backoff() const { return *this; }
 };
 

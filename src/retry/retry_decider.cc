@@ -14,22 +14,6 @@ Pushback Pushback::Parse(absl::string_view value) {
   return {Kind::kDelay, absl::Milliseconds(ms)};
 }
 
-absl::string_view RetryVerdictName(RetryVerdict verdict) {
-  switch (verdict) {
-    case RetryVerdict::kSucceeded: return "succeeded";
-    case RetryVerdict::kRetry: return "retry";
-    case RetryVerdict::kCallDeadline: return "call_deadline";
-    case RetryVerdict::kCancelled: return "cancelled";
-    case RetryVerdict::kRejectedLocally: return "rejected_locally";
-    case RetryVerdict::kNotRetryable: return "not_retryable";
-    case RetryVerdict::kAttemptsExhausted: return "attempts_exhausted";
-    case RetryVerdict::kPushbackStop: return "pushback_stop";
-    case RetryVerdict::kBudgetSpent: return "budget_spent";
-    case RetryVerdict::kBackoffPastDeadline: return "backoff_past_deadline";
-  }
-  return "unknown";
-}
-
 RetryDecider::RetryDecider(const Options& options, RandomSource& random)
     : max_attempts_(options.max_attempts < 1 ? 1 : options.max_attempts),
       backoff_(options.backoff, random),

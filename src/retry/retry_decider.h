@@ -65,9 +65,6 @@ enum class RetryVerdict {
   kBackoffPastDeadline,  // the backoff would end at or after the deadline
 };
 
-// The verdict's name, for messages and tests ("retry", "budget_spent"...).
-absl::string_view RetryVerdictName(RetryVerdict verdict);
-
 struct RetryDecision {
   RetryVerdict verdict = RetryVerdict::kSucceeded;
   // kRetry and kBackoffPastDeadline: the wait before the next attempt (the

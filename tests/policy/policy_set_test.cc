@@ -24,8 +24,10 @@
 namespace resilience {
 namespace {
 
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 // The methods this file's policies name, standing in for the services a
@@ -268,8 +270,8 @@ TEST(PolicySetTest, RealGrpcServiceConfigLoads) {
   EXPECT_EQ(p->wait_for_ready, true);
   EXPECT_EQ(p->retry->max_attempts, 4);
   EXPECT_FALSE(p->retry->per_attempt_timeout.has_value());  // perAttemptRecvTimeout is not it
-  EXPECT_TRUE(p->retry->IsRetryable(absl::StatusCode::kResourceExhausted));
-  EXPECT_FALSE(p->retry->IsRetryable(absl::StatusCode::kInternal));
+  EXPECT_THAT(p->retry->retryable_status_codes, Contains(absl::StatusCode::kResourceExhausted));
+  EXPECT_THAT(p->retry->retryable_status_codes, Not(Contains(absl::StatusCode::kInternal)));
   EXPECT_EQ(set.retry_budget().max_tokens, 100);
   EXPECT_THAT(set.warnings(),
               ElementsAre(StartsWith("loadBalancingConfig: accepted"),

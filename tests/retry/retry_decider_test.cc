@@ -201,11 +201,5 @@ TEST_F(RetryDeciderTest, OneAttemptNeverRetries) {
       RetryVerdict::kAttemptsExhausted);
 }
 
-TEST_F(RetryDeciderTest, VerdictNames) {
-  EXPECT_EQ(RetryVerdictName(RetryVerdict::kRetry), "retry");
-  EXPECT_EQ(RetryVerdictName(RetryVerdict::kBudgetSpent), "budget_spent");
-  EXPECT_EQ(RetryVerdictName(RetryVerdict::kBackoffPastDeadline), "backoff_past_deadline");
-}
-
 }  // namespace
 }  // namespace resilience
