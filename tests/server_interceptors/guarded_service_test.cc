@@ -22,11 +22,13 @@
 #include "grpc_resilience/internal/server_interceptors/server_interceptors.h"
 #include "tests/server_interceptors/echo_services.h"
 #include "tests/testing/guarded_server.h"
+#include "tests/testing/eventually.h"
 #include "tests/testing/test_server.h"
 
 namespace resilience {
 namespace {
 
+using ::resilience::testing::Eventually;
 using ::resilience::test::Req;
 using ::resilience::test::Resp;
 using ::resilience::test::TestService;
@@ -260,10 +262,7 @@ TEST_P(GuardedServiceTest, StalledStreamsDoNotStarveOtherCalls) {
     contexts.push_back(std::make_unique<grpc::ClientContext>());
     readers.push_back(stub_->ServerStream(contexts.back().get(), big));
   }
-  const absl::Time until = absl::Now() + absl::Seconds(20);
-  while (runs_.of(CallType::kServerStream) < kStalled && absl::Now() < until) {
-    absl::SleepFor(absl::Milliseconds(5));
-  }
+  Eventually([&] { return runs_.of(CallType::kServerStream) >= kStalled; }, absl::Seconds(20));
   EXPECT_EQ(runs_.of(CallType::kServerStream), kStalled);
   for (int i = 0; i < 20; ++i) {
     grpc::ClientContext context;

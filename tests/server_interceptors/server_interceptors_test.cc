@@ -21,12 +21,14 @@
 #include "tests/testing/recording_events.h"
 #include "grpc_resilience/internal/core/mutex.h"
 #include "grpc_resilience/internal/core/simulated_clock.h"
+#include "tests/testing/eventually.h"
 #include "tests/testing/guarded_server.h"
 #include "tests/testing/test_server.h"
 
 namespace resilience {
 namespace {
 
+using ::resilience::testing::Eventually;
 using ::resilience::testing::GuardedServer;
 using ::resilience::testing::StartGuardedServer;
 using ::resilience::testing::TestServer;
@@ -208,17 +210,6 @@ class ServerInterceptorsTest : public ::testing::TestWithParam<bool> {
     request.set_key("k");
     cache::v1::StoreResp response;
     return stub_->Store(&context, request, &response);
-  }
-
-  // Waits (bounded) until `pred` holds.
-  template <typename Pred>
-  bool Eventually(Pred pred, absl::Duration limit = absl::Seconds(10)) {
-    const absl::Time end = absl::Now() + limit;
-    while (!pred()) {
-      if (absl::Now() > end) return false;
-      absl::SleepFor(absl::Milliseconds(2));
-    }
-    return true;
   }
 
   Gate gate_;

@@ -18,6 +18,7 @@
 #include "grpc_resilience/internal/server_interceptors/server_interceptors.h"
 #include "tests/client_interceptors/all_call_types.h"
 #include "tests/server_interceptors/echo_services.h"
+#include "tests/testing/eventually.h"
 #include "tests/testing/guarded_server.h"
 #include "tests/testing/metrics_test_fixture.h"
 #include "tests/testing/promtool.h"
@@ -133,16 +134,6 @@ class ServerMetricsTest : public MetricsTest<::testing::TestWithParam<bool>> {
   }
 
   std::string Render() { return RenderMetrics(*state_); }
-
-  template <typename Pred>
-  bool Eventually(Pred pred) {
-    const absl::Time end = absl::Now() + absl::Seconds(10);
-    while (!pred()) {
-      if (absl::Now() > end) return false;
-      absl::SleepFor(absl::Milliseconds(2));
-    }
-    return true;
-  }
 
   HandlerRuns runs_;
   std::unique_ptr<SyncEchoService> sync_;
