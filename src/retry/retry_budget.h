@@ -96,6 +96,20 @@ class RetryBudget {
     }
   }
 
+  // TrySpend()
+  //
+  // One token for an attempt that no failure paid for (a hedge sent because
+  // its delay passed, hedging_decider.h): taken, and true, only while
+  // AllowRetry() holds, in one atomic step.
+  bool TrySpend() {
+    int64_t t = milli_tokens_.load(std::memory_order_relaxed);
+    do {
+      if (t * 2 <= max_milli_) return false;
+    } while (!milli_tokens_.compare_exchange_weak(t, std::max<int64_t>(0, t - 1000),
+                                                  std::memory_order_relaxed));
+    return true;
+  }
+
   // Retries are allowed while more than half the bucket is left.
   bool AllowRetry() const { return milli_tokens_.load(std::memory_order_relaxed) * 2 > max_milli_; }
 
