@@ -17,6 +17,7 @@
 
 #include "grpc_resilience/internal/breaker/breaker.h"
 #include "grpc_resilience/internal/core/random_source.h"
+#include "grpc_resilience/internal/retry/hedging_decider.h"
 #include "grpc_resilience/internal/retry/retry_decider.h"
 #include "grpc_resilience/internal/metrics/counter_list.h"
 #include "grpc_resilience/internal/metrics/method_meter.h"
@@ -51,6 +52,21 @@ namespace resilience {
   /* GenericStub); see stub_kind.h. */                                              \
   X(not_retried_stub_calls)
 
+// MakeHedgingDecider()
+//
+// The decider for a loaded hedgingPolicy, spending `budget` (the file's
+// retryThrottling).
+inline std::unique_ptr<HedgingDecider> MakeHedgingDecider(const HedgingSettings& hedging,
+                                                          const RetryBudgetSettings& budget) {
+  HedgingDecider::Options options;
+  options.max_attempts = hedging.max_attempts;
+  options.delay = hedging.delay;
+  options.non_fatal_codes = hedging.non_fatal_status_codes;
+  options.adaptive_delay = hedging.adaptive_delay;
+  options.budget = budget;
+  return std::make_unique<HedgingDecider>(options);
+}
+
 // What the interceptors of one method need, resolved once per method.
 //
 // With ClientResilience::Options::metrics, every method called has one, with
@@ -78,6 +94,10 @@ struct ClientMethodState {
   std::unique_ptr<RandomSource> random;  // the backoff's jitter draws
   // The retry policy with its backoff and budget (set with a policy).
   std::unique_ptr<RetryDecider> retry_decider;
+  // The hedging policy with its budget, when the policy has a hedgingPolicy
+  // (then wraps_unary is set and the retry interceptor hedges the unary
+  // calls instead of retrying them).
+  std::unique_ptr<HedgingDecider> hedging_decider;
 
   // calls, attempts, retries, ...: GRPC_RESILIENCE_CLIENT_COUNTERS.
   GRPC_RESILIENCE_CLIENT_COUNTERS(GRPC_RESILIENCE_ATOMIC_COUNTER)

@@ -47,6 +47,10 @@ MethodCache<ClientMethodState>::Resolution ClientResilience::Resolve(const char*
   retry.backoff = state->retry;  // its Backoff::Options part
   retry.budget = policies_.retry_budget();
   state->retry_decider = std::make_unique<RetryDecider>(retry, *state->random);
+  if (policy.hedging.has_value()) {
+    state->hedging_decider = MakeHedgingDecider(*policy.hedging, policies_.retry_budget());
+    state->wraps_unary = true;
+  }
   BreakerSettings breaker = policy.breaker;
   if (breaker.kind != BreakerKind::kNone) {
     // Counts every transition, and tells the events listener if there is

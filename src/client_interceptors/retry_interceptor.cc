@@ -49,7 +49,13 @@ grpc::experimental::Interceptor* MakeRetryInterceptor(ClientResilience& resilien
 
 RetryInterceptor::RetryInterceptor(grpc::experimental::ClientRpcInfo* info,
                                    ClientMethodState* state, Clock& breaker_clock)
-    : info_(info), state_(state), breaker_clock_(breaker_clock), method_(info->method()) {}
+    : info_(info),
+      state_(state),
+      breaker_clock_(breaker_clock),
+      method_(info->method()),
+      hedging_(state->hedging_decider.get()) {}
+
+RetryInterceptor::~RetryInterceptor() = default;
 
 void RetryInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods* methods) {
   if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_CANCEL)) {
@@ -69,27 +75,28 @@ void RetryInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods* me
 }
 
 void RetryInterceptor::Cancel() {
-  grpc::ClientContext* attempt = nullptr;
+  std::vector<grpc::ClientContext*> attempts;
   grpc::Alarm* alarm = nullptr;
   {
     MutexLock lock(&mu_);
     cancelled_ = true;
-    attempt = attempt_context_.get();
-    alarm = backoff_alarm_.get();
-    wake_.SignalAll();
+    for (const auto& a : attempts_) {
+      if (!a->ended && a->context != nullptr) attempts.push_back(a->context.get());
+    }
+    if (live_timer_ != nullptr) alarm = &live_timer_->alarm;
   }
   // Outside the lock: either may complete inline and call back into us.
-  // Neither object can go away meanwhile: with cancelled_ set nothing
-  // replaces them, and this interceptor lives as long as the caller's
-  // context, on which TryCancel() is running.
-  if (attempt != nullptr) attempt->TryCancel();
+  // Neither object can go away meanwhile: attempts and timers live as long
+  // as this interceptor, which lives as long as the caller's context, on
+  // which TryCancel() is running; with cancelled_ set no new one is made.
+  for (grpc::ClientContext* attempt : attempts) attempt->TryCancel();
   if (alarm != nullptr) alarm->Cancel();
 }
 
 void RetryInterceptor::Start(grpc::experimental::InterceptorBatchMethods* methods) {
   meter_.Begin(*state_);
   methods_ = methods;
-  const bool caller_blocks = internal::CallerBlocks(methods);
+  caller_blocks_ = internal::CallerBlocks(methods);
   if (const auto* caller = methods->GetSendInitialMetadata(); !caller->empty()) {
     metadata_ = *caller;
   }
@@ -109,243 +116,314 @@ void RetryInterceptor::Start(grpc::experimental::InterceptorBatchMethods* method
     }
   }
   channel_ = methods->GetInterceptedChannel();
-  if (caller_blocks) {
-    RunOnCallerThread();
+  if (caller_blocks_) {
+    // This thread polls the call's own queue, as a blocking call would:
+    // attempts and timers complete here, without waking another thread.
+    own_cq_ = std::make_unique<grpc::CompletionQueue>();
+    cq_ = own_cq_.get();
   } else {
-    StartQueuedAttempt();
+    cq_ = AttemptCompletionQueue::Global().cq();
+  }
+  Actions actions;
+  {
+    MutexLock lock(&mu_);
+    outstanding_ = 1;  // this function's, until its Release()
+    if (hedging_ != nullptr) {
+      const HedgeStep step = hedging_->Start(hedge_);
+      ApplyHedgeStep(step, nullptr, AttemptOutcome(), actions);
+    } else {
+      Launch(actions);
+    }
+  }
+  Execute(actions);
+  if (!caller_blocks_) {
+    Release();  // may be the last use of `this`
+    return;
+  }
+  for (;;) {
+    {
+      MutexLock lock(&mu_);
+      if (outstanding_ == 1) break;  // only this function's is left
+    }
+    void* tag;
+    bool ok;
+    if (!own_cq_->Next(&tag, &ok)) break;  // never: the queue is shut down below
+    static_cast<AttemptCompletionQueue::Tag*>(tag)->Done(ok);
+  }
+  own_cq_->Shutdown();
+  void* tag;
+  bool ok;
+  while (own_cq_->Next(&tag, &ok)) {
+  }
+  methods_->Hijack();  // last use of `this`
+}
+
+void RetryInterceptor::Release() {
+  bool last;
+  {
+    MutexLock lock(&mu_);
+    last = --outstanding_ == 0;
+  }
+  // A blocking caller's own loop hijacks (it holds one count until then).
+  if (last) methods_->Hijack();  // last use of `this`
+}
+
+void RetryInterceptor::OnAttemptDone(Attempt* attempt) {
+  Actions actions;
+  {
+    MutexLock lock(&mu_);
+    Ended(*attempt, actions);
+  }
+  Execute(actions);
+  Release();  // the attempt's count; may be the last use of `this`
+}
+
+void RetryInterceptor::OnTimer(Timer* timer, bool fired) {
+  Actions actions;
+  {
+    MutexLock lock(&mu_);
+    if (timer == live_timer_ && !finished_) {
+      live_timer_ = nullptr;
+      if (hedging_ == nullptr) {
+        if (fired && !cancelled_) {
+          Launch(actions);
+        } else {
+          Finish(CancelledStatus(method_, " during a retry backoff"), actions);
+        }
+      } else if (fired && !cancelled_) {
+        ApplyHedgeStep(hedging_->OnTimer(hedge_, absl::Now(), call_deadline_), nullptr,
+                       AttemptOutcome(), actions);
+      } else if (cancelled_ && InFlight() == 0) {
+        // Waiting out a pushback delay with nothing in flight.
+        AttemptOutcome outcome;
+        outcome.code = absl::StatusCode::kCancelled;
+        outcome.cancelled = true;
+        ++hedge_.in_flight;  // OnAttemptEnd() counts an end
+        ApplyHedgeStep(hedging_->OnAttemptEnd(hedge_, outcome, absl::Now(), call_deadline_),
+                       nullptr, outcome, actions);
+      }
+    }
+  }
+  Execute(actions);
+  Release();  // the timer's count; may be the last use of `this`
+}
+
+void RetryInterceptor::Execute(const Actions& actions) {
+  for (grpc::ClientContext* context : actions.cancel) context->TryCancel();
+  if (actions.cancel_timer != nullptr) actions.cancel_timer->Cancel();
+  if (actions.arm != nullptr) {
+    actions.arm->alarm.Set(cq_, absl::ToChronoTime(actions.arm->at),
+                           static_cast<AttemptCompletionQueue::Tag*>(actions.arm));
+  }
+  for (Attempt* attempt : actions.send) {
+    // The attempt's interceptors are created in here, on this thread.
+    internal::SetCreatingAttempt(true);
+    grpc::ClientAsyncResponseReader<grpc::ByteBuffer>* call =
+        grpc::internal::ClientAsyncResponseReaderHelper::Create<grpc::ByteBuffer>(
+            channel_.get(), cq_,
+            grpc::internal::RpcMethod(method_, /*suffix_for_stats=*/nullptr,
+                                      grpc::internal::RpcMethod::NORMAL_RPC),
+            attempt->context.get(), request_);
+    internal::SetCreatingAttempt(false);
+    attempt->reader.reset(call);  // destroyed before its context
+    call->StartCall();
+    call->Finish(&attempt->response, &attempt->status,
+                 static_cast<AttemptCompletionQueue::Tag*>(attempt));
   }
 }
 
-RetryInterceptor::Step RetryInterceptor::PrepareAttempt() {
-  MutexLock lock(&mu_);
+int RetryInterceptor::InFlight() const {
+  int n = 0;
+  for (const auto& a : attempts_) n += a->ended ? 0 : 1;
+  return n;
+}
+
+void RetryInterceptor::Launch(Actions& actions) {
   const absl::Time now = absl::Now();
-  if (cancelled_) {
-    final_status_ = CancelledStatus(method_, "");
-    return Step::kFinished;
-  }
-  if (now >= call_deadline_) {
-    final_status_ = CallDeadlineStatus(method_, deadline_source_,
-                                       state_->policy->timeout.value_or(absl::ZeroDuration()),
-                                       attempts_);
-    return Step::kFinished;
+  const int made = static_cast<int>(attempts_.size());
+  if (cancelled_ || now >= call_deadline_) {
+    if (hedging_ == nullptr) {
+      Finish(cancelled_ ? CancelledStatus(method_, "")
+                        : CallDeadlineStatus(method_, deadline_source_,
+                                             state_->policy->timeout.value_or(absl::ZeroDuration()),
+                                             made),
+             actions);
+      return;
+    }
+    // The decider counted this hedge as sent: it ends before it started.
+    AttemptOutcome outcome;
+    outcome.cancelled = cancelled_;
+    outcome.code = cancelled_ ? absl::StatusCode::kCancelled : absl::StatusCode::kDeadlineExceeded;
+    outcome.deadline_passed = !cancelled_;
+    ApplyHedgeStep(hedging_->OnAttemptEnd(hedge_, outcome, now, call_deadline_), nullptr, outcome,
+                   actions);
+    return;
   }
   state_->attempts.fetch_add(1, std::memory_order_relaxed);
-  rejected_locally_ = false;
+  if (made > 0 && hedging_ != nullptr) state_->retries.fetch_add(1, std::memory_order_relaxed);
+  attempts_.push_back(std::make_unique<Attempt>(this));
+  Attempt& a = *attempts_.back();
+  a.sent_at = now;
   if (state_->breaker != nullptr) {
-    admission_ = state_->breaker->Allow();
-    if (!admission_.admitted()) {
-      rejected_locally_ = true;
+    a.admission = state_->breaker->Allow();
+    if (!a.admission.admitted()) {
+      a.rejected_locally = true;
       state_->rejected_by_breaker.fetch_add(1, std::memory_order_relaxed);
-      return Step::kRejected;
+      Ended(a, actions);
+      return;
     }
   }
-  attempt_reader_.reset();  // before its context
-  attempt_context_ = std::make_unique<grpc::ClientContext>();
-  grpc::ClientContext* attempt = attempt_context_.get();
+  a.context = std::make_unique<grpc::ClientContext>();
+  grpc::ClientContext* attempt = a.context.get();
   for (const auto& [key, value] : metadata_) attempt->AddMetadata(key, value);
-  if (attempts_ > 0) {
-    const std::string previous = absl::StrCat(attempts_);
+  if (made > 0) {
+    const std::string previous = absl::StrCat(made);
     attempt->AddMetadata(kPreviousAttemptsKey, previous);
     attempt->AddMetadata(kRetryAttemptKey, previous);
   }
   // The caller's compression request is in its metadata, copied above.
   grpc::ClientContext* caller = info_->client_context();
   if (caller->credentials() != nullptr) attempt->set_credentials(caller->credentials());
-  attempt_deadline_ = call_deadline_;
-  per_attempt_deadline_ = false;
+  a.deadline = call_deadline_;
   if (const std::optional<absl::Duration>& limit = state_->retry.per_attempt_timeout;
-      limit.has_value() && now + *limit < call_deadline_) {
-    attempt_deadline_ = now + *limit;
-    per_attempt_deadline_ = true;
+      hedging_ == nullptr && limit.has_value() && now + *limit < call_deadline_) {
+    a.deadline = now + *limit;
+    a.per_attempt_deadline = true;
   }
-  if (attempt_deadline_ != absl::InfiniteFuture()) {
-    attempt->set_deadline(absl::ToChronoTime(attempt_deadline_));
-  }
+  if (a.deadline != absl::InfiniteFuture()) attempt->set_deadline(absl::ToChronoTime(a.deadline));
   if (const std::optional<bool>& wait = state_->policy->wait_for_ready; wait.has_value()) {
     attempt->set_wait_for_ready(*wait);
   }
-  response_.Clear();
-  return Step::kSend;
+  ++outstanding_;
+  actions.send.push_back(&a);
 }
 
-grpc::ClientAsyncResponseReader<grpc::ByteBuffer>* RetryInterceptor::CreateAttemptCall(
-    grpc::CompletionQueue* cq) {
-  grpc::ClientContext* attempt;
-  {
-    MutexLock lock(&mu_);
-    attempt = attempt_context_.get();
-  }
-  // The attempt's interceptors are created in here, on this thread.
-  internal::SetCreatingAttempt(true);
-  grpc::ClientAsyncResponseReader<grpc::ByteBuffer>* call =
-      grpc::internal::ClientAsyncResponseReaderHelper::Create<grpc::ByteBuffer>(
-          channel_.get(), cq,
-          grpc::internal::RpcMethod(method_, /*suffix_for_stats=*/nullptr,
-                                    grpc::internal::RpcMethod::NORMAL_RPC),
-          attempt, request_);
-  internal::SetCreatingAttempt(false);
-  MutexLock lock(&mu_);
-  attempt_reader_.reset(call);  // destroyed before its context
-  return call;
-}
-
-void RetryInterceptor::RunOnCallerThread() {
-  for (;;) {
-    const Step step = PrepareAttempt();
-    if (step == Step::kFinished) break;
-    grpc::Status status;
-    if (step == Step::kSend) {
-      // This thread polls the attempt's own queue, as a blocking call
-      // would: the attempt completes here, without waking another thread.
-      grpc::CompletionQueue cq;
-      grpc::ClientAsyncResponseReader<grpc::ByteBuffer>* call = CreateAttemptCall(&cq);
-      call->StartCall();
-      call->Finish(&response_, &status, &cq);
-      void* tag;
-      bool ok;
-      cq.Next(&tag, &ok);
-      cq.Shutdown();
-      while (cq.Next(&tag, &ok)) {
-      }
-    }
-    const std::optional<absl::Duration> delay = AfterAttempt(std::move(status));
-    if (!delay.has_value()) break;
-    if (!WaitOnCallerThread(*delay)) {
-      MutexLock lock(&mu_);
-      final_status_ = CancelledStatus(method_, " during a retry backoff");
-      break;
-    }
-  }
-  methods_->Hijack();  // last use of `this`
-}
-
-bool RetryInterceptor::WaitOnCallerThread(absl::Duration delay) {
-  const absl::Time until = absl::Now() + delay;
-  MutexLock lock(&mu_);
-  while (!cancelled_) {
-    const absl::Duration left = until - absl::Now();
-    if (left <= absl::ZeroDuration()) return true;
-    wake_.WaitWithTimeout(&mu_, left);
-  }
-  return false;
-}
-
-void RetryInterceptor::StartQueuedAttempt() {
-  const Step step = PrepareAttempt();
-  if (step == Step::kFinished) {
-    methods_->Hijack();  // last use of `this`
-    return;
-  }
-  if (step == Step::kRejected) {
-    OnQueuedAttemptDone(grpc::Status());  // AfterAttempt() gives it the rejection status
-    return;
-  }
-  // Once Finish() is called the attempt may complete and destroy `this`:
-  // touch no member after it.
-  grpc::ClientAsyncResponseReader<grpc::ByteBuffer>* call =
-      CreateAttemptCall(AttemptCompletionQueue::Global().cq());
-  call->StartCall();
-  call->Finish(&response_, &attempt_status_, static_cast<AttemptCompletionQueue::Tag*>(this));
-}
-
-void RetryInterceptor::Done(bool /*ok: always true for a unary Finish()*/) {
-  OnQueuedAttemptDone(std::move(attempt_status_));
-}
-
-void RetryInterceptor::OnQueuedAttemptDone(grpc::Status status) {
-  const std::optional<absl::Duration> delay = AfterAttempt(std::move(status));
-  if (!delay.has_value()) {
-    methods_->Hijack();  // last use of `this`
-    return;
-  }
-  grpc::Alarm* alarm;
-  {
-    MutexLock lock(&mu_);
-    backoff_alarm_ = std::make_unique<grpc::Alarm>();
-    alarm = backoff_alarm_.get();
-  }
-  // Set outside the lock: a due alarm may run its callback inline. A cancel
-  // that came in between finds cancelled_ set when the alarm fires.
-  alarm->Set(absl::ToChronoTime(absl::Now() + *delay), [this](bool fired) {
-    if (fired) {
-      StartQueuedAttempt();
-      return;
-    }
-    {
-      MutexLock lock(&mu_);
-      final_status_ = CancelledStatus(method_, " during a retry backoff");
-    }
-    methods_->Hijack();  // last use of `this`
-  });
-}
-
-std::optional<absl::Duration> RetryInterceptor::AfterAttempt(grpc::Status status) {
-  MutexLock lock(&mu_);
-  ++attempts_;
+void RetryInterceptor::Ended(Attempt& a, Actions& actions) {
+  a.ended = true;
   const absl::Time now = absl::Now();
-  if (rejected_locally_) {
-    status = BreakerRejectionStatus(method_, state_->breaker->kind(), admission_.reason());
-  }
+  grpc::Status status = a.rejected_locally
+                            ? BreakerRejectionStatus(method_, state_->breaker->kind(),
+                                                     a.admission.reason())
+                            : a.status;
   AttemptOutcome outcome;
   outcome.code = static_cast<absl::StatusCode>(status.error_code());
-  outcome.rejected_locally = rejected_locally_;
+  outcome.rejected_locally = a.rejected_locally;
   outcome.cancelled = cancelled_;
   outcome.deadline_passed = outcome.code == absl::StatusCode::kDeadlineExceeded &&
-                            now >= attempt_deadline_ - kDeadlineSlack;
-  outcome.per_attempt_deadline = per_attempt_deadline_;
-  if (!rejected_locally_ && !status.ok()) {
+                            now >= a.deadline - kDeadlineSlack;
+  outcome.per_attempt_deadline = a.per_attempt_deadline;
+  if (!a.rejected_locally && !status.ok() && !a.loser) {
     if (std::optional<grpc::string_ref> pushback =
-            Trailer(attempt_context_->GetServerTrailingMetadata(), kPushbackKey)) {
+            Trailer(a.context->GetServerTrailingMetadata(), kPushbackKey)) {
       outcome.pushback = Pushback::Parse(absl::string_view(pushback->data(), pushback->size()));
     }
   }
-  if (admission_.pending()) {
+  if (a.admission.pending()) {
     LocalEnd end = LocalEnd::kNone;
-    if (outcome.code == absl::StatusCode::kCancelled && cancelled_) {
-      end = LocalEnd::kCancelledByCaller;
+    if (outcome.code == absl::StatusCode::kCancelled && (cancelled_ || a.loser)) {
+      end = LocalEnd::kCancelledByCaller;  // neutral: a loser says nothing either
     } else if (outcome.deadline_passed) {
-      // PrepareAttempt() never sends an attempt whose deadline has passed.
-      end = per_attempt_deadline_ ? LocalEnd::kPerAttemptTimeout : LocalEnd::kCallDeadline;
+      // Launch() never sends an attempt whose deadline has passed.
+      end = a.per_attempt_deadline ? LocalEnd::kPerAttemptTimeout : LocalEnd::kCallDeadline;
     }
-    admission_.Record(state_->policy->breaker.Classify(outcome.code, end),
-                      breaker_clock_.Now() - admission_.start());
+    a.admission.Record(state_->policy->breaker.Classify(outcome.code, end),
+                       breaker_clock_.Now() - a.admission.start());
   }
-  const RetryDecision decision =
-      state_->retry_decider->Decide(attempts_, outcome, now, call_deadline_);
+  if (hedging_ != nullptr && !a.rejected_locally && !cancelled_) {
+    hedging_->RecordLatency(now - a.sent_at);
+  }
+  if (finished_) return;  // a loser, cancelled after the call was decided
+  shown_ = &a;
+  if (hedging_ != nullptr) {
+    ApplyHedgeStep(hedging_->OnAttemptEnd(hedge_, outcome, now, call_deadline_), &a, outcome,
+                   actions);
+    return;
+  }
+  const int made = static_cast<int>(attempts_.size());
+  const RetryDecision decision = state_->retry_decider->Decide(made, outcome, now, call_deadline_);
   if (decision.verdict == RetryVerdict::kRetry) {
     state_->retries.fetch_add(1, std::memory_order_relaxed);
     if (decision.attempt_timed_out) {
       state_->attempt_timeouts.fetch_add(1, std::memory_order_relaxed);
     }
-    return decision.delay;
+    ArmTimer(decision.delay, /*backoff=*/true, actions);
+    return;
   }
-  final_status_ = FinalStatus(decision, std::move(status));
-  return std::nullopt;
+  Finish(FinalStatus(decision, std::move(status)), actions);
+}
+
+void RetryInterceptor::ApplyHedgeStep(const HedgeStep& step, Attempt* last,
+                                      const AttemptOutcome& outcome, Actions& actions) {
+  if (step.finished()) {
+    RetryDecision decision;
+    decision.verdict = step.verdict;
+    decision.delay = outcome.pushback.delay;
+    grpc::Status status = last != nullptr ? last->status : grpc::Status();
+    if (last != nullptr && last->rejected_locally) {
+      status = BreakerRejectionStatus(method_, state_->breaker->kind(), last->admission.reason());
+    }
+    if (last == nullptr) {
+      status = grpc::Status(static_cast<grpc::StatusCode>(outcome.code), "");
+    }
+    Finish(FinalStatus(decision, std::move(status)), actions);
+    return;
+  }
+  if (step.cancel_timer || step.arm_timer.has_value()) DisarmTimer(actions);
+  if (step.arm_timer.has_value()) ArmTimer(*step.arm_timer, /*backoff=*/false, actions);
+  if (step.send) Launch(actions);
+}
+
+void RetryInterceptor::Finish(grpc::Status status, Actions& actions) {
+  finished_ = true;
+  final_status_ = std::move(status);
+  for (const auto& a : attempts_) {
+    if (a->ended || a->context == nullptr) continue;
+    a->loser = true;
+    actions.cancel.push_back(a->context.get());
+  }
+  DisarmTimer(actions);
+}
+
+void RetryInterceptor::ArmTimer(absl::Duration delay, bool backoff, Actions& actions) {
+  timers_.push_back(std::make_unique<Timer>(this));
+  live_timer_ = timers_.back().get();
+  live_timer_->at = absl::Now() + delay;
+  timer_is_backoff_ = backoff;
+  ++outstanding_;
+  actions.arm = live_timer_;
+}
+
+void RetryInterceptor::DisarmTimer(Actions& actions) {
+  if (live_timer_ == nullptr) return;
+  // Its event still comes (not fired) and ends its count.
+  actions.cancel_timer = &live_timer_->alarm;
+  live_timer_ = nullptr;
 }
 
 grpc::Status RetryInterceptor::FinalStatus(const RetryDecision& decision, grpc::Status last) {
+  const int made = static_cast<int>(attempts_.size());
   if (decision.attempt_timed_out) {
     state_->attempt_timeouts.fetch_add(1, std::memory_order_relaxed);
-    last = PerAttemptTimeoutStatus(method_, *state_->retry.per_attempt_timeout, attempts_,
+    last = PerAttemptTimeoutStatus(method_, *state_->retry.per_attempt_timeout, made,
                                    state_->retry.max_attempts);
   }
   switch (decision.verdict) {
     case RetryVerdict::kCallDeadline:
       return CallDeadlineStatus(method_, deadline_source_,
                                 state_->policy->timeout.value_or(absl::ZeroDuration()),
-                                attempts_);
+                                made);
     case RetryVerdict::kCancelled:
       return CancelledStatus(method_, "");
     case RetryVerdict::kPushbackStop:
       state_->pushback_stops.fetch_add(1, std::memory_order_relaxed);
-      return NotRetriedStatus(method_, attempts_,
+      return NotRetriedStatus(method_, made,
                               "the server's grpc-retry-pushback-ms says not to retry", last);
     case RetryVerdict::kBudgetSpent:
       state_->retry_budget_exhausted.fetch_add(1, std::memory_order_relaxed);
-      return NotRetriedStatus(method_, attempts_,
+      return NotRetriedStatus(method_, made,
                               "the channel's retry budget for this method is spent", last);
     case RetryVerdict::kBackoffPastDeadline:
-      return NotRetriedStatus(method_, attempts_,
+      return NotRetriedStatus(method_, made,
                               absl::StrCat("a retry after ", absl::FormatDuration(decision.delay),
                                            " could not start before the call's deadline"),
                               last);
@@ -361,8 +439,9 @@ grpc::Status RetryInterceptor::FinalStatus(const RetryDecision& decision, grpc::
 
 void RetryInterceptor::FillHijackedReceive(grpc::experimental::InterceptorBatchMethods* methods) {
   MutexLock lock(&mu_);
-  // The last attempt's context, when a call was made for it.
-  grpc::ClientContext* attempt = rejected_locally_ ? nullptr : attempt_context_.get();
+  // The shown attempt's context, when a call was made for it.
+  grpc::ClientContext* attempt =
+      shown_ == nullptr || shown_->rejected_locally ? nullptr : shown_->context.get();
   if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_RECV_INITIAL_METADATA) &&
       attempt != nullptr) {
     // The string_refs point into the attempt's context, which we own.
@@ -371,12 +450,12 @@ void RetryInterceptor::FillHijackedReceive(grpc::experimental::InterceptorBatchM
     }
   }
   if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_RECV_MESSAGE)) {
-    if (final_status_.ok()) {
+    if (final_status_.ok() && shown_ != nullptr) {
       // gRPC 1.51's generated unary stubs instantiate their receive op with
       // protobuf::MessageLite, so this void* is exactly a MessageLite*.
       auto* message = static_cast<grpc::protobuf::MessageLite*>(methods->GetRecvMessage());
-      grpc::Status parsed =
-          grpc::SerializationTraits<grpc::protobuf::MessageLite>::Deserialize(&response_, message);
+      grpc::Status parsed = grpc::SerializationTraits<grpc::protobuf::MessageLite>::Deserialize(
+          &shown_->response, message);
       if (!parsed.ok()) {
         final_status_ = parsed;
         methods->FailHijackedRecvMessage();
@@ -391,7 +470,7 @@ void RetryInterceptor::FillHijackedReceive(grpc::experimental::InterceptorBatchM
       for (const auto& entry : attempt->GetServerTrailingMetadata()) {
         methods->GetRecvTrailingMetadata()->insert(entry);
       }
-    } else if (rejected_locally_) {
+    } else if (shown_ != nullptr && shown_->rejected_locally) {
       MarkRejectedLocally(methods->GetRecvTrailingMetadata());
     }
   }

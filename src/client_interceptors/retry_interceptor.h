@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
@@ -31,9 +32,9 @@ namespace resilience {
 // RetryInterceptor
 //
 // Takes the unary calls of a method whose policy allows more than one
-// attempt (retryPolicy.maxAttempts > 1), from protobuf generated stubs
-// (stub_kind.h). At the call's PRE_SEND_INITIAL_METADATA it takes the
-// caller's metadata, serialized request and deadline, and does not
+// attempt (retryPolicy.maxAttempts > 1, or a hedgingPolicy), from protobuf
+// generated stubs (stub_kind.h). At the call's PRE_SEND_INITIAL_METADATA it
+// takes the caller's metadata, serialized request and deadline, and does not
 // Proceed(): it hijacks the call and makes the attempts itself. gRPC 1.51
 // leaves no cheaper way: a call that went out as the caller's own cannot be
 // given a later attempt's response (docs/retry-cost.md).
@@ -41,72 +42,122 @@ namespace resilience {
 // Each attempt:
 //   1. asks the method's breaker (if any). A rejection builds no call at
 //      all: the attempt ends at once as UNAVAILABLE "rejected locally", and
-//      a local rejection is never retried;
+//      a local rejection is never retried (nor followed by more hedges);
 //   2. is a new ClientContext (caller metadata, credentials and
 //      compression copied; deadline = min(call deadline, now +
 //      perAttemptTimeout); waitForReady from the policy) sent on the
 //      channel past our interceptors, so that only the application's inner
 //      interceptors see it: its deadline is its timeout, and this
-//      interceptor reports its outcome to the breaker;
-//   3. ends in RetryDecider::Decide() (src/retry), which says whether and
-//      after how long to retry. Attempt N+1 carries
-//      `grpc-previous-rpc-attempts: N` and `x-retry-attempt: N`.
+//      interceptor reports its outcome to the breaker. Attempt N+1 carries
+//      `grpc-previous-rpc-attempts: N` and `x-retry-attempt: N`;
+//   3. ends in the method's decider (src/retry): RetryDecider::Decide()
+//      says whether and after how long to retry; with a hedgingPolicy,
+//      HedgingDecider says when the next hedge goes out (its timer, or at
+//      once after a non-fatal code) and which end decides the call. Attempts
+//      still running when the call is decided are cancelled (TryCancel())
+//      and drained before the call completes; the breaker hears such a
+//      loser as neutral.
 // The call's deadline is the caller's, or the policy's `timeout` when that
-// comes first. The final attempt's status, initial metadata, trailers and
-// response become the call's.
+// comes first. The deciding attempt's status, initial metadata, trailers
+// and response become the call's.
 //
-// Where the attempts run:
+// One runner serves both policies: every attempt and the call's timer (a
+// retry backoff or the hedging delay, a grpc::Alarm) complete on one
+// completion queue as AttemptCompletionQueue::Tag events, which update the
+// state under `mu_`; what follows (sending attempts, cancelling them,
+// arming the timer) is done outside the lock (Actions). Where the events
+// are polled:
 //   - a blocking (sync stub) caller waits on its own thread anyway, so its
-//     attempts are blocking calls made right there, and backoffs wait there
-//     too: no other thread is involved (stub_kind.h, CallerBlocks());
+//     attempts and timer complete on a completion queue of the call's own,
+//     polled right there: no other thread is involved (stub_kind.h,
+//     CallerBlocks());
 //   - any other caller (callback or async stub) must not be blocked: its
-//     attempts complete on the AttemptCompletionQueue's thread and backoffs
-//     are a grpc::Alarm.
+//     events complete on the AttemptCompletionQueue's thread.
 // Caller cancellation (PRE_SEND_CANCEL, on the canceller's thread) cancels
-// the attempt in flight and ends the backoff at once.
+// the attempts in flight and the timer at once.
 //
-// Locking: `mu_` guards the attempt state against PRE_SEND_CANCEL. Hijack()
-// is the last thing a path does with `this`: the call may complete and
-// destroy the interceptor as soon as it runs. Streaming calls are not
+// Lifetime: `outstanding_` counts the events still to come (attempts in
+// flight, timers set) plus, for a non-blocking caller, the handler running.
+// When it reaches zero the call is decided and nothing refers to `this`:
+// Hijack() is then the last use of `this` (the call may complete and
+// destroy the interceptor as soon as it runs). Streaming calls are not
 // retried here (their messages would have to be buffered and replayed);
 // gRPC's built-in retry takes those (builtin_retry_config.h).
-class RetryInterceptor final : public grpc::experimental::Interceptor,
-                               private AttemptCompletionQueue::Tag {
+class RetryInterceptor final : public grpc::experimental::Interceptor {
  public:
   RetryInterceptor(grpc::experimental::ClientRpcInfo* info, ClientMethodState* state,
                    Clock& breaker_clock);
+  ~RetryInterceptor() override;
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override;
 
  private:
-  // What PrepareAttempt() leaves to do.
-  enum class Step {
-    kSend,      // send the attempt now prepared in attempt_context_
-    kRejected,  // the breaker rejected the attempt: it ended without a call
-    kFinished,  // the call's status is final (cancelled, deadline passed)
+  // One attempt: its call and what it brought back.
+  struct Attempt final : AttemptCompletionQueue::Tag {
+    explicit Attempt(RetryInterceptor* o) : owner(o) {}
+    void Done(bool /*ok: always true for a unary Finish()*/) override {
+      owner->OnAttemptDone(this);
+    }
+
+    RetryInterceptor* const owner;
+    std::unique_ptr<grpc::ClientContext> context;  // null: rejected locally
+    // Lives in the attempt's call arena: declared after the context, so it
+    // is destroyed first.
+    std::unique_ptr<grpc::ClientAsyncResponseReader<grpc::ByteBuffer>> reader;
+    grpc::ByteBuffer response;  // written by the call, read after it ended
+    grpc::Status status;        // likewise
+    Admission admission;        // from the breaker
+    absl::Time sent_at;
+    absl::Time deadline = absl::InfiniteFuture();
+    bool per_attempt_deadline = false;
+    bool rejected_locally = false;
+    bool ended = false;   // guarded by the owner's mu_
+    bool loser = false;   // cancelled because another attempt decided the call
+  };
+
+  // The call's timer: a retry backoff or the hedging delay.
+  struct Timer final : AttemptCompletionQueue::Tag {
+    explicit Timer(RetryInterceptor* o) : owner(o) {}
+    void Done(bool fired) override { owner->OnTimer(this, fired); }
+
+    RetryInterceptor* const owner;
+    grpc::Alarm alarm;
+    absl::Time at;
+  };
+
+  // What a state change leaves to do outside the lock, in this order.
+  struct Actions {
+    std::vector<grpc::ClientContext*> cancel;  // TryCancel()
+    grpc::Alarm* cancel_timer = nullptr;
+    Timer* arm = nullptr;                      // Set() for arm->at
+    std::vector<Attempt*> send;                // create the call and start it
   };
 
   void Start(grpc::experimental::InterceptorBatchMethods* methods);
   void Cancel();
-  // A blocking caller: every attempt and backoff on this thread.
-  void RunOnCallerThread();
-  // Any other caller: the next attempt on the AttemptCompletionQueue.
-  void StartQueuedAttempt();
-  void Done(bool ok) override;  // a queued attempt's Finish() completed
-  void OnQueuedAttemptDone(grpc::Status status);
-  // The call of the attempt PrepareAttempt() made, completing on `cq`;
-  // kept in attempt_reader_.
-  grpc::ClientAsyncResponseReader<grpc::ByteBuffer>* CreateAttemptCall(grpc::CompletionQueue* cq)
-      ABSL_LOCKS_EXCLUDED(mu_);
+  void OnAttemptDone(Attempt* attempt);
+  void OnTimer(Timer* timer, bool fired);
+  // Ends one event: the last one (for a non-blocking caller) hijacks.
+  void Release();
+  void Execute(const Actions& actions);
 
-  Step PrepareAttempt() ABSL_LOCKS_EXCLUDED(mu_);
-  // Reports the attempt's end to the breaker and asks the decider: the wait
-  // before the next attempt, or nullopt when final_status_ is set.
-  std::optional<absl::Duration> AfterAttempt(grpc::Status status) ABSL_LOCKS_EXCLUDED(mu_);
+  // State changes, under mu_.
+  // Makes the next attempt: into actions.send, or ended at once (breaker
+  // rejection; cancelled or past the deadline before it could start).
+  void Launch(Actions& actions) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Ended(Attempt& attempt, Actions& actions) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Hedging: applies the decider's step; `last` is the attempt that just
+  // ended (null when none did).
+  void ApplyHedgeStep(const HedgeStep& step, Attempt* last, const AttemptOutcome& outcome,
+                      Actions& actions) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The call is decided: `status` is final; other attempts are cancelled.
+  void Finish(grpc::Status status, Actions& actions) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ArmTimer(absl::Duration delay, bool backoff, Actions& actions)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void DisarmTimer(Actions& actions) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  int InFlight() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   grpc::Status FinalStatus(const RetryDecision& decision, grpc::Status last)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Waits `delay` on the caller's thread; false when cancelled meanwhile.
-  bool WaitOnCallerThread(absl::Duration delay) ABSL_LOCKS_EXCLUDED(mu_);
   void FillHijackedReceive(grpc::experimental::InterceptorBatchMethods* methods);
 
   grpc::experimental::ClientRpcInfo* const info_;
@@ -115,33 +166,36 @@ class RetryInterceptor final : public grpc::experimental::Interceptor,
   // The method name, from the generated stub's static storage: it outlives
   // every attempt (stub_kind.h).
   const char* const method_;
+  // Null: the method retries (RetryDecider); else it hedges.
+  const HedgingDecider* const hedging_;
 
   // Set once at the start, read-only afterwards.
   grpc::experimental::InterceptorBatchMethods* methods_ = nullptr;
+  bool caller_blocks_ = false;
   std::multimap<std::string, std::string> metadata_;
   grpc::ByteBuffer request_;
   absl::Time call_deadline_ = absl::InfiniteFuture();
   DeadlineSource deadline_source_ = DeadlineSource::kCaller;
   // The channel past our interceptors (only the application's inner ones).
   std::unique_ptr<grpc::ChannelInterface> channel_;
+  // Where attempts and timers complete: own_cq_ for a blocking caller, else
+  // the AttemptCompletionQueue's.
+  std::unique_ptr<grpc::CompletionQueue> own_cq_;
+  grpc::CompletionQueue* cq_ = nullptr;
 
   Mutex mu_;
-  CondVar wake_ ABSL_GUARDED_BY(mu_);  // a blocking caller's backoff
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
-  int attempts_ ABSL_GUARDED_BY(mu_) = 0;
-  std::unique_ptr<grpc::ClientContext> attempt_context_ ABSL_GUARDED_BY(mu_);
-  // Lives in the attempt's call arena: declared after the context, so it is
-  // destroyed first.
-  std::unique_ptr<grpc::ClientAsyncResponseReader<grpc::ByteBuffer>> attempt_reader_
-      ABSL_GUARDED_BY(mu_);
-  grpc::Status attempt_status_;  // written by a queued attempt, read after it ended
-  absl::Time attempt_deadline_ ABSL_GUARDED_BY(mu_);
-  bool per_attempt_deadline_ ABSL_GUARDED_BY(mu_) = false;
-  Admission admission_ ABSL_GUARDED_BY(mu_);  // the attempt's, from the breaker
-  bool rejected_locally_ ABSL_GUARDED_BY(mu_) = false;  // the last attempt
-  grpc::ByteBuffer response_;  // written by the attempt, read after it ended
-  std::unique_ptr<grpc::Alarm> backoff_alarm_ ABSL_GUARDED_BY(mu_);
-  grpc::Status final_status_;  // written once before Hijack(), read after
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  int outstanding_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<std::unique_ptr<Attempt>> attempts_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<Timer>> timers_ ABSL_GUARDED_BY(mu_);
+  Timer* live_timer_ ABSL_GUARDED_BY(mu_) = nullptr;  // the one that counts
+  bool timer_is_backoff_ ABSL_GUARDED_BY(mu_) = false;
+  HedgingDecider::Call hedge_ ABSL_GUARDED_BY(mu_);
+  // The attempt whose metadata, trailers and response the caller gets: the
+  // deciding one, or the last that ended.
+  Attempt* shown_ ABSL_GUARDED_BY(mu_) = nullptr;
+  grpc::Status final_status_;  // written once before the last Release(), read after
   // The call's status code and latency (this interceptor meters the calls
   // it takes; their attempts are not metered). Start() and the re-entry
   // after Hijack() only.

@@ -20,6 +20,7 @@
 #include "grpc_resilience/internal/breaker/three_state_breaker.h"
 #include "grpc_resilience/internal/policy/outcome_classifier.h"
 #include "grpc_resilience/internal/retry/backoff.h"
+#include "grpc_resilience/internal/retry/hedging_decider.h"
 #include "grpc_resilience/internal/retry/retry_budget.h"
 
 namespace resilience {
@@ -56,6 +57,16 @@ struct RetrySettings : Backoff::Options {
   std::optional<absl::Duration> per_attempt_timeout;
 
   const Backoff::Options& backoff() const { return *this; }
+};
+
+// A hedgingPolicy (gRFC A6, plus our adaptiveDelay): HedgingDecider's
+// options without the budget (the file's retryThrottling, added by the
+// client). Loaded by policy/hedging_settings.h.
+struct HedgingSettings {
+  int max_attempts = 2;  // in [2, 5]
+  absl::Duration delay = absl::ZeroDuration();
+  std::vector<absl::StatusCode> non_fatal_status_codes;
+  std::optional<HedgingDecider::AdaptiveDelay> adaptive_delay;
 };
 
 // gRPC's retryThrottling: one token bucket per channel and method. The
@@ -134,6 +145,8 @@ struct MethodPolicy {
   // caller's and call start + timeout. Retries share it.
   std::optional<absl::Duration> timeout;
   std::optional<RetrySettings> retry;
+  // Exclusive with `retry`, as in gRPC.
+  std::optional<HedgingSettings> hedging;
   // gRPC's `waitForReady`, applied to every attempt.
   std::optional<bool> wait_for_ready;
   BreakerSettings breaker;

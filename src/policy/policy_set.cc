@@ -25,6 +25,7 @@
 #include "grpc_resilience/internal/limits/fixed_concurrency_limiter.h"
 #include "grpc_resilience/internal/limits/token_bucket.h"
 #include "grpc_resilience/internal/policy/builtin_retry_config.h"
+#include "grpc_resilience/internal/policy/hedging_settings.h"
 #include "grpc_resilience/internal/policy/json_scanner.h"
 #include "grpc_resilience/internal/policy/json_text.h"
 #include "grpc_resilience/internal/policy/method_catalog.h"
@@ -285,7 +286,11 @@ class PolicySetBuilder {
     if (entry.has_max_request_message_bytes()) NotApplied(path + ".maxRequestMessageBytes");
     if (entry.has_max_response_message_bytes()) NotApplied(path + ".maxResponseMessageBytes");
     if (entry.has_hedging_policy()) {
-      NotApplied(path + ".hedgingPolicy", "hedging is not supported yet");
+      absl::StatusOr<HedgingSettings> hedging =
+          ReadHedgingSettings(entry.hedging_policy(), path + ".hedgingPolicy", set_.warnings_);
+      if (!hedging.ok()) return hedging.status();
+      policy.hedging = *std::move(hedging);
+      any_retries_ = true;  // hedges spend retryThrottling's budget too
     }
 
     const size_t index = set_.policies_.size();

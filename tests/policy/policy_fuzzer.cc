@@ -28,6 +28,7 @@
 #include "grpc_resilience/internal/breaker/breaker.h"
 #include "grpc_resilience/internal/limits/fixed_concurrency_limiter.h"
 #include "grpc_resilience/internal/core/random_source.h"
+#include "grpc_resilience/internal/retry/hedging_decider.h"
 #include "grpc_resilience/internal/retry/retry_budget.h"
 #include "grpc_resilience/internal/core/simulated_clock.h"
 #include "grpc_resilience/internal/breaker/sre_breaker.h"
@@ -268,6 +269,40 @@ void ExerciseRetry(const PolicySet& set, const MethodPolicy& p, uint64_t seed, D
     for (int n : {1, 2, r.max_attempts, r.max_attempts + 1, 1100, 1 << 30}) {
       const absl::Duration d = backoff.Delay(n);
       if (!(d >= absl::ZeroDuration() && d <= most)) Die(p.source, "backoff out of bounds");
+    }
+  }
+  if (p.hedging) {
+    // The loaded hedgingPolicy as the client builds it, driven through a
+    // call: the delays it arms are in [0, 1h], the decider never sends more
+    // than maxAttempts, and every call ends.
+    const HedgingSettings& h = *p.hedging;
+    if (h.max_attempts < 2 || h.max_attempts > HedgingDecider::kMaxAttempts) {
+      Die(p.source, "hedging maxAttempts out of [2, 5]");
+    }
+    HedgingDecider::Options o;
+    o.max_attempts = h.max_attempts;
+    o.delay = h.delay;
+    o.non_fatal_codes = h.non_fatal_status_codes;
+    o.adaptive_delay = h.adaptive_delay;
+    o.budget = set.retry_budget();
+    HedgingDecider decider(o);
+    const absl::Time now = absl::UnixEpoch() + absl::Hours(24);
+    for (int i = 0; i < 200; ++i) decider.RecordLatency(absl::Microseconds(static_cast<int64_t>(draws.Next(1 << 20))));
+    const absl::Duration delay = decider.Delay();
+    if (!(delay >= absl::ZeroDuration() && delay <= kMaxPolicyInterval * 1.19)) {
+      Die(p.source, "hedging delay out of bounds");
+    }
+    HedgingDecider::Call call;
+    decider.Start(call);
+    for (int step = 0; step < 20 && !call.ended; ++step) {
+      if (draws.Next(2) == 0) {
+        decider.OnTimer(call, now, absl::InfiniteFuture());
+      } else if (call.in_flight > 0) {
+        AttemptOutcome outcome;
+        outcome.code = static_cast<absl::StatusCode>(draws.Next(17));
+        decider.OnAttemptEnd(call, outcome, now, absl::InfiniteFuture());
+      }
+      if (call.sent > h.max_attempts) Die(p.source, "hedging sent more than maxAttempts");
     }
   }
   const RetryBudgetSettings& b = set.retry_budget();

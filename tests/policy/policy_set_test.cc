@@ -804,23 +804,72 @@ TEST(PolicySetTest, WaitForReadyIsApplied) {
   EXPECT_FALSE(MustParse(Entry("")).Find("/s.S/M").policy->wait_for_ready.has_value());
 }
 
-// As in gRPC, an entry either retries or hedges; hedging alone loads with a
-// warning, since it is not applied yet.
+// As in gRPC, an entry either retries or hedges. A hedgingPolicy loads as
+// gRFC A6 defines it (maxAttempts 2..5, larger clamped with a warning),
+// plus adaptiveDelay; every bad value names its path.
 TEST(PolicySetTest, HedgingPolicy) {
   EXPECT_EQ(ErrorOf(Entry(R"("retryPolicy": {}, "hedgingPolicy": {"maxAttempts": 2})")),
             "methodConfig[0].hedgingPolicy: cannot be set together with "
             "methodConfig[0].retryPolicy (as in gRPC, an entry either retries or hedges)");
-  PolicySet hedging = MustParse(Entry(R"("hedgingPolicy": {"maxAttempts": 2})"));
-  EXPECT_FALSE(hedging.Find("/s.S/M").policy->retry.has_value());
-  EXPECT_THAT(hedging.warnings(),
-              ElementsAre("methodConfig[0].hedgingPolicy: accepted for compatibility with gRPC "
-                          "service configs, not applied; hedging is not supported yet"));
+  PolicySet hedging = MustParse(Entry(
+      R"("hedgingPolicy": {"maxAttempts": 3, "hedgingDelay": "0.02s",
+                           "nonFatalStatusCodes": ["UNAVAILABLE", "RESOURCE_EXHAUSTED"]})"));
+  const MethodPolicy& p = *hedging.Find("/s.S/M").policy;
+  EXPECT_FALSE(p.retry.has_value());
+  ASSERT_TRUE(p.hedging.has_value());
+  EXPECT_EQ(p.hedging->max_attempts, 3);
+  EXPECT_EQ(p.hedging->delay, absl::Milliseconds(20));
+  EXPECT_THAT(p.hedging->non_fatal_status_codes,
+              ElementsAre(absl::StatusCode::kUnavailable, absl::StatusCode::kResourceExhausted));
+  EXPECT_FALSE(p.hedging->adaptive_delay.has_value());
+  EXPECT_THAT(hedging.warnings(), ElementsAre());
+
+  PolicySet clamped = MustParse(Entry(R"("hedgingPolicy": {"maxAttempts": 9, "hedgingDelay": "0.01s"})"));
+  EXPECT_EQ(clamped.Find("/s.S/M").policy->hedging->max_attempts, 5);
+  EXPECT_THAT(clamped.warnings(),
+              ElementsAre("methodConfig[0].hedgingPolicy.maxAttempts: 9 is clamped to 5, as gRPC "
+                          "does"));
+  PolicySet at_once = MustParse(Entry(R"("hedgingPolicy": {"maxAttempts": 2})"));
+  EXPECT_THAT(at_once.warnings(),
+              ElementsAre("methodConfig[0].hedgingPolicy.hedgingDelay: 0 sends all 2 attempts of "
+                          "every call at once (until the retry budget stops them)"));
+
+  PolicySet adaptive = MustParse(Entry(
+      R"("hedgingPolicy": {"maxAttempts": 2, "adaptiveDelay": {"percentile": 99, "floor": "0.003s"}})"));
+  const auto& a = adaptive.Find("/s.S/M").policy->hedging->adaptive_delay;
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->percentile, 99);
+  EXPECT_EQ(a->floor, absl::Milliseconds(3));
+  EXPECT_THAT(adaptive.warnings(), ElementsAre());
+  PolicySet adaptive_defaults =
+      MustParse(Entry(R"("hedgingPolicy": {"maxAttempts": 2, "adaptiveDelay": {}})"));
+  EXPECT_EQ(adaptive_defaults.Find("/s.S/M").policy->hedging->adaptive_delay->percentile, 95);
+  EXPECT_EQ(adaptive_defaults.Find("/s.S/M").policy->hedging->adaptive_delay->floor,
+            absl::Milliseconds(1));
+
+  EXPECT_EQ(ErrorOf(Entry(R"("hedgingPolicy": {"hedgingDelay": "0.01s"})")),
+            "methodConfig[0].hedgingPolicy.maxAttempts: required (at least 2), as in gRPC");
+  EXPECT_EQ(ErrorOf(Entry(R"("hedgingPolicy": {"maxAttempts": 1})")),
+            "methodConfig[0].hedgingPolicy.maxAttempts: must be at least 2, got 1");
+  EXPECT_EQ(ErrorOf(Entry(R"("hedgingPolicy": {"maxAttempts": 2, "hedgingDelay": "7200s"})")),
+            "methodConfig[0].hedgingPolicy.hedgingDelay: must be in [0, 1h], got 2h");
+  EXPECT_EQ(ErrorOf(Entry(R"("hedgingPolicy": {"maxAttempts": 2, "nonFatalStatusCodes": ["OK"]})")),
+            "methodConfig[0].hedgingPolicy.nonFatalStatusCodes[0]: must be an error code, got OK");
+  EXPECT_THAT(ErrorOf(Entry(R"("hedgingPolicy": {"maxAttempts": 2, "nonFatalStatusCodes": ["NOPE"]})")),
+              ::testing::StartsWith("methodConfig[0].hedgingPolicy.nonFatalStatusCodes[0]: "));
+  EXPECT_EQ(ErrorOf(Entry(
+                R"("hedgingPolicy": {"maxAttempts": 2, "adaptiveDelay": {"percentile": 40}})")),
+            "methodConfig[0].hedgingPolicy.adaptiveDelay.percentile: must be in [50, 99.9], got 40");
+  EXPECT_EQ(ErrorOf(Entry(
+                R"("hedgingPolicy": {"maxAttempts": 2, "adaptiveDelay": {"floor": "-1s"}})")),
+            "methodConfig[0].hedgingPolicy.adaptiveDelay.floor: must be in [0, 1h], got -1s");
+  // Hedges spend retryThrottling's budget: it is not "without effect".
+  PolicySet throttled = MustParse(R"({"methodConfig": [{"name": [{"service": "s.S"}],
+      "hedgingPolicy": {"maxAttempts": 2, "hedgingDelay": "0.01s"}}],
+      "retryThrottling": {"maxTokens": 10, "tokenRatio": 0.1}})");
+  EXPECT_THAT(throttled.warnings(), ElementsAre());
 }
 
-// protobuf's JSON parser quietly reinterprets values of the wrong kind
-// (flattens nested arrays, wraps a single value into an array, drops null
-// elements, reads "true" as a bool, {"seconds": 5} as a duration, "0x1" as
-// 1). Each is refused with the JSON path, what was expected and what came.
 TEST(PolicySetTest, WrongJsonShapesAreRefused) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {R"({"methodConfig": [[{"name": [{}]}]]})",
