@@ -39,11 +39,13 @@ namespace resilience {
   /* that counts the call, see CallMeter). attempts - retries = calls that */       \
   /* made an attempt. */                                                            \
   X(attempts)                                                                       \
+  /* Attempts after a call's first: retries, or a hedged call's hedges. */         \
   X(retries)                                                                        \
   X(rejected_by_breaker)                                                            \
   /* Attempts that hit their per-attempt timeout. */                                \
   X(attempt_timeouts)                                                               \
-  /* Retries not made because the retry budget was spent. */                        \
+  /* Retries not made because the retry budget was spent (hedged calls: */         \
+  /* calls whose hedges the budget stopped). */                                     \
   X(retry_budget_exhausted)                                                         \
   /* Retries not made because the server's pushback said not to. */                 \
   X(pushback_stops)                                                                 \

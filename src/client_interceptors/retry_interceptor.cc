@@ -354,6 +354,15 @@ void RetryInterceptor::Ended(Attempt& a, Actions& actions) {
 
 void RetryInterceptor::ApplyHedgeStep(const HedgeStep& step, Attempt* last,
                                       const AttemptOutcome& outcome, Actions& actions) {
+  // Counted once per call, when hedging stops for it.
+  if (hedge_.stopped.has_value() && !stop_counted_) {
+    stop_counted_ = true;
+    if (*hedge_.stopped == RetryVerdict::kBudgetSpent) {
+      state_->retry_budget_exhausted.fetch_add(1, std::memory_order_relaxed);
+    } else if (*hedge_.stopped == RetryVerdict::kPushbackStop) {
+      state_->pushback_stops.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
   if (step.finished()) {
     RetryDecision decision;
     decision.verdict = step.verdict;
@@ -415,11 +424,13 @@ grpc::Status RetryInterceptor::FinalStatus(const RetryDecision& decision, grpc::
     case RetryVerdict::kCancelled:
       return CancelledStatus(method_, "");
     case RetryVerdict::kPushbackStop:
-      state_->pushback_stops.fetch_add(1, std::memory_order_relaxed);
+      if (hedging_ == nullptr) state_->pushback_stops.fetch_add(1, std::memory_order_relaxed);
       return NotRetriedStatus(method_, made,
                               "the server's grpc-retry-pushback-ms says not to retry", last);
     case RetryVerdict::kBudgetSpent:
-      state_->retry_budget_exhausted.fetch_add(1, std::memory_order_relaxed);
+      if (hedging_ == nullptr) {
+        state_->retry_budget_exhausted.fetch_add(1, std::memory_order_relaxed);
+      }
       return NotRetriedStatus(method_, made,
                               "the channel's retry budget for this method is spent", last);
     case RetryVerdict::kBackoffPastDeadline:

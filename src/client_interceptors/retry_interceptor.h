@@ -192,6 +192,7 @@ class RetryInterceptor final : public grpc::experimental::Interceptor {
   Timer* live_timer_ ABSL_GUARDED_BY(mu_) = nullptr;  // the one that counts
   bool timer_is_backoff_ ABSL_GUARDED_BY(mu_) = false;
   HedgingDecider::Call hedge_ ABSL_GUARDED_BY(mu_);
+  bool stop_counted_ ABSL_GUARDED_BY(mu_) = false;  // hedge_.stopped was counted
   // The attempt whose metadata, trailers and response the caller gets: the
   // deciding one, or the last that ended.
   Attempt* shown_ ABSL_GUARDED_BY(mu_) = nullptr;

@@ -13,6 +13,7 @@
 #include "absl/time/clock.h"
 #include "client_interceptors/test_service.grpc.pb.h"
 #include "grpcpp/completion_queue.h"
+#include "gtest/gtest.h"
 
 namespace resilience::testing {
 
@@ -308,6 +309,45 @@ inline CallResult MakeCall(resilience::test::TestService::Stub& stub, CallType t
   }
   return {};
 }
+
+// One unary call of `flavour` with `context`; waits at most 20 s.
+inline grpc::Status UnaryCall(resilience::test::TestService::Stub& stub, Flavour flavour,
+                       grpc::ClientContext* context) {
+  resilience::test::Req request;
+  request.set_text("hi");
+  resilience::test::Resp response;
+  switch (flavour) {
+    case Flavour::kSync:
+      return stub.Unary(context, request, &response);
+    case Flavour::kAsync: {
+      grpc::CompletionQueue cq;
+      grpc::Status status;
+      auto rpc = stub.AsyncUnary(context, request, &cq);
+      rpc->Finish(&response, &status, reinterpret_cast<void*>(1));
+      void* tag;
+      bool ok;
+      EXPECT_EQ(cq.AsyncNext(&tag, &ok, absl::ToChronoTime(absl::Now() + absl::Seconds(20))),
+                grpc::CompletionQueue::GOT_EVENT);
+      cq.Shutdown();
+      while (cq.Next(&tag, &ok)) {
+      }
+      return status;
+    }
+    case Flavour::kCallback: {
+      grpc::Status status;
+      absl::Notification done;
+      stub.async()->Unary(context, &request, &response, [&](grpc::Status s) {
+        status = std::move(s);
+        done.Notify();
+      });
+      EXPECT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(20)));
+      return status;
+    }
+  }
+  return grpc::Status(grpc::StatusCode::INTERNAL, "unknown flavour");
+}
+
+inline constexpr Flavour kFlavours[] = {Flavour::kSync, Flavour::kAsync, Flavour::kCallback};
 
 }  // namespace resilience::testing
 

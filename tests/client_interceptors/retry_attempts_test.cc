@@ -26,45 +26,6 @@ using grpc::experimental::InterceptionHookPoints;
 using grpc::experimental::InterceptorBatchMethods;
 using ::testing::HasSubstr;
 
-// One unary call of `flavour` with `context`; waits at most 20 s.
-grpc::Status UnaryCall(resilience::test::TestService::Stub& stub, Flavour flavour,
-                       grpc::ClientContext* context) {
-  resilience::test::Req request;
-  request.set_text("hi");
-  resilience::test::Resp response;
-  switch (flavour) {
-    case Flavour::kSync:
-      return stub.Unary(context, request, &response);
-    case Flavour::kAsync: {
-      grpc::CompletionQueue cq;
-      grpc::Status status;
-      auto rpc = stub.AsyncUnary(context, request, &cq);
-      rpc->Finish(&response, &status, reinterpret_cast<void*>(1));
-      void* tag;
-      bool ok;
-      EXPECT_EQ(cq.AsyncNext(&tag, &ok, absl::ToChronoTime(absl::Now() + absl::Seconds(20))),
-                grpc::CompletionQueue::GOT_EVENT);
-      cq.Shutdown();
-      while (cq.Next(&tag, &ok)) {
-      }
-      return status;
-    }
-    case Flavour::kCallback: {
-      grpc::Status status;
-      absl::Notification done;
-      stub.async()->Unary(context, &request, &response, [&](grpc::Status s) {
-        status = std::move(s);
-        done.Notify();
-      });
-      EXPECT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(20)));
-      return status;
-    }
-  }
-  return grpc::Status(grpc::StatusCode::INTERNAL, "unknown flavour");
-}
-
-constexpr Flavour kFlavours[] = {Flavour::kSync, Flavour::kAsync, Flavour::kCallback};
-
 // Records what CallerBlocks() says about each call it sees.
 class CallerKindProbe final : public grpc::experimental::ClientInterceptorFactoryInterface {
  public:

@@ -6,6 +6,7 @@
 #define GRPC_RESILIENCE_TESTS_CLIENT_INTERCEPTORS_SCRIPTED_SERVICE_H_
 
 #include <atomic>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -53,6 +54,19 @@ class ScriptedService final : public resilience::test::TestService::Service {
     pause_next_ = n;
     pause_ = pause;
   }
+  // Attempts whose x-retry-attempt is `attempt` ("" for a call's first)
+  // take `delay` (or until cancelled) and then end with `code`, whatever
+  // FailNext()/SlowNext() say.
+  void ScriptAttempt(std::string attempt, absl::Duration delay,
+                     grpc::StatusCode code = grpc::StatusCode::OK) {
+    MutexLock lock(&mu_);
+    by_attempt_[std::move(attempt)] = {delay, code};
+  }
+  // Handler runs that saw their call cancelled while they waited, and
+  // handler runs that have returned.
+  int cancelled_seen() { return cancelled_seen_.load(); }
+  int finished() { return finished_.load(); }
+
   std::vector<AttemptRecord> Log() {
     MutexLock lock(&mu_);
     return log_;
@@ -117,15 +131,22 @@ class ScriptedService final : public resilience::test::TestService::Service {
   }
 
   // Sleeps `delay`, or until the call is cancelled.
-  static void Wait(grpc::ServerContext* context, absl::Duration delay) {
+  void Wait(grpc::ServerContext* context, absl::Duration delay) {
     const absl::Time end = absl::Now() + delay;
     while (absl::Now() < end && !context->IsCancelled()) absl::SleepFor(absl::Milliseconds(2));
+    if (context->IsCancelled()) cancelled_seen_++;
   }
 
   grpc::Status Handle(grpc::ServerContext* context, const char* method) {
     handled_++;
+    grpc::Status s = HandleScripted(context, method);
+    finished_++;
+    return s;
+  }
+
+  grpc::Status HandleScripted(grpc::ServerContext* context, const char* method) {
     bool fail = false, slow = false;
-    grpc::StatusCode code;
+    grpc::StatusCode code = grpc::StatusCode::OK;
     std::string pushback;
     std::pair<std::string, std::string> trailer;
     absl::Duration delay;
@@ -134,16 +155,23 @@ class ScriptedService final : public resilience::test::TestService::Service {
       trailer = failure_trailer_;
       log_.push_back({absl::Now(), method, Metadata(context, "x-retry-attempt"),
                       Metadata(context, "x-custom")});
-      if (slow_next_ > 0) {
-        --slow_next_;
+      if (auto it = by_attempt_.find(log_.back().retry_attempt); it != by_attempt_.end()) {
         slow = true;
-        delay = slow_delay_;
-      }
-      if (fail_next_ > 0) {
-        --fail_next_;
-        fail = true;
-        code = fail_code_;
-        pushback = pushback_;
+        delay = it->second.first;
+        fail = it->second.second != grpc::StatusCode::OK;
+        code = it->second.second;
+      } else {
+        if (slow_next_ > 0) {
+          --slow_next_;
+          slow = true;
+          delay = slow_delay_;
+        }
+        if (fail_next_ > 0) {
+          --fail_next_;
+          fail = true;
+          code = fail_code_;
+          pushback = pushback_;
+        }
       }
     }
     if (slow) Wait(context, delay);
@@ -165,7 +193,11 @@ class ScriptedService final : public resilience::test::TestService::Service {
   int pause_next_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Duration pause_ ABSL_GUARDED_BY(mu_);
   std::vector<AttemptRecord> log_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::pair<absl::Duration, grpc::StatusCode>> by_attempt_
+      ABSL_GUARDED_BY(mu_);
   std::atomic<int> handled_{0};
+  std::atomic<int> cancelled_seen_{0};
+  std::atomic<int> finished_{0};
 };
 
 }  // namespace resilience::testing

@@ -1,0 +1,213 @@
+// Hedged unary calls (hedgingPolicy) end to end, for every stub flavour:
+// the first final answer wins, losers are cancelled and the server sees it,
+// no attempt leaks (server handler runs == attempts the client counted), a
+// non-fatal code sends the next hedge at once, a fatal code ends the call,
+// deadlines and caller cancellation end every hedge, and a spent budget
+// sends no hedge.
+
+#include <thread>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/client_interceptors/all_call_types.h"
+#include "tests/client_interceptors/client_test_fixture.h"
+#include "tests/testing/eventually.h"
+
+namespace resilience::testing {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// A budget no test of a few calls spends: 1000 tokens.
+constexpr char kLargeBudget[] = R"(, "retryThrottling": {"maxTokens": 1000, "tokenRatio": 0.1})";
+
+// Hedging for TestService/Unary: `hedging` is the hedgingPolicy's fields.
+std::string HedgingPolicy(const std::string& hedging, const std::string& extra = "") {
+  return R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService", "method": "Unary"}],
+             "hedgingPolicy": {)" +
+         hedging + "}}]" + extra + "}";
+}
+
+class HedgingTest : public ClientInterceptorsTest {
+ protected:
+  // Every handler run has returned, and the client counted exactly the
+  // attempts the server ran.
+  void ExpectNoLeakedAttempts() {
+    EXPECT_TRUE(Eventually([&] { return service_.finished() == service_.handled(); }));
+    EXPECT_EQ(Stats().attempts, service_.handled());
+  }
+
+  grpc::Status Call(Flavour flavour, absl::Duration deadline = absl::Seconds(20)) {
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + deadline));
+    return UnaryCall(*stub_, flavour, &context);
+  }
+};
+
+// The first attempt hangs; the hedge sent after hedgingDelay answers; the
+// hanging attempt is cancelled and its handler sees the cancellation.
+TEST_F(HedgingTest, SlowAttemptIsHedgedAndTheLoserCancelled) {
+  Connect(HedgingPolicy(R"("maxAttempts": 2, "hedgingDelay": "0.05s")"));
+  service_.ScriptAttempt("", absl::Seconds(20));  // the first attempt of each call hangs
+  int calls = 0;
+  for (Flavour flavour : kFlavours) {
+    SCOPED_TRACE(Name(flavour));
+    const absl::Time start = absl::Now();
+    EXPECT_TRUE(Call(flavour).ok());
+    ++calls;
+    const absl::Duration took = absl::Now() - start;
+    EXPECT_GE(took, absl::Milliseconds(45));
+    EXPECT_LT(took, absl::Seconds(5));
+    EXPECT_TRUE(Eventually([&] { return service_.cancelled_seen() == calls; }));
+    ExpectNoLeakedAttempts();
+    EXPECT_EQ(service_.handled(), 2 * calls);
+  }
+  // Each hedge carried the attempt metadata a retry carries.
+  std::vector<std::string> attempts;
+  for (const AttemptRecord& r : service_.Log()) attempts.push_back(r.retry_attempt);
+  EXPECT_THAT(attempts, ElementsAre("", "1", "", "1", "", "1"));
+  EXPECT_EQ(Stats().calls, 3);
+  EXPECT_EQ(Stats().retries, 3);
+}
+
+// A fast answer wins before the delay: no hedge at all.
+TEST_F(HedgingTest, FastAnswerSendsNoHedge) {
+  Connect(HedgingPolicy(R"("maxAttempts": 3, "hedgingDelay": "1s")"));
+  for (Flavour flavour : kFlavours) {
+    SCOPED_TRACE(Name(flavour));
+    EXPECT_TRUE(Call(flavour).ok());
+  }
+  ExpectNoLeakedAttempts();
+  EXPECT_EQ(service_.handled(), 3);
+  EXPECT_EQ(Stats().retries, 0);
+}
+
+// A non-fatal code sends the next hedge at once, not after hedgingDelay.
+TEST_F(HedgingTest, NonFatalCodeSendsTheNextHedgeAtOnce) {
+  Connect(HedgingPolicy(
+      R"("maxAttempts": 3, "hedgingDelay": "10s", "nonFatalStatusCodes": ["UNAVAILABLE"])"));
+  service_.ScriptAttempt("", absl::ZeroDuration(), grpc::StatusCode::UNAVAILABLE);
+  for (Flavour flavour : kFlavours) {
+    SCOPED_TRACE(Name(flavour));
+    const absl::Time start = absl::Now();
+    EXPECT_TRUE(Call(flavour).ok());
+    EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  }
+  ExpectNoLeakedAttempts();
+  EXPECT_EQ(service_.handled(), 6);
+}
+
+// A fatal code ends the call with it, and the attempt still running is
+// cancelled.
+TEST_F(HedgingTest, FatalCodeEndsTheCall) {
+  Connect(HedgingPolicy(
+      R"("maxAttempts": 3, "hedgingDelay": "0.05s", "nonFatalStatusCodes": ["UNAVAILABLE"])"));
+  service_.ScriptAttempt("", absl::Seconds(20));  // hangs
+  service_.ScriptAttempt("1", absl::ZeroDuration(), grpc::StatusCode::NOT_FOUND);
+  int calls = 0;
+  for (Flavour flavour : kFlavours) {
+    SCOPED_TRACE(Name(flavour));
+    const grpc::Status status = Call(flavour);
+    ++calls;
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
+    EXPECT_EQ(status.error_message(), "scripted failure");
+    EXPECT_TRUE(Eventually([&] { return service_.cancelled_seen() == calls; }));
+  }
+  ExpectNoLeakedAttempts();
+  EXPECT_EQ(service_.handled(), 6);  // no third attempt
+}
+
+// Non-fatal codes on every attempt: the call ends with the last one.
+TEST_F(HedgingTest, NonFatalOnEveryAttemptEndsWithTheLast) {
+  Connect(HedgingPolicy(
+      R"("maxAttempts": 3, "hedgingDelay": "10s", "nonFatalStatusCodes": ["UNAVAILABLE"])"));
+  service_.FailNext(100, grpc::StatusCode::UNAVAILABLE);
+  const grpc::Status status = Call(Flavour::kSync);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  ExpectNoLeakedAttempts();
+  EXPECT_EQ(service_.handled(), 3);
+}
+
+// The call's deadline ends every hedge: the server sees each cancelled.
+TEST_F(HedgingTest, DeadlineEndsEveryHedge) {
+  Connect(HedgingPolicy(R"("maxAttempts": 3, "hedgingDelay": "0.05s")", kLargeBudget));
+  for (const char* attempt : {"", "1", "2"}) service_.ScriptAttempt(attempt, absl::Seconds(20));
+  int calls = 0;
+  for (Flavour flavour : kFlavours) {
+    SCOPED_TRACE(Name(flavour));
+    const absl::Time start = absl::Now();
+    const grpc::Status status = Call(flavour, absl::Milliseconds(400));
+    ++calls;
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+    EXPECT_THAT(status.error_message(), HasSubstr("caller's deadline"));
+    EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+    EXPECT_TRUE(Eventually([&] { return service_.cancelled_seen() == 3 * calls; }));
+  }
+  ExpectNoLeakedAttempts();
+  EXPECT_EQ(service_.handled(), 9);
+}
+
+// The caller's cancellation ends every hedge at once.
+TEST_F(HedgingTest, CallerCancellationEndsEveryHedge) {
+  Connect(HedgingPolicy(R"("maxAttempts": 3, "hedgingDelay": "0.05s")", kLargeBudget));
+  for (const char* attempt : {"", "1", "2"}) service_.ScriptAttempt(attempt, absl::Seconds(20));
+  int calls = 0;
+  for (Flavour flavour : kFlavours) {
+    SCOPED_TRACE(Name(flavour));
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(20)));
+    const int before = service_.handled();
+    std::thread canceller([&] {
+      // Once all three attempts reached the server.
+      Eventually([&] { return service_.handled() == before + 3; });
+      context.TryCancel();
+    });
+    const absl::Time start = absl::Now();
+    const grpc::Status status = UnaryCall(*stub_, flavour, &context);
+    canceller.join();
+    ++calls;
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::CANCELLED);
+    EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+    EXPECT_TRUE(Eventually([&] { return service_.cancelled_seen() == 3 * calls; }));
+  }
+  ExpectNoLeakedAttempts();
+}
+
+// A spent retry budget sends no hedge: the slow attempt is waited out.
+TEST_F(HedgingTest, SpentBudgetSendsNoHedge) {
+  // 3 tokens, hedges while more than 1.5 are left; each hedge costs 1, each
+  // success gives back 0.1: 3 -> 2.1 -> 1.2 after two hedged calls.
+  Connect(HedgingPolicy(R"("maxAttempts": 2, "hedgingDelay": "0.02s")",
+                        R"(, "retryThrottling": {"maxTokens": 3, "tokenRatio": 0.1})"));
+  service_.ScriptAttempt("", absl::Milliseconds(300));
+  for (int i = 0; i < 2; ++i) EXPECT_TRUE(Call(Flavour::kSync).ok());
+  EXPECT_EQ(service_.handled(), 4);
+  for (Flavour flavour : kFlavours) {
+    SCOPED_TRACE(Name(flavour));
+    const absl::Time start = absl::Now();
+    EXPECT_TRUE(Call(flavour).ok());
+    EXPECT_GE(absl::Now() - start, absl::Milliseconds(290));  // waited out
+  }
+  ExpectNoLeakedAttempts();
+  EXPECT_EQ(service_.handled(), 7);
+  EXPECT_EQ(Stats().retries, 2);
+  EXPECT_EQ(Stats().retry_budget_exhausted, 3);
+}
+
+// A cancelled loser is neutral for the breaker: hedged calls whose losers
+// are all cancelled never open it, however strict it is.
+TEST_F(HedgingTest, CancelledLosersDoNotCountForTheBreaker) {
+  Connect(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService", "method": "Unary"}],
+      "hedgingPolicy": {"maxAttempts": 2, "hedgingDelay": "0.02s"},
+      "breaker": {"threeState": {"consecutiveFailures": 2, "openDuration": "10s"}}}]})");
+  service_.ScriptAttempt("", absl::Seconds(20));
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE(Call(Flavour::kSync).ok());
+  EXPECT_TRUE(Eventually([&] { return service_.cancelled_seen() == 4; }));
+  ExpectNoLeakedAttempts();
+  EXPECT_EQ(Stats().rejected_by_breaker, 0);
+  EXPECT_TRUE(Call(Flavour::kSync).ok());
+}
+
+}  // namespace
+}  // namespace resilience::testing
