@@ -404,8 +404,15 @@ void RetryInterceptor::ArmTimer(absl::Duration delay, bool backoff, Actions& act
 
 void RetryInterceptor::DisarmTimer(Actions& actions) {
   if (live_timer_ == nullptr) return;
-  // Its event still comes (not fired) and ends its count.
-  actions.cancel_timer = &live_timer_->alarm;
+  if (actions.arm == live_timer_) {
+    // Armed by this same state change and not set yet: it never will be,
+    // so no event will come for its count.
+    actions.arm = nullptr;
+    --outstanding_;
+  } else {
+    // Its event still comes (not fired) and ends its count.
+    actions.cancel_timer = &live_timer_->alarm;
+  }
   live_timer_ = nullptr;
 }
 

@@ -209,5 +209,24 @@ TEST_F(HedgingTest, CancelledLosersDoNotCountForTheBreaker) {
   EXPECT_TRUE(Call(Flavour::kSync).ok());
 }
 
+// A breaker that rejects the first attempt ends the call at once: no hedge,
+// no wait for the hedging delay, no call built.
+TEST_F(HedgingTest, BreakerRejectionEndsTheCallAtOnce) {
+  Connect(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService", "method": "Unary"}],
+      "hedgingPolicy": {"maxAttempts": 3, "hedgingDelay": "5s", "nonFatalStatusCodes": ["UNAVAILABLE"]},
+      "breaker": {"threeState": {"mode": "force_open"}}}]})");
+  for (Flavour flavour : kFlavours) {
+    SCOPED_TRACE(Name(flavour));
+    const absl::Time start = absl::Now();
+    const grpc::Status status = Call(flavour);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+    EXPECT_THAT(status.error_message(), HasSubstr("rejected locally by the circuit breaker"));
+    EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+  }
+  EXPECT_EQ(service_.handled(), 0);
+  EXPECT_EQ(Stats().rejected_by_breaker, 3);
+  EXPECT_EQ(Stats().attempts, 3);
+}
+
 }  // namespace
 }  // namespace resilience::testing
