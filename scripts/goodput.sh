@@ -29,7 +29,7 @@ set key outside right top
 set style fill solid 0.18 noborder
 set boxwidth 1 absolute
 plot "$out/${schedule}.csv" using 1:(strcol(2) eq "healthy" ? 1/0 : 1.08) with boxes lc rgb "#d62728" title "backend failing", \
-     for [i=3:7] "" using 1:i with lines lw 1.6 title columnheader(i)
+     for [i=3:8] "" using 1:i with lines lw 1.6 title columnheader(i)
 GP
 done
 log "gRPC mode, 90 s schedules (about a minute)"

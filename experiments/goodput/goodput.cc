@@ -132,13 +132,17 @@ std::string ShippedBreakerJson(const std::string& method) {
 std::vector<Policy> StandardPolicies() {
   return {
       {"none", ""},
-      // Every field at go-zero's value (also the loader's defaults).
+      // Every field at go-zero's value (seed 000): it counts its own drops
+      // as requests and lets a call through after 1 s without one.
       {"sre-go-zero",
        R"({"sre": {"k": 1.5, "protection": 5, "window": "10s", "buckets": 40,
                    "countLocalRejections": true, "forcePassInterval": "1s",
                    "recoveryAcceleration": true}})"},
+      // The SRE breaker's own defaults: go-zero's, except that local drops
+      // are not counted (it recovers best in docs/breaker-quality.md).
+      {"sre-default", R"({"sre": {}})"},
       {"sre-book",
-       R"({"sre": {"k": 2, "protection": 0, "forcePassInterval": "0s",
+       R"({"sre": {"k": 2, "protection": 0, "forcePassInterval": "0s", "countLocalRejections": true,
                    "recoveryAcceleration": false}})"},
       {"three-state-hystrix",
        R"({"threeState": {"window": "10s", "buckets": 10, "minRequests": 20,

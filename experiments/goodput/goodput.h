@@ -56,7 +56,8 @@ struct Policy {
 };
 
 // The policies compared: none, sre-go-zero (K 1.5, protection 5, 10 s / 40,
-// drops counted, forced pass, recovery acceleration), sre-book (K 2, none of
+// drops counted, forced pass, recovery acceleration), sre-default (the same
+// without counting drops: SreBreaker's defaults), sre-book (K 2, none of
 // go-zero's refinements), three-state-hystrix (10 s / 10, 20 calls, 50 %,
 // open 5 s, a probe every 200 ms), recommended (the breaker
 // examples/cache_service/policies.json ships for Store).

@@ -221,5 +221,19 @@ TEST(BreakerQualityTest, RecommendedThroughABrownout) {
   }
 }
 
+// SreBreaker's own defaults do not count local drops: after an outage its
+// success rate is back to 99% of the oracle's in about a third of the time
+// the go-zero preset (drops counted) takes, with more goodput.
+TEST(BreakerQualityTest, SreDefaultsRecoverFasterThanTheGoZeroPreset) {
+  std::map<std::string, Policy> by_key;
+  for (const Policy& p : StandardPolicies()) by_key[p.key] = p;
+  ASSERT_TRUE(by_key.count("sre-default") && by_key.count("sre-go-zero"));
+  const std::vector<Period> schedule = OutageSchedule(Seconds(300), 1);
+  const Metrics d = RunSimulated(schedule, Seconds(300), by_key["sre-default"], 1);
+  const Metrics g = RunSimulated(schedule, Seconds(300), by_key["sre-go-zero"], 1);
+  EXPECT_LT(d.recovery99_seconds, 0.5 * g.recovery99_seconds);
+  EXPECT_GT(d.goodput_ratio, g.goodput_ratio);
+}
+
 }  // namespace
 }  // namespace goodput
