@@ -105,6 +105,9 @@ struct Metrics {
   double first_success_max_seconds = 0;  // max
   double recovery99_seconds = 0;         // mean of recovery99_per_outage
   double recovery99_max_seconds = 0;     // max
+  // Per call, in order: 's' succeeded, 'f' failed, 'r' rejected locally
+  // (for the peers' cross-check, experiments/peers/).
+  std::string per_call;
   // Per second of the run: successes (for the CSV and the chart).
   std::vector<int> successes_per_second;
   std::vector<int> offered_per_second;

@@ -26,6 +26,7 @@
 #include "experiments/goodput/goodput.h"
 #include "experiments/goodput/grpc_run.h"
 #include "experiments/goodput/suite.h"
+#include "experiments/goodput/fate_export.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "examples/common/command_line.h"
@@ -42,6 +43,10 @@ ABSL_FLAG(bool, suite, false,
 ABSL_FLAG(std::string, families, "", "Suite: comma-separated families (default: all).");
 ABSL_FLAG(std::string, rates, "1000,100,10", "Suite: comma-separated calls per second.");
 ABSL_FLAG(int, seeds, 3, "Suite: seeds 1..N per family and rate.");
+ABSL_FLAG(std::string, export_fates, "",
+          "Suite: instead of running, write the per-call fates of every scenario (and the "
+          "reference runs of none and recommended) as JSON into this directory, for "
+          "experiments/peers/.");
 ABSL_FLAG(std::string, extra_policies, "",
           "Suite: more policies, NAME=BREAKER_JSON separated by ';' (BREAKER_JSON is a policy "
           "file's \"breaker\" object), e.g. 'fast={\"threeState\": {\"consecutiveFailures\": 5}}'.");
@@ -84,6 +89,14 @@ int RunSuiteMode() {
           absl::StrFormat("--seconds: must be in [1, 86400], got %g", seconds));
     }
     options.length = absl::Seconds(seconds);
+  }
+  if (const std::string dir = absl::GetFlag(FLAGS_export_fates); !dir.empty()) {
+    if (absl::Status s = goodput::ExportFates(dir, options); !s.ok()) {
+      std::fprintf(stderr, "goodput_experiment: --export_fates: %s\n",
+                   std::string(s.message()).c_str());
+      return 1;
+    }
+    return 0;
   }
   std::vector<goodput::Policy> policies = goodput::StandardPolicies();
   for (absl::string_view extra :

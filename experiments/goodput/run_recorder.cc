@@ -18,12 +18,13 @@ const Period& RunRecorder::Offer(int64_t tick, bool succeeded) {
   ++metrics_.offered_per_second[tick / 1000];
   const bool oracle_ok = oracle_.Serve(tick) == absl::StatusCode::kOk;
   if (oracle_ok) ++metrics_.oracle_succeeded;
-  calls_.push_back(Call{tick, succeeded, oracle_ok});
+  calls_.push_back(Call{tick, succeeded, oracle_ok, false});
   return p;
 }
 
 void RunRecorder::RejectedLocally(int64_t tick) {
   const Period& p = Offer(tick, false);
+  calls_.back().rejected = true;
   ++metrics_.rejected_locally;
   if (p.kind == Period::kHealthy) ++metrics_.rejected_while_healthy;
 }
@@ -78,6 +79,8 @@ Recovery RecoveryTimes(const Period& healthy, const std::vector<int64_t>& ticks,
 
 Metrics RunRecorder::Finish() const {
   Metrics m = metrics_;
+  m.per_call.reserve(calls_.size());
+  for (const Call& c : calls_) m.per_call.push_back(c.rejected ? 'r' : c.succeeded ? 's' : 'f');
   m.goodput_ratio =
       m.oracle_succeeded > 0 ? static_cast<double>(m.succeeded) / m.oracle_succeeded : 0;
   // Windows of 100 ms of calls, at least 10 calls (the rate is that of the

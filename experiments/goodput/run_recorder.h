@@ -40,6 +40,7 @@ class RunRecorder {
     int64_t tick;
     bool succeeded;         // this run's call succeeded
     bool oracle_succeeded;  // the oracle's call at the same tick would have
+    bool rejected;          // rejected locally
   };
 
   // Counts the call as offered; returns its period.

@@ -27,6 +27,7 @@ absl::StatusOr<std::vector<SuiteRow>> RunSuite(const SuiteOptions& options,
         for (size_t p = 0; p < policies.size(); ++p) {
           Metrics m = RunScenario(*scenario, policies[p], seed);
           m.successes_per_second.clear();
+          m.per_call.clear();
           m.offered_per_second.clear();
           block[p].metrics.Merge(m);
         }
