@@ -3,7 +3,9 @@
 # per-second success rate of each policy, backend failures shaded.
 #   1. simulated mode (the breakers against a simulated backend, 300 s
 #      schedules): docs/goodput.txt, goodput.json, the charts and CSVs;
-#   2. gRPC mode (the client interceptors over real gRPC to a CacheServer
+#   2. the breaker-quality suite (docs/breaker-quality.md): every scenario
+#      family at 1000, 100 and 10 calls/s, seeds 1-3: docs/breaker-quality.{txt,json};
+#   3. gRPC mode (the client interceptors over real gRPC to a CacheServer
 #      with scheduled faults, 90 s schedules, about a minute on 2 cores):
 #      docs/goodput_grpc.txt, goodput_grpc.json.
 #
@@ -32,6 +34,9 @@ plot "$out/${schedule}.csv" using 1:(strcol(2) eq "healthy" ? 1/0 : 1.08) with b
      for [i=3:8] "" using 1:i with lines lw 1.6 title columnheader(i)
 GP
 done
+log "breaker-quality suite: every family at 1000/100/10 calls/s, seeds 1-3 (seconds)"
+"$experiment" --suite --json_file="$out/breaker-quality.json" |
+  tee "$out/breaker-quality.txt"
 log "gRPC mode, 90 s schedules (about a minute)"
 "$experiment" --mode=grpc --seconds=90 --json_file="$out/goodput_grpc.json" "$@" |
   tee "$out/goodput_grpc.txt"
