@@ -7,7 +7,9 @@
 #      family at 1000, 100 and 10 calls/s, seeds 1-3: docs/breaker-quality.{txt,json};
 #   3. gRPC mode (the client interceptors over real gRPC to a CacheServer
 #      with scheduled faults, 90 s schedules, about a minute on 2 cores):
-#      docs/goodput_grpc.txt, goodput_grpc.json.
+#      docs/goodput_grpc.txt, goodput_grpc.json;
+#   4. live mode (several concurrent callers per policy in real time, real
+#      latencies, a compressed outage schedule; 60 s): docs/goodput_live.{txt,json}.
 #
 #   scripts/goodput.sh [--seed=1]
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -40,4 +42,6 @@ log "breaker-quality suite: every family at 1000/100/10 calls/s, seeds 1-3 (seco
 log "gRPC mode, 90 s schedules (about a minute)"
 "$experiment" --mode=grpc --seconds=90 --json_file="$out/goodput_grpc.json" "$@" |
   tee "$out/goodput_grpc.txt"
+log "live mode: concurrent callers in real time, 60 s"
+"$experiment" --mode=live --json_file="$out/goodput_live.json" "$@" | tee "$out/goodput_live.txt"
 log "wrote $out/goodput_outage.png, $out/goodput_mixed.png, $out/goodput.txt, $out/goodput.json, $out/goodput_grpc.{txt,json}"

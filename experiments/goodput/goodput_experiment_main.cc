@@ -25,6 +25,7 @@
 #include "absl/strings/str_format.h"
 #include "experiments/goodput/goodput.h"
 #include "experiments/goodput/grpc_run.h"
+#include "experiments/goodput/live_run.h"
 #include "experiments/goodput/suite.h"
 #include "experiments/goodput/fate_export.h"
 #include "absl/strings/numbers.h"
@@ -51,8 +52,10 @@ ABSL_FLAG(std::string, extra_policies, "",
           "Suite: more policies, NAME=BREAKER_JSON separated by ';' (BREAKER_JSON is a policy "
           "file's \"breaker\" object), e.g. 'fast={\"threeState\": {\"consecutiveFailures\": 5}}'.");
 ABSL_FLAG(std::string, mode, "simulated",
-          "simulated (the breakers against a simulated backend) or grpc (the client "
-          "interceptors over real gRPC to a CacheServer with scheduled faults).");
+          "simulated (the breakers against a simulated backend), grpc (the client "
+          "interceptors over real gRPC to a CacheServer with scheduled faults) or live "
+          "(several concurrent callers per policy in real time, real latencies, a compressed "
+          "outage schedule; --seconds default 60).");
 
 constexpr char kUsage[] =
     "Seed 000's comparison of circuit breakers against scheduled outages, reproducible.\n\n"
@@ -161,16 +164,69 @@ int RunSuiteMode() {
   return 0;
 }
 
+// --mode=live: concurrent callers in real time (experiments/goodput/live_run.h).
+int RunLiveMode() {
+  goodput::LiveOptions options;
+  if (const double seconds = absl::GetFlag(FLAGS_seconds); seconds != 0) {
+    if (!(seconds >= 1 && seconds <= 3600)) {
+      return example_cli::UsageError(
+          absl::StrFormat("--seconds: must be in [1, 3600] for live, got %g", seconds));
+    }
+    options.length = absl::Seconds(seconds);
+  }
+  options.seed = absl::GetFlag(FLAGS_seed);
+  const std::vector<goodput::Period> schedule = goodput::LiveSchedule(options.length, options.seed);
+  const std::vector<goodput::Policy> policies = goodput::StandardPolicies();
+  absl::StatusOr<std::vector<goodput::Metrics>> results =
+      goodput::RunLive(schedule, policies, options);
+  if (!results.ok()) {
+    std::fprintf(stderr, "goodput_experiment: live: %s\n",
+                 std::string(results.status().message()).c_str());
+    return 1;
+  }
+  goodput::SetWasteRatios(*results, 0);
+  std::printf("live: %zu periods (healthy 2-8 s, down 1-4 s), %.0f s, %d callers x %d calls/s "
+              "per policy, %s per call on the server, real clock\n",
+              schedule.size(), absl::ToDoubleSeconds(options.length), options.callers,
+              options.calls_per_second, absl::FormatDuration(options.latency).c_str());
+  std::printf("%-22s %9s %9s %9s %9s %8s %8s %9s %9s %9s\n", "policy", "offered", "succeeded",
+              "rejected", "oracle", "goodput", "waste", "first_ok", "rec99", "rec99_max");
+  std::string json = "{\"live\": {";
+  for (size_t p = 0; p < policies.size(); ++p) {
+    const goodput::Metrics& m = (*results)[p];
+    std::printf("%-22s %9ld %9ld %9ld %9ld %8.4f %8.4f %8.3fs %8.3fs %8.3fs\n",
+                policies[p].key.c_str(), (long)m.offered, (long)m.succeeded,
+                (long)m.rejected_locally, (long)m.oracle_succeeded, m.goodput_ratio,
+                m.waste_ratio, m.first_success_seconds, m.recovery99_seconds,
+                m.recovery99_max_seconds);
+    absl::StrAppendFormat(&json,
+                          "%s\"%s\": {\"offered\": %d, \"succeeded\": %d, "
+                          "\"goodput_ratio\": %.6f, \"waste_ratio\": %.6f, "
+                          "\"recovery99_seconds\": %.4f, \"recovery99_max_seconds\": %.4f}",
+                          p ? ", " : "", policies[p].key, m.offered, m.succeeded,
+                          m.goodput_ratio, m.waste_ratio, m.recovery99_seconds,
+                          m.recovery99_max_seconds);
+  }
+  json += "}}";
+  if (const std::string path = absl::GetFlag(FLAGS_json_file); !path.empty()) {
+    std::ofstream file(path);
+    file << json << "\n";
+    if (!file.flush()) return 1;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   example_cli::ParseFlagsOrExit(argc, argv, kUsage);
   if (absl::GetFlag(FLAGS_suite)) return RunSuiteMode();
   const std::string mode = absl::GetFlag(FLAGS_mode);
-  if (mode != "simulated" && mode != "grpc") {
+  if (mode != "simulated" && mode != "grpc" && mode != "live") {
     return example_cli::UsageError(
-        absl::StrCat("--mode: must be simulated or grpc, got \"", mode, "\""));
+        absl::StrCat("--mode: must be simulated, grpc or live, got \"", mode, "\""));
   }
+  if (mode == "live") return RunLiveMode();
   double seconds = absl::GetFlag(FLAGS_seconds);
   if (seconds == 0) seconds = mode == "grpc" ? 60 : 300;
   if (!(seconds >= 1 && seconds <= 86400)) {
