@@ -284,6 +284,25 @@ async function main() {
           row.recovery99_max_seconds.toFixed(3) + 's'].map((s) => s.padStart(10)).join(''));
     }
   }
+  // The Pareto check: a peer dominates recommended in a block when its
+  // goodput is >= and its waste <=, one of them strictly.
+  const dominated = [];
+  for (const block of blocks.values()) {
+    const at = (name) => results.find((r) => r.family === block.family &&
+                                             r.calls_per_second === block.rate &&
+                                             r.policy === name);
+    const rec = at('recommended (C++)');
+    for (const name of names) {
+      const r = at(name);
+      const ge = r.goodput_ratio >= rec.goodput_ratio, le = r.waste_ratio <= rec.waste_ratio;
+      if (ge && le && (r.goodput_ratio > rec.goodput_ratio || r.waste_ratio < rec.waste_ratio)) {
+        dominated.push(`${block.family} @ ${block.rate}: ${name}`);
+      }
+    }
+  }
+  console.log(`\nPareto: a peer configuration has goodput >= and waste <= recommended's (one ` +
+              `strictly) in ${dominated.length} of ${blocks.size} family/rate blocks` +
+              (dominated.length ? `: ${dominated.join('; ')}` : ''));
   if (jsonOut) fs.writeFileSync(jsonOut, JSON.stringify({peers: results}, null, 1) + '\n');
 }
 
