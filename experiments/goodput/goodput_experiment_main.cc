@@ -1,13 +1,19 @@
 // goodput_experiment: seed 000's comparison of circuit breakers, made
 // reproducible (see experiments/goodput/goodput.h).
 //
-//   goodput_experiment [--mode=simulated|grpc] [--seconds=N] [--seed=1] [--json]
+//   goodput_experiment [--mode=simulated|grpc|live] [--seconds=N] [--seed=1] [--json]
 //                      [--json_file=PATH] [--out=DIR]
+//   goodput_experiment --suite [--families=a,b] [--rates=1000,100,10] [--seeds=3]
+//                      [--seconds=300] [--extra_policies='name={...};...']
+//                      [--export_fates=DIR] [--json] [--json_file=PATH]
 //
 // --mode=simulated (default, 300 s schedules) runs the breakers against a
 // simulated backend; --mode=grpc (default 60 s schedules) runs them inside
 // the client interceptors over real gRPC to a CacheServer that fails calls as
-// the schedule says.
+// the schedule says; --mode=live (60 s) runs 4 concurrent callers per policy
+// in real time (live_run.h). --suite runs the breaker-quality suite
+// (suite.h, docs/breaker-quality.md); with --export_fates it writes the
+// scenarios' per-call fates for experiments/peers/ instead (fate_export.h).
 // Prints a table per schedule (outage, mixed); --json prints
 // {"schedules": {"outage": {"policies": {"none": {...}, ...}}, "mixed": ...}};
 // --out=DIR writes DIR/<schedule>.csv with the successes per second of each
@@ -26,8 +32,8 @@
 #include "experiments/goodput/goodput.h"
 #include "experiments/goodput/grpc_run.h"
 #include "experiments/goodput/live_run.h"
-#include "experiments/goodput/suite.h"
 #include "experiments/goodput/fate_export.h"
+#include "experiments/goodput/suite.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "examples/common/command_line.h"
@@ -59,8 +65,10 @@ ABSL_FLAG(std::string, mode, "simulated",
 
 constexpr char kUsage[] =
     "Seed 000's comparison of circuit breakers against scheduled outages, reproducible.\n\n"
-    "  goodput_experiment [--mode=simulated|grpc] [--seconds=N] [--seed=1] [--json]\n"
-    "                     [--json_file=PATH] [--out=DIR]\n\n"
+    "  goodput_experiment [--mode=simulated|grpc|live] [--seconds=N] [--seed=1] [--json]\n"
+    "                     [--json_file=PATH] [--out=DIR]\n"
+    "  goodput_experiment --suite [--families=a,b] [--rates=1000,100,10] [--seeds=3]\n"
+    "                     [--extra_policies=...] [--export_fates=DIR]\n\n"
     "Prints a table per schedule (outage, mixed), or JSON with --json; --out=DIR writes\n"
     "DIR/<schedule>.csv. Exit status: 0 ok, 1 a run failed, 2 bad usage.";
 
