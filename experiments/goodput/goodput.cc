@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <functional>
 
 #include "absl/strings/str_cat.h"
@@ -131,13 +132,17 @@ std::string ShippedBreakerJson(const std::string& method) {
 std::vector<Policy> StandardPolicies() {
   return {
       {"none", ""},
-      // Every field at go-zero's value (also the loader's defaults).
+      // Every field at go-zero's value (seed 000): it counts its own drops
+      // as requests and lets a call through after 1 s without one.
       {"sre-go-zero",
        R"({"sre": {"k": 1.5, "protection": 5, "window": "10s", "buckets": 40,
                    "countLocalRejections": true, "forcePassInterval": "1s",
                    "recoveryAcceleration": true}})"},
+      // The SRE breaker's own defaults: go-zero's, except that local drops
+      // are not counted (it recovers best in docs/breaker-quality.md).
+      {"sre-default", R"({"sre": {}})"},
       {"sre-book",
-       R"({"sre": {"k": 2, "protection": 0, "forcePassInterval": "0s",
+       R"({"sre": {"k": 2, "protection": 0, "forcePassInterval": "0s", "countLocalRejections": true,
                    "recoveryAcceleration": false}})"},
       {"three-state-hystrix",
        R"({"threeState": {"window": "10s", "buckets": 10, "minRequests": 20,
@@ -148,8 +153,9 @@ std::vector<Policy> StandardPolicies() {
       // three-state breaker that trips on 10 consecutive failures (an outage
       // is caught in 10 ms at 1 call/ms) or on an 80% failure rate over 10 s
       // (not on partial failures where most calls still succeed), with a
-      // short open period (100 ms, doubling to at most 400 ms) and a probe
-      // every 20 ms.
+      // short open period (200 ms, doubling to at most 480 ms), and a probe
+      // that holds the others back for at most 300 ms (probeOverdue)
+      // (docs/breaker-quality.md explains each figure).
       {"recommended", ShippedBreakerJson("Store")},
   };
 }
@@ -158,6 +164,16 @@ std::string PolicyFileFor(const Policy& policy) {
   if (policy.breaker_json.empty()) return R"({"methodConfig": []})";
   return absl::StrCat(R"({"methodConfig": [{"name": [{"service": "cache.v1.CacheService", )",
                       R"("method": "Get"}], "breaker": )", policy.breaker_json, "}]}");
+}
+
+absl::Status CheckPolicy(const Policy& policy) {
+  absl::StatusOr<resilience::PolicySet> set =
+      resilience::PolicySet::FromJsonString(PolicyFileFor(policy));
+  if (!set.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("policy ", policy.key, ": ", set.status().message()));
+  }
+  return absl::OkStatus();
 }
 
 std::unique_ptr<resilience::Breaker> MakeBreaker(const Policy& policy, resilience::Clock& clock,
@@ -173,16 +189,32 @@ std::unique_ptr<resilience::Breaker> MakeBreaker(const Policy& policy, resilienc
   return p == nullptr ? nullptr : resilience::CreateBreaker(p->breaker, clock, seed);
 }
 
-Metrics RunSimulated(const std::vector<Period>& schedule, absl::Duration length,
-                     const Policy& policy, uint64_t seed) {
+Metrics RunScenario(const Scenario& scenario, const Policy& policy, uint64_t seed) {
   resilience::SimulatedClock clock;
   const absl::Time t0 = clock.Now();
   std::unique_ptr<resilience::Breaker> breaker = MakeBreaker(policy, clock, seed);
-  ScheduledBackend backend(schedule, seed);
-  RunRecorder recorder(schedule, length, seed);
-  const int64_t calls = absl::ToInt64Milliseconds(length);
-  for (int64_t tick = 0; tick < calls; ++tick) {
-    clock.SetTime(t0 + absl::Milliseconds(tick));
+  ScheduledBackend backend(scenario.schedule, seed);
+  RunRecorder recorder(scenario.schedule, scenario.length, seed);
+  const int64_t spacing_ms = 1000 / scenario.calls_per_second;
+  const int64_t length_ms = absl::ToInt64Milliseconds(scenario.length);
+  // Failures reported late, in the order they end (the latency is the same
+  // for all of them, so in the order they started).
+  struct Late {
+    absl::Time end;
+    resilience::Admission admission;
+  };
+  std::deque<Late> late;
+  auto deliver_until = [&](absl::Time t) {
+    while (!late.empty() && late.front().end <= t) {
+      clock.SetTime(late.front().end);
+      late.front().admission.Record(Outcome::kFailure, scenario.failure_latency);
+      late.pop_front();
+    }
+  };
+  for (int64_t tick = 0; tick < length_ms; tick += spacing_ms) {
+    const absl::Time now = t0 + absl::Milliseconds(tick);
+    deliver_until(now);
+    clock.SetTime(now);
     resilience::Admission admission;
     if (breaker != nullptr) {
       admission = breaker->Allow();
@@ -193,13 +225,57 @@ Metrics RunSimulated(const std::vector<Period>& schedule, absl::Duration length,
     }
     const bool ok = backend.Serve(tick) == absl::StatusCode::kOk;
     recorder.Reached(tick, ok);
-    if (breaker != nullptr) {
-      // Calls take no simulated time (as in the gRPC mode, whose clock
-      // stands still during a call).
-      admission.Record(ok ? Outcome::kSuccess : Outcome::kFailure, absl::ZeroDuration());
+    if (breaker == nullptr) continue;
+    if (!ok && scenario.failure_latency > absl::ZeroDuration()) {
+      late.push_back(Late{now + scenario.failure_latency, std::move(admission)});
+      continue;
     }
+    // Calls take no simulated time (as in the gRPC mode, whose clock stands
+    // still during a call).
+    admission.Record(ok ? Outcome::kSuccess : Outcome::kFailure, absl::ZeroDuration());
   }
+  deliver_until(absl::InfiniteFuture());
   return recorder.Finish();
+}
+
+Metrics RunSimulated(const std::vector<Period>& schedule, absl::Duration length,
+                     const Policy& policy, uint64_t seed) {
+  Scenario scenario;
+  scenario.schedule = schedule;
+  scenario.length = length;
+  return RunScenario(scenario, policy, seed);
+}
+
+void Metrics::SummarizeRecoveries() {
+  auto mean = [](const std::vector<double>& v) {
+    double sum = 0;
+    for (double x : v) sum += x;
+    return v.empty() ? 0.0 : sum / static_cast<double>(v.size());
+  };
+  auto max = [](const std::vector<double>& v) {
+    return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end());
+  };
+  first_success_seconds = mean(first_success_per_outage);
+  first_success_max_seconds = max(first_success_per_outage);
+  recovery99_seconds = mean(recovery99_per_outage);
+  recovery99_max_seconds = max(recovery99_per_outage);
+}
+
+void Metrics::Merge(const Metrics& o) {
+  offered += o.offered;
+  succeeded += o.succeeded;
+  failed += o.failed;
+  rejected_locally += o.rejected_locally;
+  reached_failing_backend += o.reached_failing_backend;
+  rejected_while_healthy += o.rejected_while_healthy;
+  oracle_succeeded += o.oracle_succeeded;
+  goodput_ratio = oracle_succeeded > 0 ? static_cast<double>(succeeded) / oracle_succeeded : 0;
+  first_success_per_outage.insert(first_success_per_outage.end(),
+                                  o.first_success_per_outage.begin(),
+                                  o.first_success_per_outage.end());
+  recovery99_per_outage.insert(recovery99_per_outage.end(), o.recovery99_per_outage.begin(),
+                               o.recovery99_per_outage.end());
+  SummarizeRecoveries();
 }
 
 void SetWasteRatios(std::vector<Metrics>& results, size_t none) {

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "grpc_resilience/internal/breaker/breaker.h"
 #include "grpc_resilience/internal/core/clock.h"
@@ -55,7 +56,8 @@ struct Policy {
 };
 
 // The policies compared: none, sre-go-zero (K 1.5, protection 5, 10 s / 40,
-// drops counted, forced pass, recovery acceleration), sre-book (K 2, none of
+// drops counted, forced pass, recovery acceleration), sre-default (the same
+// without counting drops: SreBreaker's defaults), sre-book (K 2, none of
 // go-zero's refinements), three-state-hystrix (10 s / 10, 20 calls, 50 %,
 // open 5 s, a probe every 200 ms), recommended (the breaker
 // examples/cache_service/policies.json ships for Store).
@@ -69,6 +71,12 @@ inline constexpr char kMethod[] = "/cache.v1.CacheService/Get";
 // A policy file that gives kMethod the breaker of `policy` and nothing else
 // (no retries, no timeouts: the experiment measures breakers).
 std::string PolicyFileFor(const Policy& policy);
+
+// CheckPolicy()
+//
+// Whether the policy loader accepts `policy` (its error, naming the field,
+// when not).
+absl::Status CheckPolicy(const Policy& policy);
 
 // MakeBreaker()
 //
@@ -87,11 +95,52 @@ struct Metrics {
   int64_t oracle_succeeded = 0;
   double goodput_ratio = 0;     // succeeded / oracle_succeeded
   double waste_ratio = 0;       // reached_failing_backend / the same for `none`
-  double recovery_seconds = 0;  // mean time from a failing period's end to a success
+  // Per failing period followed by a healthy one (an "outage"), in seconds
+  // from its end: to the first success, and until the success rate is back
+  // to >= 99% of the oracle's for good (RecoveryTimes() in run_recorder.h
+  // defines the windows); censored at the healthy period's length.
+  std::vector<double> first_success_per_outage;
+  std::vector<double> recovery99_per_outage;
+  double first_success_seconds = 0;      // mean of first_success_per_outage
+  double first_success_max_seconds = 0;  // max
+  double recovery99_seconds = 0;         // mean of recovery99_per_outage
+  double recovery99_max_seconds = 0;     // max
+  // Per call, in order: 's' succeeded, 'f' failed, 'r' rejected locally
+  // (for the peers' cross-check, experiments/peers/).
+  std::string per_call;
   // Per second of the run: successes (for the CSV and the chart).
   std::vector<int> successes_per_second;
   std::vector<int> offered_per_second;
+
+  // Fills the means and maxima from the per-outage lists.
+  void SummarizeRecoveries();
+  // Adds the counts and per-outage lists of `other` (another seed of the
+  // same scenario and policy) and recomputes the ratios; the per-second
+  // series are not merged.
+  void Merge(const Metrics& other);
 };
+
+// A scenario: a schedule, its length, the rate of the calls and when a
+// failure reaches the caller.
+struct Scenario {
+  std::vector<Period> schedule;
+  absl::Duration length;
+  // Calls per second, evenly spaced; 1000 / calls_per_second must be a whole
+  // number of milliseconds (1000, 500, 100, 10, ...).
+  int calls_per_second = 1000;
+  // A call that fails is reported this long after it started (a slow
+  // backend whose failures arrive one client timeout late); successes are
+  // reported at once. Zero: failures at once too.
+  absl::Duration failure_latency = absl::ZeroDuration();
+};
+
+// RunScenario()
+//
+// RunSimulated() generalized to `scenario`'s rate and failure latency: the
+// breaker's clock is set to each call's start for Allow() and to its end for
+// Record(); outcomes arriving late are delivered, in order, before the calls
+// that start after them.
+Metrics RunScenario(const Scenario& scenario, const Policy& policy, uint64_t seed);
 
 // RunSimulated()
 //

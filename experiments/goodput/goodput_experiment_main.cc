@@ -1,13 +1,19 @@
 // goodput_experiment: seed 000's comparison of circuit breakers, made
 // reproducible (see experiments/goodput/goodput.h).
 //
-//   goodput_experiment [--mode=simulated|grpc] [--seconds=N] [--seed=1] [--json]
+//   goodput_experiment [--mode=simulated|grpc|live] [--seconds=N] [--seed=1] [--json]
 //                      [--json_file=PATH] [--out=DIR]
+//   goodput_experiment --suite [--families=a,b] [--rates=1000,100,10] [--seeds=3]
+//                      [--seconds=300] [--extra_policies='name={...};...']
+//                      [--export_fates=DIR] [--json] [--json_file=PATH]
 //
 // --mode=simulated (default, 300 s schedules) runs the breakers against a
 // simulated backend; --mode=grpc (default 60 s schedules) runs them inside
 // the client interceptors over real gRPC to a CacheServer that fails calls as
-// the schedule says.
+// the schedule says; --mode=live (60 s) runs 4 concurrent callers per policy
+// in real time (live_run.h). --suite runs the breaker-quality suite
+// (suite.h, docs/breaker-quality.md); with --export_fates it writes the
+// scenarios' per-call fates for experiments/peers/ instead (fate_export.h).
 // Prints a table per schedule (outage, mixed); --json prints
 // {"schedules": {"outage": {"policies": {"none": {...}, ...}}, "mixed": ...}};
 // --out=DIR writes DIR/<schedule>.csv with the successes per second of each
@@ -25,6 +31,11 @@
 #include "absl/strings/str_format.h"
 #include "experiments/goodput/goodput.h"
 #include "experiments/goodput/grpc_run.h"
+#include "experiments/goodput/live_run.h"
+#include "experiments/goodput/fate_export.h"
+#include "experiments/goodput/suite.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
 #include "examples/common/command_line.h"
 
 ABSL_FLAG(double, seconds, 0,
@@ -33,24 +44,197 @@ ABSL_FLAG(uint64_t, seed, 1, "Seed of the schedules and the backend's draws.");
 ABSL_FLAG(bool, json, false, "Print JSON instead of tables.");
 ABSL_FLAG(std::string, json_file, "", "Also write the JSON into this file.");
 ABSL_FLAG(std::string, out, "", "Write a CSV per schedule into this directory.");
+ABSL_FLAG(bool, suite, false,
+          "Run the breaker-quality suite instead: every scenario family at every rate and seed "
+          "(simulated), one table row per family, rate and policy.");
+ABSL_FLAG(std::string, families, "", "Suite: comma-separated families (default: all).");
+ABSL_FLAG(std::string, rates, "1000,100,10", "Suite: comma-separated calls per second.");
+ABSL_FLAG(int, seeds, 3, "Suite: seeds 1..N per family and rate.");
+ABSL_FLAG(std::string, export_fates, "",
+          "Suite: instead of running, write the per-call fates of every scenario (and the "
+          "reference runs of none and recommended) as JSON into this directory, for "
+          "experiments/peers/.");
+ABSL_FLAG(std::string, extra_policies, "",
+          "Suite: more policies, NAME=BREAKER_JSON separated by ';' (BREAKER_JSON is a policy "
+          "file's \"breaker\" object), e.g. 'fast={\"threeState\": {\"consecutiveFailures\": 5}}'.");
 ABSL_FLAG(std::string, mode, "simulated",
-          "simulated (the breakers against a simulated backend) or grpc (the client "
-          "interceptors over real gRPC to a CacheServer with scheduled faults).");
+          "simulated (the breakers against a simulated backend), grpc (the client "
+          "interceptors over real gRPC to a CacheServer with scheduled faults) or live "
+          "(several concurrent callers per policy in real time, real latencies, a compressed "
+          "outage schedule; --seconds default 60).");
 
 constexpr char kUsage[] =
     "Seed 000's comparison of circuit breakers against scheduled outages, reproducible.\n\n"
-    "  goodput_experiment [--mode=simulated|grpc] [--seconds=N] [--seed=1] [--json]\n"
-    "                     [--json_file=PATH] [--out=DIR]\n\n"
+    "  goodput_experiment [--mode=simulated|grpc|live] [--seconds=N] [--seed=1] [--json]\n"
+    "                     [--json_file=PATH] [--out=DIR]\n"
+    "  goodput_experiment --suite [--families=a,b] [--rates=1000,100,10] [--seeds=3]\n"
+    "                     [--extra_policies=...] [--export_fates=DIR]\n\n"
     "Prints a table per schedule (outage, mixed), or JSON with --json; --out=DIR writes\n"
     "DIR/<schedule>.csv. Exit status: 0 ok, 1 a run failed, 2 bad usage.";
 
+namespace {
+
+// --suite: the breaker-quality suite (docs/breaker-quality.md).
+int RunSuiteMode() {
+  goodput::SuiteOptions options;
+  if (const std::string f = absl::GetFlag(FLAGS_families); !f.empty()) {
+    options.families = absl::StrSplit(f, ',');
+  }
+  options.rates.clear();
+  for (absl::string_view r : absl::StrSplit(absl::GetFlag(FLAGS_rates), ',')) {
+    int rate = 0;
+    if (!absl::SimpleAtoi(r, &rate)) {
+      return example_cli::UsageError(absl::StrCat("--rates: not a number: \"", r, "\""));
+    }
+    options.rates.push_back(rate);
+  }
+  const int seeds = absl::GetFlag(FLAGS_seeds);
+  if (seeds < 1 || seeds > 100) {
+    return example_cli::UsageError(absl::StrCat("--seeds: must be in [1, 100], got ", seeds));
+  }
+  options.seeds.clear();
+  for (int i = 1; i <= seeds; ++i) options.seeds.push_back(static_cast<uint64_t>(i));
+  if (const double seconds = absl::GetFlag(FLAGS_seconds); seconds != 0) {
+    if (!(seconds >= 1 && seconds <= 86400)) {
+      return example_cli::UsageError(
+          absl::StrFormat("--seconds: must be in [1, 86400], got %g", seconds));
+    }
+    options.length = absl::Seconds(seconds);
+  }
+  if (const std::string dir = absl::GetFlag(FLAGS_export_fates); !dir.empty()) {
+    if (absl::Status s = goodput::ExportFates(dir, options); !s.ok()) {
+      std::fprintf(stderr, "goodput_experiment: --export_fates: %s\n",
+                   std::string(s.message()).c_str());
+      return 1;
+    }
+    return 0;
+  }
+  std::vector<goodput::Policy> policies = goodput::StandardPolicies();
+  for (absl::string_view extra :
+       absl::StrSplit(absl::GetFlag(FLAGS_extra_policies), ';', absl::SkipWhitespace())) {
+    const size_t eq = extra.find('=');
+    if (eq == absl::string_view::npos || eq == 0) {
+      return example_cli::UsageError(
+          absl::StrCat("--extra_policies: expected NAME=BREAKER_JSON, got \"", extra, "\""));
+    }
+    goodput::Policy p{std::string(extra.substr(0, eq)), std::string(extra.substr(eq + 1))};
+    if (absl::Status s = goodput::CheckPolicy(p); !s.ok()) {
+      return example_cli::UsageError(absl::StrCat("--extra_policies: ", s.message()));
+    }
+    policies.push_back(std::move(p));
+  }
+  absl::StatusOr<std::vector<goodput::SuiteRow>> rows = goodput::RunSuite(options, policies);
+  if (!rows.ok()) return example_cli::UsageError(std::string(rows.status().message()));
+  std::string json = "{\"suite\": [";
+  if (!absl::GetFlag(FLAGS_json)) {
+    std::printf("breaker-quality suite: %zu seeds x %.0f s per family and rate\n",
+                options.seeds.size(), absl::ToDoubleSeconds(options.length));
+  }
+  std::string last_block;
+  for (size_t i = 0; i < rows->size(); ++i) {
+    const goodput::SuiteRow& row = (*rows)[i];
+    const goodput::Metrics& m = row.metrics;
+    const std::string block = absl::StrCat(row.family, " @ ", row.calls_per_second, " calls/s");
+    if (!absl::GetFlag(FLAGS_json)) {
+      if (block != last_block) {
+        std::printf("\n%s (%zu outages)\n%-22s %8s %8s %9s %9s %9s %9s\n", block.c_str(),
+                    m.recovery99_per_outage.size(), "policy", "goodput", "waste", "first_ok",
+                    "first_max", "rec99", "rec99_max");
+        last_block = block;
+      }
+      std::printf("%-22s %8.4f %8.4f %8.3fs %8.3fs %8.3fs %8.3fs\n", row.policy.c_str(),
+                  m.goodput_ratio, m.waste_ratio, m.first_success_seconds,
+                  m.first_success_max_seconds, m.recovery99_seconds, m.recovery99_max_seconds);
+    }
+    absl::StrAppendFormat(
+        &json,
+        "%s{\"family\": \"%s\", \"calls_per_second\": %d, \"policy\": \"%s\", "
+        "\"offered\": %d, \"succeeded\": %d, \"oracle_succeeded\": %d, "
+        "\"reached_failing_backend\": %d, \"goodput_ratio\": %.6f, \"waste_ratio\": %.6f, "
+        "\"outages\": %d, \"first_success_seconds\": %.4f, "
+        "\"first_success_max_seconds\": %.4f, \"recovery99_seconds\": %.4f, "
+        "\"recovery99_max_seconds\": %.4f}",
+        i ? ", " : "", row.family, row.calls_per_second, row.policy, m.offered, m.succeeded,
+        m.oracle_succeeded, m.reached_failing_backend, m.goodput_ratio, m.waste_ratio,
+        m.recovery99_per_outage.size(), m.first_success_seconds, m.first_success_max_seconds,
+        m.recovery99_seconds, m.recovery99_max_seconds);
+  }
+  json += "]}";
+  if (absl::GetFlag(FLAGS_json)) std::printf("%s\n", json.c_str());
+  if (const std::string path = absl::GetFlag(FLAGS_json_file); !path.empty()) {
+    std::ofstream file(path);
+    file << json << "\n";
+    if (!file.flush()) {
+      std::fprintf(stderr, "goodput_experiment: cannot write %s\n", path.c_str());
+      return 1;
+    }
+  }
+  return 0;
+}
+
+// --mode=live: concurrent callers in real time (experiments/goodput/live_run.h).
+int RunLiveMode() {
+  goodput::LiveOptions options;
+  if (const double seconds = absl::GetFlag(FLAGS_seconds); seconds != 0) {
+    if (!(seconds >= 1 && seconds <= 3600)) {
+      return example_cli::UsageError(
+          absl::StrFormat("--seconds: must be in [1, 3600] for live, got %g", seconds));
+    }
+    options.length = absl::Seconds(seconds);
+  }
+  options.seed = absl::GetFlag(FLAGS_seed);
+  const std::vector<goodput::Period> schedule = goodput::LiveSchedule(options.length, options.seed);
+  const std::vector<goodput::Policy> policies = goodput::StandardPolicies();
+  absl::StatusOr<std::vector<goodput::Metrics>> results =
+      goodput::RunLive(schedule, policies, options);
+  if (!results.ok()) {
+    std::fprintf(stderr, "goodput_experiment: live: %s\n",
+                 std::string(results.status().message()).c_str());
+    return 1;
+  }
+  goodput::SetWasteRatios(*results, 0);
+  std::printf("live: %zu periods (healthy 2-8 s, down 1-4 s), %.0f s, %d callers x %d calls/s "
+              "per policy, %s per call on the server, real clock\n",
+              schedule.size(), absl::ToDoubleSeconds(options.length), options.callers,
+              options.calls_per_second, absl::FormatDuration(options.latency).c_str());
+  std::printf("%-22s %9s %9s %9s %9s %8s %8s %9s %9s %9s\n", "policy", "offered", "succeeded",
+              "rejected", "oracle", "goodput", "waste", "first_ok", "rec99", "rec99_max");
+  std::string json = "{\"live\": {";
+  for (size_t p = 0; p < policies.size(); ++p) {
+    const goodput::Metrics& m = (*results)[p];
+    std::printf("%-22s %9ld %9ld %9ld %9ld %8.4f %8.4f %8.3fs %8.3fs %8.3fs\n",
+                policies[p].key.c_str(), (long)m.offered, (long)m.succeeded,
+                (long)m.rejected_locally, (long)m.oracle_succeeded, m.goodput_ratio,
+                m.waste_ratio, m.first_success_seconds, m.recovery99_seconds,
+                m.recovery99_max_seconds);
+    absl::StrAppendFormat(&json,
+                          "%s\"%s\": {\"offered\": %d, \"succeeded\": %d, "
+                          "\"goodput_ratio\": %.6f, \"waste_ratio\": %.6f, "
+                          "\"recovery99_seconds\": %.4f, \"recovery99_max_seconds\": %.4f}",
+                          p ? ", " : "", policies[p].key, m.offered, m.succeeded,
+                          m.goodput_ratio, m.waste_ratio, m.recovery99_seconds,
+                          m.recovery99_max_seconds);
+  }
+  json += "}}";
+  if (const std::string path = absl::GetFlag(FLAGS_json_file); !path.empty()) {
+    std::ofstream file(path);
+    file << json << "\n";
+    if (!file.flush()) return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   example_cli::ParseFlagsOrExit(argc, argv, kUsage);
+  if (absl::GetFlag(FLAGS_suite)) return RunSuiteMode();
   const std::string mode = absl::GetFlag(FLAGS_mode);
-  if (mode != "simulated" && mode != "grpc") {
+  if (mode != "simulated" && mode != "grpc" && mode != "live") {
     return example_cli::UsageError(
-        absl::StrCat("--mode: must be simulated or grpc, got \"", mode, "\""));
+        absl::StrCat("--mode: must be simulated, grpc or live, got \"", mode, "\""));
   }
+  if (mode == "live") return RunLiveMode();
   double seconds = absl::GetFlag(FLAGS_seconds);
   if (seconds == 0) seconds = mode == "grpc" ? 60 : 300;
   if (!(seconds >= 1 && seconds <= 86400)) {
@@ -86,16 +270,17 @@ int main(int argc, char** argv) {
     if (!absl::GetFlag(FLAGS_json)) {
       std::printf("schedule %s (%s): %zu periods, %.0f s, 1 call/ms\n", name.c_str(),
                   mode.c_str(), schedule.size(), absl::ToDoubleSeconds(length));
-      std::printf("%-22s %9s %9s %9s %9s %9s %9s %8s %8s %9s\n", "policy", "succeeded", "failed",
-                  "rejected", "to_failing", "rej_healthy", "oracle", "goodput", "waste",
-                  "recovery");
+      std::printf("%-22s %9s %9s %9s %9s %9s %9s %8s %8s %9s %9s %9s\n", "policy", "succeeded",
+                  "failed", "rejected", "to_failing", "rej_healthy", "oracle", "goodput", "waste",
+                  "first_ok", "rec99", "rec99_max");
       for (size_t p = 0; p < policies.size(); ++p) {
         const goodput::Metrics& m = results[p];
-        std::printf("%-22s %9ld %9ld %9ld %9ld %9ld %9ld %8.4f %8.4f %8.2fs\n",
+        std::printf("%-22s %9ld %9ld %9ld %9ld %9ld %9ld %8.4f %8.4f %8.3fs %8.3fs %8.3fs\n",
                     policies[p].key.c_str(), (long)m.succeeded, (long)m.failed,
                     (long)m.rejected_locally, (long)m.reached_failing_backend,
                     (long)m.rejected_while_healthy, (long)m.oracle_succeeded, m.goodput_ratio,
-                    m.waste_ratio, m.recovery_seconds);
+                    m.waste_ratio, m.first_success_seconds, m.recovery99_seconds,
+                    m.recovery99_max_seconds);
       }
       std::printf("\n");
     }
@@ -107,10 +292,12 @@ int main(int argc, char** argv) {
           "%s\"%s\": {\"offered\": %d, \"succeeded\": %d, \"failed\": %d, "
           "\"rejected_locally\": %d, \"reached_failing_backend\": %d, "
           "\"rejected_while_healthy\": %d, \"oracle_succeeded\": %d, \"goodput_ratio\": %.6f, "
-          "\"waste_ratio\": %.6f, \"recovery_seconds\": %.4f}",
+          "\"waste_ratio\": %.6f, \"first_success_seconds\": %.4f, "
+          "\"recovery99_seconds\": %.4f, \"recovery99_max_seconds\": %.4f}",
           p ? ", " : "", policies[p].key, m.offered, m.succeeded, m.failed, m.rejected_locally,
           m.reached_failing_backend, m.rejected_while_healthy, m.oracle_succeeded,
-          m.goodput_ratio, m.waste_ratio, m.recovery_seconds);
+          m.goodput_ratio, m.waste_ratio, m.first_success_seconds, m.recovery99_seconds,
+          m.recovery99_max_seconds);
     }
     json += "}}";
     if (const std::string dir = absl::GetFlag(FLAGS_out); !dir.empty()) {

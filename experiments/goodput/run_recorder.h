@@ -19,8 +19,9 @@ namespace goodput {
 //
 // Every call of the run is reported once, in tick order, as rejected locally
 // or as having reached the backend. The recorder counts what the oracle
-// would have got at the same ticks and the recovery time after each failing
-// period. Not thread-safe.
+// would have got at the same ticks and, for every failing period followed by
+// a healthy one, the two recovery times of Metrics (see RecoveryTimes()).
+// Not thread-safe.
 class RunRecorder {
  public:
   // `schedule` must outlive the recorder.
@@ -35,18 +36,43 @@ class RunRecorder {
   Metrics Finish() const;
 
  private:
-  // Counts the call as offered; returns its period.
-  const Period& Offer(int64_t tick);
+  struct Call {
+    int64_t tick;
+    bool succeeded;         // this run's call succeeded
+    bool oracle_succeeded;  // the oracle's call at the same tick would have
+    bool rejected;          // rejected locally
+  };
 
+  // Counts the call as offered; returns its period.
+  const Period& Offer(int64_t tick, bool succeeded);
+
+  const std::vector<Period>& schedule_;
   // The oracle: a backend that every call reaches (see ScheduledBackend).
   ScheduledBackend oracle_;
   Metrics metrics_;
-  // The end of the last failing period, until the first success after it.
-  absl::Duration waiting_since_ = absl::InfiniteDuration();
-  const Period* previous_ = nullptr;
-  absl::Duration recovery_total_;
-  int recoveries_ = 0;
+  std::vector<Call> calls_;
 };
+
+// RecoveryTimes()
+//
+// The recovery after the failing period that ends at `healthy.start`, from
+// the calls (in tick order) of the healthy period that follows it, measured
+// from the period's first call (at low rates it comes up to one call spacing
+// after the period's start, for the oracle too):
+//   first_success: to the first success;
+//   back_to_99: to the first call from which on
+//     every window of consecutive calls holds at least 99% of the oracle's
+//     successes in the same window. A window is `window_calls` calls; the
+//     windows checked are those that fit in the period (one window of the
+//     whole period when it holds fewer calls).
+// Both are the period's length when never reached (censored).
+struct Recovery {
+  absl::Duration first_success;
+  absl::Duration back_to_99;
+};
+Recovery RecoveryTimes(const Period& healthy, const std::vector<int64_t>& ticks,
+                       const std::vector<bool>& succeeded,
+                       const std::vector<bool>& oracle_succeeded, int64_t window_calls);
 
 }  // namespace goodput
 

@@ -61,6 +61,9 @@ absl::Status ThreeStateBreaker::Validate(const Options& o) {
   if (o.half_open_max_wait <= absl::ZeroDuration()) {
     return Invalid("half_open_max_wait", "> 0", absl::FormatDuration(o.half_open_max_wait));
   }
+  if (o.probe_overdue < absl::ZeroDuration()) {
+    return Invalid("probe_overdue", ">= 0 (0 disables)", absl::FormatDuration(o.probe_overdue));
+  }
   return absl::OkStatus();
 }
 
@@ -154,7 +157,9 @@ Admission ThreeStateBreaker::Allow() {
         if (probes_in_flight_ > 0 && now - probes_waiting_since_ >= options_.half_open_max_wait) {
           OpenLocked(now, /*backoff=*/true, TransitionCause::kProbeTimedOut, transitions);
           result = Reject(RejectReason::kOpen);
-        } else if (probes_in_flight_ >= options_.half_open_max_probes) {
+        } else if (probes_in_flight_ >= options_.half_open_max_probes &&
+                   !(options_.probe_overdue > absl::ZeroDuration() &&
+                     now - last_probe_admit_ >= options_.probe_overdue)) {
           result = Reject(RejectReason::kHalfOpenProbeLimit);
         } else if (now - last_probe_admit_ < options_.probe_interval) {
           result = Reject(RejectReason::kHalfOpenProbeInterval);

@@ -40,7 +40,12 @@ namespace resilience {
 //     successes close the breaker (with a fresh window); any probe failure
 //     re-opens it; a neutral probe only frees its slot. If probes have been in
 //     flight for half_open_max_wait without any result, the next Allow()
-//     re-opens the breaker.
+//     re-opens the breaker. When probe_overdue is set and the newest probe in
+//     flight has waited that long, one more probe may go beyond
+//     half_open_max_probes (and no closer than probe_interval to the last):
+//     a probe stuck on a slow backend then cannot hold every other call back
+//     for its whole timeout. Each probe reports as usual; the first result
+//     that closes or re-opens wins, later ones are of an older generation.
 //   Generations: every state change bumps the generation; a result reported
 //   for an admission of an older generation is ignored.
 //
@@ -87,6 +92,10 @@ class ThreeStateBreaker final : public Breaker {
     // Probes in flight this long without a result re-open the breaker. > 0.
     // Defaults to 30 s.
     absl::Duration half_open_max_wait = absl::Seconds(30);
+    // In Half-Open, once the newest probe in flight has waited this long
+    // without a result, one more probe may go; zero disables. >= 0. Defaults
+    // to zero.
+    absl::Duration probe_overdue = absl::ZeroDuration();
     // Operating mode. Defaults to kNormal.
     BreakerMode mode = BreakerMode::kNormal;
     // Called on every state change, outside the breaker's lock.

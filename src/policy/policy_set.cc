@@ -506,7 +506,9 @@ class PolicySetBuilder {
                    {"probeInterval", p.has_probe_interval(), p.probe_interval(),
                     NonNegative(kMaxPolicyInterval), &o.probe_interval},
                    {"halfOpenMaxWait", p.has_half_open_max_wait(), p.half_open_max_wait(),
-                    Positive(kMaxPolicyOpenTime), &o.half_open_max_wait}});
+                    Positive(kMaxPolicyOpenTime), &o.half_open_max_wait},
+                   {"probeOverdue", p.has_probe_overdue(), p.probe_overdue(),
+                    NonNegative(kMaxPolicyInterval), &o.probe_overdue}});
         !s.ok()) {
       return s;
     }

@@ -317,7 +317,7 @@ TEST(SreBreakerDefaultsTest, Defaults) {
   EXPECT_EQ(o.protection, 5);
   EXPECT_EQ(o.window, absl::Seconds(10));
   EXPECT_EQ(o.buckets, 40);
-  EXPECT_TRUE(o.count_local_rejections);
+  EXPECT_FALSE(o.count_local_rejections);
   EXPECT_EQ(o.force_pass_interval, absl::Seconds(1));
   EXPECT_TRUE(o.recovery_acceleration);
   EXPECT_EQ(o.max_drop_probability, 1.0);

@@ -262,6 +262,69 @@ TEST_F(ThreeStateBreakerTest, HalfOpenMaxWaitReopensAndIgnoresTheLateProbe) {
   EXPECT_EQ(breaker->current_open_duration(), absl::Seconds(10));
 }
 
+// probe_overdue: a probe stuck on a slow backend holds the others back only
+// for probe_overdue, not for its whole timeout; the second probe's success
+// closes the breaker and the stuck probe's late failure is then ignored.
+TEST_F(ThreeStateBreakerTest, OverdueProbeLetsAnotherProbeGo) {
+  options_.probe_interval = absl::Milliseconds(20);
+  options_.probe_overdue = absl::Milliseconds(50);
+  auto breaker = Make();
+  Trip(*breaker);
+  clock_.AdvanceTime(options_.open_duration);
+  Admission stuck = breaker->Allow();
+  ASSERT_TRUE(stuck.admitted());
+  EXPECT_TRUE(stuck.probe());
+  clock_.AdvanceTime(absl::Milliseconds(49));
+  EXPECT_EQ(breaker->Allow().reason(), RejectReason::kHalfOpenProbeLimit);
+  clock_.AdvanceTime(absl::Milliseconds(1));
+  Admission second = breaker->Allow();
+  ASSERT_TRUE(second.admitted());
+  EXPECT_TRUE(second.probe());
+  // The next extra probe needs the newest one to be overdue in turn.
+  EXPECT_EQ(breaker->Allow().reason(), RejectReason::kHalfOpenProbeLimit);
+  second.Record(Outcome::kSuccess, absl::Milliseconds(1));
+  EXPECT_EQ(breaker->state(), State::kClosed);
+  clock_.AdvanceTime(absl::Seconds(1));
+  stuck.Record(Outcome::kFailure, absl::Seconds(1));
+  EXPECT_EQ(breaker->state(), State::kClosed);
+  EXPECT_EQ(breaker->Snapshot().counts.failure, 0);
+}
+
+// Without probe_overdue (the default) the stuck probe holds every call back
+// until it reports: that is the behaviour probe_overdue exists to bound.
+TEST_F(ThreeStateBreakerTest, WithoutProbeOverdueTheStuckProbeHoldsEveryoneBack) {
+  options_.probe_interval = absl::Milliseconds(20);
+  auto breaker = Make();
+  Trip(*breaker);
+  clock_.AdvanceTime(options_.open_duration);
+  Admission stuck = breaker->Allow();
+  ASSERT_TRUE(stuck.admitted());
+  clock_.AdvanceTime(absl::Milliseconds(999));
+  EXPECT_EQ(breaker->Allow().reason(), RejectReason::kHalfOpenProbeLimit);
+  clock_.AdvanceTime(absl::Milliseconds(1));
+  stuck.Record(Outcome::kFailure, absl::Seconds(1));
+  EXPECT_EQ(breaker->state(), State::kOpen);
+}
+
+// A failure of any of several overdue probes re-opens, with growth.
+TEST_F(ThreeStateBreakerTest, OverdueProbesFailureReopens) {
+  options_.probe_interval = absl::Milliseconds(20);
+  options_.probe_overdue = absl::Milliseconds(50);
+  auto breaker = Make();
+  Trip(*breaker);
+  clock_.AdvanceTime(options_.open_duration);
+  Admission first = breaker->Allow();
+  ASSERT_TRUE(first.admitted());
+  clock_.AdvanceTime(absl::Milliseconds(50));
+  Admission second = breaker->Allow();
+  ASSERT_TRUE(second.admitted());
+  first.Record(Outcome::kFailure, absl::Milliseconds(50));
+  EXPECT_EQ(breaker->state(), State::kOpen);
+  EXPECT_EQ(breaker->current_open_duration(), options_.open_duration * 2);
+  second.Record(Outcome::kSuccess, absl::Milliseconds(1));
+  EXPECT_EQ(breaker->state(), State::kOpen);
+}
+
 // force_open rejects everything; force_closed admits everything and keeps
 // counting; disabled counts nothing; metrics_only counts and never trips.
 TEST_F(ThreeStateBreakerTest, Modes) {
@@ -337,6 +400,7 @@ TEST(ThreeStateBreakerValidateTest, RefusesInvalidOptions) {
       {[](auto& o) { o.half_open_successes_to_close = 0; }, "three_state.half_open_successes_to_close"},
       {[](auto& o) { o.probe_interval = absl::Seconds(-1); }, "three_state.probe_interval"},
       {[](auto& o) { o.half_open_max_wait = absl::ZeroDuration(); }, "three_state.half_open_max_wait"},
+      {[](auto& o) { o.probe_overdue = absl::Milliseconds(-1); }, "three_state.probe_overdue"},
   };
   for (const Case& c : cases) {
     ThreeStateBreaker::Options o;

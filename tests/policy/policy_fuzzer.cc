@@ -166,7 +166,7 @@ std::vector<absl::Duration> BreakerPeriods(const BreakerSettings& b) {
   }
   const ThreeStateBreaker::Options& o = b.three_state;
   return {o.window,           o.window / o.buckets, o.open_duration, o.max_open_duration,
-          o.probe_interval,   o.half_open_max_wait, o.slow_call_threshold};
+          o.probe_interval,   o.half_open_max_wait, o.slow_call_threshold, o.probe_overdue};
 }
 
 void ExerciseBreaker(const MethodPolicy& p, uint64_t seed, Draws& draws) {

@@ -583,6 +583,8 @@ TEST(PolicySetTest, EveryDurationIsBounded) {
        "methodConfig[0].breaker.threeState.probeInterval", "[0, 1h]", "3600s"},
       {R"("breaker": {"threeState": {"halfOpenMaxWait": "$D"}})",
        "methodConfig[0].breaker.threeState.halfOpenMaxWait", "(0, 24h]", "86400s"},
+      {R"("breaker": {"threeState": {"probeOverdue": "$D"}})",
+       "methodConfig[0].breaker.threeState.probeOverdue", "[0, 1h]", "3600s"},
       {R"("throttle": {"maxConcurrency": 1, "minPushback": "$D", "maxPushback": "3600s"})",
        "methodConfig[0].throttle.minPushback", "(0, 1h]", "3600s"},
       {R"("throttle": {"maxConcurrency": 1, "maxPushback": "$D"})",
