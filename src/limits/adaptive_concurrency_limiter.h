@@ -61,7 +61,7 @@ class AdaptiveConcurrencyLimiter : public ConcurrencyLimiter {
     // How often the limit is reconsidered: a window closes once this long
     // has passed since it opened AND it holds min_samples finished calls.
     // sample_window in [1ms, 1h], min_samples in [1, 1e6].
-    absl::Duration sample_window = absl::Milliseconds(100);
+    absl::Duration sample_window = absl::Milliseconds(50);
     int64_t min_samples = 10;
   };
 

@@ -48,7 +48,7 @@ class GradientConcurrencyLimiter final : public AdaptiveConcurrencyLimiter {
     // shrinks. In [0, 10].
     double tolerance = 0.25;
     // Weight of each window's target in the limit. In (0, 1].
-    double smoothing = 0.5;
+    double smoothing = 0.7;
     // How often the baseline is measured again. In [sample_window, 1h].
     absl::Duration baseline_interval = absl::Seconds(10);
     // Calls a baseline measurement averages. In [1, 1e6].

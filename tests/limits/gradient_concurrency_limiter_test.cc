@@ -320,8 +320,8 @@ TEST(GradientConcurrencyLimiterTest, ValidateNamesTheFieldAndTheValue) {
       {[](auto& o) { o.min_samples = 0; }, "min_samples: must be in [1, 1000000], got 0"},
       {[](auto& o) { o.tolerance = -1; }, "tolerance: must be in [0, 10], got -1"},
       {[](auto& o) { o.smoothing = 0; }, "smoothing: must be in (0, 1], got 0"},
-      {[](auto& o) { o.baseline_interval = absl::Milliseconds(50); },
-       "baseline_interval: must be in [sample_window (100ms), 1h], got 50ms"},
+      {[](auto& o) { o.baseline_interval = absl::Milliseconds(20); },
+       "baseline_interval: must be in [sample_window (50ms), 1h], got 20ms"},
       {[](auto& o) { o.baseline_samples = 0; },
        "baseline_samples: must be in [1, 1000000], got 0"},
   };

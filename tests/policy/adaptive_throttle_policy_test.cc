@@ -50,12 +50,12 @@ TEST(AdaptiveThrottlePolicyTest, AnEmptyObjectIsAGradientLimitWithTheDocumentedD
   EXPECT_EQ(g.min_limit, 3);
   EXPECT_EQ(g.max_limit, 1000);
   EXPECT_EQ(g.initial_limit, 20);
-  EXPECT_EQ(g.sample_window, absl::Milliseconds(100));
+  EXPECT_EQ(g.sample_window, absl::Milliseconds(50));
   EXPECT_EQ(g.min_samples, 10);
   EXPECT_EQ(g.baseline_interval, absl::Seconds(10));
   EXPECT_EQ(g.baseline_samples, 20);
   EXPECT_DOUBLE_EQ(g.tolerance, 0.25);
-  EXPECT_DOUBLE_EQ(g.smoothing, 0.5);
+  EXPECT_DOUBLE_EQ(g.smoothing, 0.7);
   // The runtime builds it: a gradient limiter, measuring at minLimit first.
   SimulatedClock clock;
   std::unique_ptr<ConcurrencyLimiter> limiter = CreateConcurrencyLimiter(t, clock);
@@ -128,9 +128,9 @@ TEST(AdaptiveThrottlePolicyTest, ErrorsNameThePathAndTheValue) {
        "methodConfig[0].throttle.adaptive.sampleWindow: must be in [1ms, 1h], got 0"},
       {R"({"adaptive": {"minSamples": 0}})",
        "methodConfig[0].throttle.adaptive.minSamples: must be in [1, 1000000], got 0"},
-      {R"({"adaptive": {"baselineInterval": "0.05s"}})",
-       "methodConfig[0].throttle.adaptive.baselineInterval: must be in [sampleWindow (100ms), "
-       "1h], got 50ms"},
+      {R"({"adaptive": {"baselineInterval": "0.02s"}})",
+       "methodConfig[0].throttle.adaptive.baselineInterval: must be in [sampleWindow (50ms), "
+       "1h], got 20ms"},
       {R"({"adaptive": {"baselineInterval": "7200s"}})",
        "methodConfig[0].throttle.adaptive.baselineInterval: must be in (0, 1h], got 2h"},
       {R"({"adaptive": {"baselineSamples": -1}})",
