@@ -67,9 +67,8 @@ double Percentile(std::vector<double>& v, double q) {
 absl::StatusOr<std::unique_ptr<ConcurrencyLimiter>> MakeLimiter(const Policy& policy,
                                                                 resilience::Clock& clock) {
   if (policy.throttle_json.empty()) return std::unique_ptr<ConcurrencyLimiter>();
-  absl::StatusOr<resilience::PolicySet> set = resilience::PolicySet::FromJsonString(
-      absl::StrCat(R"({"methodConfig": [{"name": [{}], "throttle": )", policy.throttle_json,
-                   "}]}"));
+  absl::StatusOr<resilience::PolicySet> set =
+      resilience::PolicySet::FromJsonString(PolicyFileJson(policy));
   if (!set.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("policy ", policy.name, ": ", set.status().message()));
@@ -80,12 +79,6 @@ absl::StatusOr<std::unique_ptr<ConcurrencyLimiter>> MakeLimiter(const Policy& po
   }
   return resilience::CreateConcurrencyLimiter(*p->throttle, clock);
 }
-
-struct Tick {
-  absl::Duration at;  // from the start of the run
-  int64_t limit;
-  bool measuring;
-};
 
 struct PolicyRun {
   std::vector<PhaseResult> phases;
@@ -102,14 +95,8 @@ absl::StatusOr<PolicyRun> RunPolicy(const Config& c, const Policy& policy,
   ConcurrencyLimiter* limiter = made->get();
   auto* gradient = dynamic_cast<GradientConcurrencyLimiter*>(limiter);
 
-  std::vector<PhaseResult> r(phases);
+  std::vector<PhaseResult> r = EmptyPhases(c, policy.name);
   std::vector<std::vector<double>> latencies(phases), settled(phases);
-  for (int p = 0; p < phases; ++p) {
-    r[p].policy = policy.name;
-    r[p].phase = p;
-    r[p].load = c.loads[p / c.capacities.size()];
-    r[p].capacity = c.capacities[p % c.capacities.size()];
-  }
   const auto workers_in = [&](int p) {
     return std::max(1, static_cast<int>(std::lround(c.workers * r[p].capacity)));
   };
@@ -120,9 +107,10 @@ absl::StatusOr<PolicyRun> RunPolicy(const Config& c, const Policy& policy,
   std::deque<size_t> queue;
   int workers = workers_in(0);
   int phase = 0;
-  std::vector<Tick> ticks;
+  std::vector<LimitSample> ticks;
   absl::Duration next_tick = kTick;
   const absl::Duration end_of_arrivals = c.phase_length * phases;
+  const absl::Duration settle = std::min(kSettle, c.phase_length / 2);
 
   const auto now = [&] { return clock.Now() - start; };
   const auto start_work = [&] {
@@ -151,7 +139,8 @@ absl::StatusOr<PolicyRun> RunPolicy(const Config& c, const Policy& policy,
     }
     if (next_tick <= end_of_arrivals && t == next_tick) {
       if (limiter != nullptr) {
-        ticks.push_back(Tick{t, limiter->limit(), gradient != nullptr && gradient->measuring()});
+        ticks.push_back(
+            LimitSample{t, limiter->limit(), gradient != nullptr && gradient->measuring()});
       }
       next_tick += kTick;
       continue;
@@ -170,7 +159,7 @@ absl::StatusOr<PolicyRun> RunPolicy(const Config& c, const Policy& policy,
       }
       const double ms = absl::ToDoubleMilliseconds(latency);
       latencies[call.phase].push_back(ms);
-      if (call.arrival - c.phase_length * call.phase >= kSettle) settled[call.phase].push_back(ms);
+      if (call.arrival - c.phase_length * call.phase >= settle) settled[call.phase].push_back(ms);
       // A call that ended past its deadline is a drop, as the server
       // interceptor reports it.
       if (limiter != nullptr) {
@@ -194,51 +183,74 @@ absl::StatusOr<PolicyRun> RunPolicy(const Config& c, const Policy& policy,
   }
 
   PolicyRun run;
-  const double seconds = absl::ToDoubleSeconds(c.phase_length);
   int64_t in_deadline = 0;
-  for (int p = 0; p < phases; ++p) {
-    PhaseResult& pr = r[p];
-    pr.offered_per_second = pr.offered / seconds;
-    pr.goodput_per_second = pr.completed_in_deadline / seconds;
-    in_deadline += pr.completed_in_deadline;
-    pr.p50_ms = Percentile(latencies[p], 0.5);
-    pr.p99_ms = Percentile(latencies[p], 0.99);
-    pr.settled_p99_ms = Percentile(settled[p], 0.99);
-    // The limit during the phase.
-    const absl::Duration from = c.phase_length * p;
-    const absl::Duration to = from + c.phase_length;
-    std::vector<const Tick*> in_phase;
-    for (const Tick& tick : ticks) {
-      if (tick.at > from && tick.at <= to) in_phase.push_back(&tick);
-    }
-    if (!in_phase.empty()) {
-      double sum = 0;
-      for (const Tick* tick : in_phase) sum += static_cast<double>(tick->limit);
-      pr.mean_limit = sum / static_cast<double>(in_phase.size());
-    }
-    const bool changed = p > 0 && r[p - 1].capacity != pr.capacity;
-    if (limiter == nullptr || !changed) continue;
-    std::vector<double> second_half;
-    for (const Tick* tick : in_phase) {
-      if (!tick->measuring && tick->at > from + c.phase_length / 2) {
-        second_half.push_back(static_cast<double>(tick->limit));
-      }
-    }
-    const double settled_limit = Percentile(second_half, 0.5);
-    pr.converge_seconds = 0;
-    for (const Tick* tick : in_phase) {
-      if (tick->measuring) continue;
-      if (std::abs(static_cast<double>(tick->limit) - settled_limit) > 0.25 * settled_limit) {
-        pr.converge_seconds = absl::ToDoubleSeconds(tick->at - from);
-      }
-    }
-  }
+  Summarize(c, limiter != nullptr, ticks, latencies, settled, r);
+  for (const PhaseResult& pr : r) in_deadline += pr.completed_in_deadline;
   run.phases = std::move(r);
   run.total_goodput = in_deadline / absl::ToDoubleSeconds(c.phase_length * phases);
   return run;
 }
 
 }  // namespace
+
+void Summarize(const Config& c, bool has_limit, const std::vector<LimitSample>& ticks,
+               std::vector<std::vector<double>>& latencies,
+               std::vector<std::vector<double>>& settled, std::vector<PhaseResult>& r) {
+  const double seconds = absl::ToDoubleSeconds(c.phase_length);
+  for (size_t p = 0; p < r.size(); ++p) {
+    PhaseResult& pr = r[p];
+    pr.offered_per_second = pr.offered / seconds;
+    pr.goodput_per_second = pr.completed_in_deadline / seconds;
+    pr.p50_ms = Percentile(latencies[p], 0.5);
+    pr.p99_ms = Percentile(latencies[p], 0.99);
+    pr.settled_p99_ms = Percentile(settled[p], 0.99);
+    // The limit during the phase.
+    const absl::Duration from = c.phase_length * static_cast<int64_t>(p);
+    const absl::Duration to = from + c.phase_length;
+    std::vector<const LimitSample*> in_phase;
+    for (const LimitSample& tick : ticks) {
+      if (tick.at > from && tick.at <= to) in_phase.push_back(&tick);
+    }
+    if (!in_phase.empty()) {
+      double sum = 0;
+      for (const LimitSample* tick : in_phase) sum += static_cast<double>(tick->limit);
+      pr.mean_limit = sum / static_cast<double>(in_phase.size());
+    }
+    const bool changed = p > 0 && r[p - 1].capacity != pr.capacity;
+    if (!has_limit || !changed) continue;
+    std::vector<double> second_half;
+    for (const LimitSample* tick : in_phase) {
+      if (!tick->measuring && tick->at > from + c.phase_length / 2) {
+        second_half.push_back(static_cast<double>(tick->limit));
+      }
+    }
+    const double settled_limit = Percentile(second_half, 0.5);
+    pr.converge_seconds = 0;
+    for (const LimitSample* tick : in_phase) {
+      if (tick->measuring) continue;
+      if (std::abs(static_cast<double>(tick->limit) - settled_limit) > 0.25 * settled_limit) {
+        pr.converge_seconds = absl::ToDoubleSeconds(tick->at - from);
+      }
+    }
+  }
+}
+
+std::string PolicyFileJson(const Policy& policy) {
+  if (policy.throttle_json.empty()) return "{}";
+  return absl::StrCat(R"({"methodConfig": [{"name": [{}], "throttle": )", policy.throttle_json,
+                      "}]}");
+}
+
+std::vector<PhaseResult> EmptyPhases(const Config& c, const std::string& policy) {
+  std::vector<PhaseResult> r(c.loads.size() * c.capacities.size());
+  for (size_t p = 0; p < r.size(); ++p) {
+    r[p].policy = policy;
+    r[p].phase = static_cast<int>(p);
+    r[p].load = c.loads[p / c.capacities.size()];
+    r[p].capacity = c.capacities[p % c.capacities.size()];
+  }
+  return r;
+}
 
 std::vector<Policy> DefaultPolicies(const Config& c) {
   const int n = c.workers;

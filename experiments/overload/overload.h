@@ -71,7 +71,8 @@ struct PhaseResult {
   int64_t completed_in_deadline = 0;
   int64_t expired = 0;  // admitted, completed past the deadline (or not by the end)
   // Latency (admission to completion) of the admitted calls of the phase,
-  // and of those admitted once the phase had run 2 s (settled).
+  // and of those admitted once the phase had run 2 s, or half of it if
+  // shorter (settled).
   double p50_ms = 0;
   double p99_ms = 0;
   double settled_p99_ms = 0;
@@ -93,6 +94,31 @@ struct Result {
   // the whole run.
   std::vector<std::pair<std::string, double>> total_goodput;
 };
+
+// Shared by the simulated and the gRPC mode.
+
+// The policy file of `policy`: its throttle for every method ({} for none).
+std::string PolicyFileJson(const Policy& policy);
+
+// The phases of `config`, empty, named and numbered, for `policy`.
+std::vector<PhaseResult> EmptyPhases(const Config& config, const std::string& policy);
+
+// Where the limit stood at `at` (from the start of the run); `measuring`: a
+// baseline measurement had it pinned.
+struct LimitSample {
+  absl::Duration at;
+  int64_t limit;
+  bool measuring;
+};
+
+// Summarize()
+//
+// Fills in the rates, percentiles, mean limit and convergence of `phases`
+// (whose counts are set) from the latencies of each phase's admitted calls
+// (all, and settled) and the limit samples. Reorders the latency vectors.
+void Summarize(const Config& config, bool has_limit, const std::vector<LimitSample>& samples,
+               std::vector<std::vector<double>>& latencies,
+               std::vector<std::vector<double>>& settled, std::vector<PhaseResult>& phases);
 
 // RunSimulated()
 //

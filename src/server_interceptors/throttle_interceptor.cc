@@ -125,7 +125,11 @@ void ThrottleInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods*
           classifier->Classify(static_cast<absl::StatusCode>(code)) == Outcome::kFailure
               ? Outcome::kFailure
               : Outcome::kSuccess;
-      Finish(outcome, outcome);
+      // An answer sent past the call's deadline reaches nobody: for the
+      // concurrency limiter, a timeout (a drop), whatever its code.
+      const bool late = admitted_ && std::chrono::system_clock::now() >=
+                                         info_->server_context()->deadline();
+      Finish(outcome, late ? Outcome::kFailure : outcome);
       if (state_->metrics) {
         state_->meter.CountStatus(static_cast<int>(code));
         // With fault injection on the method, its interceptor times the

@@ -25,7 +25,7 @@ namespace resilience {
 //   - concurrency: a slot of the scope's ConcurrencyLimiter, fixed
 //     (maxConcurrency) or adaptive (throttle.adaptive, which learns from the
 //     outcome and latency of every admitted call when it is released; a call
-//     that closed without a status past its deadline is a drop);
+//     answered, or closed without a status, past its deadline is a drop);
 //   - rate: a token of the scope's TokenBucket.
 // A rejected call is added to CallVerdicts, so that a GuardedService
 // answers it without running the user's handler, and at PRE_SEND_STATUS its
