@@ -328,6 +328,22 @@ std::string ToJson(const Result& r) {
   return out;
 }
 
+std::string ToCsv(const Result& r) {
+  std::string out = "phase,label";
+  for (const auto& [name, goodput] : r.total_goodput) absl::StrAppend(&out, ",", name);
+  out += "\n";
+  const size_t n = r.total_goodput.size();
+  for (size_t i = 0; n > 0 && i < r.phases.size(); i += n) {
+    const PhaseResult& p = r.phases[i];
+    absl::StrAppendFormat(&out, "%d,%gC@%gC", p.phase, p.load, p.capacity);
+    for (size_t k = 0; k < n; ++k) {
+      absl::StrAppendFormat(&out, ",%.1f", r.phases[i + k].goodput_per_second);
+    }
+    out += "\n";
+  }
+  return out;
+}
+
 std::string ToTable(const Result& r) {
   std::string out = absl::StrFormat(
       "overload experiment: %d workers x %gms (C = %g/s), deadline %gms, %gs phases; unloaded "

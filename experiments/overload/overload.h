@@ -133,6 +133,12 @@ absl::StatusOr<Result> RunSimulated(const Config& config, const std::vector<Poli
 // phase and policy}], "total_goodput_per_second": {"policy": ...}}.
 std::string ToJson(const Result& result);
 
+// ToCsv()
+//
+// One line per phase: "phase,label,<goodput of each policy>", with a
+// header naming the policies; the label is "<load>C@<capacity>C".
+std::string ToCsv(const Result& result);
+
 // ToTable()
 //
 // One line per phase and policy, then the totals.

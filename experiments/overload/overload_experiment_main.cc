@@ -34,6 +34,8 @@ ABSL_FLAG(std::string, mode, "simulated",
 ABSL_FLAG(std::string, policies, "",
           "Comma-separated policy names to run (none, fixed_right, fixed_2x_high, fixed_2x_low, "
           "adaptive, adaptive_aimd); empty: all.");
+ABSL_FLAG(std::string, csv_file, "",
+          "Also write the goodput of each policy per phase into this CSV file.");
 ABSL_FLAG(bool, json, false, "Print JSON instead of a table.");
 ABSL_FLAG(std::string, json_file, "", "Also write the JSON into this file.");
 
@@ -78,10 +80,12 @@ int main(int argc, char** argv) {
   const std::string json = overload::ToJson(*result);
   std::fputs(absl::GetFlag(FLAGS_json) ? json.c_str() : overload::ToTable(*result).c_str(),
              stdout);
-  const std::string path = absl::GetFlag(FLAGS_json_file);
-  if (!path.empty()) {
+  for (const auto& [path, text] :
+       {std::pair{absl::GetFlag(FLAGS_json_file), json},
+        std::pair{absl::GetFlag(FLAGS_csv_file), overload::ToCsv(*result)}}) {
+    if (path.empty()) continue;
     std::ofstream out(path);
-    out << json;
+    out << text;
     if (!out) {
       std::fprintf(stderr, "overload_experiment: cannot write %s\n", path.c_str());
       return 1;
