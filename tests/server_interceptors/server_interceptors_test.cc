@@ -597,6 +597,26 @@ TEST_P(ServerInterceptorsTest, AdaptiveConcurrencyLimitRejectsWithPushbackAndLea
   EXPECT_TRUE(Get("fast").ok());
 }
 
+constexpr char kGetAimd[] = R"({"methodConfig": [
+  {"name": [{"service": "cache.v1.CacheService", "method": "Get"}],
+   "throttle": {"adaptive": {"algorithm": "AIMD", "initialLimit": 10, "minSamples": 1,
+                             "sampleWindow": "0.001s"}}}]})";
+
+// A call whose handler finishes after the client's deadline is a drop for
+// the limiter (the answer reaches nobody): AIMD backs off, 10 -> 9.
+TEST_P(ServerInterceptorsTest, AnswerPastTheDeadlineIsADropForTheAdaptiveLimit) {
+  SimulatedClock clock;
+  Start(kGetAimd, clock);
+  PendingCall* late = StartGet("gated", absl::Milliseconds(200));
+  ASSERT_TRUE(late->done.WaitForNotificationWithTimeout(kLong));
+  EXPECT_EQ(late->status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_EQ(state_->Stats(kGet).concurrency_limit, 10);
+  clock.AdvanceTime(absl::Seconds(1));  // the window is over once the call is released
+  gate_.Open();
+  EXPECT_TRUE(Eventually([&] { return state_->Stats(kGet).in_flight == 0; }));
+  EXPECT_TRUE(Eventually([&] { return state_->Stats(kGet).concurrency_limit == 9; }));
+}
+
 INSTANTIATE_TEST_SUITE_P(SyncAndCallbackApis, ServerInterceptorsTest, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& info) {
                            return info.param ? "Callback" : "Sync";
