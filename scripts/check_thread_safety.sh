@@ -8,6 +8,7 @@ configure_and_build "$REPO_ROOT/build" grpc_resilience_policy_proto  # generated
 cd "$REPO_ROOT"
 status=0
 for f in src/*/*.cc examples/cache_service/cache_store.cc \
+    examples/cache_service/bounded_capacity_service.cc experiments/overload/grpc_run.cc \
     experiments/goodput/scheduled_faults.cc; do
   clang++-14 -std=c++17 -fsyntax-only -Wthread-safety -Werror -I. -I build/include -I include -I build/proto "$f" || status=1
 done

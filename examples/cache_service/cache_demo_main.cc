@@ -25,6 +25,7 @@
 #include "absl/time/clock.h"
 #include "cache/v1/cache.grpc.pb.h"
 #include "grpc_resilience/internal/grpc_common/log_events.h"
+#include "examples/cache_service/adaptive_limit_demo.h"
 #include "examples/cache_service/cache_calls.h"
 #include "examples/cache_service/cache_server.h"
 #include "examples/cache_service/load_generator.h"
@@ -329,6 +330,34 @@ void Hedged(Demo& demo) {
   server->Shutdown(absl::ZeroDuration());
 }
 
+// An adaptive concurrency limit (throttle.adaptive) in front of a backend of
+// bounded capacity that loses half its workers mid-load: the limit follows
+// the capacity down and admitted calls keep their latency; the rest are
+// turned away at once with a pushback (examples/cache_service/
+// adaptive_limit_demo.h, docs/adaptive-concurrency.md).
+void AdaptiveLimit(Demo& demo) {
+  std::printf("\n-- an adaptive concurrency limit (throttle.adaptive, defaults): a backend of 16\n"
+              "   workers x 10 ms loses 8 of them mid-load; 2400 calls/s with a 100 ms deadline\n");
+  absl::StatusOr<cache_service::AdaptiveLimitRun> run = cache_service::RunAdaptiveLimitDemo();
+  if (!run.ok()) return demo.Step("run the adaptive-limit load", run.status().ToString(), false);
+  for (const auto* half : {&run->before, &run->after}) {
+    std::printf("      %2d workers: limit %5.1f, %4.0f good calls/s, %4.0f rejected/s (with "
+                "pushback), admitted p90 %.1f ms, p99 %.1f ms\n",
+                half->workers, half->limit, half->goodput, half->rejected,
+                absl::ToDoubleMilliseconds(half->admitted_p90),
+                absl::ToDoubleMilliseconds(half->admitted_p99));
+  }
+  // Held: 8 workers of 10 ms under a limit near 1.5x their number keep
+  // admitted calls near 2x the service time, far under the deadline.
+  demo.Step("The limit follows the capacity down, latency held",
+            absl::StrFormat("limit %.0f -> %.0f, admitted p90 %.0f -> %.0f ms", run->before.limit,
+                            run->after.limit, absl::ToDoubleMilliseconds(run->before.admitted_p90),
+                            absl::ToDoubleMilliseconds(run->after.admitted_p90)),
+            run->after.limit < 0.75 * run->before.limit &&
+                run->after.admitted_p90 <= 4 * run->service_time &&
+                run->after.goodput > 0.6 * 800 && run->rejections_without_pushback == 0);
+}
+
 int main(int argc, char** argv) {
   example_cli::ParseFlagsOrExit(argc, argv, kUsage);
   const int metrics_port = absl::GetFlag(FLAGS_metrics_port);
@@ -419,6 +448,7 @@ int main(int argc, char** argv) {
   Slow(demo);
   Outage(demo);
   Hedged(demo);
+  AdaptiveLimit(demo);
 
   std::printf("\n-- server throttling: Dump allows 2 calls at once (policies.json), and the\n"
               "   backend is slow (an injected 300 ms delay)\n");

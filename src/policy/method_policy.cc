@@ -1,5 +1,7 @@
 #include "grpc_resilience/internal/policy/method_policy.h"
 
+#include "grpc_resilience/internal/limits/fixed_concurrency_limiter.h"
+
 namespace resilience {
 
 Outcome BreakerSettings::Classify(absl::StatusCode code, LocalEnd end) const {
@@ -30,6 +32,20 @@ std::unique_ptr<Breaker> CreateBreaker(const BreakerSettings& settings, Clock& c
       return *ThreeStateBreaker::Create(settings.three_state, clock);
     case BreakerKind::kNone:
       break;
+  }
+  return nullptr;
+}
+
+std::unique_ptr<ConcurrencyLimiter> CreateConcurrencyLimiter(const ThrottleSettings& settings,
+                                                             Clock& clock) {
+  if (settings.adaptive.has_value()) {
+    if (settings.adaptive->algorithm == AdaptiveLimitSettings::Algorithm::kAimd) {
+      return *AimdConcurrencyLimiter::Create(settings.adaptive->aimd, clock);
+    }
+    return *GradientConcurrencyLimiter::Create(settings.adaptive->gradient, clock);
+  }
+  if (settings.max_concurrency > 0) {
+    return std::make_unique<FixedConcurrencyLimiter>(settings.max_concurrency);
   }
   return nullptr;
 }

@@ -18,6 +18,9 @@
 #include "absl/time/time.h"
 #include "grpc_resilience/internal/breaker/sre_breaker.h"
 #include "grpc_resilience/internal/breaker/three_state_breaker.h"
+#include "grpc_resilience/internal/limits/aimd_concurrency_limiter.h"
+#include "grpc_resilience/internal/limits/concurrency_limiter.h"
+#include "grpc_resilience/internal/limits/gradient_concurrency_limiter.h"
 #include "grpc_resilience/internal/policy/outcome_classifier.h"
 #include "grpc_resilience/internal/retry/backoff.h"
 #include "grpc_resilience/internal/retry/hedging_decider.h"
@@ -116,9 +119,20 @@ struct BreakerSettings {
 std::unique_ptr<Breaker> CreateBreaker(const BreakerSettings& settings, Clock& clock,
                                        uint64_t seed);
 
+// throttle.adaptive: which algorithm, with its options (only those of
+// `algorithm` are used; the loader checked them with its Validate()).
+struct AdaptiveLimitSettings {
+  enum class Algorithm { kGradient, kAimd };
+  Algorithm algorithm = Algorithm::kGradient;
+  GradientConcurrencyLimiter::Options gradient;
+  AimdConcurrencyLimiter::Options aimd;
+};
+
 struct ThrottleSettings {
-  // 0 = no concurrency limit.
+  // 0 = no fixed concurrency limit.
   int max_concurrency = 0;
+  // An adaptive concurrency limit instead (max_concurrency is then 0).
+  std::optional<AdaptiveLimitSettings> adaptive;
   // 0 = no rate limit. Otherwise TokenBucket::Create(rate_per_second, burst)
   // accepts it: the loader checks TokenBucket::Validate().
   double rate_per_second = 0;
@@ -129,6 +143,15 @@ struct ThrottleSettings {
   absl::Duration min_pushback = absl::Milliseconds(10);
   absl::Duration max_pushback = absl::Seconds(10);
 };
+
+// CreateConcurrencyLimiter()
+//
+// The concurrency limiter `settings` describe, on `clock`: adaptive,
+// fixed, or null when the throttle has no concurrency limit. The policy
+// loader validated the settings, so this cannot fail for settings from a
+// PolicySet.
+std::unique_ptr<ConcurrencyLimiter> CreateConcurrencyLimiter(const ThrottleSettings& settings,
+                                                             Clock& clock);
 
 struct FaultInjectionSettings {
   absl::Duration delay = absl::ZeroDuration();

@@ -22,7 +22,9 @@
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "resilience/v1/policy.pb.h"
+#include "grpc_resilience/internal/limits/aimd_concurrency_limiter.h"
 #include "grpc_resilience/internal/limits/fixed_concurrency_limiter.h"
+#include "grpc_resilience/internal/limits/gradient_concurrency_limiter.h"
 #include "grpc_resilience/internal/limits/token_bucket.h"
 #include "grpc_resilience/internal/policy/builtin_retry_config.h"
 #include "grpc_resilience/internal/policy/hedging_settings.h"
@@ -556,9 +558,15 @@ class PolicySetBuilder {
   // Create() accepts.
   absl::StatusOr<ThrottleSettings> Throttle(const pb::ThrottlePolicy& p, const std::string& path) {
     ThrottleSettings t;
-    if (!p.has_max_concurrency() && !p.has_rate_per_second()) {
+    if (!p.has_max_concurrency() && !p.has_rate_per_second() && !p.has_adaptive()) {
       return absl::InvalidArgumentError(
-          absl::StrCat(path, ": set maxConcurrency, ratePerSecond or both"));
+          absl::StrCat(path, ": set maxConcurrency or adaptive, ratePerSecond, or both"));
+    }
+    if (p.has_adaptive()) {
+      absl::StatusOr<AdaptiveLimitSettings> a =
+          AdaptiveLimit(p.adaptive(), path + ".adaptive", p.has_max_concurrency(), path);
+      if (!a.ok()) return a.status();
+      t.adaptive = *a;
     }
     if (p.has_max_concurrency()) {
       if (absl::Status s = AtPath(FixedConcurrencyLimiter::Validate(p.max_concurrency()), "", path);
@@ -603,6 +611,72 @@ class PolicySetBuilder {
                      absl::FormatDuration(t.max_pushback));
     }
     return t;
+  }
+
+  // throttle.adaptive: the algorithm's options over their defaults,
+  // checked by the limiter's own Validate(). With maxConcurrency too: an
+  // error (two concurrency limits, one of them fixed, is a contradiction).
+  absl::StatusOr<AdaptiveLimitSettings> AdaptiveLimit(const pb::AdaptiveThrottle& p,
+                                                      const std::string& path,
+                                                      bool has_max_concurrency,
+                                                      const std::string& throttle_path) {
+    if (has_max_concurrency) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ": cannot be set together with ", throttle_path,
+          ".maxConcurrency (a fixed limit); cap the adaptive limit with ", path, ".maxLimit"));
+    }
+    AdaptiveLimitSettings a;
+    if (p.algorithm() == "AIMD") {
+      a.algorithm = AdaptiveLimitSettings::Algorithm::kAimd;
+    } else if (!p.algorithm().empty() && p.algorithm() != "GRADIENT") {
+      return Invalid(path + ".algorithm", "\"GRADIENT\" or \"AIMD\"",
+                     absl::StrCat("\"", Printable(p.algorithm(), 64), "\""));
+    }
+    const bool aimd = a.algorithm == AdaptiveLimitSettings::Algorithm::kAimd;
+    AdaptiveConcurrencyLimiter::Options& common =
+        aimd ? static_cast<AdaptiveConcurrencyLimiter::Options&>(a.aimd) : a.gradient;
+    if (p.has_min_limit()) common.min_limit = p.min_limit();
+    if (p.has_max_limit()) common.max_limit = p.max_limit();
+    if (p.has_initial_limit()) {
+      common.initial_limit = p.initial_limit();
+    } else if (common.min_limit <= common.max_limit) {
+      common.initial_limit = std::clamp(common.initial_limit, common.min_limit, common.max_limit);
+    }
+    if (p.has_min_samples()) common.min_samples = p.min_samples();
+    if (absl::Status s = ReadDurations(
+            path, {{"sampleWindow", p.has_sample_window(), p.sample_window(), kWindowRange,
+                    &common.sample_window},
+                   {"baselineInterval", p.has_baseline_interval(), p.baseline_interval(),
+                    Positive(kMaxPolicyInterval), &a.gradient.baseline_interval},
+                   {"timeout", p.has_timeout(), p.timeout(), Positive(kMaxPolicyCallTime),
+                    &a.aimd.timeout}});
+        !s.ok()) {
+      return s;
+    }
+    if (p.has_baseline_samples()) a.gradient.baseline_samples = p.baseline_samples();
+    if (p.has_tolerance()) a.gradient.tolerance = p.tolerance();
+    if (p.has_smoothing()) a.gradient.smoothing = p.smoothing();
+    if (p.has_backoff_ratio()) a.aimd.backoff_ratio = p.backoff_ratio();
+    // The other algorithm's fields: read by nothing.
+    std::vector<absl::string_view> unused;
+    if (aimd) {
+      if (p.has_baseline_interval()) unused.push_back("baselineInterval");
+      if (p.has_baseline_samples()) unused.push_back("baselineSamples");
+      if (p.has_tolerance()) unused.push_back("tolerance");
+      if (p.has_smoothing()) unused.push_back("smoothing");
+    } else {
+      if (p.has_backoff_ratio()) unused.push_back("backoffRatio");
+      if (p.has_timeout()) unused.push_back("timeout");
+    }
+    if (!unused.empty()) {
+      Warn(absl::StrCat(path, ": ", absl::StrJoin(unused, ", "),
+                        unused.size() == 1 ? " is" : " are", " not used by algorithm ",
+                        aimd ? "AIMD" : "GRADIENT", ", ignored"));
+    }
+    const absl::Status valid = aimd ? AimdConcurrencyLimiter::Validate(a.aimd)
+                                    : GradientConcurrencyLimiter::Validate(a.gradient);
+    if (!valid.ok()) return AtPath(valid, "", path);
+    return a;
   }
 
   absl::StatusOr<FaultInjectionSettings> FaultInjection(const pb::FaultInjectionPolicy& p,

@@ -38,9 +38,8 @@ ScopeLimits* ServerResilience::LimitsFor(absl::string_view scope,
     limits->scope = std::string(scope);
     limits->min_pushback = settings.min_pushback;
     limits->max_pushback = settings.max_pushback;
-    if (settings.max_concurrency > 0) {
-      limits->concurrency = std::make_unique<FixedConcurrencyLimiter>(settings.max_concurrency);
-    }
+    limits->concurrency = CreateConcurrencyLimiter(settings, clock_);
+    limits->adaptive = settings.adaptive.has_value();
     if (settings.rate_per_second > 0) {
       // The policy loader checks rate and burst with the bucket's own rules,
       // so this cannot fail for a loaded policy; if it did, the scope would
@@ -113,6 +112,9 @@ ServerMethodStats ServerResilience::StatsOf(const ServerMethodState& from) {
   GRPC_RESILIENCE_SERVER_COUNTERS(GRPC_RESILIENCE_LOAD_COUNTER)
   to.calls_by_code = from.meter.StatusCounts();
   to.latency = from.meter.Latencies();
+  if (from.limits != nullptr && from.limits->concurrency != nullptr) {
+    to.concurrency_limit = from.limits->concurrency->limit();
+  }
   return to;
 }
 
@@ -161,6 +163,10 @@ void ServerResilience::AppendMetrics(PrometheusText& text) {
   PrometheusText::Family& expired = text.Counter(
       "grpc_resilience_server_expired_while_delayed_total",
       "Delayed calls whose deadline passed during the injected delay (handler skipped).");
+  PrometheusText::Family& limit = text.Gauge(
+      "grpc_resilience_server_concurrency_limit",
+      "The concurrency limit of the method's throttle now: fixed, or where an adaptive limit "
+      "stands.");
 
   for (const ServerMethodState* s : SortedStates()) {
     const MetricLabel method{"grpc_method", s->method};
@@ -184,6 +190,9 @@ void ServerResilience::AppendMetrics(PrometheusText& text) {
     if (s->fault != nullptr) {
       delayed.Sample({method}, s->faults_delayed.load(std::memory_order_relaxed));
       expired.Sample({method}, s->expired_while_delayed.load(std::memory_order_relaxed));
+    }
+    if (s->limits != nullptr && s->limits->concurrency != nullptr) {
+      limit.Sample({method}, s->limits->concurrency->limit());
     }
   }
 }

@@ -27,7 +27,7 @@
 #include "grpcpp/support/server_interceptor.h"
 #include "grpc_resilience/internal/limits/call_duration_estimate.h"
 #include "grpc_resilience/internal/core/clock.h"
-#include "grpc_resilience/internal/limits/fixed_concurrency_limiter.h"
+#include "grpc_resilience/internal/limits/concurrency_limiter.h"
 #include "grpc_resilience/internal/core/mutex.h"
 #include "grpc_resilience/internal/core/random_source.h"
 #include "grpc_resilience/internal/limits/token_bucket.h"
@@ -74,6 +74,9 @@ struct ServerMethodStats {
   // the handler latency of admitted calls (admission to status).
   StatusCodeCountsSnapshot calls_by_code;
   LatencyHistogramSnapshot latency;
+  // The concurrency limit of the method's scope now (fixed, or where an
+  // adaptive limit stands); 0 without one.
+  int64_t concurrency_limit = 0;
 
   // The calls answered with `code`.
   uint64_t CallsWithCode(int code) const {
@@ -84,7 +87,9 @@ struct ServerMethodStats {
 // The limits of one scope: a method, a whole service, or the default.
 struct ScopeLimits {
   std::string scope;
-  std::unique_ptr<FixedConcurrencyLimiter> concurrency;  // null: no limit
+  // Fixed (maxConcurrency) or adaptive (throttle.adaptive); null: no limit.
+  std::unique_ptr<ConcurrencyLimiter> concurrency;
+  bool adaptive = false;  // `concurrency` moves on its own
   std::unique_ptr<TokenBucket> rate;                     // null: no limit
   // Why the limits could not be built (then every call is rejected); empty
   // when they could.

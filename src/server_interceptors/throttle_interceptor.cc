@@ -61,8 +61,8 @@ void ThrottleInterceptor::Admit() {
     if (!limits.concurrency->TryAcquire()) {
       state_->rejected_concurrency.fetch_add(1, std::memory_order_relaxed);
       NoteSaturation(true, "concurrency");
-      Reject(absl::StrCat(info_->method(), ": concurrency limit ", limits.concurrency->limit(),
-                          " reached"),
+      Reject(absl::StrCat(info_->method(), limits.adaptive ? ": adaptive" : ":",
+                          " concurrency limit ", limits.concurrency->limit(), " reached"),
              limits.durations.Expected(start_));
       return;
     }
@@ -93,12 +93,12 @@ void ThrottleInterceptor::Admit() {
   state_->in_flight.fetch_add(1, std::memory_order_relaxed);
 }
 
-void ThrottleInterceptor::Finish(Outcome outcome) {
+void ThrottleInterceptor::Finish(Outcome outcome, Outcome limiter_outcome) {
   if (!admitted_) return;
   admitted_ = false;
   const absl::Duration latency = clock_.Now() - start_;
   ScopeLimits& limits = *state_->limits;
-  if (holds_slot_) limits.concurrency->Release(outcome, latency);
+  if (holds_slot_) limits.concurrency->Release(limiter_outcome, latency);
   holds_slot_ = false;
   if (outcome != Outcome::kNeutral) limits.durations.Finished(latency);
   state_->in_flight.fetch_sub(1, std::memory_order_relaxed);
@@ -121,9 +121,15 @@ void ThrottleInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods*
       static const OutcomeClassifier* const classifier = new OutcomeClassifier();
       const grpc::StatusCode code = methods->GetSendStatus().error_code();
       const bool was_admitted = admitted_;
-      Finish(classifier->Classify(static_cast<absl::StatusCode>(code)) == Outcome::kFailure
-                 ? Outcome::kFailure
-                 : Outcome::kSuccess);
+      const Outcome outcome =
+          classifier->Classify(static_cast<absl::StatusCode>(code)) == Outcome::kFailure
+              ? Outcome::kFailure
+              : Outcome::kSuccess;
+      // An answer sent past the call's deadline reaches nobody: for the
+      // concurrency limiter, a timeout (a drop), whatever its code.
+      const bool late = admitted_ && std::chrono::system_clock::now() >=
+                                         info_->server_context()->deadline();
+      Finish(outcome, late ? Outcome::kFailure : outcome);
       if (state_->metrics) {
         state_->meter.CountStatus(static_cast<int>(code));
         // With fault injection on the method, its interceptor times the
@@ -140,7 +146,11 @@ void ThrottleInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods*
 
 ThrottleInterceptor::~ThrottleInterceptor() {
   if (rejected_) call_verdicts_.Forget(info_->server_context());
-  Finish(Outcome::kNeutral);  // closed without a status: cancelled or past its deadline
+  // Closed without a status: cancelled, or past its deadline. The latter is
+  // a timeout, which an adaptive limit counts as a drop.
+  const bool expired = admitted_ && std::chrono::system_clock::now() >=
+                                        info_->server_context()->deadline();
+  Finish(Outcome::kNeutral, expired ? Outcome::kFailure : Outcome::kNeutral);
 }
 
 }  // namespace resilience

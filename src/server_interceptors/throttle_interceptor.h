@@ -22,7 +22,10 @@ namespace resilience {
 // ThrottleInterceptor
 //
 // Decides at POST_RECV_INITIAL_METADATA, before the handler runs:
-//   - concurrency: a slot of the scope's FixedConcurrencyLimiter;
+//   - concurrency: a slot of the scope's ConcurrencyLimiter, fixed
+//     (maxConcurrency) or adaptive (throttle.adaptive, which learns from the
+//     outcome and latency of every admitted call when it is released; a call
+//     answered, or closed without a status, past its deadline is a drop);
 //   - rate: a token of the scope's TokenBucket.
 // A rejected call is added to CallVerdicts, so that a GuardedService
 // answers it without running the user's handler, and at PRE_SEND_STATUS its
@@ -66,8 +69,9 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
   // Tells the events listener when the scope starts (`saturated`) or stops
   // rejecting; `cause` names the limit.
   void NoteSaturation(bool saturated, absl::string_view cause);
-  // Gives back what an admitted call holds, with the call's outcome.
-  void Finish(Outcome outcome);
+  // Gives back what an admitted call holds, with the call's outcome (for
+  // the duration estimate) and what the concurrency limiter learns.
+  void Finish(Outcome outcome, Outcome limiter_outcome);
 
   grpc::experimental::ServerRpcInfo* const info_;
   ServerMethodState* const state_;

@@ -26,7 +26,10 @@
 #include "absl/time/time.h"
 #include "grpc_resilience/internal/retry/backoff.h"
 #include "grpc_resilience/internal/breaker/breaker.h"
+#include "grpc_resilience/internal/limits/adaptive_concurrency_limiter.h"
+#include "grpc_resilience/internal/limits/aimd_concurrency_limiter.h"
 #include "grpc_resilience/internal/limits/fixed_concurrency_limiter.h"
+#include "grpc_resilience/internal/limits/gradient_concurrency_limiter.h"
 #include "grpc_resilience/internal/core/random_source.h"
 #include "grpc_resilience/internal/retry/hedging_decider.h"
 #include "grpc_resilience/internal/retry/retry_budget.h"
@@ -118,6 +121,14 @@ void CheckDurations(const MethodPolicy& p) {
       p.breaker.caller_deadline != CallerDeadline::kFailure) {
     Die(p.source, "callerDeadline set without a breaker");
   }
+  if (p.throttle && p.throttle->adaptive) {
+    in(p.throttle->adaptive->gradient.sample_window, kMaxPolicyInterval, "sampleWindow out of bounds");
+    in(p.throttle->adaptive->aimd.sample_window, kMaxPolicyInterval, "sampleWindow out of bounds");
+    in(p.throttle->adaptive->gradient.baseline_interval, kMaxPolicyInterval,
+       "baselineInterval out of bounds");
+    in(p.throttle->adaptive->aimd.timeout, kMaxPolicyCallTime, "adaptive timeout out of bounds");
+    if (p.throttle->max_concurrency != 0) Die(p.source, "adaptive with maxConcurrency");
+  }
   if (p.throttle) {
     in(p.throttle->min_pushback, kMaxPolicyInterval, "minPushback out of bounds");
     in(p.throttle->max_pushback, kMaxPolicyInterval, "maxPushback out of bounds");
@@ -207,6 +218,47 @@ void ExerciseBreaker(const MethodPolicy& p, uint64_t seed, Draws& draws) {
   }
 }
 
+// An adaptive limit built from the loaded settings: slots taken and given
+// back with any outcome and latency while the clock jumps by the policy's own
+// periods; the limit stays in [minLimit, maxLimit] and no slot is lost.
+void ExerciseAdaptiveLimit(const MethodPolicy& p, Draws& draws) {
+  const AdaptiveLimitSettings& a = *p.throttle->adaptive;
+  const bool aimd = a.algorithm == AdaptiveLimitSettings::Algorithm::kAimd;
+  const absl::Status valid = aimd ? AimdConcurrencyLimiter::Validate(a.aimd)
+                                  : GradientConcurrencyLimiter::Validate(a.gradient);
+  if (!valid.ok()) Die(p.source, "the adaptive limiter refuses a loaded throttle:", valid);
+  const AdaptiveConcurrencyLimiter::Options& o =
+      aimd ? static_cast<const AdaptiveConcurrencyLimiter::Options&>(a.aimd) : a.gradient;
+  SimulatedClock clock;
+  std::unique_ptr<ConcurrencyLimiter> limiter = CreateConcurrencyLimiter(*p.throttle, clock);
+  if (limiter == nullptr) Die(p.source, "CreateConcurrencyLimiter returned null");
+  const std::vector<absl::Duration> periods = {o.sample_window, a.gradient.baseline_interval,
+                                               a.aimd.timeout};
+  const absl::Duration latencies[] = {absl::ZeroDuration(), absl::Nanoseconds(1),
+                                      -absl::Seconds(1), kMaxPolicyCallTime,
+                                      absl::InfiniteDuration()};
+  int64_t held = 0;
+  for (int i = 0; i < 256; ++i) {
+    if (draws.Next(2) == 0 && held < 512) {
+      if (limiter->TryAcquire()) ++held;
+    } else if (held > 0) {
+      const Outcome outcome = static_cast<Outcome>(draws.Next(3));
+      const absl::Duration latency =
+          draws.Next(2) == 0 ? latencies[draws.Next(sizeof(latencies) / sizeof(latencies[0]))]
+                             : draws.Step(periods);
+      limiter->Release(outcome, latency);
+      --held;
+    }
+    if (draws.Next(4) == 0) Advance(clock, draws.Step(periods));
+    if (limiter->limit() < o.min_limit || limiter->limit() > o.max_limit) {
+      Die(p.source, "adaptive limit out of [minLimit, maxLimit]");
+    }
+    if (limiter->in_flight() != held) Die(p.source, "adaptive limiter lost count of its slots");
+  }
+  while (held-- > 0) limiter->Release(Outcome::kSuccess, absl::Milliseconds(1));
+  if (limiter->in_flight() != 0) Die(p.source, "adaptive limiter did not return to 0");
+}
+
 void ExerciseThrottle(const MethodPolicy& p, Draws& draws) {
   if (!p.throttle) return;
   const ThrottleSettings& t = *p.throttle;
@@ -226,6 +278,7 @@ void ExerciseThrottle(const MethodPolicy& p, Draws& draws) {
     for (int64_t i = 0; i < n; ++i) limiter.Release(Outcome::kSuccess, absl::ZeroDuration());
     if (limiter.in_flight() != 0) Die(p.source, "limiter did not return to 0");
   }
+  if (t.adaptive) ExerciseAdaptiveLimit(p, draws);
   if (t.rate_per_second <= 0) return;
   SimulatedClock clock;
   absl::StatusOr<std::unique_ptr<TokenBucket>> created =

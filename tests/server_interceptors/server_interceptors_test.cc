@@ -553,6 +553,70 @@ TEST_P(ServerInterceptorsTest, BadInputIsAnsweredAndServingGoesOn) {
   EXPECT_TRUE(Eventually([&] { return state_->Stats(kGet).in_flight == 0; }));
 }
 
+constexpr char kGetAdaptive[] = R"({"methodConfig": [
+  {"name": [{"service": "cache.v1.CacheService", "method": "Get"}],
+   "throttle": {"adaptive": {"minLimit": 2, "baselineSamples": 2, "minSamples": 2}}}]})";
+
+// Under an adaptive limit, a rejection is the same as under a fixed one:
+// RESOURCE_EXHAUSTED naming the limit it hit, a pushback trailer, the
+// handler never run. The limiter learns from the calls the interceptor
+// releases: it starts pinned at minLimit to measure the baseline, and once
+// two admitted calls have finished (10 ms each on the server's clock) it
+// comes back to its initial limit, which Stats() reports.
+TEST_P(ServerInterceptorsTest, AdaptiveConcurrencyLimitRejectsWithPushbackAndLearns) {
+  SimulatedClock clock;
+  Start(kGetAdaptive, clock);
+  std::vector<PendingCall*> running;
+  for (int i = 0; i < 2; ++i) running.push_back(StartGet("gated"));
+  ASSERT_TRUE(Eventually([&] { return counters_.get_waiting.load() == 2; }));
+  EXPECT_EQ(state_->Stats(kGet).concurrency_limit, 2);
+  for (int i = 0; i < 3; ++i) {
+    grpc::ClientContext context;
+    grpc::Status s = Get("gated", &context);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+    EXPECT_EQ(s.error_message(),
+              "/cache.v1.CacheService/Get: adaptive concurrency limit 2 reached");
+    auto pushback = context.GetServerTrailingMetadata().find("grpc-retry-pushback-ms");
+    ASSERT_NE(pushback, context.GetServerTrailingMetadata().end());
+    int64_t ms = 0;
+    ASSERT_TRUE(absl::SimpleAtoi(
+        absl::string_view(pushback->second.data(), pushback->second.size()), &ms));
+    EXPECT_GE(ms, 10);     // the default minPushback
+    EXPECT_LE(ms, 10000);  // the default maxPushback
+  }
+  EXPECT_EQ(counters_.get_bodies.load(), 2);
+  EXPECT_EQ(state_->Stats(kGet).rejected_concurrency, 3);
+  clock.AdvanceTime(absl::Milliseconds(10));
+  gate_.Open();
+  for (auto& call : running) {
+    ASSERT_TRUE(call->done.WaitForNotificationWithTimeout(kLong));
+    EXPECT_TRUE(call->status.ok()) << call->status.error_message();
+  }
+  EXPECT_TRUE(Eventually([&] { return state_->Stats(kGet).concurrency_limit == 20; }));
+  EXPECT_TRUE(Eventually([&] { return state_->Stats(kGet).in_flight == 0; }));
+  EXPECT_TRUE(Get("fast").ok());
+}
+
+constexpr char kGetAimd[] = R"({"methodConfig": [
+  {"name": [{"service": "cache.v1.CacheService", "method": "Get"}],
+   "throttle": {"adaptive": {"algorithm": "AIMD", "initialLimit": 10, "minSamples": 1,
+                             "sampleWindow": "0.001s"}}}]})";
+
+// A call whose handler finishes after the client's deadline is a drop for
+// the limiter (the answer reaches nobody): AIMD backs off, 10 -> 9.
+TEST_P(ServerInterceptorsTest, AnswerPastTheDeadlineIsADropForTheAdaptiveLimit) {
+  SimulatedClock clock;
+  Start(kGetAimd, clock);
+  PendingCall* late = StartGet("gated", absl::Milliseconds(200));
+  ASSERT_TRUE(late->done.WaitForNotificationWithTimeout(kLong));
+  EXPECT_EQ(late->status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_EQ(state_->Stats(kGet).concurrency_limit, 10);
+  clock.AdvanceTime(absl::Seconds(1));  // the window is over once the call is released
+  gate_.Open();
+  EXPECT_TRUE(Eventually([&] { return state_->Stats(kGet).in_flight == 0; }));
+  EXPECT_TRUE(Eventually([&] { return state_->Stats(kGet).concurrency_limit == 9; }));
+}
+
 INSTANTIATE_TEST_SUITE_P(SyncAndCallbackApis, ServerInterceptorsTest, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& info) {
                            return info.param ? "Callback" : "Sync";

@@ -1,0 +1,83 @@
+#include "examples/cache_service/bounded_capacity_service.h"
+
+#include <algorithm>
+
+#include "absl/time/clock.h"
+#include "grpc_resilience/internal/core/random_source.h"
+
+namespace cache_service {
+
+BoundedCapacityService::BoundedCapacityService(int max_workers, int workers,
+                                               absl::Duration service_time, uint64_t seed)
+    : max_workers_(std::max(1, max_workers)),
+      service_time_(service_time),
+      active_(std::clamp(workers, 1, std::max(1, max_workers))) {
+  for (int i = 0; i < max_workers_; ++i) {
+    threads_.emplace_back([this, i, seed] { Work(i, seed + static_cast<uint64_t>(i)); });
+  }
+}
+
+BoundedCapacityService::~BoundedCapacityService() { Stop(); }
+
+void BoundedCapacityService::SetWorkers(int workers) {
+  resilience::MutexLock lock(&mu_);
+  active_ = std::clamp(workers, 1, max_workers_);
+  cv_.SignalAll();
+  idle_cv_.SignalAll();
+}
+
+void BoundedCapacityService::Stop() {
+  std::deque<grpc::ServerUnaryReactor*> queued;
+  {
+    resilience::MutexLock lock(&mu_);
+    if (stopping_) return;
+    stopping_ = true;
+    queued.swap(queue_);
+    cv_.SignalAll();
+    idle_cv_.SignalAll();
+  }
+  for (grpc::ServerUnaryReactor* reactor : queued) {
+    reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "backend stopping"));
+  }
+  for (std::thread& t : threads_) t.join();
+}
+
+grpc::ServerUnaryReactor* BoundedCapacityService::Get(grpc::CallbackServerContext* context,
+                                                      const cache::v1::GetReq*,
+                                                      cache::v1::GetResp*) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  {
+    resilience::MutexLock lock(&mu_);
+    if (!stopping_) {
+      queue_.push_back(reactor);
+      cv_.Signal();
+      return reactor;
+    }
+  }
+  reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "backend stopping"));
+  return reactor;
+}
+
+void BoundedCapacityService::Work(int index, uint64_t seed) {
+  resilience::SplitMixRandom random(seed);
+  while (true) {
+    grpc::ServerUnaryReactor* reactor;
+    {
+      resilience::MutexLock lock(&mu_);
+      // Only the first active_ workers take calls; the others wait apart,
+      // so that a call's Signal() always wakes an active one.
+      while (!stopping_ && (queue_.empty() || index >= active_)) {
+        (index >= active_ ? idle_cv_ : cv_).Wait(&mu_);
+      }
+      if (stopping_) return;
+      reactor = queue_.front();
+      queue_.pop_front();
+      // Another active worker may take the next one.
+      if (!queue_.empty()) cv_.Signal();
+    }
+    absl::SleepFor(service_time_ * (0.5 + random.NextUniform()));
+    reactor->Finish(grpc::Status::OK);
+  }
+}
+
+}  // namespace cache_service

@@ -1,0 +1,96 @@
+#include "grpc_resilience/internal/limits/gradient_concurrency_limiter.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+
+namespace resilience {
+
+absl::Status GradientConcurrencyLimiter::Validate(const Options& o) {
+  if (absl::Status s = AdaptiveConcurrencyLimiter::Validate(o); !s.ok()) return s;
+  // Written so that NaN fails.
+  if (!(o.tolerance >= 0.0 && o.tolerance <= 10.0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("tolerance: must be in [0, 10], got ", o.tolerance));
+  }
+  if (!(o.smoothing > 0.0 && o.smoothing <= 1.0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("smoothing: must be in (0, 1], got ", o.smoothing));
+  }
+  if (o.baseline_interval < o.sample_window || o.baseline_interval > absl::Hours(1)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "baseline_interval: must be in [sample_window (", absl::FormatDuration(o.sample_window),
+        "), 1h], got ", absl::FormatDuration(o.baseline_interval)));
+  }
+  if (o.baseline_samples < 1 || o.baseline_samples > kMaxSamples) {
+    return absl::InvalidArgumentError(absl::StrCat("baseline_samples: must be in [1, ",
+                                                   kMaxSamples, "], got ", o.baseline_samples));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<GradientConcurrencyLimiter>> GradientConcurrencyLimiter::Create(
+    const Options& options, Clock& clock) {
+  if (absl::Status s = Validate(options); !s.ok()) return s;
+  return std::unique_ptr<GradientConcurrencyLimiter>(
+      new GradientConcurrencyLimiter(options, clock));
+}
+
+// Starts with a baseline measurement: the limit pinned to min_limit, every
+// call sampled from now on.
+GradientConcurrencyLimiter::GradientConcurrencyLimiter(const Options& options, Clock& clock)
+    : AdaptiveConcurrencyLimiter(options, absl::InfiniteDuration(), clock,
+                                 Decision{options.min_limit, clock.Now(), options.baseline_samples,
+                                          clock.Now()}),
+      gradient_options_(options),
+      estimate_(static_cast<double>(options.initial_limit)) {}
+
+absl::Duration GradientConcurrencyLimiter::baseline() {
+  MutexLock lock(&mu_);
+  return baseline_;
+}
+
+bool GradientConcurrencyLimiter::measuring() {
+  MutexLock lock(&mu_);
+  return measuring_;
+}
+
+AdaptiveConcurrencyLimiter::Decision GradientConcurrencyLimiter::StartMeasuring(absl::Time now) {
+  measuring_ = true;
+  // Only calls admitted under the pin count: they found at most min_limit
+  // calls in flight, so their latency holds no queueing of ours.
+  return Decision{options_.min_limit, now, gradient_options_.baseline_samples, now};
+}
+
+AdaptiveConcurrencyLimiter::Decision GradientConcurrencyLimiter::Normal(absl::Time now) {
+  return Decision{static_cast<int64_t>(std::llround(estimate_)), now + options_.sample_window,
+                  options_.min_samples, absl::InfinitePast()};
+}
+
+AdaptiveConcurrencyLimiter::Decision GradientConcurrencyLimiter::OnWindow(const Window& w) {
+  if (measuring_) {
+    measuring_ = false;
+    baseline_ = std::max(w.mean_latency, absl::Nanoseconds(1));
+    next_measurement_ = w.now + gradient_options_.baseline_interval;
+    // The limit from before the measurement comes back.
+    return Normal(w.now);
+  }
+  if (w.now >= next_measurement_) return StartMeasuring(w.now);
+  const absl::Duration mean = std::max(w.mean_latency, absl::Nanoseconds(1));
+  baseline_ = std::min(baseline_, mean);
+  const double gradient =
+      std::clamp(absl::FDivDuration(baseline_, mean) * (1.0 + gradient_options_.tolerance), 0.5,
+                 2.0);
+  double target = estimate_ * gradient + std::sqrt(estimate_);
+  // Load-limited: growing would only be a promise the backend never kept.
+  if (target > estimate_ && static_cast<double>(w.max_in_flight) * 2 < estimate_) {
+    target = estimate_;
+  }
+  estimate_ = std::clamp(
+      (1.0 - gradient_options_.smoothing) * estimate_ + gradient_options_.smoothing * target,
+      static_cast<double>(options_.min_limit), static_cast<double>(options_.max_limit));
+  return Normal(w.now);
+}
+
+}  // namespace resilience
