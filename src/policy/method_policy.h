@@ -18,6 +18,7 @@
 #include "absl/time/time.h"
 #include "grpc_resilience/internal/breaker/sre_breaker.h"
 #include "grpc_resilience/internal/breaker/three_state_breaker.h"
+#include "grpc_resilience/internal/policy/global_throttle_settings.h"
 #include "grpc_resilience/internal/policy/outcome_classifier.h"
 #include "grpc_resilience/internal/retry/backoff.h"
 #include "grpc_resilience/internal/retry/retry_budget.h"
@@ -117,6 +118,8 @@ struct ThrottleSettings {
   // max_pushback].
   absl::Duration min_pushback = absl::Milliseconds(10);
   absl::Duration max_pushback = absl::Seconds(10);
+  // throttle.global: the fleet's rate limit in Redis; none when unset.
+  std::optional<GlobalThrottleSettings> global;
 };
 
 struct FaultInjectionSettings {
