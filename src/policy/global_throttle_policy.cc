@@ -46,6 +46,16 @@ bool HostName(absl::string_view s) {
 
 }  // namespace
 
+GlobalRateLimiter::Options LimiterOptions(const GlobalThrottleSettings& g) {
+  GlobalRateLimiter::Options o;
+  o.rate_per_second = g.rate_per_second;
+  o.burst = g.burst;
+  o.expected_replicas = g.expected_replicas;
+  o.lease_interval = g.lease_interval;
+  o.lease_lifetime = std::max(o.lease_lifetime, o.lease_interval);
+  return o;
+}
+
 std::string DefaultGlobalThrottleKey(absl::string_view scope) {
   return absl::StrCat("grpc_resilience:", scope.empty() ? "*" : scope);
 }
@@ -106,13 +116,7 @@ absl::StatusOr<GlobalThrottleSettings> ReadGlobalThrottle(const v1::GlobalThrott
       return Invalid(path, "timeout", "in [1ms, 10s]", absl::FormatDuration(g.timeout));
     }
   }
-  GlobalRateLimiter::Options o;
-  o.rate_per_second = g.rate_per_second;
-  o.burst = g.burst;
-  o.expected_replicas = g.expected_replicas;
-  o.lease_interval = g.lease_interval;
-  o.lease_lifetime = std::max(o.lease_lifetime, o.lease_interval);
-  if (absl::Status s = GlobalRateLimiter::Validate(o); !s.ok()) {
+  if (absl::Status s = GlobalRateLimiter::Validate(LimiterOptions(g)); !s.ok()) {
     // TokenBucket's messages name the fields in snake_case.
     return absl::InvalidArgumentError(
         absl::StrCat(path, ".", internal::SnakeToCamel(s.message())));

@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "grpc_resilience/internal/limits/global_rate_limiter.h"
 #include "grpc_resilience/internal/policy/global_throttle_settings.h"
 
 namespace resilience {
@@ -24,6 +25,13 @@ class GlobalThrottlePolicy;
 // accepts, GlobalRateLimiter::Create() accepts.
 absl::StatusOr<GlobalThrottleSettings> ReadGlobalThrottle(const v1::GlobalThrottlePolicy& p,
                                                           absl::string_view path);
+
+// LimiterOptions()
+//
+// The GlobalRateLimiter options of `g` (without log and name), which
+// GlobalRateLimiter::Validate() accepts for settings ReadGlobalThrottle()
+// returned. Unused tokens live max(1s, leaseInterval).
+GlobalRateLimiter::Options LimiterOptions(const GlobalThrottleSettings& g);
 
 // The key of a scope whose policy leaves `key` out: "grpc_resilience:" and
 // the scope ("*" for the default entry's empty one).

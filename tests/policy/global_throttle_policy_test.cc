@@ -118,13 +118,7 @@ TEST(GlobalThrottlePolicyTest, LoaderAndLimiterAgree) {
         ASSERT_TRUE(set.ok()) << set.status();
         const GlobalThrottleSettings& g =
             *set->Find("/cache.v1.CacheService/Get").policy->throttle->global;
-        GlobalRateLimiter::Options o;
-        o.rate_per_second = g.rate_per_second;
-        o.burst = g.burst;
-        o.expected_replicas = g.expected_replicas;
-        o.lease_interval = g.lease_interval;
-        o.lease_lifetime = std::max(o.lease_lifetime, g.lease_interval);
-        auto limiter = GlobalRateLimiter::Create(o, clock);
+        auto limiter = GlobalRateLimiter::Create(LimiterOptions(g), clock);
         ASSERT_TRUE(limiter.ok()) << limiter.status();
         EXPECT_TRUE((*limiter)->TryAcquire());  // the starting local share holds a token
       }
