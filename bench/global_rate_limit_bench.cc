@@ -25,6 +25,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "cache/v1/cache.grpc.pb.h"
 #include "examples/cache_service/cache_service_impl.h"
@@ -90,7 +91,8 @@ std::string MetricLines(resilience::ServerResilience& state, absl::string_view p
   resilience::PrometheusText text;
   state.AppendMetrics(text);
   std::string out;
-  for (absl::string_view line : absl::StrSplit(text.Finish(), '\n')) {
+  const std::string body = text.Finish();
+  for (absl::string_view line : absl::StrSplit(body, '\n')) {
     if (absl::StartsWith(line, prefix)) absl::StrAppend(&out, "    ", line, "\n");
   }
   return out;

@@ -142,8 +142,18 @@ double GlobalRateLimiter::ShareRate() const {
 void GlobalRateLimiter::NoteDemand(int64_t now_ns) {
   const int64_t elapsed = now_ns - demand_since_ns_;
   const int64_t interval = absl::ToInt64Nanoseconds(options_.lease_interval);
-  if (elapsed < interval) return;
   const int64_t demand = demand_.load(std::memory_order_relaxed);
+  if (elapsed < interval) {
+    // A jump in demand is seen before the interval ends: once the calls
+    // since the last estimate exceed what the current lease covers, their
+    // rate so far raises the estimate (it only ever raises it here).
+    const double lease = std::ceil(demand_rate_ * absl::ToDoubleSeconds(options_.lease_interval));
+    if (elapsed > 0 && static_cast<double>(demand - demand_seen_) > std::max(lease, 1.0)) {
+      demand_rate_ = std::max(demand_rate_, static_cast<double>(demand - demand_seen_) * 1e9 /
+                                                static_cast<double>(elapsed));
+    }
+    return;
+  }
   const double rate = static_cast<double>(demand - demand_seen_) * 1e9 / static_cast<double>(elapsed);
   // Up at once (a lease too small costs rejections), down smoothly.
   demand_rate_ = rate >= demand_rate_ ? rate : 0.5 * demand_rate_ + 0.5 * rate;

@@ -55,8 +55,9 @@ struct GlobalRateLimiterStats {
 // LeaseWanted() how many tokens to take, takes them from the store in one
 // atomic step, and hands them over with OnLease().
 //
-// Lease size: the local demand (TryAcquire() calls per second, smoothed)
-// times `lease_interval`, in [1, MaxLease()], MaxLease() being the fleet's
+// Lease size: the local demand (TryAcquire() calls per second, smoothed:
+// up at once, and before the interval ends when the calls already exceed
+// a lease; down by halves) times `lease_interval`, in [1, MaxLease()], MaxLease() being the fleet's
 // rate times `lease_interval` (at most the burst). A new lease is asked for
 // when the batch is down to half a lease. Unused tokens are dropped
 // `lease_lifetime` after the last lease, so a quiet server does not sit on

