@@ -130,7 +130,7 @@ TEST_F(GlobalRateLimitTest, LocalShareWhileRedisIsDownThenBack) {
   // Never blocks: 1000 decisions in well under a second.
   const absl::Time t0 = absl::Now();
   for (int i = 0; i < 1000; ++i) a->TryAcquire(nullptr);
-  EXPECT_LT(absl::Now() - t0, absl::Milliseconds(200));
+  EXPECT_LT(absl::Now() - t0, absl::Milliseconds(500));
   const int64_t local = Offer(*a, 200, absl::Seconds(1));
   EXPECT_GT(local, 0);
   EXPECT_LE(local, a->limiter().local_rate() * 1.0 + 20);
@@ -150,15 +150,17 @@ TEST_F(GlobalRateLimitTest, LocalShareWhileRedisIsDownThenBack) {
 TEST(GlobalRateLimitNoRedisTest, NoRedisNeverBlocks) {
   absl::StatusOr<int> port = testing::FreeLoopbackPort();
   ASSERT_TRUE(port.ok());
+  GlobalThrottleSettings s = Settings(*port, 100, 10, "none");
+  s.timeout = absl::Seconds(2);  // what a blocking client could wait
   const absl::Time t0 = absl::Now();
-  auto a = Make(Settings(*port, 100, 10, "none"));
-  EXPECT_LT(absl::Now() - t0, absl::Milliseconds(100));
+  auto a = Make(s);
+  EXPECT_LT(absl::Now() - t0, absl::Seconds(1));
   EXPECT_TRUE(a->TryAcquire(nullptr));  // the starting share
   ASSERT_TRUE(Eventually([&] { return a->limiter().mode() == Mode::kLocal; }));
   EXPECT_NEAR(a->limiter().local_rate(), 50, 0.01);
   const absl::Time t1 = absl::Now();
   a.reset();
-  EXPECT_LT(absl::Now() - t1, absl::Milliseconds(500));
+  EXPECT_LT(absl::Now() - t1, absl::Seconds(1));
 }
 
 // A "Redis" that accepts connections and never answers: each round trip
@@ -178,11 +180,11 @@ TEST(GlobalRateLimitNoRedisTest, SilentRedisTimesOutAndStopsPromptly) {
   s.timeout = absl::Seconds(2);
   auto a = Make(s);
   absl::SleepFor(absl::Milliseconds(200));  // connected (backlog), SCRIPT LOAD pending
-  EXPECT_EQ(a->limiter().mode(), Mode::kStarting);
+  EXPECT_EQ(a->limiter().mode(), Mode::kStarting);  // not failed: it is still waiting
   EXPECT_TRUE(a->TryAcquire(nullptr));
   const absl::Time t0 = absl::Now();
   a.reset();
-  EXPECT_LT(absl::Now() - t0, absl::Milliseconds(500));
+  EXPECT_LT(absl::Now() - t0, absl::Seconds(1));  // not the 2 s timeout
   close(fd);
 }
 
