@@ -24,7 +24,9 @@ namespace resilience {
 // Create() never blocks on Redis: the client's thread connects in the
 // background, and until it has a lease the scope admits its local share.
 // Transitions are logged to stderr, one line each. Destroying it stops the
-// client's thread. This class is thread-safe.
+// client's thread; destroy it only once no call is in TryAcquire() (the
+// server's limits go with its ServerResilience, after the server stopped).
+// This class is thread-safe.
 class GlobalRateLimit {
  public:
   // For `scope` (its key when the settings name none), on `clock`.
