@@ -3,7 +3,7 @@
 # every ABSL_GUARDED_BY / ABSL_EXCLUSIVE_LOCKS_REQUIRED annotation is checked.
 # (gcc ignores the annotations.)
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-ensure_packages clang-14 libabsl-dev libgrpc++-dev libcivetweb-dev
+ensure_packages clang-14 libabsl-dev libgrpc++-dev libcivetweb-dev libhiredis-dev
 configure_and_build "$REPO_ROOT/build" grpc_resilience_policy_proto  # generated headers some sources include
 cd "$REPO_ROOT"
 status=0

@@ -14,6 +14,7 @@ REQUIRED_PACKAGES=(
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
   python3-grpcio nginx
   libcivetweb-dev prometheus
+  libhiredis-dev redis-server
 )
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

@@ -19,7 +19,7 @@ jobs="${CONSUMER_JOBS:-2}"
 # What building and consuming the libraries takes; no GoogleTest, no Google
 # Benchmark.
 ensure_packages cmake ninja-build g++ pkg-config libgrpc++-dev protobuf-compiler-grpc \
-  libprotobuf-dev protobuf-compiler libabsl-dev
+  libprotobuf-dev protobuf-compiler libabsl-dev libhiredis-dev
 
 prefix="$REPO_ROOT/build-consumer-prefix"
 timings=()

@@ -32,7 +32,7 @@ struct ThrottleEvent {
   Kind kind;
   std::string method;  // the call that saw the change
   std::string scope;   // what the limit covers: "svc/method", "svc/" or "" (every method)
-  // What rejected: "concurrency" or "rate" (empty for kRecovered).
+  // What rejected: "concurrency", "rate" or "global_rate" (empty for kRecovered).
   absl::string_view cause;
   absl::Time at;
 };

@@ -21,6 +21,7 @@
 #include "grpc_resilience/internal/limits/aimd_concurrency_limiter.h"
 #include "grpc_resilience/internal/limits/concurrency_limiter.h"
 #include "grpc_resilience/internal/limits/gradient_concurrency_limiter.h"
+#include "grpc_resilience/internal/policy/global_throttle_settings.h"
 #include "grpc_resilience/internal/policy/outcome_classifier.h"
 #include "grpc_resilience/internal/retry/backoff.h"
 #include "grpc_resilience/internal/retry/hedging_decider.h"
@@ -142,6 +143,8 @@ struct ThrottleSettings {
   // max_pushback].
   absl::Duration min_pushback = absl::Milliseconds(10);
   absl::Duration max_pushback = absl::Seconds(10);
+  // throttle.global: the fleet's rate limit in Redis; none when unset.
+  std::optional<GlobalThrottleSettings> global;
 };
 
 // CreateConcurrencyLimiter()

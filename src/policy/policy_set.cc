@@ -28,6 +28,7 @@
 #include "grpc_resilience/internal/limits/token_bucket.h"
 #include "grpc_resilience/internal/policy/builtin_retry_config.h"
 #include "grpc_resilience/internal/policy/hedging_settings.h"
+#include "grpc_resilience/internal/policy/global_throttle_policy.h"
 #include "grpc_resilience/internal/policy/json_scanner.h"
 #include "grpc_resilience/internal/policy/json_text.h"
 #include "grpc_resilience/internal/policy/method_catalog.h"
@@ -558,9 +559,10 @@ class PolicySetBuilder {
   // Create() accepts.
   absl::StatusOr<ThrottleSettings> Throttle(const pb::ThrottlePolicy& p, const std::string& path) {
     ThrottleSettings t;
-    if (!p.has_max_concurrency() && !p.has_rate_per_second() && !p.has_adaptive()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(path, ": set maxConcurrency or adaptive, ratePerSecond, or both"));
+    if (!p.has_max_concurrency() && !p.has_rate_per_second() && !p.has_adaptive() &&
+        !p.has_global()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ": set maxConcurrency or adaptive, ratePerSecond, or both (or global)"));
     }
     if (p.has_adaptive()) {
       absl::StatusOr<AdaptiveLimitSettings> a =
@@ -604,6 +606,11 @@ class PolicySetBuilder {
                     Positive(kMaxPolicyInterval), &t.max_pushback}});
         !s.ok()) {
       return s;
+    }
+    if (p.has_global()) {
+      absl::StatusOr<GlobalThrottleSettings> g = ReadGlobalThrottle(p.global(), path + ".global");
+      if (!g.ok()) return g.status();
+      t.global = *std::move(g);
     }
     if (t.max_pushback < t.min_pushback) {
       return Invalid(path + ".maxPushback",

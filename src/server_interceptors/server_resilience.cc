@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "grpc_resilience/internal/global_limits/global_limit_metrics.h"
 #include "grpc_resilience/internal/policy/method_catalog.h"
 
 namespace resilience {
@@ -50,6 +51,16 @@ ScopeLimits* ServerResilience::LimitsFor(absl::string_view scope,
         limits->rate = *std::move(bucket);
       } else {
         limits->unusable = std::string(bucket.status().message());
+      }
+    }
+    if (settings.global && limits->unusable.empty()) {
+      // Starts the Redis client's thread; never waits on Redis.
+      absl::StatusOr<std::unique_ptr<GlobalRateLimit>> global =
+          GlobalRateLimit::Create(*settings.global, scope, clock_);
+      if (global.ok()) {
+        limits->global = *std::move(global);
+      } else {
+        limits->unusable = std::string(global.status().message());
       }
     }
   }
@@ -177,7 +188,8 @@ void ServerResilience::AppendMetrics(PrometheusText& text) {
       rejections.Sample({method, {"cause", "concurrency"}},
                         s->rejected_concurrency.load(std::memory_order_relaxed));
     }
-    if (s->limits != nullptr && (s->limits->rate != nullptr || !s->limits->unusable.empty())) {
+    if (s->limits != nullptr && (s->limits->rate != nullptr || s->limits->global != nullptr ||
+                                 !s->limits->unusable.empty())) {
       rejections.Sample({method, {"cause", "rate"}},
                         s->rejected_rate.load(std::memory_order_relaxed));
     }
@@ -195,6 +207,15 @@ void ServerResilience::AppendMetrics(PrometheusText& text) {
       limit.Sample({method}, s->limits->concurrency->limit());
     }
   }
+  // The fleet-wide limits, by Redis key (declared only when a policy has one).
+  std::vector<GlobalRateLimit*> globals;
+  {
+    MutexLock lock(&mu_);
+    for (const auto& [scope, limits] : scopes_) {
+      if (limits->global != nullptr) globals.push_back(limits->global.get());
+    }
+  }
+  AppendGlobalLimitMetrics(text, std::move(globals));
 }
 
 }  // namespace resilience

@@ -31,6 +31,7 @@
 #include "grpc_resilience/internal/core/mutex.h"
 #include "grpc_resilience/internal/core/random_source.h"
 #include "grpc_resilience/internal/limits/token_bucket.h"
+#include "grpc_resilience/internal/global_limits/global_rate_limit.h"
 #include "grpc_resilience/internal/core/method_cache.h"
 #include "grpc_resilience/internal/grpc_common/resilience_events.h"
 #include "grpc_resilience/internal/metrics/counter_list.h"
@@ -91,6 +92,7 @@ struct ScopeLimits {
   std::unique_ptr<ConcurrencyLimiter> concurrency;
   bool adaptive = false;  // `concurrency` moves on its own
   std::unique_ptr<TokenBucket> rate;                     // null: no limit
+  std::unique_ptr<GlobalRateLimit> global;               // null: no fleet-wide limit
   // Why the limits could not be built (then every call is rejected); empty
   // when they could.
   std::string unusable;

@@ -83,6 +83,21 @@ void ThrottleInterceptor::Admit() {
       return;
     }
   }
+  if (limits.global != nullptr) {
+    absl::Duration retry_after;
+    if (!limits.global->TryAcquire(&retry_after)) {
+      state_->rejected_rate.fetch_add(1, std::memory_order_relaxed);
+      NoteSaturation(true, "global_rate");
+      if (holds_slot_) {
+        limits.concurrency->Release(Outcome::kNeutral, absl::ZeroDuration());
+        holds_slot_ = false;
+      }
+      Reject(absl::StrCat(info_->method(), ": global rate limit ",
+                          limits.global->limiter().options().rate_per_second, "/s reached"),
+             retry_after);
+      return;
+    }
+  }
   admitted_ = true;
   if (state_->metrics && state_->fault == nullptr) {
     metrics_start_ = std::chrono::steady_clock::now();

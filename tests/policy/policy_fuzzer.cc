@@ -30,6 +30,8 @@
 #include "grpc_resilience/internal/limits/aimd_concurrency_limiter.h"
 #include "grpc_resilience/internal/limits/fixed_concurrency_limiter.h"
 #include "grpc_resilience/internal/limits/gradient_concurrency_limiter.h"
+#include "grpc_resilience/internal/limits/global_rate_limiter.h"
+#include "grpc_resilience/internal/policy/global_throttle_policy.h"
 #include "grpc_resilience/internal/core/random_source.h"
 #include "grpc_resilience/internal/retry/hedging_decider.h"
 #include "grpc_resilience/internal/retry/retry_budget.h"
@@ -311,6 +313,45 @@ void ExerciseThrottle(const MethodPolicy& p, Draws& draws) {
   }
 }
 
+// throttle.global: the limiter the server builds (its Redis client is not
+// started: nothing here connects), through start, leases, a failure and the
+// way back, on a clock moved by the draws.
+void ExerciseGlobalThrottle(const MethodPolicy& p, Draws& draws) {
+  if (!p.throttle || !p.throttle->global) return;
+  const GlobalThrottleSettings& g = *p.throttle->global;
+  SimulatedClock clock;
+  absl::StatusOr<std::unique_ptr<GlobalRateLimiter>> made =
+      GlobalRateLimiter::Create(LimiterOptions(g), clock);
+  if (!made.ok()) Die(p.source, "GlobalRateLimiter::Create refuses a loaded throttle:", made.status());
+  GlobalRateLimiter& limiter = **made;
+  const std::vector<absl::Duration> periods = {g.lease_interval, absl::Seconds(1)};
+  for (int i = 0; i < 32; ++i) {
+    for (int k = 0; k < 8; ++k) {
+      absl::Duration retry_after;
+      if (!limiter.TryAcquire(&retry_after) && retry_after < absl::ZeroDuration()) {
+        Die(p.source, "global limiter retry_after negative");
+      }
+    }
+    const int64_t want = limiter.LeaseWanted();
+    if (want < 0 || want > limiter.MaxLease()) Die(p.source, "lease size out of [0, MaxLease]");
+    switch (draws.Next(3)) {
+      case 0:
+        limiter.OnLease(want, static_cast<int64_t>(draws.Next(static_cast<uint64_t>(want) + 1)),
+                        static_cast<double>(draws.Next(100)));
+        break;
+      case 1:
+        limiter.OnFailure("fuzz");
+        if (!(limiter.local_rate() > 0 && limiter.local_rate() <= g.rate_per_second * 1.000001)) {
+          Die(p.source, "local share out of (0, rate]");
+        }
+        break;
+      default:
+        break;
+    }
+    Advance(clock, draws.Step(periods));
+  }
+}
+
 void ExerciseRetry(const PolicySet& set, const MethodPolicy& p, uint64_t seed, Draws& draws) {
   if (p.retry) {
     const RetrySettings& r = *p.retry;
@@ -417,6 +458,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     resilience::CheckDeadlines(policy, start, start + absl::Seconds(1), draws);
     resilience::ExerciseBreaker(policy, seed, draws);
     resilience::ExerciseThrottle(policy, draws);
+    resilience::ExerciseGlobalThrottle(policy, draws);
     resilience::ExerciseRetry(*set, policy, seed, draws);
   }
   return 0;

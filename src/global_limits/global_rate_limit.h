@@ -1,0 +1,53 @@
+// File: src/global_limits/global_rate_limit.h
+//
+// The fleet's rate limit of one server scope: a GlobalRateLimiter and the
+// RedisLeaseSource that feeds it, made from a throttle.global policy.
+
+#ifndef GRPC_RESILIENCE_SRC_GLOBAL_LIMITS_GLOBAL_RATE_LIMIT_H_
+#define GRPC_RESILIENCE_SRC_GLOBAL_LIMITS_GLOBAL_RATE_LIMIT_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "grpc_resilience/internal/core/clock.h"
+#include "grpc_resilience/internal/global_limits/redis_lease_source.h"
+#include "grpc_resilience/internal/limits/global_rate_limiter.h"
+#include "grpc_resilience/internal/policy/global_throttle_settings.h"
+
+namespace resilience {
+
+// GlobalRateLimit
+//
+// Create() never blocks on Redis: the client's thread connects in the
+// background, and until it has a lease the scope admits its local share.
+// Transitions are logged to stderr, one line each. Destroying it stops the
+// client's thread; destroy it only once no call is in TryAcquire() (the
+// server's limits go with its ServerResilience, after the server stopped).
+// This class is thread-safe.
+class GlobalRateLimit {
+ public:
+  // For `scope` (its key when the settings name none), on `clock`.
+  static absl::StatusOr<std::unique_ptr<GlobalRateLimit>> Create(
+      const GlobalThrottleSettings& settings, absl::string_view scope, Clock& clock);
+  ~GlobalRateLimit();
+
+  bool TryAcquire(absl::Duration* retry_after) { return limiter_->TryAcquire(retry_after); }
+
+  GlobalRateLimiter& limiter() { return *limiter_; }
+  const std::string& key() const { return key_; }
+
+ private:
+  GlobalRateLimit(std::string key, std::unique_ptr<GlobalRateLimiter> limiter,
+                  RedisLeaseSource::Options source);
+
+  const std::string key_;
+  std::unique_ptr<GlobalRateLimiter> limiter_;
+  std::unique_ptr<RedisLeaseSource> source_;  // destroyed first
+};
+
+}  // namespace resilience
+
+#endif  // GRPC_RESILIENCE_SRC_GLOBAL_LIMITS_GLOBAL_RATE_LIMIT_H_

@@ -1,0 +1,90 @@
+// throttle.global through the server interceptors, in process, without a
+// Redis (a closed port): the scope admits its local share, rejects the rest
+// with RESOURCE_EXHAUSTED and a pushback, never runs their handler, and the
+// metrics show the local share in use and the rejections by the rate.
+
+#include <memory>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "grpc_resilience/internal/grpc_common/metadata_keys.h"
+#include "grpc_resilience/internal/metrics/prometheus_text.h"
+#include "tests/server_interceptors/echo_services.h"
+#include "tests/testing/eventually.h"
+#include "tests/testing/guarded_server.h"
+#include "tests/testing/redis_server.h"
+
+namespace resilience {
+namespace {
+
+using ::resilience::testing::HandlerRuns;
+using ::testing::HasSubstr;
+
+TEST(GlobalThrottleTest, LocalShareWithoutRedisRejectsWithPushbackAndSkipsHandlers) {
+  absl::StatusOr<int> port = testing::FreeLoopbackPort();
+  ASSERT_TRUE(port.ok());
+  // 0.2/s for 2 replicas: a share of 0.1/s (a token per 10 s) and a burst
+  // of 1 (of 2).
+  absl::StatusOr<PolicySet> policies = PolicySet::FromJsonString(absl::StrCat(
+      R"({"methodConfig":[{"name":[{"service":"resilience.test.TestService"}],)",
+      R"("throttle":{"global":{"redis":"127.0.0.1:)", *port,
+      R"(","key":"test","ratePerSecond":0.2,"burst":2,"expectedReplicas":2}}}]})"));
+  ASSERT_TRUE(policies.ok()) << policies.status();
+  HandlerRuns runs;
+  testing::SyncEchoService service(&runs);
+  testing::GuardedServer started =
+      testing::StartGuardedServer<test::TestService>(*std::move(policies), &service);
+  ASSERT_NE(started.server, nullptr);
+  auto stub = test::TestService::NewStub(started.server->NewChannel());
+  int ok = 0;
+  int exhausted = 0;
+  std::string pushback;
+  std::string message;
+  for (int i = 0; i < 5; ++i) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    test::Req request;
+    test::Resp response;
+    const grpc::Status status = stub->Unary(&context, request, &response);
+    if (status.ok()) ++ok;
+    if (status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+      ++exhausted;
+      message = status.error_message();
+      auto it = context.GetServerTrailingMetadata().find(kPushbackKey);
+      if (it != context.GetServerTrailingMetadata().end()) {
+        pushback = std::string(it->second.data(), it->second.size());
+      }
+    }
+  }
+  // Five calls well within 10 s: the share's one token, then rejections
+  // whose handler never ran.
+  EXPECT_EQ(ok, 1);
+  EXPECT_EQ(exhausted, 4);
+  EXPECT_EQ(runs.total(), 1);
+  EXPECT_THAT(message, HasSubstr("/resilience.test.TestService/Unary: global rate limit 0.2/s"));
+  EXPECT_FALSE(pushback.empty());
+  EXPECT_EQ(started.resilience->Stats("/resilience.test.TestService/Unary").rejected_rate, 4);
+  // Redis refused the connection: the local share is what is in use.
+  ASSERT_TRUE(testing::Eventually([&] {
+    PrometheusText text;
+    started.resilience->AppendMetrics(text);
+    return absl::StrContains(
+        text.Finish(), "grpc_resilience_server_global_limit_transitions_total{key=\"test\","
+                       "to=\"local_share\"} 1");
+  }));
+  PrometheusText text;
+  started.resilience->AppendMetrics(text);
+  const std::string body = text.Finish();
+  EXPECT_THAT(body, HasSubstr("grpc_resilience_server_global_limit_using_store{key=\"test\"} 0"));
+  EXPECT_THAT(body, HasSubstr("grpc_resilience_server_global_limit_admitted_total{key=\"test\","
+                              "source=\"local_share\"} 1"));
+  EXPECT_THAT(body, HasSubstr("grpc_resilience_server_rejections_total{grpc_method=\"/"
+                              "resilience.test.TestService/Unary\",cause=\"rate\"} 4"));
+  started.server->Shutdown();
+}
+
+}  // namespace
+}  // namespace resilience
