@@ -221,7 +221,8 @@ void GlobalRateLimiter::OnFailure(absl::string_view why) {
   const int64_t now_ns = absl::ToUnixNanos(clock_.Now());
   MutexLock lock(&mu_);
   lease_failures.fetch_add(1, std::memory_order_relaxed);
-  if (mode_.load(std::memory_order_acquire) == Mode::kLocal) return;
+  const Mode was = mode_.load(std::memory_order_acquire);
+  if (was == Mode::kLocal) return;
   // A partial window of at least a tenth of one still tells the share.
   if (now_ns - window_start_ns_ >= kShareWindowNs / 10 && window_granted_ > 0) {
     const double partial = static_cast<double>(window_granted_) * 1e9 /
@@ -233,10 +234,15 @@ void GlobalRateLimiter::OnFailure(absl::string_view why) {
   }
   const double share = ShareRate();
   SetLocalRate(share);
-  // The local bucket starts empty from now: the leased tokens still held
-  // are this moment's allowance.
-  local_tat_ns_.store(now_ns + local_capacity_ns_.load(std::memory_order_relaxed),
-                      std::memory_order_relaxed);
+  // Leaving the global limit, the local bucket starts empty from now: the
+  // leased tokens still held are this moment's allowance. Before the store
+  // ever answered (kStarting), the local bucket was the one in use, and goes
+  // on as it was: a store that cannot be reached at start takes away no
+  // call the starting share would have admitted.
+  if (was == Mode::kGlobal) {
+    local_tat_ns_.store(now_ns + local_capacity_ns_.load(std::memory_order_relaxed),
+                        std::memory_order_relaxed);
+  }
   mode_.store(Mode::kLocal, std::memory_order_release);
   fallbacks.fetch_add(1, std::memory_order_relaxed);
   Log(absl::StrFormat("global rate limit %s: store unreachable (%s), local share %.6g/s of %.6g/s",

@@ -241,7 +241,11 @@ TEST_F(GlobalRateLimiterTest, FallsBackToObservedShareAndRecovers) {
   ASSERT_EQ(log_.size(), 1u);
   EXPECT_THAT(log_[0], HasSubstr("store unreachable (connection refused)"));
   EXPECT_NEAR(limiter->local_rate(), 50, 5);  // not 100 / 4
-  Drain(*limiter);  // the tokens still held
+  // Leaving the global limit, the local bucket starts empty: what can be
+  // admitted at once is the tokens still held, no more.
+  const GlobalRateLimiterStats before = limiter->Stats();
+  EXPECT_EQ(Drain(*limiter),
+            before.tokens_leased - before.admitted_leased - before.tokens_expired);
   // 2 s on the local share alone.
   int64_t admitted = 0;
   for (int ms = 0; ms < 2000; ++ms) {
@@ -263,10 +267,14 @@ TEST_F(GlobalRateLimiterTest, FallsBackToEvenSplitWithoutObservation) {
   auto limiter = Make(90, 9, 3);
   limiter->OnFailure("timeout");
   EXPECT_NEAR(limiter->local_rate(), 30, 0.01);
-  // Starts empty: one token per 1/30 s.
-  EXPECT_EQ(Drain(*limiter), 0);
+  // The store never answered: the starting share's bucket goes on as it
+  // was, full (its share of the burst, 9 * 30 / 90), so a store unreachable
+  // at start turns away no call the starting share would have admitted.
+  EXPECT_EQ(Drain(*limiter), 3);
+  clock_.AdvanceTime(absl::Milliseconds(100));
+  EXPECT_EQ(Drain(*limiter), 3);  // 30/s for 0.1 s
   clock_.AdvanceTime(absl::Seconds(1));
-  EXPECT_EQ(Drain(*limiter), 3);  // its share of the burst, 9 * 30 / 90
+  EXPECT_EQ(Drain(*limiter), 3);  // refilled only to its share of the burst
 }
 
 // A server that stops taking calls gives its tokens back after the lease
