@@ -253,14 +253,6 @@ TEST(CachePolicyFlagTest, BadPolicyFileIsRefusedBeforeServing) {
   EXPECT_THAT(*line, StartsWith("listening on "));
 }
 
-// The demo runs to completion: every scripted step happened as described.
-TEST(CacheDemoTest, EveryStepGoesAsExpected) {
-  CommandResult r = RunCommand({CACHE_DEMO_PATH}, "", absl::Seconds(60));
-  EXPECT_FALSE(r.timed_out);
-  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_THAT(r.out, HasSubstr("every step went as expected"));
-}
-
 // SIGTERM lets a call in flight finish, then the server exits 0.
 TEST_F(CacheCliTest, GracefulShutdownOnSigterm) {
   StartServer({"--max_value_bytes=65536"});
