@@ -12,14 +12,9 @@
 #include "absl/time/clock.h"
 #include "cache/v1/cache.grpc.pb.h"
 #include "examples/cache_service/bounded_capacity_service.h"
-#include "grpcpp/create_channel.h"
-#include "grpcpp/security/credentials.h"
-#include "grpcpp/security/server_credentials.h"
-#include "grpcpp/server_builder.h"
 #include "grpc_resilience/internal/core/mutex.h"
 #include "grpc_resilience/internal/core/random_source.h"
 #include "grpc_resilience/internal/policy/policy_set.h"
-#include "grpc_resilience/internal/server_interceptors/server_interceptors.h"
 
 namespace cache_service {
 namespace {
@@ -91,24 +86,11 @@ absl::StatusOr<AdaptiveLimitRun> RunAdaptiveLimitDemo(absl::Duration half) {
                              "throttle": {"adaptive": {}}}]})");
   if (!policies.ok()) return policies.status();
   BoundedCapacityService service(kWorkers, kWorkers, kService);
-  grpc::ServerBuilder builder;
-  int port = 0;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-  std::shared_ptr<resilience::ServerResilience> resilience =
-      resilience::AddServerInterceptors(builder, *std::move(policies));
-  if (absl::Status s =
-          resilience->RegisterGuardedService<cache::v1::CacheService>(builder, &service);
-      !s.ok()) {
-    return s;
-  }
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (server == nullptr || port == 0) {
-    return absl::UnavailableError("the adaptive-limit demo's server did not start");
-  }
-  grpc::ChannelArguments args;
-  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  auto stub = cache::v1::CacheService::NewStub(grpc::CreateCustomChannel(
-      absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials(), args));
+  absl::StatusOr<GuardedBackend> backend = ServeGuarded(service, *std::move(policies));
+  if (!backend.ok()) return backend.status();
+  const std::shared_ptr<resilience::ServerResilience>& resilience = backend->resilience;
+  grpc::Server* const server = backend->server.get();
+  cache::v1::CacheService::Stub* const stub = backend->stub.get();
 
   Mutex mu;
   std::vector<Answer> answers;

@@ -1,9 +1,16 @@
 #include "examples/cache_service/bounded_capacity_service.h"
 
 #include <algorithm>
+#include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server_builder.h"
 #include "grpc_resilience/internal/core/random_source.h"
+#include "grpc_resilience/internal/server_interceptors/server_interceptors.h"
 
 namespace cache_service {
 
@@ -78,6 +85,29 @@ void BoundedCapacityService::Work(int index, uint64_t seed) {
     absl::SleepFor(service_time_ * (0.5 + random.NextUniform()));
     reactor->Finish(grpc::Status::OK);
   }
+}
+
+absl::StatusOr<GuardedBackend> ServeGuarded(BoundedCapacityService& service,
+                                            resilience::PolicySet policies) {
+  GuardedBackend backend;
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  backend.resilience = resilience::AddServerInterceptors(builder, std::move(policies));
+  if (absl::Status s =
+          backend.resilience->RegisterGuardedService<cache::v1::CacheService>(builder, &service);
+      !s.ok()) {
+    return s;
+  }
+  backend.server = builder.BuildAndStart();
+  if (backend.server == nullptr || port == 0) {
+    return absl::UnavailableError("the bounded-capacity backend's server did not start");
+  }
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  backend.stub = cache::v1::CacheService::NewStub(grpc::CreateCustomChannel(
+      absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials(), args));
+  return backend;
 }
 
 }  // namespace cache_service

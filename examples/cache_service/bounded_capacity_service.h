@@ -11,13 +11,18 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "cache/v1/cache.grpc.pb.h"
+#include "grpcpp/server.h"
 #include "grpc_resilience/internal/core/mutex.h"
+#include "grpc_resilience/internal/policy/policy_set.h"
+#include "grpc_resilience/internal/server_interceptors/server_resilience.h"
 
 namespace cache_service {
 
@@ -66,6 +71,24 @@ class BoundedCapacityService final : public cache::v1::CacheService::CallbackSer
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;
 };
+
+// A backend of bounded capacity as the overload experiment and the demo
+// serve it: behind the server interceptors built from `policies`, registered
+// guarded, on a loopback port, with a stub on a channel of its own.
+// Members are destroyed stub, server, then the interceptors' state.
+struct GuardedBackend {
+  std::shared_ptr<resilience::ServerResilience> resilience;
+  std::unique_ptr<grpc::Server> server;
+  std::unique_ptr<cache::v1::CacheService::Stub> stub;
+};
+
+// ServeGuarded()
+//
+// `service` (which must outlive the result) served as GuardedBackend
+// describes; an error when it cannot be guarded or the server does not
+// start.
+absl::StatusOr<GuardedBackend> ServeGuarded(BoundedCapacityService& service,
+                                            resilience::PolicySet policies);
 
 }  // namespace cache_service
 

@@ -13,14 +13,9 @@
 #include "absl/time/clock.h"
 #include "cache/v1/cache.grpc.pb.h"
 #include "examples/cache_service/bounded_capacity_service.h"
-#include "grpcpp/create_channel.h"
-#include "grpcpp/security/credentials.h"
-#include "grpcpp/security/server_credentials.h"
-#include "grpcpp/server_builder.h"
 #include "grpc_resilience/internal/core/mutex.h"
 #include "grpc_resilience/internal/core/random_source.h"
 #include "grpc_resilience/internal/policy/policy_set.h"
-#include "grpc_resilience/internal/server_interceptors/server_interceptors.h"
 
 namespace overload {
 namespace {
@@ -106,24 +101,12 @@ absl::StatusOr<std::vector<PhaseResult>> RunPolicy(const Config& c, const Policy
   cache_service::BoundedCapacityService service(
       std::max(1, static_cast<int>(std::lround(c.workers * most))), workers_in(0), c.service_time,
       c.seed);
-  grpc::ServerBuilder builder;
-  int port = 0;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-  std::shared_ptr<resilience::ServerResilience> resilience =
-      resilience::AddServerInterceptors(builder, *std::move(policies));
-  if (absl::Status s =
-          resilience->RegisterGuardedService<cache::v1::CacheService>(builder, &service);
-      !s.ok()) {
-    return s;
-  }
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (server == nullptr || port == 0) {
-    return absl::UnavailableError("overload: the gRPC server did not start");
-  }
-  grpc::ChannelArguments args;
-  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  auto stub = cache::v1::CacheService::NewStub(grpc::CreateCustomChannel(
-      absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials(), args));
+  absl::StatusOr<cache_service::GuardedBackend> backend =
+      cache_service::ServeGuarded(service, *std::move(policies));
+  if (!backend.ok()) return backend.status();
+  const std::shared_ptr<resilience::ServerResilience>& resilience = backend->resilience;
+  grpc::Server* const server = backend->server.get();
+  cache::v1::CacheService::Stub* const stub = backend->stub.get();
 
   // One call first, so that no measured call waits for the connection.
   {
