@@ -27,13 +27,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "bench/loopback_get_rate.h"
 #include "cache/v1/cache.grpc.pb.h"
 #include "examples/cache_service/cache_service_impl.h"
 #include "examples/cache_service/cache_store.h"
-#include "examples/cache_service/load_generator.h"
 #include "examples/common/command_line.h"
-#include "grpcpp/create_channel.h"
-#include "grpcpp/security/credentials.h"
 #include "grpc_resilience/internal/global_limits/global_rate_limit.h"
 #include "grpc_resilience/internal/limits/token_bucket.h"
 #include "grpc_resilience/internal/metrics/prometheus_text.h"
@@ -44,21 +42,6 @@ ABSL_FLAG(std::string, redis, "", "host:port of a Redis server (required).");
 ABSL_FLAG(double, seconds, 2, "Length of each measured round.");
 
 namespace {
-
-double CallsPerSecond(const std::string& target, absl::Duration duration) {
-  grpc::ChannelArguments args;
-  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  auto stub = cache::v1::CacheService::NewStub(
-      grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args));
-  cache_service::LoadOptions load;
-  load.calls = 0;
-  load.duration = duration;
-  load.concurrency = 8;
-  load.get_fraction = 1.0;
-  load.key_space = 100;
-  cache_service::LoadReport report = cache_service::RunLoad(*stub, load);
-  return report.calls / absl::ToDoubleSeconds(report.elapsed);
-}
 
 struct Server {
   std::shared_ptr<resilience::ServerResilience> state;
@@ -145,12 +128,13 @@ int main(int argc, char** argv) {
   cache_service::CacheServiceImpl local_service(&store_a), global_service(&store_b);
   Server local = Start(&local_service, local_policy);
   Server global = Start(&global_service, global_policy);
-  CallsPerSecond(local.server->address(), absl::Milliseconds(300));  // warm-up, first leases
-  CallsPerSecond(global.server->address(), absl::Milliseconds(300));
+  // Warm-up, and the first leases.
+  bench::CallsPerSecond(local.server->address(), absl::Milliseconds(300));
+  bench::CallsPerSecond(global.server->address(), absl::Milliseconds(300));
   std::vector<double> local_rates, global_rates, ratios;
   for (int i = 0; i < 5; ++i) {
-    local_rates.push_back(CallsPerSecond(local.server->address(), round));
-    global_rates.push_back(CallsPerSecond(global.server->address(), round));
+    local_rates.push_back(bench::CallsPerSecond(local.server->address(), round));
+    global_rates.push_back(bench::CallsPerSecond(global.server->address(), round));
     ratios.push_back(global_rates.back() / local_rates.back());
   }
   std::sort(ratios.begin(), ratios.end());

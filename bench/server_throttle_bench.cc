@@ -36,10 +36,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "bench/loopback_get_rate.h"
 #include "cache/v1/cache.grpc.pb.h"
 #include "examples/cache_service/cache_server.h"
 #include "examples/cache_service/cache_service_impl.h"
-#include "examples/cache_service/load_generator.h"
 #include "examples/common/command_line.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
@@ -59,21 +59,6 @@ using resilience::MutexLock;
 
 resilience::PolicySet Policies(const char* json) {
   return *resilience::PolicySet::FromJsonString(json);
-}
-
-double CallsPerSecond(const std::string& target, absl::Duration duration) {
-  grpc::ChannelArguments args;
-  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  auto stub = cache::v1::CacheService::NewStub(
-      grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args));
-  cache_service::LoadOptions load;
-  load.calls = 0;
-  load.duration = duration;
-  load.concurrency = 8;
-  load.get_fraction = 1.0;
-  load.key_space = 100;
-  cache_service::LoadReport report = cache_service::RunLoad(*stub, load);
-  return report.calls / absl::ToDoubleSeconds(report.elapsed);
 }
 
 // A backend that can work on `workers` calls at once; the rest queue.
@@ -358,7 +343,7 @@ int main(int argc, char** argv) {
       {"non-binding adaptive limit", adaptive->address(), {}},
   };
   for (int i = 0; i < 5; ++i) {
-    for (Row& row : rows) row.rates.push_back(CallsPerSecond(row.address, round));
+    for (Row& row : rows) row.rates.push_back(bench::CallsPerSecond(row.address, round));
   }
   auto median = [](std::vector<double> v) {
     std::sort(v.begin(), v.end());
