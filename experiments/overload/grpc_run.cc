@@ -190,10 +190,7 @@ Config GrpcDefaults() {
 }
 
 absl::StatusOr<Result> RunGrpc(const Config& config, const std::vector<Policy>& policies) {
-  if (config.loads.empty() || config.capacities.empty() || config.workers < 1 ||
-      config.service_time <= absl::ZeroDuration() || config.phase_length <= absl::ZeroDuration()) {
-    return absl::InvalidArgumentError("overload: empty loads or capacities, or a bad backend");
-  }
+  if (absl::Status s = ValidateConfig(config); !s.ok()) return s;
   Result result;
   result.config = config;
   {

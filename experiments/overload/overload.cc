@@ -264,11 +264,16 @@ std::vector<Policy> DefaultPolicies(const Config& c) {
   };
 }
 
-absl::StatusOr<Result> RunSimulated(const Config& config, const std::vector<Policy>& policies) {
+absl::Status ValidateConfig(const Config& config) {
   if (config.loads.empty() || config.capacities.empty() || config.workers < 1 ||
       config.service_time <= absl::ZeroDuration() || config.phase_length <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("overload: empty loads or capacities, or a bad backend");
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Result> RunSimulated(const Config& config, const std::vector<Policy>& policies) {
+  if (absl::Status s = ValidateConfig(config); !s.ok()) return s;
   Result result;
   result.config = config;
   // The unloaded latency: 0.1 C, no limit, 10 s.

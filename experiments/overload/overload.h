@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 
@@ -119,6 +120,13 @@ struct LimitSample {
 void Summarize(const Config& config, bool has_limit, const std::vector<LimitSample>& samples,
                std::vector<std::vector<double>>& latencies,
                std::vector<std::vector<double>>& settled, std::vector<PhaseResult>& phases);
+
+// ValidateConfig()
+//
+// InvalidArgument when `config` cannot be run in either mode: no loads or
+// capacities, no worker, or a service time or phase length that is not
+// positive.
+absl::Status ValidateConfig(const Config& config);
 
 // RunSimulated()
 //
