@@ -102,19 +102,9 @@ absl::StatusOr<std::vector<Metrics>> RunOverGrpc(const std::vector<Period>& sche
                                                  const std::vector<Policy>& policies,
                                                  uint64_t seed) {
   ScheduledFaults faults(schedule, seed);
-  cache_service::CacheServer::Options server_options;
-  server_options.extra_interceptors = [&faults](resilience::ServerResilience& resilience) {
-    resilience::ServerInterceptorFactoryList list;
-    list.push_back(
-        std::make_unique<ScheduleFaultInterceptorFactory>(faults, resilience.call_verdicts()));
-    return list;
-  };
   absl::StatusOr<std::unique_ptr<cache_service::CacheServer>> server =
-      cache_service::CacheServer::Start(server_options);
+      StartScheduledServer(faults, cache_service::CacheServer::Options(), kKey);
   if (!server.ok()) return server.status();
-  // The value every Get returns (a Get without the run's metadata passes the
-  // fault interceptor untouched).
-  if (absl::Status s = (*server)->store().Store(kKey, "value"); !s.ok()) return s;
 
   std::vector<absl::StatusOr<Metrics>> results(policies.size(), absl::UnknownError("not run"));
   std::vector<std::thread> threads;

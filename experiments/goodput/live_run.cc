@@ -133,16 +133,9 @@ absl::StatusOr<std::vector<Metrics>> RunLive(const std::vector<Period>& schedule
                    R"(", "delayFraction": 1}}]})"));
   if (!server_policies.ok()) return server_policies.status();
   server_options.policies = *std::move(server_policies);
-  server_options.extra_interceptors = [&faults](resilience::ServerResilience& resilience) {
-    resilience::ServerInterceptorFactoryList list;
-    list.push_back(
-        std::make_unique<ScheduleFaultInterceptorFactory>(faults, resilience.call_verdicts()));
-    return list;
-  };
   absl::StatusOr<std::unique_ptr<cache_service::CacheServer>> server =
-      cache_service::CacheServer::Start(server_options);
+      StartScheduledServer(faults, std::move(server_options), kKey);
   if (!server.ok()) return server.status();
-  if (absl::Status s = (*server)->store().Store(kKey, "value"); !s.ok()) return s;
 
   const absl::Time t0 = absl::Now() + absl::Milliseconds(200);
   std::vector<absl::StatusOr<std::vector<LiveCall>>> results(policies.size(),

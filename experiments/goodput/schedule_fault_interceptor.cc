@@ -1,6 +1,8 @@
 #include "experiments/goodput/schedule_fault_interceptor.h"
 
+#include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -48,6 +50,22 @@ void ScheduleFaultInterceptor::Intercept(grpc::experimental::InterceptorBatchMet
     methods->ModifySendStatus(status_);
   }
   methods->Proceed();
+}
+
+absl::StatusOr<std::unique_ptr<cache_service::CacheServer>> StartScheduledServer(
+    ScheduledFaults& faults, cache_service::CacheServer::Options options, absl::string_view key) {
+  options.extra_interceptors = [&faults](resilience::ServerResilience& resilience) {
+    resilience::ServerInterceptorFactoryList list;
+    list.push_back(
+        std::make_unique<ScheduleFaultInterceptorFactory>(faults, resilience.call_verdicts()));
+    return list;
+  };
+  absl::StatusOr<std::unique_ptr<cache_service::CacheServer>> server =
+      cache_service::CacheServer::Start(options);
+  if (!server.ok()) return server.status();
+  // A Get without the run's metadata passes the fault interceptor untouched.
+  if (absl::Status s = (*server)->store().Store(key, "value"); !s.ok()) return s;
+  return server;
 }
 
 }  // namespace goodput

@@ -7,6 +7,11 @@
 #ifndef GRPC_RESILIENCE_EXPERIMENTS_GOODPUT_SCHEDULE_FAULT_INTERCEPTOR_H_
 #define GRPC_RESILIENCE_EXPERIMENTS_GOODPUT_SCHEDULE_FAULT_INTERCEPTOR_H_
 
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "examples/cache_service/cache_server.h"
 #include "experiments/goodput/scheduled_faults.h"
 #include "grpcpp/support/server_interceptor.h"
 #include "grpc_resilience/internal/server_interceptors/call_verdicts.h"
@@ -57,6 +62,15 @@ class ScheduleFaultInterceptorFactory final
   ScheduledFaults& faults_;
   resilience::CallVerdicts& call_verdicts_;
 };
+
+// StartScheduledServer()
+//
+// A CacheServer started with `options` whose calls carrying a run's metadata
+// fail as `faults` says (a ScheduleFaultInterceptorFactory after
+// grpc-resilience's own interceptors), holding `key`: the value every Get of
+// the run returns. `faults` must outlive the server.
+absl::StatusOr<std::unique_ptr<cache_service::CacheServer>> StartScheduledServer(
+    ScheduledFaults& faults, cache_service::CacheServer::Options options, absl::string_view key);
 
 }  // namespace goodput
 
