@@ -74,6 +74,23 @@ constexpr char kUsage[] =
 
 namespace {
 
+// WriteJson()
+//
+// The run's JSON to stdout (--json) and to --json_file: the exit status, 1
+// when the file cannot be written.
+int WriteJson(const std::string& json) {
+  if (absl::GetFlag(FLAGS_json)) std::printf("%s\n", json.c_str());
+  if (const std::string path = absl::GetFlag(FLAGS_json_file); !path.empty()) {
+    std::ofstream file(path);
+    file << json << "\n";
+    if (!file.flush()) {
+      std::fprintf(stderr, "goodput_experiment: cannot write %s\n", path.c_str());
+      return 1;
+    }
+  }
+  return 0;
+}
+
 // --suite: the breaker-quality suite (docs/breaker-quality.md).
 int RunSuiteMode() {
   goodput::SuiteOptions options;
@@ -160,16 +177,7 @@ int RunSuiteMode() {
         m.recovery99_seconds, m.recovery99_max_seconds);
   }
   json += "]}";
-  if (absl::GetFlag(FLAGS_json)) std::printf("%s\n", json.c_str());
-  if (const std::string path = absl::GetFlag(FLAGS_json_file); !path.empty()) {
-    std::ofstream file(path);
-    file << json << "\n";
-    if (!file.flush()) {
-      std::fprintf(stderr, "goodput_experiment: cannot write %s\n", path.c_str());
-      return 1;
-    }
-  }
-  return 0;
+  return WriteJson(json);
 }
 
 // --mode=live: concurrent callers in real time (experiments/goodput/live_run.h).
@@ -322,14 +330,5 @@ int main(int argc, char** argv) {
     }
   }
   json += "}}";
-  if (absl::GetFlag(FLAGS_json)) std::printf("%s\n", json.c_str());
-  if (const std::string path = absl::GetFlag(FLAGS_json_file); !path.empty()) {
-    std::ofstream file(path);
-    file << json << "\n";
-    if (!file.flush()) {
-      std::fprintf(stderr, "goodput_experiment: cannot write %s\n", path.c_str());
-      return 1;
-    }
-  }
-  return 0;
+  return WriteJson(json);
 }
