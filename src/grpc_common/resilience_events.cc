@@ -20,7 +20,11 @@ std::string FormatEvent(const ThrottleEvent& event) {
   return event.kind == ThrottleEvent::Kind::kSaturated
              ? absl::StrCat("throttle ", event.method, " (scope ", scope, "): saturated (",
                             event.cause, ")")
-             : absl::StrCat("throttle ", event.method, " (scope ", scope, "): admitting again");
+             : absl::StrCat("throttle ", event.method, " (scope ", scope,
+                            "): admitting again (saturated for ",
+                            absl::FormatDuration(absl::Trunc(event.saturated_for,
+                                                             absl::Milliseconds(1))),
+                            ", ", event.rejected, " calls rejected)");
 }
 
 void LogEvents::OnBreakerTransition(const BreakerEvent& event) { Write(FormatEvent(event)); }

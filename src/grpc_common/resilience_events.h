@@ -9,6 +9,7 @@
 #ifndef GRPC_RESILIENCE_SRC_GRPC_COMMON_RESILIENCE_EVENTS_H_
 #define GRPC_RESILIENCE_SRC_GRPC_COMMON_RESILIENCE_EVENTS_H_
 
+#include <cstdint>
 #include <string>
 
 #include "absl/strings/string_view.h"
@@ -25,8 +26,10 @@ struct BreakerEvent {
   BreakerSnapshot snapshot;      // just after the change: counts and rates
 };
 
-// A server throttle started rejecting calls (saturated) or admitted one again
-// after rejecting (recovered).
+// A server throttle started rejecting calls (saturated), or admitted a call
+// after rejecting none for kThrottleQuietPeriod (recovered). A scope that
+// admits some calls and rejects others, as it does under a steady overload,
+// stays saturated: one event when the overload starts, one when it is over.
 struct ThrottleEvent {
   enum class Kind { kSaturated, kRecovered };
   Kind kind;
@@ -35,14 +38,22 @@ struct ThrottleEvent {
   // What rejected: "concurrency", "rate" or "global_rate" (empty for kRecovered).
   absl::string_view cause;
   absl::Time at;
+  // kRecovered only: how long the scope was saturated (from its first
+  // rejection to its last) and the calls it rejected meanwhile.
+  absl::Duration saturated_for = absl::ZeroDuration();
+  uint64_t rejected = 0;
 };
+
+// How long a saturated scope must go without rejecting before an admission
+// counts as recovered.
+inline constexpr absl::Duration kThrottleQuietPeriod = absl::Seconds(1);
 
 // ResilienceEvents
 //
 // Called on the thread of the call that caused the event, outside every lock
 // of the library, at most once per change (a breaker's every transition; a
-// throttle's first rejection after admitting, and first admission after
-// rejecting). Keep it short: it runs on a gRPC thread. Implementations must
+// throttle's first rejection, and its first admission after a quiet period
+// without rejections). Keep it short: it runs on a gRPC thread. Implementations must
 // be thread-safe.
 class ResilienceEvents {
  public:
@@ -58,6 +69,8 @@ class ResilienceEvents {
 //   (failure rate reached its threshold; failure rate 0.62 over 21 calls)
 //   throttle /cache.v1.CacheService/Get (scope cache.v1.CacheService/):
 //   saturated (concurrency)
+//   throttle /cache.v1.CacheService/Get (scope cache.v1.CacheService/):
+//   admitting again (saturated for 2.5s, 1234 calls rejected)
 std::string FormatEvent(const BreakerEvent& event);
 std::string FormatEvent(const ThrottleEvent& event);
 

@@ -96,8 +96,13 @@ struct ScopeLimits {
   // Why the limits could not be built (then every call is rejected); empty
   // when they could.
   std::string unusable;
-  // Rejecting since the last admission (for ResilienceEvents).
+  // For ResilienceEvents: rejecting, and not yet kThrottleQuietPeriod
+  // without a rejection since. The times are the clock's, in nanoseconds
+  // since the epoch; `episode_rejections` counts since the episode began.
   std::atomic<bool> saturated{false};
+  std::atomic<int64_t> saturated_since_ns{0};
+  std::atomic<int64_t> last_rejection_ns{0};
+  std::atomic<uint64_t> episode_rejections{0};
   // How long admitted calls take (admission to status); the pushback of a
   // concurrency rejection.
   CallDurationEstimate durations;

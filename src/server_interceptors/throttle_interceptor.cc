@@ -27,16 +27,36 @@ grpc::experimental::Interceptor* MakeThrottleInterceptor(ServerResilience& resil
   return nullptr;
 }
 
-void ThrottleInterceptor::NoteSaturation(bool saturated, absl::string_view cause) {
+void ThrottleInterceptor::NoteRejection(absl::string_view cause) {
   ScopeLimits& limits = *state_->limits;
-  // A relaxed read first: the admit path stays a plain load.
-  if (state_->events == nullptr || limits.saturated.load(std::memory_order_relaxed) == saturated) {
-    return;
-  }
-  if (limits.saturated.exchange(saturated, std::memory_order_relaxed) == saturated) return;
-  state_->events->OnThrottleSaturation(ThrottleEvent{
-      saturated ? ThrottleEvent::Kind::kSaturated : ThrottleEvent::Kind::kRecovered,
-      state_->method, limits.scope, cause, absl::Now()});
+  if (state_->events == nullptr) return;
+  const int64_t now_ns = absl::ToUnixNanos(start_);
+  limits.last_rejection_ns.store(now_ns, std::memory_order_relaxed);
+  limits.episode_rejections.fetch_add(1, std::memory_order_relaxed);
+  // A relaxed read first: a saturated scope's rejections stay plain stores.
+  if (limits.saturated.load(std::memory_order_relaxed)) return;
+  if (limits.saturated.exchange(true, std::memory_order_acq_rel)) return;
+  limits.saturated_since_ns.store(now_ns, std::memory_order_relaxed);
+  state_->events->OnThrottleSaturation(ThrottleEvent{ThrottleEvent::Kind::kSaturated,
+                                                     state_->method, limits.scope, cause,
+                                                     absl::Now()});
+}
+
+void ThrottleInterceptor::NoteAdmission() {
+  ScopeLimits& limits = *state_->limits;
+  // The admit path of a scope that is not saturated is this one load.
+  if (state_->events == nullptr || !limits.saturated.load(std::memory_order_relaxed)) return;
+  const absl::Time last_rejection =
+      absl::FromUnixNanos(limits.last_rejection_ns.load(std::memory_order_relaxed));
+  if (start_ - last_rejection < kThrottleQuietPeriod) return;
+  if (!limits.saturated.exchange(false, std::memory_order_acq_rel)) return;
+  const absl::Time since =
+      absl::FromUnixNanos(limits.saturated_since_ns.load(std::memory_order_relaxed));
+  ThrottleEvent event{ThrottleEvent::Kind::kRecovered, state_->method, limits.scope, "",
+                      absl::Now()};
+  event.saturated_for = std::max(last_rejection - since, absl::ZeroDuration());
+  event.rejected = limits.episode_rejections.exchange(0, std::memory_order_relaxed);
+  state_->events->OnThrottleSaturation(event);
 }
 
 void ThrottleInterceptor::Reject(std::string message, absl::Duration pushback) {
@@ -60,7 +80,7 @@ void ThrottleInterceptor::Admit() {
   if (limits.concurrency != nullptr) {
     if (!limits.concurrency->TryAcquire()) {
       state_->rejected_concurrency.fetch_add(1, std::memory_order_relaxed);
-      NoteSaturation(true, "concurrency");
+      NoteRejection("concurrency");
       Reject(absl::StrCat(info_->method(), limits.adaptive ? ": adaptive" : ":",
                           " concurrency limit ", limits.concurrency->limit(), " reached"),
              limits.durations.Expected(start_));
@@ -72,7 +92,7 @@ void ThrottleInterceptor::Admit() {
     absl::Duration retry_after;
     if (!limits.rate->TryAcquire(&retry_after)) {
       state_->rejected_rate.fetch_add(1, std::memory_order_relaxed);
-      NoteSaturation(true, "rate");
+      NoteRejection("rate");
       if (holds_slot_) {
         limits.concurrency->Release(Outcome::kNeutral, absl::ZeroDuration());
         holds_slot_ = false;
@@ -87,7 +107,7 @@ void ThrottleInterceptor::Admit() {
     absl::Duration retry_after;
     if (!limits.global->TryAcquire(&retry_after)) {
       state_->rejected_rate.fetch_add(1, std::memory_order_relaxed);
-      NoteSaturation(true, "global_rate");
+      NoteRejection("global_rate");
       if (holds_slot_) {
         limits.concurrency->Release(Outcome::kNeutral, absl::ZeroDuration());
         holds_slot_ = false;
@@ -102,7 +122,7 @@ void ThrottleInterceptor::Admit() {
   if (state_->metrics && state_->fault == nullptr) {
     metrics_start_ = std::chrono::steady_clock::now();
   }
-  NoteSaturation(false, "");
+  NoteAdmission();
   limits.durations.Started(start_);
   state_->admitted.fetch_add(1, std::memory_order_relaxed);
   state_->in_flight.fetch_add(1, std::memory_order_relaxed);

@@ -66,9 +66,10 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
  private:
   void Admit();
   void Reject(std::string message, absl::Duration pushback);
-  // Tells the events listener when the scope starts (`saturated`) or stops
-  // rejecting; `cause` names the limit.
-  void NoteSaturation(bool saturated, absl::string_view cause);
+  // Tell the events listener when the scope starts rejecting (`cause`),
+  // and when it admits a call after kThrottleQuietPeriod without rejecting.
+  void NoteRejection(absl::string_view cause);
+  void NoteAdmission();
   // Gives back what an admitted call holds, with the call's outcome (for
   // the duration estimate) and what the concurrency limiter learns.
   void Finish(Outcome outcome, Outcome limiter_outcome);

@@ -268,10 +268,11 @@ TEST_P(ServerInterceptorsTest, ConcurrencyLimit) {
 }
 
 // Events: a throttle that starts rejecting says so once, however many calls
-// it rejects, and once more when it admits again.
+// it rejects, and once more when it admits a call after a quiet second.
 TEST_P(ServerInterceptorsTest, ThrottleSaturationIsAnEventEachWay) {
+  SimulatedClock clock;
   auto recorder = std::make_shared<testing::RecordingEvents>();
-  Start(kGetConcurrency3, Clock::Real(), recorder);
+  Start(kGetConcurrency3, clock, recorder);
   std::vector<PendingCall*> running;
   for (int i = 0; i < 3; ++i) running.push_back(StartGet("gated"));
   ASSERT_TRUE(Eventually([&] { return counters_.get_waiting.load() == 3; }));
@@ -279,6 +280,10 @@ TEST_P(ServerInterceptorsTest, ThrottleSaturationIsAnEventEachWay) {
   gate_.Open();
   for (auto& call : running) ASSERT_TRUE(call->done.WaitForNotificationWithTimeout(kLong));
   ASSERT_TRUE(Eventually([&] { return state_->Stats(kGet).in_flight == 0; }));
+  clock.AdvanceTime(kThrottleQuietPeriod - absl::Milliseconds(1));
+  EXPECT_TRUE(Get("fast").ok());  // admitted, but the last rejection is too recent
+  EXPECT_EQ(recorder->lines().size(), 1u);
+  clock.AdvanceTime(absl::Milliseconds(1));
   EXPECT_TRUE(Get("fast").ok());
   EXPECT_TRUE(Get("fast").ok());
   EXPECT_THAT(recorder->lines(),
@@ -286,7 +291,35 @@ TEST_P(ServerInterceptorsTest, ThrottleSaturationIsAnEventEachWay) {
                   "throttle /cache.v1.CacheService/Get (scope cache.v1.CacheService/Get): "
                   "saturated (concurrency)",
                   "throttle /cache.v1.CacheService/Get (scope cache.v1.CacheService/Get): "
-                  "admitting again"));
+                  "admitting again (saturated for 0, 5 calls rejected)"));
+}
+
+// Under a steady overload a scope admits and rejects in turn; the operator
+// hears of it twice (when it starts, and when it is over), not on every
+// switch, and learns how long it lasted and what it cost.
+TEST_P(ServerInterceptorsTest, ThrottleSaturationDoesNotFlapUnderSteadyOverload) {
+  SimulatedClock clock;
+  auto recorder = std::make_shared<testing::RecordingEvents>();
+  Start(R"({"methodConfig": [{"name": [{"service": "cache.v1.CacheService", "method": "Get"}],
+                              "throttle": {"ratePerSecond": 100, "burst": 1}}]})",
+        clock, recorder);
+  for (int i = 0; i < 50; ++i) {
+    if (i > 0) clock.AdvanceTime(absl::Milliseconds(10));  // one token
+    EXPECT_TRUE(Get("fast").ok()) << i;
+    EXPECT_EQ(Get("fast").error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << i;
+  }
+  EXPECT_EQ(recorder->lines().size(), 1u);
+  clock.AdvanceTime(absl::Milliseconds(500));
+  EXPECT_TRUE(Get("fast").ok());
+  EXPECT_EQ(recorder->lines().size(), 1u);
+  clock.AdvanceTime(absl::Milliseconds(500));
+  EXPECT_TRUE(Get("fast").ok());
+  EXPECT_THAT(recorder->lines(),
+              ::testing::ElementsAre(
+                  "throttle /cache.v1.CacheService/Get (scope cache.v1.CacheService/Get): "
+                  "saturated (rate)",
+                  "throttle /cache.v1.CacheService/Get (scope cache.v1.CacheService/Get): "
+                  "admitting again (saturated for 490ms, 50 calls rejected)"));
 }
 
 // A limit on Get never affects Store.
