@@ -41,6 +41,8 @@ namespace resilience {
   X(attempts)                                                                       \
   /* Attempts after a call's first: retries, or a hedged call's hedges. */         \
   X(retries)                                                                        \
+  /* Of those, a hedged call's hedges (retries - hedges = retries proper). */      \
+  X(hedges)                                                                         \
   X(rejected_by_breaker)                                                            \
   /* Attempts that hit their per-attempt timeout. */                                \
   X(attempt_timeouts)                                                               \

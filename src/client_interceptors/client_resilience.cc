@@ -149,6 +149,9 @@ void ClientResilience::AppendMetrics(PrometheusText& text) {
       "Attempts made: each attempt of a retried call, the one attempt of any other call.");
   PrometheusText::Family& retries =
       text.Counter("grpc_resilience_client_retries_total", "Attempts after the first.");
+  PrometheusText::Family& hedges = text.Counter(
+      "grpc_resilience_client_hedges_total",
+      "Of the attempts after the first, the hedges of hedged calls (included in retries_total).");
   PrometheusText::Family& refused = text.Counter(
       "grpc_resilience_client_retries_refused_total",
       "Retries the policy allowed but not made: retry budget spent, or the server's pushback.");
@@ -188,6 +191,9 @@ void ClientResilience::AppendMetrics(PrometheusText& text) {
     attempts.Sample(base, s->attempts.load(std::memory_order_relaxed));
     if (s->wraps_unary) {
       retries.Sample(base, s->retries.load(std::memory_order_relaxed));
+      if (s->hedging_decider != nullptr) {
+        hedges.Sample(base, s->hedges.load(std::memory_order_relaxed));
+      }
       refused.Sample(labels({{"reason", "budget"}}),
                      s->retry_budget_exhausted.load(std::memory_order_relaxed));
       refused.Sample(labels({{"reason", "pushback"}}),

@@ -260,7 +260,10 @@ void RetryInterceptor::Launch(Actions& actions) {
     return;
   }
   state_->attempts.fetch_add(1, std::memory_order_relaxed);
-  if (made > 0 && hedging_ != nullptr) state_->retries.fetch_add(1, std::memory_order_relaxed);
+  if (made > 0 && hedging_ != nullptr) {
+    state_->retries.fetch_add(1, std::memory_order_relaxed);
+    state_->hedges.fetch_add(1, std::memory_order_relaxed);
+  }
   attempts_.push_back(std::make_unique<Attempt>(this));
   Attempt& a = *attempts_.back();
   a.sent_at = now;

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "gmock/gmock.h"
+#include "grpc_resilience/internal/metrics/prometheus_text.h"
 #include "gtest/gtest.h"
 #include "tests/client_interceptors/all_call_types.h"
 #include "tests/client_interceptors/client_test_fixture.h"
@@ -69,6 +70,13 @@ TEST_F(HedgingTest, SlowAttemptIsHedgedAndTheLoserCancelled) {
   EXPECT_THAT(attempts, ElementsAre("", "1", "", "1", "", "1"));
   EXPECT_EQ(Stats().calls, 3);
   EXPECT_EQ(Stats().retries, 3);
+  EXPECT_EQ(Stats().hedges, 3);
+  // An operator tells hedges from retries proper.
+  PrometheusText text;
+  resilience_->AppendMetrics(text);
+  EXPECT_THAT(text.Finish(),
+              ::testing::HasSubstr("grpc_resilience_client_hedges_total{grpc_method=\"/"
+                                   "resilience.test.TestService/Unary\",channel=\""));
 }
 
 // A fast answer wins before the delay: no hedge at all.
@@ -81,6 +89,7 @@ TEST_F(HedgingTest, FastAnswerSendsNoHedge) {
   ExpectNoLeakedAttempts();
   EXPECT_EQ(service_.handled(), 3);
   EXPECT_EQ(Stats().retries, 0);
+  EXPECT_EQ(Stats().hedges, 0);
 }
 
 // A non-fatal code sends the next hedge at once, not after hedgingDelay.
