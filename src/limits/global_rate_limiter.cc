@@ -96,19 +96,11 @@ bool GlobalRateLimiter::TryAcquire(absl::Duration* retry_after) {
 }
 
 bool GlobalRateLimiter::LocalAcquire(int64_t now_ns, absl::Duration* retry_after) {
-  const int64_t interval = local_interval_ns_.load(std::memory_order_relaxed);
-  const int64_t capacity = local_capacity_ns_.load(std::memory_order_relaxed);
-  int64_t tat = local_tat_ns_.load(std::memory_order_relaxed);
-  while (true) {
-    // As TokenBucket: admitted while max(TAT, now) + T - now <= capacity.
-    // All three are far from the int64 limit (TokenBucket's bounds).
-    const int64_t next = std::max(tat, now_ns) + interval;
-    if (next - now_ns > capacity) {
-      if (retry_after != nullptr) *retry_after = absl::Nanoseconds(next - now_ns - capacity);
-      return false;
-    }
-    if (local_tat_ns_.compare_exchange_weak(tat, next, std::memory_order_relaxed)) return true;
-  }
+  // T and the capacity change with the share; a call that reads one before
+  // and one after a change is judged by a bucket halfway between the two.
+  return TokenBucket::TakeToken(local_tat_ns_, now_ns,
+                                local_interval_ns_.load(std::memory_order_relaxed),
+                                local_capacity_ns_.load(std::memory_order_relaxed), retry_after);
 }
 
 void GlobalRateLimiter::SetLocalRate(double rate) {

@@ -54,24 +54,29 @@ TokenBucket::TokenBucket(double rate_per_second, int64_t burst, Clock& clock)
 
 bool TokenBucket::TryAcquire(absl::Duration* retry_after) {
   // ToUnixNanos saturates, so `now` is any int64 at all.
-  const int64_t now = absl::ToUnixNanos(clock_.Now());
-  int64_t tat = tat_ns_.load(std::memory_order_relaxed);
+  return TakeToken(tat_ns_, absl::ToUnixNanos(clock_.Now()), interval_ns_, capacity_ns_,
+                   retry_after);
+}
+
+bool TokenBucket::TakeToken(std::atomic<int64_t>& tat_ns, int64_t now_ns, int64_t interval_ns,
+                            int64_t capacity_ns, absl::Duration* retry_after) {
+  int64_t tat = tat_ns.load(std::memory_order_relaxed);
   while (true) {
     int64_t next;   // the TAT after this call
     int64_t ahead;  // next - now
-    if (__builtin_add_overflow(std::max(tat, now), interval_ns_, &next) ||
-        __builtin_sub_overflow(next, now, &ahead)) {
+    if (__builtin_add_overflow(std::max(tat, now_ns), interval_ns, &next) ||
+        __builtin_sub_overflow(next, now_ns, &ahead)) {
       // Only a clock at the ends of int64 nanoseconds gets here.
       if (retry_after != nullptr) *retry_after = absl::InfiniteDuration();
       return false;
     }
-    if (ahead > capacity_ns_) {
-      // The bucket is empty; a token comes when next - capacity_ns_ == now.
-      if (retry_after != nullptr) *retry_after = absl::Nanoseconds(ahead - capacity_ns_);
+    if (ahead > capacity_ns) {
+      // The bucket is empty; a token comes when next - capacity == now.
+      if (retry_after != nullptr) *retry_after = absl::Nanoseconds(ahead - capacity_ns);
       return false;
     }
-    if (tat_ns_.compare_exchange_weak(tat, next, std::memory_order_acq_rel,
-                                      std::memory_order_relaxed)) {
+    if (tat_ns.compare_exchange_weak(tat, next, std::memory_order_acq_rel,
+                                     std::memory_order_relaxed)) {
       return true;
     }
   }

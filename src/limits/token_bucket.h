@@ -78,6 +78,16 @@ class TokenBucket {
   // clock is past the end of int64 nanoseconds).
   bool TryAcquire(absl::Duration* retry_after = nullptr);
 
+  // TakeToken()
+  //
+  // The GCRA step on a bucket kept elsewhere: takes a token from the bucket
+  // whose TAT is `tat_ns` (Unix nanoseconds), with T = `interval_ns` and
+  // burst * T = `capacity_ns` (both within the bounds above), at `now_ns`.
+  // TryAcquire() is this on the bucket's own state; a limiter whose rate
+  // changes while it runs keeps T and the capacity itself.
+  static bool TakeToken(std::atomic<int64_t>& tat_ns, int64_t now_ns, int64_t interval_ns,
+                        int64_t capacity_ns, absl::Duration* retry_after);
+
   double rate_per_second() const { return rate_per_second_; }
   int64_t burst() const { return burst_; }
 
