@@ -81,10 +81,7 @@ void BreakerInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods* 
   if (!started_ &&
       methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_INITIAL_METADATA)) {
     started_ = true;
-    if (meters_call_) {
-      state_->attempts.fetch_add(1, std::memory_order_relaxed);
-      meter_.Begin(*state_);
-    }
+    if (meters_call_) meter_.BeginOneAttempt(*state_);
     admission_ = state_->breaker->Allow();
     real_start_ = absl::Now();
     if (!admission_.admitted()) {

@@ -134,6 +134,17 @@ class CallMeter {
     if (state.metrics) start_ = std::chrono::steady_clock::now();
   }
 
+  // BeginOneAttempt()
+  //
+  // Begin() for a call that is its own one attempt (no retry interceptor
+  // takes it): counts that attempt too. For the interceptor that meters the
+  // call, once, at its first PRE_SEND_INITIAL_METADATA.
+  void BeginOneAttempt(ClientMethodState& state) {
+    if (begun_) return;
+    state.attempts.fetch_add(1, std::memory_order_relaxed);
+    Begin(state);
+  }
+
   // End()
   //
   // The call has its final status `code` (POST_RECV_STATUS, after our

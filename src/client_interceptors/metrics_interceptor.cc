@@ -9,8 +9,7 @@ void MetricsInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods* 
   if (!started_ &&
       methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_INITIAL_METADATA)) {
     started_ = true;
-    state_->attempts.fetch_add(1, std::memory_order_relaxed);
-    meter_.Begin(*state_);
+    meter_.BeginOneAttempt(*state_);
   }
   if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_STATUS)) {
     meter_.End(*state_, static_cast<int>(methods->GetRecvStatus()->error_code()));

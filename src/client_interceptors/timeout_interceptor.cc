@@ -56,8 +56,7 @@ void TimeoutInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods* 
   if (!started_ &&
       methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_INITIAL_METADATA)) {
     started_ = true;
-    state_->attempts.fetch_add(1, std::memory_order_relaxed);
-    meter_.Begin(*state_);
+    meter_.BeginOneAttempt(*state_);
     // The policy's `timeout` (the call's deadline, gRPC's meaning) or, for a
     // unary call that is not retried, its one attempt's per-attempt timeout
     // when that is sooner. The caller's own earlier deadline needs nothing
