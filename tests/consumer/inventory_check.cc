@@ -9,6 +9,8 @@
 //     on a retry, and the client's stats count it;
 //   - a burst of ListItems calls gets RESOURCE_EXHAUSTED rejections whose
 //     handler never ran;
+//   - the program's own events listener hears the throttle start rejecting,
+//     once for the whole burst;
 //   - the interceptors the program registered saw every call.
 // Prints one line per check; exits 0 only if all hold. Every call has a
 // deadline, and an alarm ends the process if anything hangs.
@@ -79,6 +81,32 @@ class CallCounter {
  private:
   std::mutex mu_;
   std::map<std::string, int> counts_;
+};
+
+// The application's own listener of the library's events: keeps the
+// throttle's, as text.
+class ThrottleEventLog : public resilience::ResilienceEvents {
+ public:
+  void OnThrottleSaturation(const resilience::ThrottleEvent& event) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    lines_.push_back(resilience::FormatEvent(event));
+    if (event.kind == resilience::ThrottleEvent::Kind::kSaturated) ++saturated_;
+  }
+  int saturated() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return saturated_;
+  }
+  std::string Text() {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::string text;
+    for (const std::string& line : lines_) text += (text.empty() ? "" : "; ") + line;
+    return text;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> lines_;
+  int saturated_ = 0;
 };
 
 // Counts the calls whose initial metadata it sees go by: on the client as it
@@ -217,6 +245,8 @@ int main() {
   int port = 0;
   builder.AddListeningPort("localhost:0", grpc::InsecureServerCredentials(), &port);
   resilience::ServerResilienceOptions server_options;
+  auto events = std::make_shared<ThrottleEventLog>();
+  server_options.events = events;
   server_options.outer_interceptors.push_back(
       std::make_unique<CountingServerFactory>(&server_counter));
   std::shared_ptr<resilience::ServerResilience> server_resilience =
@@ -335,7 +365,15 @@ int main() {
               ", rejected_rate " + std::to_string(stats.rejected_rate));
   }
 
-  // 4. The application's own interceptors saw every call: the client's outer
+  // 4. Its events listener heard the throttle start rejecting, once for the
+  //    burst (and not that it admits again: the bucket stays empty).
+  Check(events->saturated() == 1 &&
+            events->Text() ==
+                "throttle /shop.v1.Inventory/ListItems (scope shop.v1.Inventory/ListItems): "
+                "saturated (rate)",
+        "events", events->Text());
+
+  // 5. The application's own interceptors saw every call: the client's outer
   //    one each call once, its inner one each attempt, the server's every
   //    call that arrived (rejected ones too).
   {
