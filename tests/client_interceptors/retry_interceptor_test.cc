@@ -236,9 +236,11 @@ TEST_F(ClientInterceptorsTest, OverallDeadlineWins) {
   const absl::Time start = absl::Now();
   const grpc::Status status = Unary(nullptr, absl::Milliseconds(250));
   EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  // 250 ms hold two attempts of 100 ms and their backoffs, and a third
+  // started; a loaded machine may get only two started.
   EXPECT_THAT(status.error_message(),
-              HasSubstr("/resilience.test.TestService/Unary: deadline exceeded: the caller's "
-                        "deadline ran out after 3 attempts"));
+              ::testing::MatchesRegex("/resilience.test.TestService/Unary: deadline exceeded: "
+                                      "the caller's deadline ran out after [23] attempts"));
   const absl::Duration took = absl::Now() - start;
   EXPECT_GE(took, absl::Milliseconds(240));
   EXPECT_LT(took, absl::Milliseconds(600));
@@ -275,15 +277,17 @@ TEST_F(ClientInterceptorsTest, ServiceConfigTimeoutIsTheWholeCall) {
 // say so in the chain's one style: method, cause, last attempt.
 TEST_F(ClientInterceptorsTest, LocalOutcomesNameTheMethodAndTheCause) {
   Connect(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
-      "retryPolicy": {"maxAttempts": 2, "initialBackoff": "0.01s", "perAttemptTimeout": "0.1s",
+      "retryPolicy": {"maxAttempts": 2, "initialBackoff": "0.01s", "perAttemptTimeout": "0.4s",
                       "retryableStatusCodes": ["UNAVAILABLE", "DEADLINE_EXCEEDED"]}}],
       "retryThrottling": {"maxTokens": 4, "tokenRatio": 0.1}})");
-  service_.SlowNext(2, absl::Seconds(2));
+  // (0.4 s: the scripted failure below must come back within one attempt's
+  // timeout, also on a loaded machine.)
+  service_.SlowNext(2, absl::Seconds(3));
   grpc::Status status = Unary();
   EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
   EXPECT_EQ(status.error_message(),
             "/resilience.test.TestService/Unary: attempt 2 of 2 exceeded its per-attempt "
-            "timeout of 100ms");
+            "timeout of 400ms");
   // Two failures took the budget from 4 tokens to 2: retries need more than
   // half of maxTokens, so the next failure is not retried.
   service_.FailNext(1);
