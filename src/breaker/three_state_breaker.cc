@@ -103,6 +103,7 @@ void ThreeStateBreaker::SetState(BreakerState to, absl::Time now, TransitionCaus
   probes_in_flight_ = 0;
   probe_successes_ = 0;
   probes_waiting_since_ = absl::InfiniteFuture();
+  superseded_before_ = absl::InfinitePast();
   state_.store(static_cast<int>(to), std::memory_order_release);
   out.Add(from, to, now, cause);
 }
@@ -164,6 +165,9 @@ Admission ThreeStateBreaker::Allow() {
         } else if (now - last_probe_admit_ < options_.probe_interval) {
           result = Reject(RejectReason::kHalfOpenProbeInterval);
         } else {
+          // Beyond the probe limit only because the others are overdue: the
+          // probes in flight are superseded by this one.
+          if (probes_in_flight_ >= options_.half_open_max_probes) superseded_before_ = now;
           if (probes_in_flight_++ == 0) probes_waiting_since_ = now;
           last_probe_admit_ = now;
           result = Admit(generation_.load(std::memory_order_relaxed), now, /*probe=*/true);
@@ -259,6 +263,11 @@ void ThreeStateBreaker::RecordProbe(const Admission& admission, Outcome outcome,
     probes_waiting_since_ = probes_in_flight_ > 0 ? now : absl::InfiniteFuture();
     if (outcome == Outcome::kNeutral) {
       // Says nothing about the backend: the next probe decides.
+    } else if (outcome == Outcome::kFailure && admission.start() < superseded_before_) {
+      // A failure of a probe sent before an overdue one: it says the backend
+      // was failing when it was sent, which the newer probe in flight will
+      // tell about more recently. Re-opening on it would hold every call back
+      // for an open period after a backend that may have recovered since.
     } else if (outcome == Outcome::kFailure) {
       OpenLocked(now, /*backoff=*/true, TransitionCause::kProbeFailed, transitions);
     } else if (++probe_successes_ >= options_.half_open_successes_to_close) {

@@ -44,8 +44,12 @@ namespace resilience {
 //     flight has waited that long, one more probe may go beyond
 //     half_open_max_probes (and no closer than probe_interval to the last):
 //     a probe stuck on a slow backend then cannot hold every other call back
-//     for its whole timeout. Each probe reports as usual; the first result
-//     that closes or re-opens wins, later ones are of an older generation.
+//     for its whole timeout. A success of any probe closes the breaker; a
+//     failure re-opens it unless a newer probe was admitted as overdue after
+//     it (that failure is older news than the probe still in flight, and
+//     re-opening on it could hold calls back for an open period after the
+//     backend has recovered). The first result that closes or re-opens wins;
+//     later ones are of an older generation.
 //   Generations: every state change bumps the generation; a result reported
 //   for an admission of an older generation is ignored.
 //
@@ -176,6 +180,9 @@ class ThreeStateBreaker final : public Breaker {
   absl::Time last_probe_admit_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   // When the probes now in flight started waiting for a result.
   absl::Time probes_waiting_since_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
+  // Probes admitted before this were superseded by an overdue probe: their
+  // failures free their slots but do not re-open the breaker.
+  absl::Time superseded_before_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
 };
 
 }  // namespace resilience
