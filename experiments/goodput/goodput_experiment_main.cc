@@ -40,6 +40,7 @@
 #include "experiments/goodput/scenarios.h"
 #include "experiments/goodput/suite.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "examples/common/command_line.h"
 
@@ -188,6 +189,32 @@ int RunSuiteMode() {
         m.recovery99_seconds, m.recovery99_max_seconds);
   }
   json += "]}";
+  if (!absl::GetFlag(FLAGS_json)) {
+    // The Pareto check against our anchors (experiments/peers/ does the same
+    // against the peers): a policy dominates recommended in a block when its
+    // goodput is >= and its waste <=, one of them strictly.
+    std::vector<std::string> dominated;
+    std::map<std::string, const goodput::Metrics*> recommended;
+    for (const goodput::SuiteRow& row : *rows) {
+      if (row.policy == "recommended") {
+        recommended[absl::StrCat(row.family, " @ ", row.calls_per_second)] = &row.metrics;
+      }
+    }
+    for (const goodput::SuiteRow& row : *rows) {
+      const std::string block = absl::StrCat(row.family, " @ ", row.calls_per_second);
+      const goodput::Metrics* rec = recommended[block];
+      if (rec == nullptr || row.policy == "recommended") continue;
+      const goodput::Metrics& m = row.metrics;
+      if (m.goodput_ratio >= rec->goodput_ratio && m.waste_ratio <= rec->waste_ratio &&
+          (m.goodput_ratio > rec->goodput_ratio || m.waste_ratio < rec->waste_ratio)) {
+        dominated.push_back(absl::StrCat(block, ": ", row.policy));
+      }
+    }
+    std::printf("\nPareto: another policy has goodput >= and waste <= recommended's (one "
+                "strictly) in %zu of %zu family/rate blocks%s%s\n",
+                dominated.size(), recommended.size(), dominated.empty() ? "" : ": ",
+                absl::StrJoin(dominated, "; ").c_str());
+  }
   return WriteJson(json);
 }
 
