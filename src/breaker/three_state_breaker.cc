@@ -108,12 +108,16 @@ void ThreeStateBreaker::SetState(BreakerState to, absl::Time now, TransitionCaus
   out.Add(from, to, now, cause);
 }
 
+absl::Duration ThreeStateBreaker::GrownOpenDuration() const {
+  const double grown = absl::ToDoubleSeconds(open_duration_) * options_.open_duration_multiplier;
+  return std::min(absl::Seconds(grown), options_.max_open_duration);
+}
+
 void ThreeStateBreaker::OpenLocked(absl::Time now, bool backoff, TransitionCause cause,
                                    Transitions& out) {
   if (backoff) {
     // A re-open without a full close in between: grow the open period.
-    const double grown = absl::ToDoubleSeconds(open_duration_) * options_.open_duration_multiplier;
-    open_duration_ = std::min(absl::Seconds(grown), options_.max_open_duration);
+    open_duration_ = GrownOpenDuration();
   } else {
     open_duration_ = options_.open_duration;
   }
@@ -265,9 +269,19 @@ void ThreeStateBreaker::RecordProbe(const Admission& admission, Outcome outcome,
       // Says nothing about the backend: the next probe decides.
     } else if (outcome == Outcome::kFailure && admission.start() < superseded_before_) {
       // A failure of a probe sent before an overdue one: it says the backend
-      // was failing when it was sent, which the newer probe in flight will
-      // tell about more recently. Re-opening on it would hold every call back
-      // for an open period after a backend that may have recovered since.
+      // was failing when it was sent; the newer probe in flight will tell
+      // about a later time. Re-opening from now would hold every call back
+      // for a whole open period after a backend that may have recovered in
+      // between. If the (grown) open period is no longer than probe_overdue,
+      // re-opening would not space the probes further apart than the overdue
+      // ones already are: the failure only frees its slot. Otherwise the
+      // breaker backs off as usual, but counting the open period from the
+      // newest probe sent, not from the arrival of this old news.
+      if (GrownOpenDuration() > options_.probe_overdue) {
+        const absl::Time newest = last_probe_admit_;
+        OpenLocked(now, /*backoff=*/true, TransitionCause::kProbeFailed, transitions);
+        open_until_ = std::min(open_until_, newest + open_duration_);
+      }
     } else if (outcome == Outcome::kFailure) {
       OpenLocked(now, /*backoff=*/true, TransitionCause::kProbeFailed, transitions);
     } else if (++probe_successes_ >= options_.half_open_successes_to_close) {

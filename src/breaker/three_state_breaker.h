@@ -45,11 +45,13 @@ namespace resilience {
 //     half_open_max_probes (and no closer than probe_interval to the last):
 //     a probe stuck on a slow backend then cannot hold every other call back
 //     for its whole timeout. A success of any probe closes the breaker; a
-//     failure re-opens it unless a newer probe was admitted as overdue after
-//     it (that failure is older news than the probe still in flight, and
-//     re-opening on it could hold calls back for an open period after the
-//     backend has recovered). The first result that closes or re-opens wins;
-//     later ones are of an older generation.
+//     failure re-opens it, except for a failure of a probe that a newer
+//     overdue probe superseded (older news than the probe still in flight):
+//     that one only frees its slot when the grown open period is no longer
+//     than probe_overdue, and otherwise re-opens with the open period counted
+//     from the newest probe's admission, not from the old news' arrival.
+//     The first result that closes or re-opens wins; later ones are of an
+//     older generation.
 //   Generations: every state change bumps the generation; a result reported
 //   for an admission of an older generation is ignored.
 //
@@ -158,6 +160,8 @@ class ThreeStateBreaker final : public Breaker {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void OpenLocked(absl::Time now, bool backoff, TransitionCause cause, Transitions& out)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The open period a re-open from Half-Open would use.
+  absl::Duration GrownOpenDuration() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Notify(const Transitions& transitions);
 
   const Options options_;
