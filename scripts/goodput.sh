@@ -5,6 +5,8 @@
 #      schedules): docs/goodput.txt, goodput.json, the charts and CSVs;
 #   2. the breaker-quality suite (docs/breaker-quality.md): every scenario
 #      family at 1000, 100 and 10 calls/s, seeds 1-3: docs/breaker-quality.{txt,json};
+#      and the best probe schedule any breaker learning only from its calls
+#      can have on outages at 10 and 100 calls/s: docs/probe-bound.txt;
 #   3. gRPC mode (the client interceptors over real gRPC to a CacheServer
 #      with scheduled faults, 90 s schedules, about a minute on 2 cores):
 #      docs/goodput_grpc.txt, goodput_grpc.json;
@@ -39,6 +41,8 @@ done
 log "breaker-quality suite: every family at 1000/100/10 calls/s, seeds 1-3 (seconds)"
 "$experiment" --suite --json_file="$out/breaker-quality.json" |
   tee "$out/breaker-quality.txt"
+log "probe-schedule bound: outage family at 10 and 100 calls/s (seconds)"
+"$experiment" --probe_bound --rates=10,100 | tee "$out/probe-bound.txt"
 log "gRPC mode, 90 s schedules (about a minute)"
 "$experiment" --mode=grpc --seconds=90 --json_file="$out/goodput_grpc.json" "$@" |
   tee "$out/goodput_grpc.txt"

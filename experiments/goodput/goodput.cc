@@ -154,7 +154,7 @@ std::vector<Policy> StandardPolicies() {
       // is caught in 10 ms at 1 call/ms) or on an 80% failure rate over 10 s
       // (not on partial failures where most calls still succeed), with a
       // short open period (200 ms, doubling to at most 480 ms), and a probe
-      // that holds the others back for at most 300 ms (probeOverdue)
+      // that holds the others back for at most 400 ms (probeOverdue)
       // (docs/breaker-quality.md explains each figure).
       {"recommended", ShippedBreakerJson("Store")},
   };

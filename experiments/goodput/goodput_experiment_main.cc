@@ -6,6 +6,7 @@
 //   goodput_experiment --suite [--families=a,b] [--rates=1000,100,10] [--seeds=3]
 //                      [--seconds=300] [--extra_policies='name={...};...']
 //                      [--export_fates=DIR] [--json] [--json_file=PATH]
+//   goodput_experiment --probe_bound [--rates=10,100] [--seeds=3]
 //
 // --mode=simulated (default, 300 s schedules) runs the breakers against a
 // simulated backend; --mode=grpc (default 60 s schedules) runs them inside
@@ -14,6 +15,8 @@
 // in real time (live_run.h). --suite runs the breaker-quality suite
 // (suite.h, docs/breaker-quality.md); with --export_fates it writes the
 // scenarios' per-call fates for experiments/peers/ instead (fate_export.h).
+// --probe_bound prints the best probe schedules any breaker that learns only
+// from its own calls can have on the outage family (probe_schedule_bound.h).
 // Prints a table per schedule (outage, mixed); --json prints
 // {"schedules": {"outage": {"policies": {"none": {...}, ...}}, "mixed": ...}};
 // --out=DIR writes DIR/<schedule>.csv with the successes per second of each
@@ -33,8 +36,11 @@
 #include "experiments/goodput/grpc_run.h"
 #include "experiments/goodput/live_run.h"
 #include "experiments/goodput/fate_export.h"
+#include "experiments/goodput/probe_schedule_bound.h"
+#include "experiments/goodput/scenarios.h"
 #include "experiments/goodput/suite.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "examples/common/command_line.h"
 
@@ -57,6 +63,11 @@ ABSL_FLAG(std::string, export_fates, "",
 ABSL_FLAG(std::string, extra_policies, "",
           "Suite: more policies, NAME=BREAKER_JSON separated by ';' (BREAKER_JSON is a policy "
           "file's \"breaker\" object), e.g. 'fast={\"threeState\": {\"consecutiveFailures\": 5}}'.");
+ABSL_FLAG(bool, probe_bound, false,
+          "Instead of running breakers: the best probe schedule of any shape that a breaker "
+          "learning only from its own calls can have on the outage family at --rates (10 and "
+          "100 only), seeds 1..--seeds, and whether goodput >= 0.99 with waste <= 0.10 is "
+          "reachable (docs/breaker-quality.md).");
 ABSL_FLAG(std::string, mode, "simulated",
           "simulated (the breakers against a simulated backend), grpc (the client "
           "interceptors over real gRPC to a CacheServer with scheduled faults) or live "
@@ -68,7 +79,8 @@ constexpr char kUsage[] =
     "  goodput_experiment [--mode=simulated|grpc|live] [--seconds=N] [--seed=1] [--json]\n"
     "                     [--json_file=PATH] [--out=DIR]\n"
     "  goodput_experiment --suite [--families=a,b] [--rates=1000,100,10] [--seeds=3]\n"
-    "                     [--extra_policies=...] [--export_fates=DIR]\n\n"
+    "                     [--extra_policies=...] [--export_fates=DIR]\n"
+    "  goodput_experiment --probe_bound [--rates=10,100] [--seeds=3]\n\n"
     "Prints a table per schedule (outage, mixed), or JSON with --json; --out=DIR writes\n"
     "DIR/<schedule>.csv. Exit status: 0 ok, 1 a run failed, 2 bad usage.";
 
@@ -177,7 +189,146 @@ int RunSuiteMode() {
         m.recovery99_seconds, m.recovery99_max_seconds);
   }
   json += "]}";
+  if (!absl::GetFlag(FLAGS_json)) {
+    // The Pareto check against our anchors (experiments/peers/ does the same
+    // against the peers): a policy dominates recommended in a block when its
+    // goodput is >= and its waste <=, one of them strictly.
+    std::vector<std::string> dominated;
+    std::map<std::string, const goodput::Metrics*> recommended;
+    for (const goodput::SuiteRow& row : *rows) {
+      if (row.policy == "recommended") {
+        recommended[absl::StrCat(row.family, " @ ", row.calls_per_second)] = &row.metrics;
+      }
+    }
+    for (const goodput::SuiteRow& row : *rows) {
+      const std::string block = absl::StrCat(row.family, " @ ", row.calls_per_second);
+      const goodput::Metrics* rec = recommended[block];
+      if (rec == nullptr || row.policy == "recommended") continue;
+      const goodput::Metrics& m = row.metrics;
+      if (m.goodput_ratio >= rec->goodput_ratio && m.waste_ratio <= rec->waste_ratio &&
+          (m.goodput_ratio > rec->goodput_ratio || m.waste_ratio < rec->waste_ratio)) {
+        dominated.push_back(absl::StrCat(block, ": ", row.policy));
+      }
+    }
+    std::printf("\nPareto: another policy has goodput >= and waste <= recommended's (one "
+                "strictly) in %zu of %zu family/rate blocks%s%s\n",
+                dominated.size(), recommended.size(), dominated.empty() ? "" : ": ",
+                absl::StrJoin(dominated, "; ").c_str());
+  }
   return WriteJson(json);
+}
+
+// --probe_bound: experiments/goodput/probe_schedule_bound.h on the outage
+// family.
+std::string Gaps(const goodput::ProbeSchedule& schedule, size_t n) {
+  std::string out;
+  int64_t last = 0;
+  for (size_t i = 0; i < schedule.size() && i < n; ++i) {
+    absl::StrAppend(&out, i ? " " : "", schedule[i] - last);
+    last = schedule[i];
+  }
+  if (schedule.size() > n) absl::StrAppend(&out, " ...");
+  return out;
+}
+
+int RunProbeBoundMode() {
+  const int seeds = absl::GetFlag(FLAGS_seeds);
+  if (seeds < 1 || seeds > 100) {
+    return example_cli::UsageError(absl::StrCat("--seeds: must be in [1, 100], got ", seeds));
+  }
+  std::vector<int> rates;
+  for (absl::string_view r : absl::StrSplit(absl::GetFlag(FLAGS_rates), ',')) {
+    int rate = 0;
+    if (!absl::SimpleAtoi(r, &rate) || (rate != 10 && rate != 100)) {
+      return example_cli::UsageError(
+          absl::StrCat("--probe_bound: --rates must be 10 and/or 100, got \"", r, "\""));
+    }
+    rates.push_back(rate);
+  }
+  const absl::Duration length = absl::Seconds(300);
+  // The length distribution, from 300 runs the measured seeds are not among.
+  constexpr int kFirstDistributionSeed = 1001;
+  constexpr int kDistributionRuns = 300;
+  for (int rate : rates) {
+    std::vector<goodput::Scenario> scenarios;
+    goodput::OutageSample measured, distribution;
+    for (int seed = 1; seed <= seeds; ++seed) {
+      scenarios.push_back(*goodput::MakeScenario("outage", length, rate, seed));
+      measured.Add(scenarios.back());
+    }
+    for (int seed = kFirstDistributionSeed; seed < kFirstDistributionSeed + kDistributionRuns;
+         ++seed) {
+      distribution.Add(*goodput::MakeScenario("outage", length, rate, seed));
+    }
+    // The experiment's own goodput and waste of a schedule on the measured
+    // seeds, call by call.
+    auto run = [&](const goodput::ProbeSchedule& schedule) {
+      goodput::Metrics total;
+      int64_t down = 0;
+      for (size_t i = 0; i < scenarios.size(); ++i) {
+        goodput::Metrics m = goodput::RunProbeSchedule(scenarios[i], schedule, i + 1);
+        m.per_call.clear();
+        total.Merge(m);
+        down += goodput::RunScenario(scenarios[i], goodput::Policy{"none", ""}, i + 1)
+                    .reached_failing_backend;
+      }
+      total.waste_ratio = static_cast<double>(total.reached_failing_backend) / down;
+      return total;
+    };
+    // The same from the model on the distribution sample.
+    auto model = [&](const goodput::ProbeSchedule& schedule, double* goodput, double* waste) {
+      const goodput::ScheduleCost c = goodput::CostOf(schedule, distribution);
+      *goodput = 1.0 - static_cast<double>(c.lost) / distribution.healthy_calls;
+      *waste = static_cast<double>(c.probes + static_cast<int64_t>(distribution.outages.size())) /
+               distribution.down_calls();
+    };
+    std::printf("outage family at %d calls/s\n  measured: seeds 1-%d x 300 s, %zu outages, "
+                "%lld calls down, %lld healthy\n  distribution: seeds %d-%d, %zu outages, "
+                "%lld calls down, %lld healthy\n",
+                rate, seeds, measured.outages.size(),
+                static_cast<long long>(measured.down_calls()),
+                static_cast<long long>(measured.healthy_calls), kFirstDistributionSeed,
+                kFirstDistributionSeed + kDistributionRuns - 1, distribution.outages.size(),
+                static_cast<long long>(distribution.down_calls()),
+                static_cast<long long>(distribution.healthy_calls));
+    std::printf("  fixed spacing: a probe every k calls after the detection call\n"
+                "  %6s %8s %8s %10s %8s\n", "k", "goodput", "waste", "dist.good", "waste");
+    for (int k : {2, 3, 4, 5, 6, 8, 10, 12, 15, 20}) {
+      goodput::ProbeSchedule fixed;
+      for (int64_t a = k; a <= 20 * rate + k; a += k) fixed.push_back(a);
+      const goodput::Metrics m = run(fixed);
+      double g = 0, w = 0;
+      model(fixed, &g, &w);
+      std::printf("  %6d %8.4f %8.4f %10.4f %8.4f\n", k, m.goodput_ratio, m.waste_ratio, g, w);
+    }
+    std::printf("  the best schedule of any shape for the distribution (least probes + lambda * "
+                "lost, dynamic programming),\n  run on the measured seeds and on the "
+                "distribution\n  %6s %8s %8s %10s %8s  %s\n",
+                "lambda", "goodput", "waste", "dist.good", "waste",
+                "gaps between probes, in calls");
+    for (double lambda : {1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 16.0}) {
+      const goodput::BestSchedule best = goodput::OptimalSchedule(distribution, lambda);
+      const goodput::Metrics m = run(best.schedule);
+      double g = 0, w = 0;
+      model(best.schedule, &g, &w);
+      std::printf("  %6.1f %8.4f %8.4f %10.4f %8.4f  %s\n", lambda, m.goodput_ratio,
+                  m.waste_ratio, g, w, Gaps(best.schedule, 12).c_str());
+    }
+    for (bool detection : {true, false}) {
+      const goodput::Feasibility f = goodput::CheckTargets(distribution, 0.10, 0.01, detection);
+      std::printf("  distribution, goodput >= 0.99 and waste <= 0.10, detection calls %s: %s "
+                  "(margin %+.4f of the down calls at lambda %.2f)\n",
+                  detection ? "counted" : "free", f.margin > 0 ? "UNREACHABLE" : "not ruled out",
+                  f.margin, f.lambda);
+    }
+    const goodput::Feasibility hindsight = goodput::CheckTargets(measured, 0.10, 0.01, true);
+    const goodput::Metrics h = run(hindsight.best.schedule);
+    std::printf("  measured seeds with hindsight (a schedule fitted to their %zu outage "
+                "lengths): %s (margin %+.4f; goodput %.4f, waste %.4f)\n",
+                measured.outages.size(), hindsight.margin > 0 ? "UNREACHABLE" : "not ruled out",
+                hindsight.margin, h.goodput_ratio, h.waste_ratio);
+  }
+  return 0;
 }
 
 // --mode=live: concurrent callers in real time (experiments/goodput/live_run.h).
@@ -236,6 +387,7 @@ int RunLiveMode() {
 
 int main(int argc, char** argv) {
   example_cli::ParseFlagsOrExit(argc, argv, kUsage);
+  if (absl::GetFlag(FLAGS_probe_bound)) return RunProbeBoundMode();
   if (absl::GetFlag(FLAGS_suite)) return RunSuiteMode();
   const std::string mode = absl::GetFlag(FLAGS_mode);
   if (mode != "simulated" && mode != "grpc" && mode != "live") {

@@ -3,7 +3,13 @@
 // `goodput_experiment --suite --export_fates=DIR` wrote (see
 // experiments/goodput/fate_export.h and docs/breaker-quality.md).
 //
-//   node run.js FATES_DIR [--json=FILE] [--policies=a,b,...]
+//   node run.js FATES_DIR [--json=FILE] [--policies=a,b,...] [--rng_seed=N]
+//
+// cockatiel's ExponentialBackoff draws its delays from Math.random
+// (decorrelated jitter). Each run replaces Math.random with a generator
+// seeded by the scenario file, the policy and --rng_seed (default 1), so the
+// results are reproducible; other --rng_seed values show how much a peer's
+// row depends on its draws.
 //
 // For every scenario file it first checks itself against the C++ runs:
 //   1. its own run without a breaker must equal the C++ `none` run call for
@@ -69,11 +75,37 @@ function cockatiel(halfOpenAfter, makeBreaker) {
 
 // --- one run -----------------------------------------------------------------
 
-// Runs `make` (null: no breaker) against scenario `sc`; returns the per-call
-// outcomes: 's' succeeded, 'f' failed, 'r' rejected locally.
-async function runOne(sc, make) {
+// A seeded uniform generator in [0, 1) (mulberry32) to stand in for
+// Math.random during a run.
+function seededRandom(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+// FNV-1a of `text`: the seed of one run.
+function hash(text) {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h;
+}
+
+// Runs `make` (null: no breaker) against scenario `sc` with Math.random
+// seeded by `seed`; returns the per-call outcomes: 's' succeeded, 'f'
+// failed, 'r' rejected locally.
+async function runOne(sc, make, seed = 0) {
   const clock = FakeTimers.install({now: 0, toFake: ['Date', 'setTimeout', 'clearTimeout',
                                                     'setInterval', 'clearInterval']});
+  const random = Math.random;
+  Math.random = seededRandom(seed);
   try {
     const breaker = make ? make() : null;
     const n = sc.fates.length;
@@ -123,6 +155,7 @@ async function runOne(sc, make) {
     if (breaker) breaker.close();
     return out.join('');
   } finally {
+    Math.random = random;
     clock.uninstall();
   }
 }
@@ -202,11 +235,13 @@ async function main() {
   const args = process.argv.slice(2);
   const dir = args.find((a) => !a.startsWith('--'));
   if (!dir) {
-    console.error('usage: node run.js FATES_DIR [--json=FILE] [--policies=a,b,...]');
+    console.error('usage: node run.js FATES_DIR [--json=FILE] [--policies=a,b,...] ' +
+                  '[--rng_seed=N]');
     process.exit(2);
   }
   const jsonOut = (args.find((a) => a.startsWith('--json=')) || '').slice(7);
   const only = (args.find((a) => a.startsWith('--policies=')) || '').slice(11);
+  const rngSeed = (args.find((a) => a.startsWith('--rng_seed=')) || '--rng_seed=1').slice(11);
   const names = only ? only.split(',') : Object.keys(POLICIES);
   for (const name of names) {
     if (!POLICIES[name]) {
@@ -262,7 +297,9 @@ async function main() {
     };
     add('none', metrics(sc, none));
     add('recommended (C++)', m);
-    for (const name of names) add(name, metrics(sc, await runOne(sc, POLICIES[name])));
+    for (const name of names) {
+      add(name, metrics(sc, await runOne(sc, POLICIES[name], hash(`${file}|${name}|${rngSeed}`))));
+    }
   }
   const results = [];
   console.log(`peers: ${files.length} scenario files; the no-breaker run equals C++ call for ` +

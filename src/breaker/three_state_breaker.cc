@@ -103,16 +103,21 @@ void ThreeStateBreaker::SetState(BreakerState to, absl::Time now, TransitionCaus
   probes_in_flight_ = 0;
   probe_successes_ = 0;
   probes_waiting_since_ = absl::InfiniteFuture();
+  superseded_before_ = absl::InfinitePast();
   state_.store(static_cast<int>(to), std::memory_order_release);
   out.Add(from, to, now, cause);
+}
+
+absl::Duration ThreeStateBreaker::GrownOpenDuration() const {
+  const double grown = absl::ToDoubleSeconds(open_duration_) * options_.open_duration_multiplier;
+  return std::min(absl::Seconds(grown), options_.max_open_duration);
 }
 
 void ThreeStateBreaker::OpenLocked(absl::Time now, bool backoff, TransitionCause cause,
                                    Transitions& out) {
   if (backoff) {
     // A re-open without a full close in between: grow the open period.
-    const double grown = absl::ToDoubleSeconds(open_duration_) * options_.open_duration_multiplier;
-    open_duration_ = std::min(absl::Seconds(grown), options_.max_open_duration);
+    open_duration_ = GrownOpenDuration();
   } else {
     open_duration_ = options_.open_duration;
   }
@@ -164,6 +169,9 @@ Admission ThreeStateBreaker::Allow() {
         } else if (now - last_probe_admit_ < options_.probe_interval) {
           result = Reject(RejectReason::kHalfOpenProbeInterval);
         } else {
+          // Beyond the probe limit only because the others are overdue: the
+          // probes in flight are superseded by this one.
+          if (probes_in_flight_ >= options_.half_open_max_probes) superseded_before_ = now;
           if (probes_in_flight_++ == 0) probes_waiting_since_ = now;
           last_probe_admit_ = now;
           result = Admit(generation_.load(std::memory_order_relaxed), now, /*probe=*/true);
@@ -259,6 +267,21 @@ void ThreeStateBreaker::RecordProbe(const Admission& admission, Outcome outcome,
     probes_waiting_since_ = probes_in_flight_ > 0 ? now : absl::InfiniteFuture();
     if (outcome == Outcome::kNeutral) {
       // Says nothing about the backend: the next probe decides.
+    } else if (outcome == Outcome::kFailure && admission.start() < superseded_before_) {
+      // A failure of a probe sent before an overdue one: it says the backend
+      // was failing when it was sent; the newer probe in flight will tell
+      // about a later time. Re-opening from now would hold every call back
+      // for a whole open period after a backend that may have recovered in
+      // between. If the (grown) open period is no longer than probe_overdue,
+      // re-opening would not space the probes further apart than the overdue
+      // ones already are: the failure only frees its slot. Otherwise the
+      // breaker backs off as usual, but counting the open period from the
+      // newest probe sent, not from the arrival of this old news.
+      if (GrownOpenDuration() > options_.probe_overdue) {
+        const absl::Time newest = last_probe_admit_;
+        OpenLocked(now, /*backoff=*/true, TransitionCause::kProbeFailed, transitions);
+        open_until_ = std::min(open_until_, newest + open_duration_);
+      }
     } else if (outcome == Outcome::kFailure) {
       OpenLocked(now, /*backoff=*/true, TransitionCause::kProbeFailed, transitions);
     } else if (++probe_successes_ >= options_.half_open_successes_to_close) {

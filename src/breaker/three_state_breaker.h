@@ -44,8 +44,14 @@ namespace resilience {
 //     flight has waited that long, one more probe may go beyond
 //     half_open_max_probes (and no closer than probe_interval to the last):
 //     a probe stuck on a slow backend then cannot hold every other call back
-//     for its whole timeout. Each probe reports as usual; the first result
-//     that closes or re-opens wins, later ones are of an older generation.
+//     for its whole timeout. A success of any probe closes the breaker; a
+//     failure re-opens it, except for a failure of a probe that a newer
+//     overdue probe superseded (older news than the probe still in flight):
+//     that one only frees its slot when the grown open period is no longer
+//     than probe_overdue, and otherwise re-opens with the open period counted
+//     from the newest probe's admission, not from the old news' arrival.
+//     The first result that closes or re-opens wins; later ones are of an
+//     older generation.
 //   Generations: every state change bumps the generation; a result reported
 //   for an admission of an older generation is ignored.
 //
@@ -154,6 +160,8 @@ class ThreeStateBreaker final : public Breaker {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void OpenLocked(absl::Time now, bool backoff, TransitionCause cause, Transitions& out)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The open period a re-open from Half-Open would use.
+  absl::Duration GrownOpenDuration() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Notify(const Transitions& transitions);
 
   const Options options_;
@@ -176,6 +184,9 @@ class ThreeStateBreaker final : public Breaker {
   absl::Time last_probe_admit_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   // When the probes now in flight started waiting for a result.
   absl::Time probes_waiting_since_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
+  // Probes admitted before this were superseded by an overdue probe: their
+  // failures free their slots but do not re-open the breaker.
+  absl::Time superseded_before_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
 };
 
 }  // namespace resilience

@@ -26,6 +26,7 @@
 #include "grpc_resilience/internal/limits/fixed_concurrency_limiter.h"
 #include "grpc_resilience/internal/limits/gradient_concurrency_limiter.h"
 #include "grpc_resilience/internal/limits/token_bucket.h"
+#include "grpc_resilience/internal/policy/breaker_timing_warnings.h"
 #include "grpc_resilience/internal/policy/builtin_retry_config.h"
 #include "grpc_resilience/internal/policy/hedging_settings.h"
 #include "grpc_resilience/internal/policy/global_throttle_policy.h"
@@ -296,6 +297,9 @@ class PolicySetBuilder {
       any_retries_ = true;  // hedges spend retryThrottling's budget too
     }
 
+    if (entry.has_breaker()) {
+      AppendBreakerTimingWarnings(entry.breaker(), policy, path, set_.warnings_);
+    }
     const size_t index = set_.policies_.size();
     set_.policies_.push_back(std::move(policy));
     for (int n = 0; n < entry.name_size(); ++n) {

@@ -164,7 +164,7 @@ TEST(RunScenarioTest, SlowFailuresArriveLate) {
 }
 
 // probeOverdue: without it, a probe sent into the slow outage holds every
-// call back for its whole second; with the shipped 300 ms, recovery after a
+// call back for its whole second; with the shipped 400 ms, recovery after a
 // slow outage takes less than half a second on average.
 TEST(RunScenarioTest, ProbeOverdueBoundsTheSlowRecovery) {
   auto slow = MakeScenario("slow", Seconds(300), 1000, 1);
@@ -210,6 +210,21 @@ TEST(BreakerQualityTest, RecommendedOnOutages) {
   EXPECT_LE(m[Key("outage", 100)].waste_ratio, 0.03);
   EXPECT_LE(m[Key("outage", 10)].waste_ratio, 0.30);
   EXPECT_LE(m[Key("outage", 1000)].recovery99_max_seconds, 0.5);
+}
+
+// The slow family (failures reported 1 s late), seeds 1-3: back to 99% of
+// the oracle's rate within 0.5 s of every outage at 1000 calls/s, with
+// goodput >= 0.99 at every rate. A probe superseded by an overdue one no
+// longer re-opens the breaker when its failure arrives late (it did, 86 ms
+// after the backend of seed 1's outage at 92.5-102.0 s had recovered,
+// holding calls back 0.565 s).
+TEST(BreakerQualityTest, RecommendedOnSlowOutages) {
+  auto m = RecommendedIn({"slow"});
+  for (int rate : {1000, 100, 10}) {
+    EXPECT_GE(m[Key("slow", rate)].goodput_ratio, 0.99) << rate;
+  }
+  EXPECT_LE(m[Key("slow", 1000)].recovery99_max_seconds, 0.5);
+  EXPECT_LE(m[Key("slow", 100)].recovery99_max_seconds, 0.5);
 }
 
 // A brownout of 30% errors, below the 80% threshold, never trips it by the
