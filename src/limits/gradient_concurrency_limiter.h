@@ -34,9 +34,9 @@ namespace resilience {
 //
 // clamped to [min_limit, max_limit]. sqrt(limit) is the headroom that keeps
 // a few calls queued, so that a backend that got faster is noticed. The
-// limit does not grow while fewer than half of it were in flight during the
-// window (the load, not the backend, limits the calls then: a limit grown
-// unused would let the next burst through unchecked).
+// limit grows only after a window in which it was reached (below it, the
+// load, not the backend, limits the calls: a limit grown unused would let the
+// next burst through unchecked).
 //
 // Steady state behind a backend of N workers: the limit settles near
 // (1 + tolerance) * N + sqrt(limit), calls take about limit / N times the

@@ -196,6 +196,37 @@ TEST(GradientConcurrencyLimiterTest, DoesNotGrowWhileTheLoadLimitsTheCalls) {
   EXPECT_LT(limiter->limit(), 40);
 }
 
+// The limit grows only after a window in which it was reached: calls as
+// fast as the baseline (a gradient that asks for growth) never grow a limit
+// one slot short of binding, and do grow it once every slot was taken.
+TEST(GradientConcurrencyLimiterTest, GrowsOnlyAfterAWindowThatReachedTheLimit) {
+  SimulatedClock clock;
+  GradientConcurrencyLimiter::Options o;
+  o.initial_limit = 20;
+  auto limiter = MustCreate(o, clock);
+  const absl::Duration latency = absl::Milliseconds(10);
+  for (int i = 0; i < o.baseline_samples; ++i) {
+    ASSERT_TRUE(limiter->TryAcquire());
+    clock.AdvanceTime(latency);
+    limiter->Release(Outcome::kSuccess, latency);
+  }
+  ASSERT_FALSE(limiter->measuring());
+  ASSERT_EQ(limiter->baseline(), latency);
+  ASSERT_EQ(limiter->limit(), 20);
+  // `n` calls at once for a sample window, all finishing at the baseline.
+  const auto window = [&](int64_t n) {
+    for (int64_t i = 0; i < n; ++i) ASSERT_TRUE(limiter->TryAcquire());
+    clock.AdvanceTime(o.sample_window);
+    for (int64_t i = 0; i < n; ++i) limiter->Release(Outcome::kSuccess, latency);
+  };
+  for (int w = 0; w < 20; ++w) {
+    window(limiter->limit() - 1);
+    EXPECT_EQ(limiter->limit(), 20) << "window " << w;
+  }
+  window(limiter->limit());
+  EXPECT_GT(limiter->limit(), 20);
+}
+
 // Every baseline_interval the baseline is measured again: a backend that
 // became slower (10 ms -> 20 ms) is learned, and the limit goes back up to
 // what the workers can take.
