@@ -10,6 +10,9 @@ namespace {
 
 // The share of `smoothing` a window that grows the limit gets.
 constexpr double kGrowthWeight = 0.7;
+// Each interval between baseline measurements is baseline_interval times a
+// factor drawn uniformly in [1 - this, 1 + this].
+constexpr double kIntervalJitter = 0.25;
 
 }  // namespace
 
@@ -50,7 +53,8 @@ GradientConcurrencyLimiter::GradientConcurrencyLimiter(const Options& options, C
                                  Decision{options.min_limit, clock.Now(), options.baseline_samples,
                                           clock.Now()}),
       gradient_options_(options),
-      estimate_(static_cast<double>(options.initial_limit)) {}
+      estimate_(static_cast<double>(options.initial_limit)),
+      jitter_(static_cast<uint64_t>(absl::ToUnixNanos(clock.Now()))) {}
 
 absl::Duration GradientConcurrencyLimiter::baseline() {
   MutexLock lock(&mu_);
@@ -78,7 +82,8 @@ AdaptiveConcurrencyLimiter::Decision GradientConcurrencyLimiter::OnWindow(const 
   if (measuring_) {
     measuring_ = false;
     baseline_ = std::max(w.mean_latency, absl::Nanoseconds(1));
-    next_measurement_ = w.now + gradient_options_.baseline_interval;
+    const double factor = 1.0 + kIntervalJitter * (2 * jitter_.NextUniform() - 1);
+    next_measurement_ = w.now + gradient_options_.baseline_interval * factor;
     // The limit from before the measurement comes back.
     return Normal(w.now);
   }
