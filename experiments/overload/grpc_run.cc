@@ -141,7 +141,8 @@ absl::StatusOr<std::vector<PhaseResult>> RunPolicy(const Config& c, const Policy
         samples.push_back(
             LimitSample{now - start, resilience->Stats(kGet).concurrency_limit, false});
       }
-      next = std::max(next + kTick, now);
+      next += kTick;
+      if (next < now) next = now + kTick;
     }
   });
 
