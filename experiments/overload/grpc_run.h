@@ -26,6 +26,10 @@ Config GrpcDefaults();
 // fresh server and channel (about 12 x phase_length per policy, plus the
 // unloaded run of 3 s). The latency of an admitted call is the client's:
 // send to answer, at most the deadline (a call past it ends then).
+// Arrivals the load generator reaches more than a deadline late (the process
+// stalled) are not sent but counted (PhaseResult::unsent); a policy's run
+// with more than 1% of a phase's arrivals unsent is made again, three runs
+// at most, each discarded run noted in Result::notes.
 // InvalidArgument if a policy does not load, Unavailable if a server cannot
 // start.
 absl::StatusOr<Result> RunGrpc(const Config& config, const std::vector<Policy>& policies);

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "grpc_resilience/internal/core/random_source.h"
@@ -318,18 +319,23 @@ std::string ToJson(const Result& r) {
         "    {\"phase\": %d, \"policy\": \"%s\", \"load\": %g, \"capacity\": %g, "
         "\"offered_per_second\": %.1f, \"goodput_per_second\": %.1f, \"offered\": %d, "
         "\"admitted\": %d, \"rejected\": %d, \"completed_in_deadline\": %d, \"expired\": %d, "
-        "\"p50_ms\": %.3f, \"p99_ms\": %.3f, \"settled_p99_ms\": %.3f, \"mean_limit\": %.2f, "
-        "\"converge_seconds\": %g}%s\n",
+        "\"unsent\": %d, \"p50_ms\": %.3f, \"p99_ms\": %.3f, \"settled_p99_ms\": %.3f, "
+        "\"mean_limit\": %.2f, \"converge_seconds\": %g}%s\n",
         p.phase, p.policy, p.load, p.capacity, p.offered_per_second, p.goodput_per_second,
-        p.offered, p.admitted, p.rejected, p.completed_in_deadline, p.expired, p.p50_ms, p.p99_ms,
-        p.settled_p99_ms, p.mean_limit, p.converge_seconds, i + 1 < r.phases.size() ? "," : "");
+        p.offered, p.admitted, p.rejected, p.completed_in_deadline, p.expired, p.unsent, p.p50_ms,
+        p.p99_ms, p.settled_p99_ms, p.mean_limit, p.converge_seconds,
+        i + 1 < r.phases.size() ? "," : "");
   }
   out += "  ],\n  \"total_goodput_per_second\": {";
   for (size_t i = 0; i < r.total_goodput.size(); ++i) {
     absl::StrAppendFormat(&out, "%s\"%s\": %.1f", i == 0 ? "" : ", ", r.total_goodput[i].first,
                           r.total_goodput[i].second);
   }
-  out += "}\n}\n";
+  out += "},\n  \"notes\": [";
+  for (size_t i = 0; i < r.notes.size(); ++i) {
+    absl::StrAppendFormat(&out, "%s\"%s\"", i == 0 ? "" : ", ", absl::CEscape(r.notes[i]));
+  }
+  out += "]\n}\n";
   return out;
 }
 
@@ -371,6 +377,14 @@ std::string ToTable(const Result& r) {
   for (const auto& [name, goodput] : r.total_goodput) {
     absl::StrAppendFormat(&out, "  %-14s %8.1f\n", name, goodput);
   }
+  for (const PhaseResult& p : r.phases) {
+    if (p.unsent > 0) {
+      absl::StrAppendFormat(&out, "phase %d, %s: %d of %d arrivals not sent (the load generator "
+                            "fell more than a deadline behind)\n",
+                            p.phase, p.policy, p.unsent, p.offered);
+    }
+  }
+  for (const std::string& note : r.notes) absl::StrAppend(&out, "note: ", note, "\n");
   return out;
 }
 

@@ -43,6 +43,10 @@ struct Config {
   std::vector<double> loads = {0.5, 1, 2, 5};
   std::vector<double> capacities = {1, 0.5, 2};
   uint64_t seed = 1;
+  // gRPC mode, for tests: the load generator pauses once for `pause_for`,
+  // `pause_at` into each run (as it would in a process that got no CPU).
+  absl::Duration pause_at = absl::InfiniteDuration();
+  absl::Duration pause_for = absl::ZeroDuration();
 };
 
 // A policy under test: its name and the policy file's "throttle" object
@@ -71,6 +75,10 @@ struct PhaseResult {
   int64_t rejected = 0;
   int64_t completed_in_deadline = 0;
   int64_t expired = 0;  // admitted, completed past the deadline (or not by the end)
+  // gRPC mode: arrivals the load generator reached more than a deadline
+  // after their time (the process or the machine stalled) and did not send;
+  // counted in `offered`. Always 0 in the simulated mode.
+  int64_t unsent = 0;
   // Latency (admission to completion) of the admitted calls of the phase,
   // and of those admitted once the phase had run 2 s, or half of it if
   // shorter (settled).
@@ -94,6 +102,9 @@ struct Result {
   // Per policy, in the given order: calls within deadline per second over
   // the whole run.
   std::vector<std::pair<std::string, double>> total_goodput;
+  // What the reader must know about how the figures were made (gRPC mode:
+  // runs discarded because the load generator stalled).
+  std::vector<std::string> notes;
 };
 
 // Shared by the simulated and the gRPC mode.

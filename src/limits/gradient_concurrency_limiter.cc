@@ -6,6 +6,15 @@
 #include "absl/strings/str_cat.h"
 
 namespace resilience {
+namespace {
+
+// The share of `smoothing` a window that grows the limit gets.
+constexpr double kGrowthWeight = 0.7;
+// Each interval between baseline measurements is baseline_interval times a
+// factor drawn uniformly in [1 - this, 1 + this].
+constexpr double kIntervalJitter = 0.25;
+
+}  // namespace
 
 absl::Status GradientConcurrencyLimiter::Validate(const Options& o) {
   if (absl::Status s = AdaptiveConcurrencyLimiter::Validate(o); !s.ok()) return s;
@@ -44,7 +53,8 @@ GradientConcurrencyLimiter::GradientConcurrencyLimiter(const Options& options, C
                                  Decision{options.min_limit, clock.Now(), options.baseline_samples,
                                           clock.Now()}),
       gradient_options_(options),
-      estimate_(static_cast<double>(options.initial_limit)) {}
+      estimate_(static_cast<double>(options.initial_limit)),
+      jitter_(static_cast<uint64_t>(absl::ToUnixNanos(clock.Now()))) {}
 
 absl::Duration GradientConcurrencyLimiter::baseline() {
   MutexLock lock(&mu_);
@@ -72,7 +82,8 @@ AdaptiveConcurrencyLimiter::Decision GradientConcurrencyLimiter::OnWindow(const 
   if (measuring_) {
     measuring_ = false;
     baseline_ = std::max(w.mean_latency, absl::Nanoseconds(1));
-    next_measurement_ = w.now + gradient_options_.baseline_interval;
+    const double factor = 1.0 + kIntervalJitter * (2 * jitter_.NextUniform() - 1);
+    next_measurement_ = w.now + gradient_options_.baseline_interval * factor;
     // The limit from before the measurement comes back.
     return Normal(w.now);
   }
@@ -83,13 +94,20 @@ AdaptiveConcurrencyLimiter::Decision GradientConcurrencyLimiter::OnWindow(const 
       std::clamp(absl::FDivDuration(baseline_, mean) * (1.0 + gradient_options_.tolerance), 0.5,
                  2.0);
   double target = estimate_ * gradient + std::sqrt(estimate_);
-  // Load-limited: growing would only be a promise the backend never kept.
-  if (target > estimate_ && static_cast<double>(w.max_in_flight) * 2 < estimate_) {
-    target = estimate_;
-  }
-  estimate_ = std::clamp(
-      (1.0 - gradient_options_.smoothing) * estimate_ + gradient_options_.smoothing * target,
-      static_cast<double>(options_.min_limit), static_cast<double>(options_.max_limit));
+  // Grow only a limit that was reached during the window. Below it, the load
+  // (not the limit) decided how many calls ran: growing would only be a
+  // promise the backend never kept, and would let the next burst through
+  // unchecked (at a load equal to the capacity, the quiet windows between
+  // bursts would grow a limit that is not binding).
+  if (target > estimate_ && w.max_in_flight < std::llround(estimate_)) target = estimate_;
+  // Growth is weighed less than shrinking: a shrink answers measured
+  // queueing, growth only the headroom's guess that the backend could take
+  // more, and one window of growth too many lets a burst queue up.
+  const double smoothing =
+      gradient_options_.smoothing * (target > estimate_ ? kGrowthWeight : 1.0);
+  estimate_ = std::clamp((1.0 - smoothing) * estimate_ + smoothing * target,
+                         static_cast<double>(options_.min_limit),
+                         static_cast<double>(options_.max_limit));
   return Normal(w.now);
 }
 

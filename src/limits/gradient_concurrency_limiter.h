@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "grpc_resilience/internal/core/clock.h"
+#include "grpc_resilience/internal/core/random_source.h"
 #include "grpc_resilience/internal/limits/adaptive_concurrency_limiter.h"
 
 namespace resilience {
@@ -34,9 +35,9 @@ namespace resilience {
 //
 // clamped to [min_limit, max_limit]. sqrt(limit) is the headroom that keeps
 // a few calls queued, so that a backend that got faster is noticed. The
-// limit does not grow while fewer than half of it were in flight during the
-// window (the load, not the backend, limits the calls then: a limit grown
-// unused would let the next burst through unchecked).
+// limit grows only after a window in which it was reached (below it, the
+// load, not the backend, limits the calls: a limit grown unused would let the
+// next burst through unchecked).
 //
 // Steady state behind a backend of N workers: the limit settles near
 // (1 + tolerance) * N + sqrt(limit), calls take about limit / N times the
@@ -49,7 +50,10 @@ class GradientConcurrencyLimiter final : public AdaptiveConcurrencyLimiter {
     double tolerance = 0.25;
     // Weight of each window's target in the limit. In (0, 1].
     double smoothing = 0.7;
-    // How often the baseline is measured again. In [sample_window, 1h].
+    // How often the baseline is measured again, on average: each interval
+    // is drawn uniformly in [0.75, 1.25] x this, so that servers started
+    // together drift apart instead of pinning their limits at the same
+    // moments. In [sample_window, 1h].
     absl::Duration baseline_interval = absl::Seconds(10);
     // Calls a baseline measurement averages. In [1, 1e6].
     int64_t baseline_samples = 20;
@@ -88,6 +92,9 @@ class GradientConcurrencyLimiter final : public AdaptiveConcurrencyLimiter {
   absl::Duration baseline_ ABSL_GUARDED_BY(mu_) = absl::InfiniteDuration();
   bool measuring_ ABSL_GUARDED_BY(mu_) = true;
   absl::Time next_measurement_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
+  // Draws each interval until the next measurement; seeded with the time
+  // the limiter was made, so servers started apart measure apart.
+  SplitMixRandom jitter_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace resilience

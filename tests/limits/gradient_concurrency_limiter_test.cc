@@ -196,6 +196,37 @@ TEST(GradientConcurrencyLimiterTest, DoesNotGrowWhileTheLoadLimitsTheCalls) {
   EXPECT_LT(limiter->limit(), 40);
 }
 
+// The limit grows only after a window in which it was reached: calls as
+// fast as the baseline (a gradient that asks for growth) never grow a limit
+// one slot short of binding, and do grow it once every slot was taken.
+TEST(GradientConcurrencyLimiterTest, GrowsOnlyAfterAWindowThatReachedTheLimit) {
+  SimulatedClock clock;
+  GradientConcurrencyLimiter::Options o;
+  o.initial_limit = 20;
+  auto limiter = MustCreate(o, clock);
+  const absl::Duration latency = absl::Milliseconds(10);
+  for (int i = 0; i < o.baseline_samples; ++i) {
+    ASSERT_TRUE(limiter->TryAcquire());
+    clock.AdvanceTime(latency);
+    limiter->Release(Outcome::kSuccess, latency);
+  }
+  ASSERT_FALSE(limiter->measuring());
+  ASSERT_EQ(limiter->baseline(), latency);
+  ASSERT_EQ(limiter->limit(), 20);
+  // `n` calls at once for a sample window, all finishing at the baseline.
+  const auto window = [&](int64_t n) {
+    for (int64_t i = 0; i < n; ++i) ASSERT_TRUE(limiter->TryAcquire());
+    clock.AdvanceTime(o.sample_window);
+    for (int64_t i = 0; i < n; ++i) limiter->Release(Outcome::kSuccess, latency);
+  };
+  for (int w = 0; w < 20; ++w) {
+    window(limiter->limit() - 1);
+    EXPECT_EQ(limiter->limit(), 20) << "window " << w;
+  }
+  window(limiter->limit());
+  EXPECT_GT(limiter->limit(), 20);
+}
+
 // Every baseline_interval the baseline is measured again: a backend that
 // became slower (10 ms -> 20 ms) is learned, and the limit goes back up to
 // what the workers can take.
@@ -208,13 +239,64 @@ TEST(GradientConcurrencyLimiterTest, RemeasuresTheBaselinePeriodically) {
   backend.Run(absl::Seconds(2), 8);
   EXPECT_EQ(limiter->baseline(), absl::Milliseconds(10));
   backend.set_service(absl::Milliseconds(20));
-  backend.Run(absl::Seconds(2), 8);
+  // The next measurement comes 3.75 s to 6.25 s after the first.
+  backend.Run(absl::Milliseconds(1500), 8);
   // Before the next measurement, the slower calls look like queueing.
   EXPECT_LT(limiter->limit(), 16);
   EXPECT_EQ(limiter->baseline(), absl::Milliseconds(10));
   backend.Run(absl::Seconds(4), 8);
   EXPECT_EQ(limiter->baseline(), absl::Milliseconds(20));
   EXPECT_GE(limiter->limit(), 16);
+}
+
+// The intervals between measurements are drawn in [0.75, 1.25] x
+// baseline_interval: they vary, their mean stays near the interval, and two
+// limiters made at different instants (servers started apart) do not
+// measure in step.
+TEST(GradientConcurrencyLimiterTest, JittersTheIntervalBetweenMeasurements) {
+  GradientConcurrencyLimiter::Options o;
+  o.baseline_interval = absl::Seconds(1);
+  // When each measurement started, from the clock's start, over 60 s.
+  const auto starts = [&](absl::Time epoch) {
+    SimulatedClock clock(epoch);
+    auto limiter = MustCreate(o, clock);
+    Backend backend(clock, *limiter, 16, absl::Milliseconds(10));
+    std::vector<absl::Duration> at;
+    bool was_measuring = true;
+    for (int ms = 0; ms < 60'000; ms += 5) {
+      backend.Run(absl::Milliseconds(5), 1);
+      const bool measuring = limiter->measuring();
+      if (measuring && !was_measuring) at.push_back(clock.Now() - epoch);
+      was_measuring = measuring;
+    }
+    return at;
+  };
+  const std::vector<absl::Duration> a = starts(absl::UnixEpoch() + absl::Hours(24));
+  ASSERT_GE(a.size(), 40u);
+  absl::Duration shortest = absl::InfiniteDuration();
+  absl::Duration longest;
+  for (size_t i = 1; i < a.size(); ++i) {
+    // Between two starts: the drawn interval, plus the measurement itself
+    // and the window that sees the interval over (tens of ms).
+    const absl::Duration gap = a[i] - a[i - 1];
+    EXPECT_GE(gap, absl::Milliseconds(750)) << i;
+    EXPECT_LE(gap, absl::Milliseconds(1400)) << i;
+    shortest = std::min(shortest, gap);
+    longest = std::max(longest, gap);
+  }
+  EXPECT_GE(longest - shortest, absl::Milliseconds(250));
+  const absl::Duration mean = (a.back() - a.front()) / static_cast<double>(a.size() - 1);
+  EXPECT_GT(mean, absl::Milliseconds(900));
+  EXPECT_LT(mean, absl::Milliseconds(1200));
+
+  const std::vector<absl::Duration> b = starts(absl::UnixEpoch() + absl::Hours(24) +
+                                               absl::Nanoseconds(1));
+  ASSERT_GE(b.size(), 10u);
+  int in_step = 0;
+  for (size_t i = 1; i < 10; ++i) {
+    if (absl::AbsDuration(a[i] - b[i]) < absl::Milliseconds(20)) ++in_step;
+  }
+  EXPECT_LT(in_step, 3);
 }
 
 // A slot given back without a measurement (kNeutral, zero latency) is freed

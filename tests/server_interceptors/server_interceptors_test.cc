@@ -45,6 +45,10 @@ class Gate {
     open_ = true;
     cv_.notify_all();
   }
+  void Close() {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_ = false;
+  }
   // Waits (at most 10 s, so a broken test cannot hang) until open.
   void Pass() {
     std::unique_lock<std::mutex> lock(mu_);
@@ -388,6 +392,57 @@ TEST_P(ServerInterceptorsTest, NoSlotLeaksUnderCancellationsAndDeadlines) {
       << state_->Stats(kGet).in_flight;
   const ServerMethodStats stats = state_->Stats(kGet);
   EXPECT_GT(stats.admitted, 0);
+  EXPECT_TRUE(Get("fast").ok());
+}
+
+// The same paths through an adaptive limit (pinned at 4 by minLimit =
+// maxLimit): handlers outliving their client's deadline, cancellations and
+// a mixed storm give every slot back to the limiter itself, not only to the
+// method's in_flight counter: afterwards exactly 4 calls are admitted at
+// once again, and its limit stays where it was.
+TEST_P(ServerInterceptorsTest, NoAdaptiveSlotLeaksUnderCancellationsAndDeadlines) {
+  Start(R"({"methodConfig": [{"name": [{"service": "cache.v1.CacheService", "method": "Get"}],
+                              "throttle": {"adaptive": {"minLimit": 4, "maxLimit": 4,
+                                                        "initialLimit": 4}}}]})");
+  // Four held calls take every slot; a fifth is refused; all come back.
+  const auto exactly_four_fit = [&](absl::Duration deadline) {
+    gate_.Close();
+    std::vector<PendingCall*> held;
+    for (int i = 0; i < 4; ++i) held.push_back(StartGet("gated", deadline));
+    EXPECT_TRUE(Eventually([&] { return state_->Stats(kGet).in_flight == 4; }));
+    EXPECT_EQ(Get("x").error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+    return held;
+  };
+  // Deadlines that pass while the handlers are held: the slots stay taken
+  // until the handlers return.
+  for (PendingCall* c : exactly_four_fit(absl::Milliseconds(50))) {
+    ASSERT_TRUE(c->done.WaitForNotificationWithTimeout(kLong));
+    EXPECT_EQ(c->status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  }
+  EXPECT_EQ(Get("x").error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  gate_.Open();
+  ASSERT_TRUE(Eventually([&] { return state_->Stats(kGet).in_flight == 0; }));
+
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 300; ++i) {
+        auto call = StartGet(i % 3 == 0 ? "gated" : "fast",
+                             i % 5 == 0 ? absl::Milliseconds(1) : kLong);
+        if ((i + t) % 7 == 0) call->context.TryCancel();
+        ASSERT_TRUE(call->done.WaitForNotificationWithTimeout(kLong));
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_TRUE(Eventually([&] { return state_->Stats(kGet).in_flight == 0; }));
+  EXPECT_EQ(state_->Stats(kGet).concurrency_limit, 4);
+  std::vector<PendingCall*> held = exactly_four_fit(kLong);
+  gate_.Open();
+  for (PendingCall* c : held) {
+    ASSERT_TRUE(c->done.WaitForNotificationWithTimeout(kLong));
+    EXPECT_TRUE(c->status.ok()) << c->status.error_message();
+  }
   EXPECT_TRUE(Get("fast").ok());
 }
 
