@@ -197,6 +197,24 @@ class ServerInterceptorsTest : public ::testing::TestWithParam<bool> {
     return call;
   }
 
+  // Four threads each start `calls` Gets and wait for each to end: every
+  // third held at the gate (open it first), every fifth with a 1 ms
+  // deadline, every seventh (shifted per thread) cancelled by the client.
+  void CancellationStorm(int calls) {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&, t] {
+        for (int i = 0; i < calls; ++i) {
+          auto call = StartGet(i % 3 == 0 ? "gated" : "fast",
+                               i % 5 == 0 ? absl::Milliseconds(1) : kLong);
+          if ((i + t) % 7 == 0) call->context.TryCancel();
+          ASSERT_TRUE(call->done.WaitForNotificationWithTimeout(kLong));
+        }
+      });
+    }
+    for (std::thread& t : threads) t.join();
+  }
+
   grpc::Status Get(const std::string& key, grpc::ClientContext* context = nullptr) {
     grpc::ClientContext local;
     if (context == nullptr) context = &local;
@@ -376,18 +394,7 @@ TEST_P(ServerInterceptorsTest, NoSlotLeaksUnderCancellationsAndDeadlines) {
   ASSERT_TRUE(Eventually([&] { return state_->Stats(kGet).in_flight == 0; }));
 
   // Cancellations and a mixed storm from several threads.
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&, t] {
-      for (int i = 0; i < 500; ++i) {
-        auto call = StartGet(i % 3 == 0 ? "gated" : "fast",
-                             i % 5 == 0 ? absl::Milliseconds(1) : kLong);
-        if ((i + t) % 7 == 0) call->context.TryCancel();
-        ASSERT_TRUE(call->done.WaitForNotificationWithTimeout(kLong));
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
+  CancellationStorm(500);
   EXPECT_TRUE(Eventually([&] { return state_->Stats(kGet).in_flight == 0; }))
       << state_->Stats(kGet).in_flight;
   const ServerMethodStats stats = state_->Stats(kGet);
@@ -423,18 +430,7 @@ TEST_P(ServerInterceptorsTest, NoAdaptiveSlotLeaksUnderCancellationsAndDeadlines
   gate_.Open();
   ASSERT_TRUE(Eventually([&] { return state_->Stats(kGet).in_flight == 0; }));
 
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&, t] {
-      for (int i = 0; i < 300; ++i) {
-        auto call = StartGet(i % 3 == 0 ? "gated" : "fast",
-                             i % 5 == 0 ? absl::Milliseconds(1) : kLong);
-        if ((i + t) % 7 == 0) call->context.TryCancel();
-        ASSERT_TRUE(call->done.WaitForNotificationWithTimeout(kLong));
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
+  CancellationStorm(300);
   EXPECT_TRUE(Eventually([&] { return state_->Stats(kGet).in_flight == 0; }));
   EXPECT_EQ(state_->Stats(kGet).concurrency_limit, 4);
   std::vector<PendingCall*> held = exactly_four_fit(kLong);
