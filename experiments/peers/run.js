@@ -343,7 +343,12 @@ async function main() {
   if (jsonOut) fs.writeFileSync(jsonOut, JSON.stringify({peers: results}, null, 1) + '\n');
 }
 
-main().catch((e) => {
-  console.error(`run.js: ${e && e.stack ? e.stack : e}`);
-  process.exit(1);
-});
+// jitter.js reuses the runs and the metrics.
+module.exports = {POLICIES, runOne, metrics, hash};
+
+if (require.main === module) {
+  main().catch((e) => {
+    console.error(`run.js: ${e && e.stack ? e.stack : e}`);
+    process.exit(1);
+  });
+}

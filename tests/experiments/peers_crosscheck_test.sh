@@ -23,3 +23,8 @@ echo "$out"
 grep -q "identical\|equals C++ call for call" <<<"$out"
 grep -q "^opossum-default" <<<"$out"
 grep -q "^cockatiel-consecutive " <<<"$out"
+# jitter.js (the mixed family's open-period schedules) runs on the same fates.
+jitter="$(node "$peers/jitter.js" "$fates" --draws=2)"
+echo "$jitter"
+grep -q "^mixed @ 100 calls/s" <<<"$jitter"
+grep -q "^  fixed " <<<"$jitter"
