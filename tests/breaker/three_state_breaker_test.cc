@@ -1,6 +1,7 @@
 #include "grpc_resilience/internal/breaker/three_state_breaker.h"
 
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -41,6 +42,19 @@ class ThreeStateBreakerTest : public ::testing::Test {
   void Trip(ThreeStateBreaker& breaker) {
     Record(breaker, static_cast<int>(options_.min_requests), Outcome::kFailure);
     ASSERT_EQ(breaker.state(), State::kOpen);
+  }
+
+  // Trips `breaker`, waits out its open period and admits two probes `gap`
+  // apart (the second one overdue when gap >= probe_overdue).
+  std::pair<Admission, Admission> TwoProbes(ThreeStateBreaker& breaker, absl::Duration gap) {
+    Trip(breaker);
+    clock_.AdvanceTime(options_.open_duration);
+    Admission first = breaker.Allow();
+    EXPECT_TRUE(first.admitted());
+    clock_.AdvanceTime(gap);
+    Admission second = breaker.Allow();
+    EXPECT_TRUE(second.admitted());
+    return {std::move(first), std::move(second)};
   }
 
   SimulatedClock clock_;
@@ -319,13 +333,7 @@ TEST_F(ThreeStateBreakerTest, SupersededProbesFailureDoesNotReopen) {
   options_.open_duration = absl::Milliseconds(20);
   options_.max_open_duration = absl::Milliseconds(40);
   auto breaker = Make();
-  Trip(*breaker);
-  clock_.AdvanceTime(options_.open_duration);
-  Admission first = breaker->Allow();
-  ASSERT_TRUE(first.admitted());
-  clock_.AdvanceTime(absl::Milliseconds(50));
-  Admission second = breaker->Allow();
-  ASSERT_TRUE(second.admitted());
+  auto [first, second] = TwoProbes(*breaker, absl::Milliseconds(50));
   clock_.AdvanceTime(absl::Milliseconds(30));
   first.Record(Outcome::kFailure, absl::Milliseconds(80));
   EXPECT_EQ(breaker->state(), State::kHalfOpen);
@@ -346,13 +354,7 @@ TEST_F(ThreeStateBreakerTest, SupersededProbesFailureBacksOffFromTheNewestProbe)
   options_.probe_interval = absl::Milliseconds(20);
   options_.probe_overdue = absl::Milliseconds(50);
   auto breaker = Make();
-  Trip(*breaker);
-  clock_.AdvanceTime(options_.open_duration);
-  Admission first = breaker->Allow();
-  ASSERT_TRUE(first.admitted());
-  clock_.AdvanceTime(absl::Milliseconds(50));
-  Admission second = breaker->Allow();
-  ASSERT_TRUE(second.admitted());
+  auto [first, second] = TwoProbes(*breaker, absl::Milliseconds(50));
   clock_.AdvanceTime(absl::Milliseconds(950));
   first.Record(Outcome::kFailure, absl::Seconds(1));
   EXPECT_EQ(breaker->state(), State::kOpen);
@@ -375,13 +377,7 @@ TEST_F(ThreeStateBreakerTest, NewestOverdueProbesFailureReopens) {
   options_.probe_interval = absl::Milliseconds(20);
   options_.probe_overdue = absl::Milliseconds(50);
   auto breaker = Make();
-  Trip(*breaker);
-  clock_.AdvanceTime(options_.open_duration);
-  Admission first = breaker->Allow();
-  ASSERT_TRUE(first.admitted());
-  clock_.AdvanceTime(absl::Milliseconds(50));
-  Admission second = breaker->Allow();
-  ASSERT_TRUE(second.admitted());
+  auto [first, second] = TwoProbes(*breaker, absl::Milliseconds(50));
   second.Record(Outcome::kFailure, absl::Milliseconds(1));
   EXPECT_EQ(breaker->state(), State::kOpen);
   EXPECT_EQ(breaker->current_open_duration(), options_.open_duration * 2);
@@ -396,13 +392,7 @@ TEST_F(ThreeStateBreakerTest, ConcurrentProbesFailureReopens) {
   options_.half_open_max_probes = 2;
   options_.probe_overdue = absl::Milliseconds(50);
   auto breaker = Make();
-  Trip(*breaker);
-  clock_.AdvanceTime(options_.open_duration);
-  Admission first = breaker->Allow();
-  ASSERT_TRUE(first.admitted());
-  clock_.AdvanceTime(absl::Milliseconds(10));
-  Admission second = breaker->Allow();
-  ASSERT_TRUE(second.admitted());
+  auto [first, second] = TwoProbes(*breaker, absl::Milliseconds(10));
   first.Record(Outcome::kFailure, absl::Milliseconds(10));
   EXPECT_EQ(breaker->state(), State::kOpen);
 }
