@@ -204,22 +204,23 @@ TEST_F(ClientInterceptorsTest, HungBackendTripsTheBreaker) {
 }
 
 // slowCallThreshold judges a stream by the time to its first response, not
-// by how long it stays open: three healthy streams that stay open 300 ms
+// by how long it stays open: three healthy streams that stay open 500 ms
 // after an immediate first message are not slow; three whose first message
-// takes 300 ms are.
+// takes 500 ms are. (A 0.3 s threshold leaves an immediate first message
+// room on a loaded machine.)
 TEST_F(ClientInterceptorsTest, SlowStreamsAreJudgedByTheirFirstResponse) {
   Connect(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
-      "breaker": {"threeState": {"minRequests": 3, "slowCallThreshold": "0.2s",
+      "breaker": {"threeState": {"minRequests": 3, "slowCallThreshold": "0.3s",
                                  "slowCallRateThreshold": 0.5}}}]})");
   const char* kMethod = "/resilience.test.TestService/ServerStream";
-  service_.PauseStreamsNext(3, absl::Milliseconds(300));
+  service_.PauseStreamsNext(3, absl::Milliseconds(500));
   for (int i = 0; i < 3; ++i) {
     EXPECT_TRUE(MakeCall(*stub_, CallType::kServerStream, Flavour::kSync).status.ok());
   }
   BreakerSnapshot s = *resilience_->BreakerSnapshotOf(kMethod);
   EXPECT_EQ(s.counts.slow, 0);
   EXPECT_EQ(s.state, BreakerState::kClosed);
-  service_.SlowNext(3, absl::Milliseconds(300));
+  service_.SlowNext(3, absl::Milliseconds(500));
   for (int i = 0; i < 3; ++i) {
     EXPECT_TRUE(MakeCall(*stub_, CallType::kServerStream, Flavour::kSync).status.ok());
   }

@@ -119,9 +119,11 @@ TEST_F(ClientInterceptorsTest, BackoffWithinJitterBounds) {
   const absl::Duration first = log[1].at - log[0].at;
   const absl::Duration second = log[2].at - log[1].at;
   EXPECT_GE(first, absl::Milliseconds(16));
-  EXPECT_LE(first, absl::Milliseconds(24 + 30));  // + scheduling slack
+  // Upper bounds with slack for a loaded machine's scheduling; the exact
+  // bounds are checked on a simulated clock (tests/retry/backoff_test.cc).
+  EXPECT_LE(first, absl::Milliseconds(24 + 100));
   EXPECT_GE(second, absl::Milliseconds(32));
-  EXPECT_LE(second, absl::Milliseconds(48 + 30));
+  EXPECT_LE(second, absl::Milliseconds(48 + 100));
 }
 
 // Non-retryable codes, local breaker rejections, the caller's cancellation
