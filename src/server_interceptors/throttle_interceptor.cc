@@ -68,6 +68,18 @@ void ThrottleInterceptor::Reject(std::string message, absl::Duration pushback) {
   call_verdicts_.Reject(info_->server_context());
 }
 
+void ThrottleInterceptor::RejectByRate(absl::string_view cause, std::string message,
+                                       absl::Duration retry_after) {
+  state_->rejected_rate.fetch_add(1, std::memory_order_relaxed);
+  NoteRejection(cause);
+  // A concurrency slot taken before the bucket said no goes back unused.
+  if (holds_slot_) {
+    state_->limits->concurrency->Release(Outcome::kNeutral, absl::ZeroDuration());
+    holds_slot_ = false;
+  }
+  Reject(std::move(message), retry_after);
+}
+
 void ThrottleInterceptor::Admit() {
   start_ = clock_.Now();
   ScopeLimits& limits = *state_->limits;
@@ -91,30 +103,20 @@ void ThrottleInterceptor::Admit() {
   if (limits.rate != nullptr) {
     absl::Duration retry_after;
     if (!limits.rate->TryAcquire(&retry_after)) {
-      state_->rejected_rate.fetch_add(1, std::memory_order_relaxed);
-      NoteRejection("rate");
-      if (holds_slot_) {
-        limits.concurrency->Release(Outcome::kNeutral, absl::ZeroDuration());
-        holds_slot_ = false;
-      }
-      Reject(absl::StrCat(info_->method(), ": rate limit ", limits.rate->rate_per_second(),
-                          "/s reached"),
-             retry_after);
+      RejectByRate("rate",
+                   absl::StrCat(info_->method(), ": rate limit ", limits.rate->rate_per_second(),
+                                "/s reached"),
+                   retry_after);
       return;
     }
   }
   if (limits.global != nullptr) {
     absl::Duration retry_after;
     if (!limits.global->TryAcquire(&retry_after)) {
-      state_->rejected_rate.fetch_add(1, std::memory_order_relaxed);
-      NoteRejection("global_rate");
-      if (holds_slot_) {
-        limits.concurrency->Release(Outcome::kNeutral, absl::ZeroDuration());
-        holds_slot_ = false;
-      }
-      Reject(absl::StrCat(info_->method(), ": global rate limit ",
-                          limits.global->limiter().options().rate_per_second, "/s reached"),
-             retry_after);
+      RejectByRate("global_rate",
+                   absl::StrCat(info_->method(), ": global rate limit ",
+                                limits.global->limiter().options().rate_per_second, "/s reached"),
+                   retry_after);
       return;
     }
   }

@@ -66,6 +66,9 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
  private:
   void Admit();
   void Reject(std::string message, absl::Duration pushback);
+  // A rate limit (`cause`: "rate" or "global_rate") said no: counted, told
+  // to the events listener, any concurrency slot given back, then Reject().
+  void RejectByRate(absl::string_view cause, std::string message, absl::Duration retry_after);
   // Tell the events listener when the scope starts rejecting (`cause`),
   // and when it admits a call after kThrottleQuietPeriod without rejecting.
   void NoteRejection(absl::string_view cause);
