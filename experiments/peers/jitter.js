@@ -27,7 +27,7 @@
 const fs = require('fs');
 const path = require('path');
 const c = require('cockatiel');
-const {POLICIES, runOne, metrics, hash} = require('./run.js');
+const {POLICIES, runOne, metrics, hash, dominates} = require('./run.js');
 
 function withDelays(delay) {
   return () => {
@@ -50,8 +50,6 @@ const SCHEDULES = {
   'jitter±20%': [withDelays((k) => fixed(k) * (0.8 + 0.4 * Math.random())), true],
   'jitter±50%': [withDelays((k) => fixed(k) * (0.5 + Math.random())), true],
 };
-
-const dominates = (a, b) => a[0] >= b[0] && a[1] <= b[1] && (a[0] > b[0] || a[1] < b[1]);
 
 async function main() {
   const args = process.argv.slice(2);

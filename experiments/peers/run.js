@@ -88,6 +88,10 @@ function seededRandom(seed) {
   };
 }
 
+// Whether a = [goodput, waste] dominates b: goodput >= and waste <=, one of
+// them strictly.
+const dominates = (a, b) => a[0] >= b[0] && a[1] <= b[1] && (a[0] > b[0] || a[1] < b[1]);
+
 // FNV-1a of `text`: the seed of one run.
 function hash(text) {
   let h = 0x811c9dc5;
@@ -331,8 +335,7 @@ async function main() {
     const rec = at('recommended (C++)');
     for (const name of names) {
       const r = at(name);
-      const ge = r.goodput_ratio >= rec.goodput_ratio, le = r.waste_ratio <= rec.waste_ratio;
-      if (ge && le && (r.goodput_ratio > rec.goodput_ratio || r.waste_ratio < rec.waste_ratio)) {
+      if (dominates([r.goodput_ratio, r.waste_ratio], [rec.goodput_ratio, rec.waste_ratio])) {
         dominated.push(`${block.family} @ ${block.rate}: ${name}`);
       }
     }
@@ -343,8 +346,8 @@ async function main() {
   if (jsonOut) fs.writeFileSync(jsonOut, JSON.stringify({peers: results}, null, 1) + '\n');
 }
 
-// jitter.js reuses the runs and the metrics.
-module.exports = {POLICIES, runOne, metrics, hash};
+// jitter.js reuses the runs, the metrics and the Pareto test.
+module.exports = {POLICIES, runOne, metrics, hash, dominates};
 
 if (require.main === module) {
   main().catch((e) => {
