@@ -107,7 +107,7 @@ bool JsonScanner::Key() {
 bool JsonScanner::Value() {
   const size_t start = pos_;
   const size_t levels = frames_.size();  // the value's own path
-  if (pos_ >= text_.size()) return false;
+  if (pos_ >= text_.size()) return NotAValue(levels);
   const char c = text_[pos_];
   if (c == '{' || c == '[') {
     if (frames_.size() >= static_cast<size_t>(kMaxDepth)) {
@@ -134,11 +134,21 @@ bool JsonScanner::Value() {
     size_t end = pos_;
     while (end < text_.size() && absl::ascii_isalnum(text_[end])) ++end;
     const absl::string_view word = text_.substr(pos_, end - pos_);
-    if (word != "true" && word != "false" && word != "null") return false;
+    if (word != "true" && word != "false" && word != "null") return NotAValue(levels);
     pos_ = end;
     return true;
   }
-  return false;
+  return NotAValue(levels);
+}
+
+bool JsonScanner::NotAValue(size_t levels) {
+  const std::string found = pos_ >= text_.size()
+                                ? std::string("the end of the text")
+                                : absl::StrCat("\"", Printable(text_.substr(pos_), 12), "\"");
+  return Stop(pos_, levels,
+              absl::StrCat("expected a value (object, array, string, number, true, false or "
+                           "null), found ",
+                           found));
 }
 
 bool JsonScanner::Number(size_t levels) {

@@ -86,6 +86,9 @@ class JsonScanner {
   // One value; an object or array is opened (and its first member read), the
   // loop in Check() goes on with the rest.
   bool Value();
+  // Stops at a byte that starts no JSON value (or at the end of the text),
+  // showing what is there.
+  bool NotAValue(size_t levels);
 
   // A number: RFC 8259's grammar. protobuf also takes "1." and "1.e5";
   // those stop here, other malformed numbers are protobuf's to report.

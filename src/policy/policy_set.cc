@@ -755,6 +755,11 @@ class PolicySetBuilder {
 
 absl::StatusOr<PolicySet> PolicySet::FromJsonString(absl::string_view json,
                                                     LoadOptions options) {
+  // Editors on Windows start UTF-8 files with a byte-order mark; RFC 8259
+  // lets a parser ignore it, and protobuf's would refuse the file without
+  // saying where. Positions below are counted without it, as an editor
+  // shows them.
+  absl::ConsumePrefix(&json, "\xEF\xBB\xBF");
   if (absl::StripAsciiWhitespace(json).empty()) {
     return absl::InvalidArgumentError("policy JSON is empty (expected an object such as "
                                       "{\"methodConfig\": [...]})");

@@ -635,7 +635,9 @@ TEST(PolicySetTest, DuplicateNamesAreErrors) {
 TEST(PolicySetTest, MalformedInputs) {
   EXPECT_THAT(ErrorOf(""), HasSubstr("policy JSON is empty"));
   EXPECT_THAT(ErrorOf(" \n\t "), HasSubstr("policy JSON is empty"));
-  EXPECT_THAT(ErrorOf("not json"), HasSubstr("policy JSON: Unexpected token"));
+  EXPECT_EQ(ErrorOf("not json"),
+            "policy JSON: expected a value (object, array, string, number, true, false or null), "
+            "found \"not json\" at line 1, column 1");
   EXPECT_THAT(ErrorOf("{\"methodConfig\": ["), HasSubstr("policy JSON"));
   EXPECT_EQ(ErrorOf("[]"),
             "policy JSON: expected an object such as {\"methodConfig\": [...]}, got an array");
@@ -1200,6 +1202,32 @@ TEST(PolicySetSyntaxTest, SyntaxErrorsAreOneLineWithAPositionAndNoRawBytes) {
       EXPECT_TRUE(c >= 0x20 && c < 0x7F) << static_cast<int>(c);
     }
   }
+}
+
+// A file saved with a UTF-8 byte-order mark (as editors on Windows do) loads
+// as the same file without it; a byte that starts no value is named with its
+// position instead of protobuf's bare "Expected a value.".
+TEST(PolicySetSyntaxTest, AByteOrderMarkIsIgnoredAndAStrayByteIsShownWithItsPosition) {
+  const std::string body =
+      R"({"methodConfig": [{"name": [{"service": "cache.v1.CacheService"}], "timeout": "1s"}]})";
+  absl::StatusOr<PolicySet> with_bom = Load("\xEF\xBB\xBF" + body);
+  ASSERT_TRUE(with_bom.ok()) << with_bom.status();
+  EXPECT_EQ(with_bom->Find("/cache.v1.CacheService/Get").policy->timeout, absl::Seconds(1));
+
+  absl::StatusOr<PolicySet> stray = Load("{\"methodConfig\": [\n  @]}");
+  ASSERT_FALSE(stray.ok());
+  EXPECT_EQ(stray.status().message(),
+            "policy JSON: methodConfig[0]: expected a value (object, array, string, number, true, "
+            "false or null), found \"@]}\" at line 2, column 3");
+
+  absl::StatusOr<PolicySet> two_boms = Load("\xEF\xBB\xBF\xEF\xBB\xBF" + body);
+  ASSERT_FALSE(two_boms.ok());
+  EXPECT_THAT(std::string(two_boms.status().message()),
+              ::testing::HasSubstr(R"(found "\xef\xbb\xbf{"methodC..." at line 1, column 1)"));
+
+  absl::StatusOr<PolicySet> truncated = Load("{\"methodConfig\": ");
+  ASSERT_FALSE(truncated.ok());
+  EXPECT_THAT(truncated.status().message(), ::testing::HasSubstr("found the end of the text"));
 }
 
 }  // namespace
