@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace resilience {
@@ -22,7 +23,8 @@ absl::StatusOr<std::unique_ptr<RedisConnection>> RedisConnection::Connect(
     return absl::UnavailableError(absl::StrCat("connect to ", address, ": no memory"));
   }
   if (c->err != 0) {
-    const bool timed_out = c->err == REDIS_ERR_IO && errno == ETIMEDOUT;
+    // hiredis says strerror(ETIMEDOUT) when the connect ran out of time.
+    const bool timed_out = absl::StrContains(c->errstr, "timed out");
     absl::Status s =
         timed_out ? absl::DeadlineExceededError(absl::StrCat(
                         "connect timed out after ", absl::FormatDuration(timeout), " (", address, ")"))
