@@ -96,6 +96,20 @@ TEST_F(RedisStoreFaultsTest, GarbageTokensAreClampedAndTheFleetKeepsAdmitting) {
   }
 }
 
+// A key of another type (a string here) would fail every lease with
+// WRONGTYPE: it is replaced by an empty bucket, counted and logged.
+TEST_F(RedisStoreFaultsTest, KeyOfAnotherTypeIsReplaced) {
+  StartRedis();
+  auto limit = Loaded(redis_->port(), "string");
+  ASSERT_TRUE(redis_->Command({"SET", "string", "not a bucket"}).ok());
+  const int64_t admitted = Offer(*limit, 100, absl::Seconds(1));
+  EXPECT_GE(admitted, 35) << "of 50 expected";
+  EXPECT_LE(admitted, 50 + 10 + 5 + 5);
+  EXPECT_EQ(limit->limiter().Stats().bad_values, 1);
+  EXPECT_EQ(limit->limiter().Stats().lease_failures, 0);
+  EXPECT_EQ(redis_->Command({"TYPE", "string"}).value_or(""), "hash");
+}
+
 // +inf tokens (or any number above the burst) is a full bucket, no more.
 TEST_F(RedisStoreFaultsTest, TooManyTokensAreClampedToTheBurst) {
   StartRedis();
