@@ -35,6 +35,7 @@
 #include "grpc_resilience/internal/grpc_common/log_events.h"
 #include "examples/common/command_line.h"
 #include "grpc_resilience/internal/metrics/prometheus_text.h"
+#include "grpc_resilience/internal/global_limits/global_throttle_credentials.h"
 #include "grpc_resilience/internal/policy/policy_set.h"
 #ifdef CACHE_SERVICE_HAS_METRICS_HTTP
 #include "grpc_resilience/internal/metrics/metrics_http_server.h"
@@ -118,6 +119,11 @@ int main(int argc, char** argv) {
     policies = *std::move(loaded);
     for (const std::string& warning : policies.warnings()) {
       std::fprintf(stderr, "cache_server: warning: %s\n", warning.c_str());
+    }
+    // Redis credentials the policies name and Redis refuses: an error now,
+    // not a silent local share later (an unreachable Redis is not one).
+    if (absl::Status s = resilience::CheckGlobalThrottleCredentials(policies); !s.ok()) {
+      return Fail(absl::StrCat("policy file \"", policy_path, "\": ", s.message()));
     }
   }
 

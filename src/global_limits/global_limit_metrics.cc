@@ -29,6 +29,11 @@ void AppendGlobalLimitMetrics(PrometheusText& text, std::vector<GlobalRateLimit*
       "grpc_resilience_server_global_limit_transitions_total",
       "Changes between the global limit and the local share: to=\"local_share\" when Redis "
       "became unreachable, to=\"global\" when it answered again.");
+  PrometheusText::Family& repairs = text.Counter(
+      "grpc_resilience_server_global_limit_bucket_repairs_total",
+      "Leases that found the fleet's bucket in Redis lost (kind=\"key_lost\": started again "
+      "full), holding values out of range (kind=\"bad_value\": clamped) or a timestamp ahead "
+      "of Redis's clock (kind=\"clock_back\": taken as now).");
   for (GlobalRateLimit* limit : limits) {
     const MetricLabel key{"key", limit->key()};
     const GlobalRateLimiterStats s = limit->limiter().Stats();
@@ -41,6 +46,9 @@ void AppendGlobalLimitMetrics(PrometheusText& text, std::vector<GlobalRateLimit*
     failures.Sample({key}, s.lease_failures);
     transitions.Sample({key, {"to", "local_share"}}, s.fallbacks);
     transitions.Sample({key, {"to", "global"}}, s.recoveries);
+    repairs.Sample({key, {"kind", "key_lost"}}, s.keys_lost);
+    repairs.Sample({key, {"kind", "bad_value"}}, s.bad_values);
+    repairs.Sample({key, {"kind", "clock_back"}}, s.clock_steps);
   }
 }
 

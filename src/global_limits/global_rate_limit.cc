@@ -12,7 +12,8 @@ absl::StatusOr<std::unique_ptr<GlobalRateLimit>> GlobalRateLimit::Create(
     const GlobalThrottleSettings& settings, absl::string_view scope, Clock& clock) {
   std::string key = settings.key.empty() ? DefaultGlobalThrottleKey(scope) : settings.key;
   GlobalRateLimiter::Options options = LimiterOptions(settings);
-  options.name = absl::StrCat("'", key, "' at ", settings.host, ":", settings.port);
+  options.name = absl::StrCat("'", key, "' at ", settings.host, ":", settings.port,
+                              settings.path.empty() ? "" : absl::StrCat(" (", settings.path, ")"));
   options.log = [](const std::string& line) {
     const std::string out = absl::StrCat("grpc_resilience: ", line, "\n");
     std::fwrite(out.data(), 1, out.size(), stderr);  // one write: lines do not interleave
@@ -25,6 +26,11 @@ absl::StatusOr<std::unique_ptr<GlobalRateLimit>> GlobalRateLimit::Create(
   source.port = settings.port;
   source.key = key;
   source.timeout = settings.timeout;
+  if (!settings.password_env.empty() || !settings.password_file.empty()) {
+    source.username = settings.username;
+    source.password = [settings] { return ReadGlobalThrottlePassword(settings); };
+    source.credentials = GlobalThrottlePasswordSource(settings);
+  }
   return std::unique_ptr<GlobalRateLimit>(
       new GlobalRateLimit(std::move(key), *std::move(limiter), std::move(source)));
 }

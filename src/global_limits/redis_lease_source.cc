@@ -3,18 +3,13 @@
 #include <hiredis/hiredis.h>
 #include <signal.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 
 #include <algorithm>
-#include <cmath>
-#include <cstdlib>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 
 namespace resilience {
 namespace {
@@ -33,61 +28,12 @@ void DropPendingSigpipe() {
   }
 }
 
-// The reply as text for a message: an error reply's or the context's.
-std::string ErrorOf(redisContext* c, redisReply* reply) {
-  if (reply == nullptr) {
-    return c->err != 0 ? std::string(c->errstr) : std::string("no reply");
-  }
-  if (reply->type == REDIS_REPLY_ERROR) return std::string(reply->str, reply->len);
-  return absl::StrCat("unexpected reply type ", reply->type);
-}
-
-struct ReplyDeleter {
-  void operator()(redisReply* r) const {
-    if (r != nullptr) freeReplyObject(r);
-  }
-};
-using Reply = std::unique_ptr<redisReply, ReplyDeleter>;
-
-Reply Command(redisContext* c, const std::vector<std::string>& args) {
-  std::vector<const char*> argv;
-  std::vector<size_t> lens;
-  for (const std::string& a : args) {
-    argv.push_back(a.data());
-    lens.push_back(a.size());
-  }
-  return Reply(static_cast<redisReply*>(
-      redisCommandArgv(c, static_cast<int>(argv.size()), argv.data(), lens.data())));
+absl::string_view ErrorText(const redisReply& reply) {
+  return reply.type == REDIS_REPLY_ERROR ? absl::string_view(reply.str, reply.len)
+                                         : absl::string_view("unexpected reply");
 }
 
 }  // namespace
-
-// Numbers in the hash are written with 17 significant digits: Lua's own
-// tostring() keeps 14, too few for microsecond timestamps.
-const char RedisLeaseSource::kLeaseScript[] = R"lua(
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local rate = tonumber(ARGV[1])
-local burst = tonumber(ARGV[2])
-local want = tonumber(ARGV[3])
-local s = redis.call('HMGET', KEYS[1], 'tokens', 'us')
-local tokens = tonumber(s[1])
-local last = tonumber(s[2])
-if tokens == nil or last == nil then
-  tokens = burst
-  last = now
-end
-if now > last then
-  tokens = math.min(burst, tokens + (now - last) * rate / 1000000)
-  last = now
-end
-local granted = math.floor(math.min(want, tokens))
-if granted < 0 then granted = 0 end
-tokens = tokens - granted
-redis.call('HSET', KEYS[1], 'tokens', string.format('%.17g', tokens), 'us', string.format('%.17g', last))
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-return {granted, string.format('%.17g', tokens)}
-)lua";
 
 RedisLeaseSource::RedisLeaseSource(Options options, GlobalRateLimiter& limiter)
     : options_(std::move(options)), limiter_(limiter) {
@@ -125,75 +71,74 @@ bool RedisLeaseSource::Pause(absl::Duration d, bool wakeable) {
   return false;
 }
 
+bool RedisLeaseSource::Stopping() {
+  MutexLock lock(&mu_);
+  return stopping_;
+}
+
 absl::Status RedisLeaseSource::Connect() {
-  redisContext* c =
-      redisConnectWithTimeout(options_.host.c_str(), options_.port, absl::ToTimeval(options_.timeout));
-  if (c == nullptr) return absl::UnavailableError("cannot allocate a Redis context");
-  if (c->err != 0) {
-    absl::Status s = absl::UnavailableError(c->errstr);
-    redisFree(c);
-    return s;
-  }
+  absl::StatusOr<std::unique_ptr<RedisConnection>> c =
+      RedisConnection::Connect(options_.host, options_.port, options_.timeout);
+  if (!c.ok()) return c.status();
   {
     MutexLock lock(&mu_);
-    if (stopping_) {
-      redisFree(c);
-      return absl::CancelledError("stopping");
-    }
-    context_ = c;
-    fd_ = c->fd;
+    if (stopping_) return absl::CancelledError("stopping");
+    fd_ = (*c)->fd();
+    connection_ = *std::move(c);
   }
-  if (redisSetTimeout(c, absl::ToTimeval(options_.timeout)) != REDIS_OK) {
-    return absl::UnavailableError("cannot set the command timeout");
+  if (absl::Status s = Authenticate(*connection_); !s.ok()) return s;
+  absl::StatusOr<RedisReply> reply =
+      connection_->Command({"SCRIPT", "LOAD", LeaseScript::kSource});
+  if (!reply.ok()) return reply.status();
+  if ((*reply)->type != REDIS_REPLY_STRING) {
+    const absl::string_view error = ErrorText(**reply);
+    const bool no_auth = absl::StartsWith(error, "NOAUTH") && !options_.password;
+    return absl::UnavailableError(absl::StrCat(
+        "SCRIPT LOAD (", connection_->address(), "): ", error,
+        no_auth ? " (the policy sets neither passwordEnv nor passwordFile)" : ""));
   }
-  Reply reply = Command(c, {"SCRIPT", "LOAD", kLeaseScript});
-  if (reply == nullptr || reply->type != REDIS_REPLY_STRING) {
-    return absl::UnavailableError(absl::StrCat("SCRIPT LOAD: ", ErrorOf(c, reply.get())));
-  }
-  sha_.assign(reply->str, reply->len);
+  sha_.assign((*reply)->str, (*reply)->len);
   return absl::OkStatus();
+}
+
+absl::Status RedisLeaseSource::Authenticate(RedisConnection& connection) {
+  if (!options_.password) return absl::OkStatus();
+  // Asked for at each connect: a rotated password file is read again.
+  absl::StatusOr<std::string> password = options_.password();
+  if (!password.ok()) return password.status();
+  return connection.Authenticate(options_.username, *password, options_.credentials);
 }
 
 void RedisLeaseSource::Disconnect() {
-  redisContext* c = nullptr;
+  std::unique_ptr<RedisConnection> c;
   {
     MutexLock lock(&mu_);
-    c = context_;
-    context_ = nullptr;
+    c = std::move(connection_);
     fd_ = -1;
   }
-  if (c != nullptr) redisFree(c);
 }
 
-absl::Status RedisLeaseSource::Lease(int64_t want, int64_t* granted, double* remaining) {
-  const double rate = limiter_.options().rate_per_second;
-  const int64_t burst = limiter_.options().burst;
-  // The key outlives a full refill by a second, then goes: a full bucket.
-  const double refill_ms = std::ceil(static_cast<double>(burst) / rate * 1000.0) + 1000.0;
-  const std::string ttl = absl::StrFormat("%.0f", std::min(refill_ms, 1e15));
-  const std::vector<std::string> args = {
-      "EVALSHA", sha_, "1", options_.key, absl::StrFormat("%.17g", rate), absl::StrCat(burst),
-      absl::StrCat(want), ttl};
-  Reply reply = Command(context_, args);
-  if (reply != nullptr && reply->type == REDIS_REPLY_ERROR &&
-      absl::StartsWith(absl::string_view(reply->str, reply->len), "NOSCRIPT")) {
+absl::StatusOr<LeaseScript::Reply> RedisLeaseSource::Lease(int64_t want) {
+  std::vector<std::string> args = {"EVALSHA", sha_};
+  for (std::string& a : LeaseScript::Args(options_.key, limiter_.options().rate_per_second,
+                                          limiter_.options().burst, want, leased_before_)) {
+    args.push_back(std::move(a));
+  }
+  absl::StatusOr<RedisReply> reply = connection_->Command(args);
+  if (reply.ok() && (*reply)->type == REDIS_REPLY_ERROR &&
+      absl::StartsWith(ErrorText(**reply), "NOSCRIPT")) {
     // Redis restarted or flushed its scripts: EVAL runs and caches it again.
-    std::vector<std::string> eval = args;
-    eval[0] = "EVAL";
-    eval[1] = kLeaseScript;
-    reply = Command(context_, eval);
+    args[0] = "EVAL";
+    args[1] = LeaseScript::kSource;
+    reply = connection_->Command(args);
   }
-  if (reply == nullptr || reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
-      reply->element[0]->type != REDIS_REPLY_INTEGER ||
-      reply->element[1]->type != REDIS_REPLY_STRING) {
-    return absl::UnavailableError(absl::StrCat("lease: ", ErrorOf(context_, reply.get())));
+  if (!reply.ok()) return reply.status();
+  absl::StatusOr<LeaseScript::Reply> lease = LeaseScript::Parse(reply->get(), want);
+  if (!lease.ok()) {
+    return absl::UnavailableError(
+        absl::StrCat("lease (", connection_->address(), "): ", lease.status().message()));
   }
-  *granted = std::clamp<int64_t>(reply->element[0]->integer, 0, want);
-  if (!absl::SimpleAtod(absl::string_view(reply->element[1]->str, reply->element[1]->len),
-                        remaining)) {
-    *remaining = 0;
-  }
-  return absl::OkStatus();
+  return lease;
 }
 
 void RedisLeaseSource::Run() {
@@ -205,21 +150,22 @@ void RedisLeaseSource::Run() {
   pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
 
   absl::Duration backoff = options_.min_backoff;
+  // A failed connect or round trip: the connection goes, the limiter hears
+  // why (unless the destructor broke it off), and the thread backs off.
+  // False once stopping.
+  auto fail = [&](const absl::Status& s) {
+    DropPendingSigpipe();
+    Disconnect();
+    if (Stopping()) return false;
+    limiter_.OnFailure(s.message());
+    if (!Pause(backoff, /*wakeable=*/false)) return false;
+    backoff = std::min(backoff * 2, options_.max_backoff);
+    return true;
+  };
   while (true) {
-    if (context_ == nullptr) {
-      absl::Status s = Connect();
-      if (!s.ok()) {
-        DropPendingSigpipe();
-        Disconnect();
-        {
-          // Broken off by the destructor: not Redis's failure.
-          MutexLock lock(&mu_);
-          if (stopping_) return;
-        }
-        limiter_.OnFailure(absl::StrCat("connect to ", options_.host, ":", options_.port, ": ",
-                                        s.message()));
-        if (!Pause(backoff, /*wakeable=*/false)) return;
-        backoff = std::min(backoff * 2, options_.max_backoff);
+    if (connection_ == nullptr) {
+      if (absl::Status s = Connect(); !s.ok()) {
+        if (!fail(s)) return;
         continue;
       }
     }
@@ -228,25 +174,25 @@ void RedisLeaseSource::Run() {
       if (!Pause(limiter_.options().lease_interval, /*wakeable=*/true)) return;
       continue;
     }
-    int64_t granted = 0;
-    double remaining = 0;
-    absl::Status s = Lease(want, &granted, &remaining);
-    if (!s.ok()) {
-      DropPendingSigpipe();
-      Disconnect();
-      {
-        MutexLock lock(&mu_);
-        if (stopping_) return;
-      }
-      limiter_.OnFailure(s.message());
-      if (!Pause(backoff, /*wakeable=*/false)) return;
-      backoff = std::min(backoff * 2, options_.max_backoff);
+    absl::StatusOr<LeaseScript::Reply> lease = Lease(want);
+    if (!lease.ok()) {
+      if (!fail(lease.status())) return;
       continue;
     }
     backoff = options_.min_backoff;
-    limiter_.OnLease(want, granted, remaining);
+    leased_before_ = true;
+    if (lease->repairs & LeaseScript::kKeyLost) {
+      limiter_.OnAnomaly(GlobalRateLimiter::Anomaly::kKeyLost);
+    }
+    if (lease->repairs & LeaseScript::kBadValue) {
+      limiter_.OnAnomaly(GlobalRateLimiter::Anomaly::kBadValue);
+    }
+    if (lease->repairs & LeaseScript::kClockBack) {
+      limiter_.OnAnomaly(GlobalRateLimiter::Anomaly::kClockBack);
+    }
+    limiter_.OnLease(want, lease->granted, lease->remaining);
     // The fleet's bucket is dry: wait for it rather than ask again at once.
-    if (granted < want && !Pause(limiter_.DryWait(), /*wakeable=*/false)) return;
+    if (lease->granted < want && !Pause(limiter_.DryWait(), /*wakeable=*/false)) return;
   }
 }
 

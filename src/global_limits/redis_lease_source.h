@@ -8,31 +8,37 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "grpc_resilience/internal/core/mutex.h"
+#include "grpc_resilience/internal/global_limits/lease_script.h"
+#include "grpc_resilience/internal/global_limits/redis_connection.h"
 #include "grpc_resilience/internal/limits/global_rate_limiter.h"
 #include "grpc_resilience/internal/limits/lease_source.h"
-
-struct redisContext;
 
 namespace resilience {
 
 // RedisLeaseSource
 //
-// Its thread connects to Redis (connect and command `timeout`), and
-// whenever the limiter is low (Wake(), or every lease interval) takes the
-// lease GlobalRateLimiter::LeaseWanted() asks for with one script call
-// (EVALSHA, EVAL when Redis no longer has the script): the bucket's state
-// is a hash at `key` refilled by Redis's own TIME, so the servers' clocks
-// need not agree. Failures (refused, timed out, error replies) go to
-// GlobalRateLimiter::OnFailure(); the thread then reconnects with backoff
-// (min_backoff doubling to max_backoff). SIGPIPE is blocked on the thread,
-// so a Redis that goes away cannot kill the process.
+// Its thread connects to Redis (connect `timeout`; AUTH when there is a
+// password), and whenever the limiter is low (Wake(), or every lease
+// interval) takes the lease GlobalRateLimiter::LeaseWanted() asks for with
+// one script call (LeaseScript; EVALSHA, EVAL when Redis no longer has the
+// script): the bucket's state is a hash at `key` refilled by Redis's own
+// TIME, so the servers' clocks need not agree. Every round trip must finish
+// within `timeout` (a deadline, not a limit per read). Failures (refused,
+// timed out, refused credentials, error replies) go to
+// GlobalRateLimiter::OnFailure(), repairs the script made to the bucket to
+// OnAnomaly(); the thread then reconnects with backoff (min_backoff
+// doubling to max_backoff). SIGPIPE is blocked on the thread, so a Redis
+// that goes away cannot kill the process.
 //
 // The constructor starts the thread and returns at once; the destructor
 // stops it, breaking off a round trip in progress (shutdown of the socket),
@@ -47,11 +53,14 @@ class RedisLeaseSource final : public LeaseSource {
     absl::Duration timeout = absl::Milliseconds(200);
     absl::Duration min_backoff = absl::Milliseconds(50);
     absl::Duration max_backoff = absl::Seconds(1);
+    // AUTH: the ACL user (empty: the default user), and the password,
+    // asked for at each connect (a file may have changed); empty: no AUTH.
+    // `credentials` names where the password comes from, for messages (the
+    // policy's field and the variable's name or file's path).
+    std::string username;
+    std::function<absl::StatusOr<std::string>()> password;
+    std::string credentials;
   };
-
-  // The Lua script of one lease (KEYS[1] the bucket; ARGV rate per second,
-  // burst, tokens wanted, key lifetime in ms). Returns {granted, remaining}.
-  static const char kLeaseScript[];
 
   // `limiter` must outlive this object; its rate and burst are the bucket's.
   RedisLeaseSource(Options options, GlobalRateLimiter& limiter);
@@ -64,20 +73,24 @@ class RedisLeaseSource final : public LeaseSource {
 
  private:
   void Run();
-  // Connects and loads the script; the error otherwise.
+  // Connects, authenticates and loads the script; the error otherwise.
   absl::Status Connect();
+  absl::Status Authenticate(RedisConnection& connection);
   void Disconnect() ABSL_LOCKS_EXCLUDED(mu_);
   // One round trip for `want` tokens.
-  absl::Status Lease(int64_t want, int64_t* granted, double* remaining);
+  absl::StatusOr<LeaseScript::Reply> Lease(int64_t want);
   // Waits `d`, or until stopped, or (when `wakeable`) woken. False once
   // stopping.
   bool Pause(absl::Duration d, bool wakeable) ABSL_LOCKS_EXCLUDED(mu_);
+  bool Stopping() ABSL_LOCKS_EXCLUDED(mu_);
 
   const Options options_;
   GlobalRateLimiter& limiter_;
-  // The thread's connection and the script's SHA1.
-  redisContext* context_ = nullptr;
+  // The thread's connection, the script's SHA1, and whether a lease from
+  // the key ever succeeded (a missing key is then a lost one).
+  std::unique_ptr<RedisConnection> connection_;
   std::string sha_;
+  bool leased_before_ = false;
 
   Mutex mu_;
   CondVar cv_;

@@ -17,6 +17,8 @@ constexpr absl::Duration kMaxLeaseInterval = absl::Seconds(10);
 constexpr absl::Duration kMaxLeaseLifetime = absl::Hours(1);
 // The observed share is the tokens granted over windows of this length.
 constexpr int64_t kShareWindowNs = 1'000'000'000;
+// Distinct failure reasons logged per outage, beyond the first.
+constexpr size_t kMaxFailureReasonsLogged = 8;
 // The local share is never below this fraction of the fleet's rate.
 constexpr double kMinShareFraction = 0.01;
 
@@ -214,7 +216,19 @@ void GlobalRateLimiter::OnFailure(absl::string_view why) {
   MutexLock lock(&mu_);
   lease_failures.fetch_add(1, std::memory_order_relaxed);
   const Mode was = mode_.load(std::memory_order_acquire);
-  if (was == Mode::kLocal) return;
+  if (was == Mode::kLocal) {
+    // Already on the local share: a new reason (the connection reset, then
+    // the password refused) is worth a line, each one once per outage.
+    if (failures_logged_.size() < kMaxFailureReasonsLogged &&
+        std::find(failures_logged_.begin(), failures_logged_.end(), why) ==
+            failures_logged_.end()) {
+      failures_logged_.emplace_back(why);
+      Log(absl::StrFormat("global rate limit %s: still on the local share: %s", options_.name,
+                          why));
+    }
+    return;
+  }
+  failures_logged_.assign(1, std::string(why));
   // A partial window of at least a tenth of one still tells the share.
   if (now_ns - window_start_ns_ >= kShareWindowNs / 10 && window_granted_ > 0) {
     const double partial = static_cast<double>(window_granted_) * 1e9 /
@@ -239,6 +253,45 @@ void GlobalRateLimiter::OnFailure(absl::string_view why) {
   fallbacks.fetch_add(1, std::memory_order_relaxed);
   Log(absl::StrFormat("global rate limit %s: store unreachable (%s), local share %.6g/s of %.6g/s",
                       options_.name, why, local_rate(), options_.rate_per_second));
+}
+
+void GlobalRateLimiter::OnAnomaly(Anomaly kind) {
+  const int64_t now_ns = absl::ToUnixNanos(clock_.Now());
+  const int i = static_cast<int>(kind);
+  std::atomic<int64_t>* const counters[] = {&keys_lost, &bad_values, &clock_steps};
+  counters[i]->fetch_add(1, std::memory_order_relaxed);
+  MutexLock lock(&mu_);
+  ++anomalies_unlogged_[i];
+  if (anomaly_logged_ns_[i] != 0 &&
+      now_ns - anomaly_logged_ns_[i] < absl::ToInt64Nanoseconds(kAnomalyLogInterval)) {
+    return;
+  }
+  std::string line;
+  switch (kind) {
+    case Anomaly::kKeyLost:
+      line = absl::StrFormat(
+          "bucket lost (evicted, flushed, deleted, or the store restarted empty) and started "
+          "again full: up to one extra burst of %d",
+          options_.burst);
+      break;
+    case Anomaly::kBadValue:
+      line = absl::StrFormat(
+          "bucket held a value out of range (not a number, negative, infinite, or not a "
+          "hash): clamped into [0, %d] tokens",
+          options_.burst);
+      break;
+    case Anomaly::kClockBack:
+      line = "bucket's last refill was ahead of the store's clock (its clock stepped back, or "
+             "a failover to a replica whose clock lags): refilling from the store's now";
+      break;
+  }
+  const std::string times =
+      anomaly_logged_ns_[i] == 0
+          ? ""
+          : absl::StrCat(" (", anomalies_unlogged_[i], " times since the last such line)");
+  Log(absl::StrCat("global rate limit ", options_.name, ": ", line, times));
+  anomaly_logged_ns_[i] = now_ns;
+  anomalies_unlogged_[i] = 0;
 }
 
 absl::Duration GlobalRateLimiter::DryWait() const {

@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -40,7 +41,12 @@ namespace resilience {
   X(lease_failures)                                                                \
   /* Transitions to the local share, and back to the global limit. */             \
   X(fallbacks)                                                                     \
-  X(recoveries)
+  X(recoveries)                                                                    \
+  /* The store's bucket found lost (started again full), holding values out of */  \
+  /* range (clamped), or a timestamp ahead of the store's clock (taken as now). */ \
+  X(keys_lost)                                                                     \
+  X(bad_values)                                                                    \
+  X(clock_steps)
 
 struct GlobalRateLimiterStats {
   GRPC_RESILIENCE_GLOBAL_LIMIT_COUNTERS(GRPC_RESILIENCE_COUNTER_FIELD)
@@ -97,6 +103,13 @@ class GlobalRateLimiter {
 
   enum class Mode { kStarting, kGlobal, kLocal };
 
+  // What the store found wrong with the fleet's bucket, and repaired.
+  enum class Anomaly {
+    kKeyLost,    // gone though this server had leased from it: started again full
+    kBadValue,   // not a number in range, or not a bucket: clamped
+    kClockBack,  // last refill ahead of the store's clock: taken as now
+  };
+
   // Validate()
   //
   // OK when Create() would accept `options`: rate and burst as TokenBucket
@@ -139,8 +152,18 @@ class GlobalRateLimiter {
   // OnFailure()
   //
   // The store could not be reached or answered with an error (`why`): the
-  // local share takes over, and any leased tokens stay usable.
+  // local share takes over, and any leased tokens stay usable. Logged at
+  // the transition; while on the local share, each new reason once (up to
+  // 8 per outage), so a refused password after a reset is not silent.
   void OnFailure(absl::string_view why) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // OnAnomaly()
+  //
+  // The store found its bucket as `kind` says and repaired it (the lease
+  // went on). Counted; logged at most once per kAnomalyLogInterval per kind
+  // (with the count of the others).
+  void OnAnomaly(Anomaly kind) ABSL_LOCKS_EXCLUDED(mu_);
+  static constexpr absl::Duration kAnomalyLogInterval = absl::Seconds(10);
 
   // The pause before asking again after a lease smaller than asked for
   // (the fleet's bucket is dry): until the bucket holds a token again, in
@@ -197,6 +220,11 @@ class GlobalRateLimiter {
   bool window_short_ ABSL_GUARDED_BY(mu_) = false;
   double observed_rate_ ABSL_GUARDED_BY(mu_) = -1;  // < 0: none yet
   bool observed_short_ ABSL_GUARDED_BY(mu_) = false;
+  // The failure reasons logged since the last fallback.
+  std::vector<std::string> failures_logged_ ABSL_GUARDED_BY(mu_);
+  // Per Anomaly: when it was last logged (0: never), and how many since.
+  int64_t anomaly_logged_ns_[3] ABSL_GUARDED_BY(mu_) = {0, 0, 0};
+  int64_t anomalies_unlogged_[3] ABSL_GUARDED_BY(mu_) = {0, 0, 0};
 
   GRPC_RESILIENCE_GLOBAL_LIMIT_COUNTERS(GRPC_RESILIENCE_ATOMIC_COUNTER)
 };

@@ -1,9 +1,15 @@
 #include "grpc_resilience/internal/policy/global_throttle_policy.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <tuple>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/duration.pb.h"
@@ -16,6 +22,8 @@ namespace resilience {
 namespace {
 
 constexpr size_t kMaxKeyBytes = 256;
+// A password file is a password: a few hundred bytes at most.
+constexpr size_t kMaxPasswordBytes = 4096;
 constexpr absl::Duration kMaxTimeout = absl::Seconds(10);
 
 absl::Status Invalid(absl::string_view path, absl::string_view field, absl::string_view rule,
@@ -44,7 +52,95 @@ bool HostName(absl::string_view s) {
   return true;
 }
 
+// An environment variable's name: [A-Za-z_][A-Za-z0-9_]*.
+bool VariableName(absl::string_view s) {
+  if (s.empty() || s.size() > 256 || absl::ascii_isdigit(static_cast<unsigned char>(s[0]))) {
+    return false;
+  }
+  for (char c : s) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  return true;
+}
+
+// The AUTH fields of `p` into `g`.
+absl::Status ReadCredentials(const v1::GlobalThrottlePolicy& p, absl::string_view path,
+                             GlobalThrottleSettings& g) {
+  if (!p.password_env().empty() && !p.password_file().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ".passwordEnv and ", path, ".passwordFile: set at most one (where the password is)"));
+  }
+  if (!p.password_env().empty() && !VariableName(p.password_env())) {
+    return Invalid(path, "passwordEnv", "an environment variable's name ([A-Za-z_][A-Za-z0-9_]*)",
+                   absl::StrCat("\"", internal::Printable(p.password_env(), 64), "\""));
+  }
+  if (!p.password_file().empty() &&
+      (p.password_file().size() > 4096 || p.password_file().find('\0') != std::string::npos)) {
+    return Invalid(path, "passwordFile", "a file's path",
+                   absl::StrCat("\"", internal::Printable(p.password_file(), 64), "\""));
+  }
+  if (!p.username().empty() && (p.username().size() > kMaxKeyBytes || !PrintableAscii(p.username()))) {
+    return Invalid(path, "username", "1 to 256 printable ASCII characters without spaces",
+                   absl::StrCat("\"", internal::Printable(p.username(), 64), "\""));
+  }
+  if (!p.username().empty() && p.password_env().empty() && p.password_file().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ".username: needs passwordEnv or passwordFile (where the user's password is)"));
+  }
+  g.password_env = p.password_env();
+  g.password_file = p.password_file();
+  g.username = p.username();
+  // Read once now: a variable not set or a file not readable is an error of
+  // the file, not a surprise at the first call.
+  absl::StatusOr<std::string> password = ReadGlobalThrottlePassword(g);
+  if (!password.ok()) return absl::InvalidArgumentError(password.status().message());
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+absl::StatusOr<std::string> ReadGlobalThrottlePassword(const GlobalThrottleSettings& g) {
+  if (!g.password_env.empty()) {
+    const std::string where = absl::StrCat(g.path, ".passwordEnv: environment variable ",
+                                           g.password_env);
+    const char* value = std::getenv(g.password_env.c_str());
+    if (value == nullptr) return absl::FailedPreconditionError(absl::StrCat(where, " is not set"));
+    if (*value == '\0') return absl::FailedPreconditionError(absl::StrCat(where, " is empty"));
+    return std::string(value);
+  }
+  if (!g.password_file.empty()) {
+    const std::string where =
+        absl::StrCat(g.path, ".passwordFile: \"", internal::Printable(g.password_file, 256), "\"");
+    std::ifstream in(g.password_file, std::ios::binary);
+    if (!in) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(where, ": cannot open: ", std::strerror(errno)));
+    }
+    std::string password(kMaxPasswordBytes + 1, '\0');
+    in.read(password.data(), static_cast<std::streamsize>(password.size()));
+    if (in.bad()) return absl::FailedPreconditionError(absl::StrCat(where, ": read error"));
+    password.resize(static_cast<size_t>(in.gcount()));
+    if (password.size() > kMaxPasswordBytes) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(where, ": over ", kMaxPasswordBytes, " bytes, not a password"));
+    }
+    // One trailing newline (as `echo` writes) is not part of it.
+    if (absl::EndsWith(password, "\n")) password.pop_back();
+    if (absl::EndsWith(password, "\r")) password.pop_back();
+    if (password.empty()) return absl::FailedPreconditionError(absl::StrCat(where, ": empty"));
+    return password;
+  }
+  return std::string();
+}
+
+std::string GlobalThrottlePasswordSource(const GlobalThrottleSettings& g) {
+  if (!g.password_env.empty()) return absl::StrCat(g.path, ".passwordEnv (", g.password_env, ")");
+  if (!g.password_file.empty()) {
+    return absl::StrCat(g.path, ".passwordFile (\"", internal::Printable(g.password_file, 256),
+                        "\")");
+  }
+  return "";
+}
 
 GlobalRateLimiter::Options LimiterOptions(const GlobalThrottleSettings& g) {
   GlobalRateLimiter::Options o;
@@ -60,9 +156,44 @@ std::string DefaultGlobalThrottleKey(absl::string_view scope) {
   return absl::StrCat("grpc_resilience:", scope.empty() ? "*" : scope);
 }
 
+absl::Status CheckGlobalThrottleKeys(std::vector<GlobalThrottleScope> scopes) {
+  struct Bucket {
+    std::string redis;  // host:port
+    std::string key;
+    const GlobalThrottleScope* first;
+  };
+  std::sort(scopes.begin(), scopes.end(),
+            [](const GlobalThrottleScope& a, const GlobalThrottleScope& b) {
+              return std::tie(a.settings->path, a.scope) < std::tie(b.settings->path, b.scope);
+            });
+  std::vector<Bucket> buckets;  // a policy file has few: a linear search will do
+  for (const GlobalThrottleScope& s : scopes) {
+    const GlobalThrottleSettings& g = *s.settings;
+    Bucket b{absl::StrCat(g.host, ":", g.port),
+             g.key.empty() ? DefaultGlobalThrottleKey(s.scope) : g.key, &s};
+    auto same = std::find_if(buckets.begin(), buckets.end(), [&](const Bucket& o) {
+      return o.redis == b.redis && o.key == b.key;
+    });
+    if (same == buckets.end()) {
+      buckets.push_back(std::move(b));
+      continue;
+    }
+    const GlobalThrottleSettings& f = *same->first->settings;
+    if (f.rate_per_second == g.rate_per_second && f.burst == g.burst) continue;
+    return absl::InvalidArgumentError(absl::StrCat(
+        g.path, ": key \"", b.key, "\" at ", b.redis, " is also the bucket of ", f.path,
+        ", with ratePerSecond ", f.rate_per_second, " and burst ", f.burst,
+        "; here ratePerSecond ", g.rate_per_second, " and burst ", g.burst,
+        ": one key is one bucket, refilled by whichever server leases from it, so give both "
+        "the same ratePerSecond and burst (one budget for both), or different keys"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<GlobalThrottleSettings> ReadGlobalThrottle(const v1::GlobalThrottlePolicy& p,
                                                           absl::string_view path) {
   GlobalThrottleSettings g;
+  g.path = std::string(path);
   // redis: "host:port".
   const std::string shown = absl::StrCat("\"", internal::Printable(p.redis(), 64), "\"");
   if (p.redis().empty()) {
@@ -116,6 +247,7 @@ absl::StatusOr<GlobalThrottleSettings> ReadGlobalThrottle(const v1::GlobalThrott
       return Invalid(path, "timeout", "in [1ms, 10s]", absl::FormatDuration(g.timeout));
     }
   }
+  if (absl::Status s = ReadCredentials(p, path, g); !s.ok()) return s;
   if (absl::Status s = GlobalRateLimiter::Validate(LimiterOptions(g)); !s.ok()) {
     // TokenBucket's messages name the fields in snake_case.
     return absl::InvalidArgumentError(

@@ -6,6 +6,7 @@
 #define GRPC_RESILIENCE_SRC_POLICY_GLOBAL_THROTTLE_POLICY_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -26,12 +27,43 @@ class GlobalThrottlePolicy;
 absl::StatusOr<GlobalThrottleSettings> ReadGlobalThrottle(const v1::GlobalThrottlePolicy& p,
                                                           absl::string_view path);
 
+// ReadGlobalThrottlePassword()
+//
+// The Redis password of `g`: the value of its passwordEnv variable, or the
+// contents of its passwordFile (less one trailing newline); empty when it
+// sets neither. FailedPrecondition naming the field's path and the
+// variable or file (never the password) when it is not set, empty, or
+// cannot be read. ReadGlobalThrottle() calls it once, the Redis client at
+// each connect.
+absl::StatusOr<std::string> ReadGlobalThrottlePassword(const GlobalThrottleSettings& g);
+
+// Where the password of `g` comes from, for messages (never the password):
+// `methodConfig[0].throttle.global.passwordEnv (REDIS_PW)` or
+// `....passwordFile ("/run/secrets/redis")`; empty without one.
+std::string GlobalThrottlePasswordSource(const GlobalThrottleSettings& g);
+
 // LimiterOptions()
 //
 // The GlobalRateLimiter options of `g` (without log and name), which
 // GlobalRateLimiter::Validate() accepts for settings ReadGlobalThrottle()
 // returned. Unused tokens live max(1s, leaseInterval).
 GlobalRateLimiter::Options LimiterOptions(const GlobalThrottleSettings& g);
+
+// One scope's throttle.global, for CheckGlobalThrottleKeys(): the scope's
+// name (as DefaultGlobalThrottleKey() takes it) and its settings.
+struct GlobalThrottleScope {
+  std::string scope;
+  const GlobalThrottleSettings* settings;
+};
+
+// CheckGlobalThrottleKeys()
+//
+// One Redis key (at one redis address) is one bucket: scopes may share it
+// (one budget for all of them) only with the same ratePerSecond and burst,
+// since each lease refills the bucket with its caller's numbers. Two that
+// differ are InvalidArgument naming both paths, the key and both values.
+// Deterministic whatever the order of `scopes`.
+absl::Status CheckGlobalThrottleKeys(std::vector<GlobalThrottleScope> scopes);
 
 // The key of a scope whose policy leaves `key` out: "grpc_resilience:" and
 // the scope ("*" for the default entry's empty one).

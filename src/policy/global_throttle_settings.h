@@ -15,6 +15,9 @@
 namespace resilience {
 
 struct GlobalThrottleSettings {
+  // Where the policy file set it ("methodConfig[0].throttle.global"), for
+  // messages.
+  std::string path;
   // The Redis server.
   std::string host;
   int port = 6379;
@@ -26,8 +29,15 @@ struct GlobalThrottleSettings {
   int64_t burst = 1;
   int expected_replicas = 1;
   absl::Duration lease_interval = absl::Milliseconds(100);
-  // Connect and command timeout.
+  // Connect timeout, and deadline of each round trip.
   absl::Duration timeout = absl::Milliseconds(200);
+  // Redis AUTH: the ACL user (empty: the default user), and where the
+  // password is, never the password itself: the name of an environment
+  // variable or the path of a file holding it (at most one; neither: no
+  // AUTH). ReadGlobalThrottlePassword() reads it.
+  std::string username;
+  std::string password_env;
+  std::string password_file;
 };
 
 }  // namespace resilience

@@ -125,6 +125,7 @@ class PolicySetBuilder {
         return s;
       }
     }
+    if (absl::Status s = CheckGlobalThrottleKeys(GlobalThrottleScopes()); !s.ok()) return s;
     if (file.has_retry_throttling()) {
       if (absl::Status s = RetryThrottling(file.retry_throttling()); !s.ok()) return s;
       if (!any_retries_) {
@@ -136,6 +137,19 @@ class PolicySetBuilder {
   }
 
  private:
+  // Every scope with a throttle.global: the names of the file, and the
+  // default entry's "".
+  std::vector<GlobalThrottleScope> GlobalThrottleScopes() const {
+    std::vector<GlobalThrottleScope> scopes;
+    auto add = [&](const std::string& scope, size_t index) {
+      const MethodPolicy& p = set_.policies_[index];
+      if (p.throttle && p.throttle->global) scopes.push_back({scope, &*p.throttle->global});
+    };
+    for (const auto& [scope, index] : set_.by_name_) add(scope, index);
+    if (set_.default_index_) add("", *set_.default_index_);
+    return scopes;
+  }
+
   // A setting that is accepted but ignored or has no effect; `message` starts
   // with its JSON path.
   void Warn(std::string message) { set_.warnings_.push_back(std::move(message)); }

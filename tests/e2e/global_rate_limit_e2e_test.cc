@@ -221,5 +221,37 @@ TEST(GlobalRateLimitE2eTest, FleetHoldsTheGlobalRateAndSurvivesRedisOutage) {
               absl::FormatDuration(slowest).c_str());
 }
 
+// A password Redis refuses is an error at the server's start (exit 2),
+// naming the policy file, the entry's path and the password's source, never
+// the password; the right one starts.
+TEST(GlobalRateLimitE2eTest, RefusedRedisPasswordIsAnErrorAtStart) {
+  RedisServer::Options options;
+  options.password = "right-pw-e2e-8a";
+  auto redis = RedisServer::Start(REDIS_SERVER_PATH, options);
+  ASSERT_TRUE(redis.ok()) << redis.status();
+  const std::string policy = ::testing::TempDir() + "/global_auth_policy.json";
+  std::ofstream(policy) << absl::StrCat(
+      R"({"methodConfig":[{"name":[{"service":"cache.v1.CacheService"}],"throttle":{"global":)",
+      R"({"redis":")", (*redis)->address(), R"(","ratePerSecond":10,"expectedReplicas":1,)",
+      R"("passwordEnv":"GLOBAL_E2E_REDIS_PW"}}}]})");
+  const testing::CommandResult refused = testing::RunCommand(
+      {"/bin/sh", "-c",
+       absl::StrCat("GLOBAL_E2E_REDIS_PW=wrong-pw-e2e-3c exec '", CACHE_SERVER_PATH,
+                    "' --port=0 --policy='", policy, "'")},
+      "", absl::Seconds(20));
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_THAT(refused.err,
+              ::testing::HasSubstr(absl::StrCat(
+                  "methodConfig[0].throttle.global: AUTH with the password of "
+                  "methodConfig[0].throttle.global.passwordEnv (GLOBAL_E2E_REDIS_PW) refused by ",
+                  (*redis)->address(), ": WRONGPASS")));
+  EXPECT_THAT(refused.err, ::testing::Not(::testing::HasSubstr("wrong-pw-e2e-3c")));
+  ASSERT_EQ(setenv("GLOBAL_E2E_REDIS_PW", "right-pw-e2e-8a", 1), 0);
+  ServerProcess server(policy, ::testing::TempDir() + "/global_auth_server.log");
+  EXPECT_FALSE(server.target().empty());
+  server.StopAndLog();
+  unsetenv("GLOBAL_E2E_REDIS_PW");
+}
+
 }  // namespace
 }  // namespace resilience

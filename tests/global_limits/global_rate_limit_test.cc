@@ -6,8 +6,6 @@
 
 #include "grpc_resilience/internal/global_limits/global_rate_limit.h"
 
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -20,6 +18,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "grpc_resilience/internal/core/clock.h"
+#include "tests/global_limits/global_limit_testing.h"
+#include "tests/global_limits/trickle_proxy.h"
 #include "tests/testing/eventually.h"
 #include "tests/testing/redis_server.h"
 
@@ -27,41 +27,11 @@ namespace resilience {
 namespace {
 
 using ::resilience::testing::Eventually;
+using ::resilience::testing::Make;
+using ::resilience::testing::Offer;
+using ::resilience::testing::Settings;
 using ::resilience::testing::RedisServer;
 using Mode = GlobalRateLimiter::Mode;
-
-GlobalThrottleSettings Settings(int port, double rate, int64_t burst, const std::string& key) {
-  GlobalThrottleSettings s;
-  s.host = "127.0.0.1";
-  s.port = port;
-  s.key = key;
-  s.rate_per_second = rate;
-  s.burst = burst;
-  s.expected_replicas = 2;
-  s.timeout = absl::Milliseconds(200);
-  return s;
-}
-
-std::unique_ptr<GlobalRateLimit> Make(const GlobalThrottleSettings& s) {
-  auto made = GlobalRateLimit::Create(s, "scope", Clock::Real());
-  EXPECT_TRUE(made.ok()) << made.status();
-  return made.ok() ? *std::move(made) : nullptr;
-}
-
-// Offers calls at about `per_second` to `limit` for `d`; the admitted ones.
-int64_t Offer(GlobalRateLimit& limit, double per_second, absl::Duration d) {
-  const absl::Time start = absl::Now();
-  int64_t admitted = 0;
-  for (int64_t i = 0;; ++i) {
-    const absl::Time at = start + absl::Seconds(static_cast<double>(i) / per_second);
-    if (at >= start + d) break;
-    const absl::Duration wait = at - absl::Now();
-    if (wait > absl::ZeroDuration()) absl::SleepFor(wait);
-    absl::Duration retry_after;
-    if (limit.TryAcquire(&retry_after)) ++admitted;
-  }
-  return admitted;
-}
 
 class GlobalRateLimitTest : public ::testing::Test {
  protected:
@@ -97,10 +67,10 @@ TEST_F(GlobalRateLimitTest, TwoLimitersShareOneBucket) {
   EXPECT_GT(admitted_b.load(), 0);
   EXPECT_EQ(a->limiter().Stats().admitted_local, 0);
   EXPECT_EQ(a->limiter().Stats().lease_failures, 0);
-  // The bucket is a hash at the key, with a lifetime.
-  absl::StatusOr<std::string> ttl = redis_->Command({"PTTL", "share"});
-  ASSERT_TRUE(ttl.ok()) << ttl.status();
-  EXPECT_GT(std::stoll(*ttl), 0);
+  // The bucket is a hash at the key, without a lifetime (volatile-*
+  // eviction never picks it).
+  EXPECT_EQ(redis_->Command({"TYPE", "share"}).value_or(""), "hash");
+  EXPECT_EQ(redis_->Command({"PTTL", "share"}).value_or(""), "-1");
 }
 
 // Redis forgetting the script (a restart, SCRIPT FLUSH) costs nothing: the
@@ -171,16 +141,11 @@ TEST(GlobalRateLimitNoRedisTest, NoRedisNeverBlocks) {
 // times out (a failure), and destroying the limit breaks the one in progress
 // off instead of waiting for its timeout.
 TEST(GlobalRateLimitNoRedisTest, SilentRedisTimesOutAndStopsPromptly) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  ASSERT_GE(fd, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  ASSERT_EQ(listen(fd, 16), 0);
-  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-  GlobalThrottleSettings s = Settings(ntohs(addr.sin_port), 100, 10, "silent");
+  int port = 0;
+  absl::StatusOr<int> listening = testing::ListenOnLoopback(&port);
+  ASSERT_TRUE(listening.ok()) << listening.status();
+  const int fd = *listening;
+  GlobalThrottleSettings s = Settings(port, 100, 10, "silent");
   s.timeout = absl::Seconds(2);
   auto a = Make(s);
   absl::SleepFor(absl::Milliseconds(200));  // connected (backlog), SCRIPT LOAD pending

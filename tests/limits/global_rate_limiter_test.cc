@@ -310,5 +310,56 @@ TEST_F(GlobalRateLimiterTest, ConcurrentCallersTakeEachTokenOnce) {
   EXPECT_EQ(admitted.load(), 10'000);
 }
 
+// What the store repaired in its bucket is counted every time and logged
+// at most once per kind per 10 s, the next line saying how many since.
+TEST_F(GlobalRateLimiterTest, AnomaliesAreCountedAndLoggedAtMostOncePerInterval) {
+  auto limiter = Make(100, 10);
+  FakeStore store(100, 10, clock_);
+  Refill(*limiter, store);
+  log_.clear();
+  using Anomaly = GlobalRateLimiter::Anomaly;
+  limiter->OnAnomaly(Anomaly::kKeyLost);
+  limiter->OnAnomaly(Anomaly::kKeyLost);
+  limiter->OnAnomaly(Anomaly::kClockBack);
+  limiter->OnAnomaly(Anomaly::kBadValue);
+  ASSERT_EQ(log_.size(), 3u);
+  EXPECT_THAT(log_[0], HasSubstr("global rate limit test: bucket lost"));
+  EXPECT_THAT(log_[0], HasSubstr("one extra burst of 10"));
+  EXPECT_THAT(log_[1], HasSubstr("ahead of the store's clock"));
+  EXPECT_THAT(log_[2], HasSubstr("clamped into [0, 10] tokens"));
+  clock_.AdvanceTime(GlobalRateLimiter::kAnomalyLogInterval);
+  limiter->OnAnomaly(Anomaly::kKeyLost);
+  ASSERT_EQ(log_.size(), 4u);
+  EXPECT_THAT(log_[3], HasSubstr("(2 times since the last such line)"));
+  const GlobalRateLimiterStats stats = limiter->Stats();
+  EXPECT_EQ(stats.keys_lost, 3);
+  EXPECT_EQ(stats.clock_steps, 1);
+  EXPECT_EQ(stats.bad_values, 1);
+  EXPECT_EQ(limiter->mode(), GlobalRateLimiter::Mode::kGlobal);  // a repair is no failure
+}
+
+// On the local share already, a new reason for failing gets a line of its
+// own (a reset, then the password refused), each reason once per outage.
+TEST_F(GlobalRateLimiterTest, NewFailureReasonsOnTheLocalShareAreLogged) {
+  auto limiter = Make(100, 10);
+  FakeStore store(100, 10, clock_);
+  Refill(*limiter, store);
+  log_.clear();
+  limiter->OnFailure("connection reset");
+  limiter->OnFailure("AUTH refused: WRONGPASS");
+  limiter->OnFailure("AUTH refused: WRONGPASS");
+  limiter->OnFailure("connection reset");
+  ASSERT_EQ(log_.size(), 2u);
+  EXPECT_THAT(log_[0], HasSubstr("store unreachable (connection reset)"));
+  EXPECT_THAT(log_[1], HasSubstr("still on the local share: AUTH refused: WRONGPASS"));
+  EXPECT_EQ(limiter->Stats().lease_failures, 4);
+  EXPECT_EQ(limiter->Stats().fallbacks, 1);
+  // The next outage logs its reasons afresh.
+  limiter->OnLease(1, 1, 5);
+  limiter->OnFailure("connection reset");
+  ASSERT_EQ(log_.size(), 4u);
+  EXPECT_THAT(log_[3], HasSubstr("store unreachable (connection reset)"));
+}
+
 }  // namespace
 }  // namespace resilience

@@ -20,15 +20,19 @@ namespace {
 
 using ::testing::HasSubstr;
 
-absl::StatusOr<PolicySet> LoadGlobal(const std::string& global) {
+// A whole file, with the cache service's methods linked.
+absl::StatusOr<PolicySet> LoadFile(const std::string& json) {
   static const MethodCatalog* const methods =
       new MethodCatalog({{"cache.v1.CacheService", "Get"}, {"cache.v1.CacheService", "Store"}});
   PolicySet::LoadOptions options;
   options.methods = methods;
-  return PolicySet::FromJsonString(
+  return PolicySet::FromJsonString(json, options);
+}
+
+absl::StatusOr<PolicySet> LoadGlobal(const std::string& global) {
+  return LoadFile(
       R"({"methodConfig":[{"name":[{"service":"cache.v1.CacheService"}],"throttle":{"global":)" +
-          global + "}}]}",
-      options);
+      global + "}}]}");
 }
 
 TEST(GlobalThrottlePolicyTest, LoadsWithDefaults) {
@@ -124,6 +128,55 @@ TEST(GlobalThrottlePolicyTest, LoaderAndLimiterAgree) {
       }
     }
   }
+}
+
+
+// Two scopes on one key with different rates: one bucket refilled with
+// whichever numbers leased last, and the slower scope starved beside the
+// faster one. A load error naming both paths, the key and both values.
+TEST(GlobalThrottleKeysTest, OneKeyWithTwoRatesIsALoadError) {
+  absl::StatusOr<PolicySet> set = LoadFile(
+      R"({"methodConfig":[
+        {"name":[{"service":"cache.v1.CacheService","method":"Store"}],
+         "throttle":{"global":{"redis":"127.0.0.1:6379","key":"shared","ratePerSecond":1000,
+                               "expectedReplicas":1}}},
+        {"name":[{"service":"cache.v1.CacheService","method":"Get"}],
+         "throttle":{"global":{"redis":"127.0.0.1:6379","key":"shared","ratePerSecond":10,
+                               "expectedReplicas":1}}}]})");
+  ASSERT_FALSE(set.ok());
+  EXPECT_EQ(set.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(set.status().message(),
+              HasSubstr("methodConfig[1].throttle.global: key \"shared\" at 127.0.0.1:6379 is also "
+                        "the bucket of methodConfig[0].throttle.global, with ratePerSecond 1000 "
+                        "and burst 1000; here ratePerSecond 10 and burst 10"));
+}
+
+// A key written as another scope's default key is the same bucket too.
+TEST(GlobalThrottleKeysTest, ExplicitKeyEqualToAnotherScopesDefaultKeyIsChecked) {
+  absl::StatusOr<PolicySet> set = LoadFile(
+      R"({"methodConfig":[
+        {"name":[{"service":"cache.v1.CacheService"}],
+         "throttle":{"global":{"redis":"127.0.0.1:6379","ratePerSecond":100,"expectedReplicas":1}}},
+        {"name":[{}],
+         "throttle":{"global":{"redis":"127.0.0.1:6379","key":"grpc_resilience:cache.v1.CacheService/",
+                               "ratePerSecond":100,"burst":5,"expectedReplicas":1}}}]})");
+  ASSERT_FALSE(set.ok());
+  EXPECT_THAT(set.status().message(), HasSubstr("burst 100; here ratePerSecond 100 and burst 5"));
+}
+
+// Sharing with the same numbers is one budget for both scopes, as
+// documented; the same key on another Redis is another bucket.
+TEST(GlobalThrottleKeysTest, SameNumbersOrAnotherRedisLoad) {
+  absl::StatusOr<PolicySet> set = LoadFile(
+      R"({"methodConfig":[
+        {"name":[{"service":"cache.v1.CacheService","method":"Store"},
+                 {"service":"cache.v1.CacheService","method":"Get"}],
+         "throttle":{"global":{"redis":"127.0.0.1:6379","key":"shared","ratePerSecond":50,
+                               "expectedReplicas":1}}},
+        {"name":[{}],
+         "throttle":{"global":{"redis":"127.0.0.1:6380","key":"shared","ratePerSecond":10,
+                               "expectedReplicas":1}}}]})");
+  EXPECT_TRUE(set.ok()) << set.status();
 }
 
 }  // namespace

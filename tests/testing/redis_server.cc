@@ -31,17 +31,29 @@ absl::StatusOr<int> FreeLoopbackPort() {
 
 absl::StatusOr<std::unique_ptr<RedisServer>> RedisServer::Start(const std::string& binary,
                                                                 absl::Duration ready_within) {
+  return Start(binary, Options(), ready_within);
+}
+
+absl::StatusOr<std::unique_ptr<RedisServer>> RedisServer::Start(const std::string& binary,
+                                                                Options options,
+                                                                absl::Duration ready_within) {
   absl::StatusOr<int> port = FreeLoopbackPort();
   if (!port.ok()) return port.status();
-  std::unique_ptr<RedisServer> server(new RedisServer(binary, *port));
+  std::unique_ptr<RedisServer> server(new RedisServer(binary, std::move(options), *port));
   if (absl::Status s = server->Launch(ready_within); !s.ok()) return s;
   return server;
 }
 
 absl::Status RedisServer::Launch(absl::Duration ready_within) {
-  absl::StatusOr<std::unique_ptr<Subprocess>> process = Subprocess::Start(
-      {binary_, "--port", std::to_string(port_), "--bind", "127.0.0.1", "--save", "",
-       "--appendonly", "no", "--logfile", "/dev/null", "--daemonize", "no"});
+  std::vector<std::string> argv = {binary_, "--port", std::to_string(port_), "--bind",
+                                   "127.0.0.1", "--save", "", "--appendonly", "no",
+                                   "--logfile", "/dev/null", "--daemonize", "no"};
+  if (!options_.password.empty()) {
+    argv.push_back("--requirepass");
+    argv.push_back(options_.password);
+  }
+  argv.insert(argv.end(), options_.args.begin(), options_.args.end());
+  absl::StatusOr<std::unique_ptr<Subprocess>> process = Subprocess::Start(argv);
   if (!process.ok()) return process.status();
   process_ = *std::move(process);
   const absl::Time deadline = absl::Now() + ready_within;
@@ -62,14 +74,10 @@ absl::Status RedisServer::Restart(absl::Duration ready_within) {
   return Launch(ready_within);
 }
 
-absl::StatusOr<std::string> RedisServer::Command(const std::vector<std::string>& args) {
-  redisContext* c = redisConnectWithTimeout("127.0.0.1", port_, timeval{1, 0});
-  if (c == nullptr || c->err != 0) {
-    std::string error = c != nullptr ? c->errstr : "no context";
-    if (c != nullptr) redisFree(c);
-    return absl::UnavailableError(error);
-  }
-  redisSetTimeout(c, timeval{1, 0});
+namespace {
+
+// One command on `c`; the reply as RedisServer::Command() gives it.
+absl::StatusOr<std::string> CommandOn(redisContext* c, const std::vector<std::string>& args) {
   std::vector<const char*> argv;
   std::vector<size_t> lens;
   for (const std::string& a : args) {
@@ -95,6 +103,22 @@ absl::StatusOr<std::string> RedisServer::Command(const std::vector<std::string>&
     }
     freeReplyObject(reply);
   }
+  return result;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> RedisServer::Command(const std::vector<std::string>& args) {
+  redisContext* c = redisConnectWithTimeout("127.0.0.1", port_, timeval{1, 0});
+  if (c == nullptr || c->err != 0) {
+    std::string error = c != nullptr ? c->errstr : "no context";
+    if (c != nullptr) redisFree(c);
+    return absl::UnavailableError(error);
+  }
+  redisSetTimeout(c, timeval{1, 0});
+  absl::StatusOr<std::string> result = std::string();
+  if (!options_.password.empty()) result = CommandOn(c, {"AUTH", options_.password});
+  if (result.ok()) result = CommandOn(c, args);
   redisFree(c);
   return result;
 }

@@ -1,0 +1,39 @@
+#include "grpc_resilience/internal/global_limits/global_throttle_credentials.h"
+
+#include <memory>
+#include <string>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "grpc_resilience/internal/global_limits/redis_connection.h"
+#include "grpc_resilience/internal/policy/global_throttle_policy.h"
+
+namespace resilience {
+
+absl::Status CheckGlobalThrottleCredentials(const PolicySet& policies) {
+  absl::flat_hash_set<std::string> checked;
+  for (const MethodPolicy& policy : policies.policies()) {
+    if (!policy.throttle || !policy.throttle->global) continue;
+    const GlobalThrottleSettings& g = *policy.throttle->global;
+    if (g.password_env.empty() && g.password_file.empty()) continue;
+    if (!checked
+             .insert(absl::StrCat(g.host, ":", g.port, "\n", g.username, "\n", g.password_env,
+                                  "\n", g.password_file))
+             .second) {
+      continue;
+    }
+    absl::StatusOr<std::string> password = ReadGlobalThrottlePassword(g);
+    if (!password.ok()) return absl::InvalidArgumentError(password.status().message());
+    absl::StatusOr<std::unique_ptr<RedisConnection>> connection =
+        RedisConnection::Connect(g.host, g.port, g.timeout);
+    if (!connection.ok()) continue;  // unreachable: the local share's business at run time
+    const absl::Status auth =
+        (*connection)->Authenticate(g.username, *password, GlobalThrottlePasswordSource(g));
+    if (auth.code() == absl::StatusCode::kPermissionDenied) {
+      return absl::PermissionDeniedError(absl::StrCat(g.path, ": ", auth.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace resilience
