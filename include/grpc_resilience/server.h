@@ -15,6 +15,7 @@
 #ifndef GRPC_RESILIENCE_SERVER_H_
 #define GRPC_RESILIENCE_SERVER_H_
 
+#include "grpc_resilience/internal/global_limits/global_throttle_credentials.h"
 #include "grpc_resilience/internal/server_interceptors/server_interceptors.h"
 #include "grpc_resilience/internal/server_interceptors/server_resilience.h"
 #include "grpc_resilience/internal/grpc_common/log_events.h"
