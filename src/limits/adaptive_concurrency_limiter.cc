@@ -11,6 +11,17 @@ constexpr int64_t kMaxLatencyNs = int64_t{3600} * 1'000'000'000;
 
 int64_t Nanos(absl::Time t) { return absl::ToUnixNanos(t); }
 
+// A latency in [0, 1h], in nanoseconds.
+int64_t LatencyNs(absl::Duration latency) {
+  return std::clamp<int64_t>(absl::ToInt64Nanoseconds(latency), 0, kMaxLatencyNs);
+}
+
+// A duration in nanoseconds; INT64_MAX for anything from 1h on.
+int64_t FloorNs(absl::Duration d) {
+  return d >= absl::Nanoseconds(kMaxLatencyNs) ? INT64_MAX
+                                               : std::max<int64_t>(0, absl::ToInt64Nanoseconds(d));
+}
+
 }  // namespace
 
 absl::Status AdaptiveConcurrencyLimiter::Validate(const Options& o) {
@@ -44,28 +55,36 @@ AdaptiveConcurrencyLimiter::AdaptiveConcurrencyLimiter(const Options& options,
                                                        const Decision& first)
     : options_(options),
       clock_(clock),
-      drop_latency_ns_(drop_latency >= absl::Nanoseconds(kMaxLatencyNs)
-                           ? INT64_MAX
-                           : std::max<int64_t>(0, absl::ToInt64Nanoseconds(drop_latency))),
+      drop_latency_ns_(FloorNs(drop_latency)),
       limit_(std::clamp(first.limit, options.min_limit, options.max_limit)),
       window_end_ns_(Nanos(first.window_end)),
       min_samples_(first.min_samples),
-      samples_since_ns_(Nanos(first.samples_since)) {}
+      samples_since_ns_(Nanos(first.samples_since)),
+      censored_floor_ns_(FloorNs(first.censored_floor)) {}
 
 void AdaptiveConcurrencyLimiter::Release(Outcome outcome, absl::Duration latency) {
   const int64_t before = in_flight_.fetch_sub(1, std::memory_order_acq_rel);
-  if (outcome == Outcome::kNeutral && latency <= absl::ZeroDuration()) return;
+  if (outcome == Outcome::kNeutral) return;
+  const int64_t latency_ns = LatencyNs(latency);
+  Record(outcome == Outcome::kFailure || latency_ns >= drop_latency_ns_, latency_ns, before);
+}
+
+void AdaptiveConcurrencyLimiter::ReleaseExpired(absl::Duration ran) {
+  const int64_t before = in_flight_.fetch_sub(1, std::memory_order_acq_rel);
+  const int64_t ran_ns = LatencyNs(ran);
+  Record(/*drop=*/true,
+         ran_ns >= censored_floor_ns_.load(std::memory_order_relaxed) ? ran_ns : int64_t{-1},
+         before);
+}
+
+void AdaptiveConcurrencyLimiter::Record(bool drop, int64_t latency_ns, int64_t before) {
   const int64_t now = Nanos(clock_.Now());
-  const int64_t latency_ns =
-      std::clamp<int64_t>(absl::ToInt64Nanoseconds(latency), 0, kMaxLatencyNs);
-  if (outcome == Outcome::kFailure || latency_ns >= drop_latency_ns_) {
-    drops_.fetch_add(1, std::memory_order_relaxed);
-  }
+  if (drop) drops_.fetch_add(1, std::memory_order_relaxed);
   // Admitted at now - latency; saturating, as now is any int64.
   int64_t admitted;
-  if (__builtin_sub_overflow(now, latency_ns, &admitted)) admitted = INT64_MIN;
-  if (admitted >= samples_since_ns_.load(std::memory_order_relaxed)) {
-    latency_sum_ns_.fetch_add(latency_ns, std::memory_order_relaxed);
+  if (latency_ns >= 0 && !__builtin_sub_overflow(now, latency_ns, &admitted) &&
+      admitted >= samples_since_ns_.load(std::memory_order_relaxed)) {
+    latencies_.Add(absl::Nanoseconds(latency_ns));
     samples_.fetch_add(1, std::memory_order_relaxed);
   }
   int64_t seen = max_in_flight_.load(std::memory_order_relaxed);
@@ -73,7 +92,11 @@ void AdaptiveConcurrencyLimiter::Release(Outcome outcome, absl::Duration latency
                                                                 std::memory_order_relaxed)) {
   }
   if (now < window_end_ns_.load(std::memory_order_acquire)) return;
-  if (samples_.load(std::memory_order_relaxed) < min_samples_.load(std::memory_order_relaxed)) {
+  // Enough latency samples, or enough drops: a window in which every call
+  // expires without a sample must close too (AIMD's timeouts).
+  const int64_t enough = min_samples_.load(std::memory_order_relaxed);
+  if (samples_.load(std::memory_order_relaxed) < enough &&
+      drops_.load(std::memory_order_relaxed) < enough) {
     return;
   }
   // One closer; the others go on without waiting.
@@ -88,8 +111,7 @@ void AdaptiveConcurrencyLimiter::CloseWindow(int64_t now_ns) {
   Window w;
   w.now = absl::FromUnixNanos(now_ns);
   w.samples = samples_.exchange(0, std::memory_order_relaxed);
-  const int64_t sum = latency_sum_ns_.exchange(0, std::memory_order_relaxed);
-  w.mean_latency = w.samples > 0 ? absl::Nanoseconds(sum / w.samples) : absl::ZeroDuration();
+  w.median_latency = latencies_.TakeQuantile(0.5);
   w.drops = drops_.exchange(0, std::memory_order_relaxed);
   w.max_in_flight =
       max_in_flight_.exchange(in_flight_.load(std::memory_order_relaxed), std::memory_order_relaxed);
@@ -97,6 +119,7 @@ void AdaptiveConcurrencyLimiter::CloseWindow(int64_t now_ns) {
   limit_.store(std::clamp(next.limit, options_.min_limit, options_.max_limit),
                std::memory_order_relaxed);
   samples_since_ns_.store(Nanos(next.samples_since), std::memory_order_relaxed);
+  censored_floor_ns_.store(FloorNs(next.censored_floor), std::memory_order_relaxed);
   min_samples_.store(std::max<int64_t>(1, next.min_samples), std::memory_order_relaxed);
   window_end_ns_.store(Nanos(next.window_end), std::memory_order_release);
 }

@@ -17,6 +17,7 @@
 #include "absl/time/time.h"
 #include "grpc_resilience/internal/core/clock.h"
 #include "grpc_resilience/internal/core/mutex.h"
+#include "grpc_resilience/internal/limits/atomic_latency_histogram.h"
 #include "grpc_resilience/internal/limits/concurrency_limiter.h"
 
 namespace resilience {
@@ -26,9 +27,10 @@ namespace resilience {
 // Hot path: TryAcquire() is one compare-and-swap loop on the in-flight count
 // against the current limit (both atomics), as in FixedConcurrencyLimiter.
 // Release() gives the slot back and adds the call to the current sample
-// window with a few relaxed atomic additions (count, latency sum, drops, the
-// highest in-flight count seen). The first Release() that finds the window
-// over (its time passed and it holds enough samples) closes it: an atomic
+// window with a few relaxed atomic additions (count, latency histogram,
+// drops, the highest in-flight count seen). The first Release() that finds
+// the window over (its time passed and it holds enough samples, or enough
+// drops) closes it: an atomic
 // flag elects that one thread, which takes `mu_` (uncontended: nobody else
 // locks it on the call path), reads and resets the window, lets the subclass
 // decide (OnWindow()) and publishes the new limit and the next window. The
@@ -36,13 +38,19 @@ namespace resilience {
 // land in either window, which only blurs the boundary.
 //
 // What a Release() adds:
-//   - kNeutral with a zero latency: nothing (the slot is given back without
-//     a measurement: a call that never ran, e.g. refused by a rate limit
-//     after its slot was taken);
-//   - anything else: a latency sample, and a drop when the outcome is
-//     kFailure or the latency reaches `drop_latency` (the subclass's choice).
-// Latencies are clamped to [0, 1h] so that the window's sum cannot
-// overflow.
+//   - kNeutral: nothing, whatever the latency (the slot is given back
+//     without a measurement: a call that never ran, e.g. refused by a rate
+//     limit after its slot was taken, or one that its client cancelled: its
+//     latency is only how long it ran before the client went away, which
+//     says nothing about how long calls take);
+//   - otherwise: a latency sample, and a drop when the outcome is kFailure
+//     or the latency reaches `drop_latency` (the subclass's choice).
+// What a ReleaseExpired(ran) adds: a drop, and `ran` as a latency sample
+// only if it is at least the subclass's `censored_floor` (Decision): the
+// call's latency is known to be at least `ran`, so a long `ran` is evidence
+// of slow calls, but a short one (a client's deadline shorter than the
+// calls) would make calls look faster than they are.
+// Latencies are clamped to [0, 1h].
 //
 // The limit moves in [min_limit, max_limit]; the in-flight count may be
 // above the limit for a while after the limit drops (calls admitted before
@@ -86,6 +94,7 @@ class AdaptiveConcurrencyLimiter : public ConcurrencyLimiter {
   }
 
   void Release(Outcome outcome, absl::Duration latency) override;
+  void ReleaseExpired(absl::Duration ran) override;
 
   int64_t in_flight() const override { return in_flight_.load(std::memory_order_acquire); }
   int64_t limit() const override { return limit_.load(std::memory_order_relaxed); }
@@ -95,7 +104,7 @@ class AdaptiveConcurrencyLimiter : public ConcurrencyLimiter {
   struct Window {
     absl::Time now;             // when it closed
     int64_t samples = 0;        // latency samples (only those counted, see samples_since)
-    absl::Duration mean_latency;  // their mean; zero without samples
+    absl::Duration median_latency;  // their median (within 3.2%); zero without samples
     int64_t drops = 0;          // failures and latencies >= drop_latency
     int64_t max_in_flight = 0;  // the highest in-flight count a Release() saw
   };
@@ -103,11 +112,13 @@ class AdaptiveConcurrencyLimiter : public ConcurrencyLimiter {
   struct Decision {
     int64_t limit;            // clamped to [min_limit, max_limit] by the caller
     absl::Time window_end;    // the next window closes no earlier than this
-    int64_t min_samples;      // and not before it holds this many samples
+    int64_t min_samples;      // and not before it holds this many samples or drops
     // Only calls admitted at or after this time are sampled (a call that
     // finishes at `now` with latency `l` was admitted at `now - l`);
     // InfinitePast(): every call.
     absl::Time samples_since;
+    // ReleaseExpired() latencies below this are no samples.
+    absl::Duration censored_floor = absl::InfiniteDuration();
   };
 
   // `drop_latency`: a call this slow counts as a drop (InfiniteDuration():
@@ -129,6 +140,8 @@ class AdaptiveConcurrencyLimiter : public ConcurrencyLimiter {
   Mutex mu_;
 
  private:
+  // A released call's drop and latency sample (`latency_ns` < 0: none).
+  void Record(bool drop, int64_t latency_ns, int64_t before);
   void CloseWindow(int64_t now_ns);
 
   const int64_t drop_latency_ns_;
@@ -138,8 +151,9 @@ class AdaptiveConcurrencyLimiter : public ConcurrencyLimiter {
   std::atomic<int64_t> window_end_ns_;
   std::atomic<int64_t> min_samples_;
   std::atomic<int64_t> samples_since_ns_;
+  std::atomic<int64_t> censored_floor_ns_;
   std::atomic<int64_t> samples_{0};
-  std::atomic<int64_t> latency_sum_ns_{0};
+  AtomicLatencyHistogram latencies_;
   std::atomic<int64_t> drops_{0};
   std::atomic<int64_t> max_in_flight_{0};
   // Set by the thread that closes the window.

@@ -18,10 +18,17 @@ namespace resilience {
 // CallDurationEstimate
 //
 // An exponentially smoothed mean (weight 1/8) of the durations of finished
-// calls. Before any call has finished, the estimate is the age of the first
-// call started: every call started is still running, so calls take at least
-// that long (never a made-up small number on a scope that is saturated from
-// its first call on).
+// calls. Before any call has finished, all that is known is that every call
+// started is still running: the first one for `age`. A call that has run for
+// `age` is, on a scale-free prior over durations (P(duration > d) ~ 1/d), done
+// within `k x age` more with probability k / (k + 1); the estimate is then
+// kUnfinishedFactor (3) x age, by when the first call is done with
+// probability 3/4. A retrying client told so finds the call still running
+// one time in four, and then the next pushback is 4 times as long: gRPC's
+// at most 5 attempts span 4^4 = 256 times the first pushback (2.56 s from
+// the default minPushback of 10 ms), where pushbacks of the age alone (the
+// median) would span 16 times (160 ms), and a fresh server would turn away a
+// call that waits for a 300 ms one.
 //
 // Locking: none; concurrent updates may lose a sample, which only makes the
 // mean a little slower to follow. This class is thread-safe.
@@ -55,8 +62,10 @@ class CallDurationEstimate {
     if (smoothed > 0) return absl::Nanoseconds(smoothed);
     const int64_t first = first_start_ns_.load(std::memory_order_relaxed);
     if (first == kNone) return absl::ZeroDuration();
-    return std::max(absl::ZeroDuration(), now - absl::FromUnixNanos(first));
+    return kUnfinishedFactor * std::max(absl::ZeroDuration(), now - absl::FromUnixNanos(first));
   }
+
+  static constexpr int kUnfinishedFactor = 3;
 
  private:
   static constexpr int64_t kNone = INT64_MIN;

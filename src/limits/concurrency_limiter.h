@@ -36,7 +36,19 @@ class ConcurrencyLimiter {
   //
   // Gives the slot back. `outcome` and `latency` are what an adaptive limiter
   // learns from; a fixed limiter ignores them.
+  // Outcome::kNeutral (a call its client cancelled, one that never ran)
+  // teaches an adaptive limiter nothing, whatever the latency: a cancelled
+  // call's latency is only how long it ran before its client went away.
   virtual void Release(Outcome outcome, absl::Duration latency) = 0;
+
+  // ReleaseExpired()
+  //
+  // Gives back the slot of a call whose deadline passed before it was
+  // answered (a timeout; its answer, if any, reached nobody). `ran` is how
+  // long it ran, a lower bound of its latency: an adaptive limiter counts a
+  // drop and decides whether the bound is a sample (see
+  // AdaptiveConcurrencyLimiter). By default: Release(kFailure, ran).
+  virtual void ReleaseExpired(absl::Duration ran) { Release(Outcome::kFailure, ran); }
 
   // Slots taken now.
   virtual int64_t in_flight() const = 0;

@@ -13,6 +13,9 @@ constexpr double kGrowthWeight = 0.7;
 // Each interval between baseline measurements is baseline_interval times a
 // factor drawn uniformly in [1 - this, 1 + this].
 constexpr double kIntervalJitter = 0.25;
+// The weight of each window's median in `recent_` (about the last ten
+// windows).
+constexpr double kRecentWeight = 0.1;
 
 }  // namespace
 
@@ -54,6 +57,7 @@ GradientConcurrencyLimiter::GradientConcurrencyLimiter(const Options& options, C
                                           clock.Now()}),
       gradient_options_(options),
       estimate_(static_cast<double>(options.initial_limit)),
+      pin_start_(clock.Now()),
       jitter_(static_cast<uint64_t>(absl::ToUnixNanos(clock.Now()))) {}
 
 absl::Duration GradientConcurrencyLimiter::baseline() {
@@ -68,30 +72,49 @@ bool GradientConcurrencyLimiter::measuring() {
 
 AdaptiveConcurrencyLimiter::Decision GradientConcurrencyLimiter::StartMeasuring(absl::Time now) {
   measuring_ = true;
+  pin_start_ = now;
+  return Pinned(now);
+}
+
+AdaptiveConcurrencyLimiter::Decision GradientConcurrencyLimiter::Pinned(absl::Time now) {
   // Only calls admitted under the pin count: they found at most min_limit
   // calls in flight, so their latency holds no queueing of ours.
-  return Decision{options_.min_limit, now, gradient_options_.baseline_samples, now};
+  return Decision{options_.min_limit, now, gradient_options_.baseline_samples, pin_start_};
 }
 
 AdaptiveConcurrencyLimiter::Decision GradientConcurrencyLimiter::Normal(absl::Time now) {
+  // A call that expired after running at least as long as the baseline was
+  // slow: a sample. A shorter one is not (its client's deadline was shorter
+  // than the calls: it says nothing about how long they take).
   return Decision{static_cast<int64_t>(std::llround(estimate_)), now + options_.sample_window,
-                  options_.min_samples, absl::InfinitePast()};
+                  options_.min_samples, absl::InfinitePast(), baseline_};
 }
 
 AdaptiveConcurrencyLimiter::Decision GradientConcurrencyLimiter::OnWindow(const Window& w) {
+  const absl::Duration median = std::max(w.median_latency, absl::Nanoseconds(1));
   if (measuring_) {
+    // Closed by drops (calls that expired too soon to be samples): the
+    // measurement goes on.
+    if (w.samples < gradient_options_.baseline_samples) return Pinned(w.now);
     measuring_ = false;
-    baseline_ = std::max(w.mean_latency, absl::Nanoseconds(1));
+    baseline_ = median;
+    recent_ = median;
     const double factor = 1.0 + kIntervalJitter * (2 * jitter_.NextUniform() - 1);
     next_measurement_ = w.now + gradient_options_.baseline_interval * factor;
     // The limit from before the measurement comes back.
     return Normal(w.now);
   }
   if (w.now >= next_measurement_) return StartMeasuring(w.now);
-  const absl::Duration mean = std::max(w.mean_latency, absl::Nanoseconds(1));
-  baseline_ = std::min(baseline_, mean);
+  // Only drops, no latency: nothing to compare.
+  if (w.samples == 0) return Normal(w.now);
+  // A backend that got faster lowers the baseline at once, but only as the
+  // recent windows' medians together say: the lowest of many noisy window
+  // statistics is below their typical value, and a baseline that is would
+  // make ordinary windows look queued.
+  recent_ = recent_ + (median - recent_) * kRecentWeight;
+  baseline_ = std::min(baseline_, recent_);
   const double gradient =
-      std::clamp(absl::FDivDuration(baseline_, mean) * (1.0 + gradient_options_.tolerance), 0.5,
+      std::clamp(absl::FDivDuration(baseline_, median) * (1.0 + gradient_options_.tolerance), 0.5,
                  2.0);
   double target = estimate_ * gradient + std::sqrt(estimate_);
   // Grow only a limit that was reached during the window. Below it, the load

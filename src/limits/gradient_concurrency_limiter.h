@@ -23,13 +23,17 @@ namespace resilience {
 
 // GradientConcurrencyLimiter
 //
-// The baseline is the mean latency of calls run at min_limit concurrency:
-// measured first when the limiter starts, again every baseline_interval
-// (the limit is pinned to min_limit until baseline_samples calls admitted
-// under the pin have finished, then restored), and lowered whenever a whole
-// window's mean is lower. Between measurements, after each window:
+// Latency is summed up by the median of a window's calls, a statistic that
+// queueing moves (every call waits) but a fixed mixture of fast and slow
+// calls does not (a cache's hits and misses: a window's mean jumps with the
+// few slow calls it happens to hold). The baseline is the same statistic of
+// calls run at min_limit concurrency: measured first when the limiter
+// starts, again every baseline_interval (the limit is pinned to min_limit
+// until baseline_samples calls admitted under the pin have finished, then
+// restored), and lowered when the recent windows' medians, smoothed, are
+// lower. Between measurements, after each window:
 //
-//   gradient = clamp(baseline * (1 + tolerance) / window mean, 0.5, 2)
+//   gradient = clamp(baseline * (1 + tolerance) / window median, 0.5, 2)
 //   target   = limit * gradient + sqrt(limit)
 //   limit    = (1 - smoothing) * limit + smoothing * target
 //
@@ -83,6 +87,8 @@ class GradientConcurrencyLimiter final : public AdaptiveConcurrencyLimiter {
   Decision OnWindow(const Window& window) override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The pinned window of a baseline measurement starting at `now`.
   Decision StartMeasuring(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The next pinned window of the measurement that began at pin_start_.
+  Decision Pinned(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // An ordinary window starting at `now`.
   Decision Normal(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -90,7 +96,10 @@ class GradientConcurrencyLimiter final : public AdaptiveConcurrencyLimiter {
   // The limit the controller works on (fractional); published rounded.
   double estimate_ ABSL_GUARDED_BY(mu_);
   absl::Duration baseline_ ABSL_GUARDED_BY(mu_) = absl::InfiniteDuration();
+  // The recent windows' medians, smoothed (see OnWindow()).
+  absl::Duration recent_ ABSL_GUARDED_BY(mu_) = absl::InfiniteDuration();
   bool measuring_ ABSL_GUARDED_BY(mu_) = true;
+  absl::Time pin_start_ ABSL_GUARDED_BY(mu_);
   absl::Time next_measurement_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
   // Draws each interval until the next measurement; seeded with the time
   // the limiter was made, so servers started apart measure apart.

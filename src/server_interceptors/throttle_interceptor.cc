@@ -130,15 +130,38 @@ void ThrottleInterceptor::Admit() {
   state_->in_flight.fetch_add(1, std::memory_order_relaxed);
 }
 
-void ThrottleInterceptor::Finish(Outcome outcome, Outcome limiter_outcome) {
+void ThrottleInterceptor::Finish(Ending ending) {
   if (!admitted_) return;
   admitted_ = false;
   const absl::Duration latency = clock_.Now() - start_;
   ScopeLimits& limits = *state_->limits;
-  if (holds_slot_) limits.concurrency->Release(limiter_outcome, latency);
+  if (holds_slot_) {
+    switch (ending) {
+      case Ending::kAnswered:
+        limits.concurrency->Release(Outcome::kSuccess, latency);
+        break;
+      case Ending::kFailed:
+        limits.concurrency->Release(Outcome::kFailure, latency);
+        break;
+      case Ending::kExpired:
+        limits.concurrency->ReleaseExpired(latency);
+        break;
+      case Ending::kCancelled:
+        limits.concurrency->Release(Outcome::kNeutral, latency);
+        break;
+    }
+  }
   holds_slot_ = false;
-  if (outcome != Outcome::kNeutral) limits.durations.Finished(latency);
+  // Only a call that was answered in time took as long as it measured.
+  if (ending == Ending::kAnswered || ending == Ending::kFailed) limits.durations.Finished(latency);
   state_->in_flight.fetch_sub(1, std::memory_order_relaxed);
+}
+
+ThrottleInterceptor::Ending ThrottleInterceptor::Unanswered() const {
+  // The client's deadline passed (a timeout), or the client went away.
+  return std::chrono::system_clock::now() >= info_->server_context()->deadline()
+             ? Ending::kExpired
+             : Ending::kCancelled;
 }
 
 void ThrottleInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods* methods) {
@@ -146,7 +169,14 @@ void ThrottleInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods*
   if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_INITIAL_METADATA)) {
     Admit();
   }
+  // The call closed before its status was sent: its client cancelled it or
+  // its deadline passed (IsCancelled() cannot be asked here, see above).
+  if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_CLOSE) &&
+      !status_sent_) {
+    closed_unanswered_ = true;
+  }
   if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
+    status_sent_ = true;
     if (rejected_) {
       methods->ModifySendStatus(
           grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, reject_message_));
@@ -158,15 +188,17 @@ void ThrottleInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods*
       static const OutcomeClassifier* const classifier = new OutcomeClassifier();
       const grpc::StatusCode code = methods->GetSendStatus().error_code();
       const bool was_admitted = admitted_;
-      const Outcome outcome =
+      // An answer sent past the call's deadline, or after the call closed,
+      // reaches nobody: a timeout, or a cancellation, whatever its code.
+      Ending ending =
           classifier->Classify(static_cast<absl::StatusCode>(code)) == Outcome::kFailure
-              ? Outcome::kFailure
-              : Outcome::kSuccess;
-      // An answer sent past the call's deadline reaches nobody: for the
-      // concurrency limiter, a timeout (a drop), whatever its code.
-      const bool late = admitted_ && std::chrono::system_clock::now() >=
-                                         info_->server_context()->deadline();
-      Finish(outcome, late ? Outcome::kFailure : outcome);
+              ? Ending::kFailed
+              : Ending::kAnswered;
+      if (admitted_) {
+        const Ending unanswered = Unanswered();
+        if (unanswered == Ending::kExpired || closed_unanswered_) ending = unanswered;
+      }
+      Finish(ending);
       if (state_->metrics) {
         state_->meter.CountStatus(static_cast<int>(code));
         // With fault injection on the method, its interceptor times the
@@ -183,11 +215,8 @@ void ThrottleInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods*
 
 ThrottleInterceptor::~ThrottleInterceptor() {
   if (rejected_) call_verdicts_.Forget(info_->server_context());
-  // Closed without a status: cancelled, or past its deadline. The latter is
-  // a timeout, which an adaptive limit counts as a drop.
-  const bool expired = admitted_ && std::chrono::system_clock::now() >=
-                                        info_->server_context()->deadline();
-  Finish(Outcome::kNeutral, expired ? Outcome::kFailure : Outcome::kNeutral);
+  // Closed without a status: cancelled, or past its deadline.
+  if (admitted_) Finish(Unanswered());
 }
 
 }  // namespace resilience

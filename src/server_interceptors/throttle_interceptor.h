@@ -25,7 +25,8 @@ namespace resilience {
 //   - concurrency: a slot of the scope's ConcurrencyLimiter, fixed
 //     (maxConcurrency) or adaptive (throttle.adaptive, which learns from the
 //     outcome and latency of every admitted call when it is released; a call
-//     answered, or closed without a status, past its deadline is a drop);
+//     answered, or closed without a status, past its deadline is a drop
+//     (ReleaseExpired); a call its client cancelled teaches it nothing);
 //   - rate: a token of the scope's TokenBucket.
 // A rejected call is added to CallVerdicts, so that a GuardedService
 // answers it without running the user's handler, and at PRE_SEND_STATUS its
@@ -73,9 +74,16 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
   // and when it admits a call after kThrottleQuietPeriod without rejecting.
   void NoteRejection(absl::string_view cause);
   void NoteAdmission();
-  // Gives back what an admitted call holds, with the call's outcome (for
-  // the duration estimate) and what the concurrency limiter learns.
-  void Finish(Outcome outcome, Outcome limiter_outcome);
+  // How an admitted call ended, for the concurrency limiter and the
+  // duration estimate: answered in time (kAnswered: a success, kFailed: a
+  // failure for the outcome classifier); its deadline passed before it was
+  // answered (kExpired: a drop, and its latency only a lower bound); closed
+  // by its client before an answer (kCancelled: nothing learnt).
+  enum class Ending { kAnswered, kFailed, kExpired, kCancelled };
+  // Gives back what an admitted call holds.
+  void Finish(Ending ending);
+  // kExpired past the call's deadline, else kCancelled.
+  Ending Unanswered() const;
 
   grpc::experimental::ServerRpcInfo* const info_;
   ServerMethodState* const state_;
@@ -87,6 +95,9 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
   bool holds_slot_ = false;   // a concurrency slot to release
   bool admitted_ = false;     // counted in in_flight, not finished yet
   bool rejected_ = false;
+  bool status_sent_ = false;
+  // POST_RECV_CLOSE came before PRE_SEND_STATUS.
+  bool closed_unanswered_ = false;
   std::string reject_message_;
   std::string pushback_ms_;
 };

@@ -27,9 +27,16 @@ constexpr char kRetryConfig[] = R"({"methodConfig": [{
   "retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.01s", "maxBackoff": "0.01s",
                   "backoffMultiplier": 1, "retryableStatusCodes": ["RESOURCE_EXHAUSTED"]}}]})";
 
+// Five attempts (gRPC's most), RESOURCE_EXHAUSTED retryable, backoff
+// 10 ms: every wait longer than that is the server's pushback.
+constexpr char kFiveAttemptsConfig[] = R"({"methodConfig": [{
+  "name": [{"service": "cache.v1.CacheService"}],
+  "retryPolicy": {"maxAttempts": 5, "initialBackoff": "0.01s", "maxBackoff": "0.01s",
+                  "backoffMultiplier": 1, "retryableStatusCodes": ["RESOURCE_EXHAUSTED"]}}]})";
+
 class BuiltinRetryTest : public ::testing::Test {
  protected:
-  void Start(const std::string& policy_json) {
+  void Start(const std::string& policy_json, const char* retry_config = kRetryConfig) {
     CacheServer::Options options;
     absl::StatusOr<resilience::PolicySet> policies =
         resilience::PolicySet::FromJsonString(policy_json);
@@ -40,7 +47,7 @@ class BuiltinRetryTest : public ::testing::Test {
     server_ = *std::move(server);
     ASSERT_TRUE(server_->store().Store("k", "v").ok());
     grpc::ChannelArguments args;
-    args.SetServiceConfigJSON(kRetryConfig);
+    args.SetServiceConfigJSON(retry_config);
     args.SetInt(GRPC_ARG_ENABLE_RETRIES, 1);
     stub_ = cache::v1::CacheService::NewStub(
         grpc::CreateCustomChannel(server_->address(), grpc::InsecureChannelCredentials(), args));
@@ -107,6 +114,30 @@ TEST_F(BuiltinRetryTest, RetriesAConcurrencyLimitedCallOnceASlotFrees) {
   EXPECT_EQ(stats.admitted, 3);
   // The first retry came after the ~200 ms pushback, not the 10 ms backoff.
   EXPECT_GE(elapsed, absl::Milliseconds(150) + absl::Milliseconds(200));
+}
+
+// A fresh server (no call of the method has finished yet), maxConcurrency 1,
+// every Get held 300 ms: a call that arrives while the first one holds the
+// slot is served by gRPC's retry with 5 attempts. The pushbacks grow with
+// how long the first call has run (3 x its age: 10, 30, 120, 480 ms), so
+// the attempts reach past its end; with the age alone (10, 10, 20, 40 ms)
+// all five were spent within ~80 ms and the call failed.
+TEST_F(BuiltinRetryTest, ServesAThrottledCallOnTheFirstContentionOfAFreshServer) {
+  Start(R"({"methodConfig": [{"name": [{"service": "cache.v1.CacheService", "method": "Get"}],
+            "throttle": {"maxConcurrency": 1}, "faultInjection": {"delay": "0.3s"}}]})",
+        kFiveAttemptsConfig);
+  std::thread holder([&] { EXPECT_TRUE(Get().ok()); });
+  const absl::Time wait_end = absl::Now() + absl::Seconds(5);
+  while (server_->resilience().Stats(kGet).faults_delayed < 1 && absl::Now() < wait_end) {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  grpc::Status s = Get();
+  holder.join();
+  EXPECT_TRUE(s.ok()) << s.error_code() << ": " << s.error_message();
+  const resilience::ServerMethodStats stats = server_->resilience().Stats(kGet);
+  EXPECT_GE(stats.rejected_concurrency, 1);
+  EXPECT_LE(stats.rejected_concurrency, 4);
+  EXPECT_EQ(stats.admitted, 2);
 }
 
 }  // namespace

@@ -35,18 +35,22 @@ def store_request(key, value):
     return field(1, key) + field(2, value)
 
 
-RETRY_CONFIG = json.dumps({
-    "methodConfig": [{
-        "name": [{"service": "cache.v1.CacheService"}],
-        "retryPolicy": {
-            "maxAttempts": 3,
-            "initialBackoff": "0.01s",
-            "maxBackoff": "0.01s",
-            "backoffMultiplier": 1,
-            "retryableStatusCodes": ["RESOURCE_EXHAUSTED"],
-        },
-    }]
-})
+def retry_config(max_attempts):
+    """grpcio's own retry: RESOURCE_EXHAUSTED retryable, backoff 10 ms (any
+    longer wait is the server's pushback)."""
+    return json.dumps({
+        "methodConfig": [{
+            "name": [{"service": "cache.v1.CacheService"}],
+            "retryPolicy": {
+                "maxAttempts": max_attempts,
+                "initialBackoff": "0.01s",
+                "maxBackoff": "0.01s",
+                "backoffMultiplier": 1,
+                "retryableStatusCodes": ["RESOURCE_EXHAUSTED"],
+            },
+        }]
+    })
+
 
 # One call per 0.5 s: a second call right after the first is throttled, with
 # a pushback of about 500 ms (far above the retry policy's 10 ms backoff).
@@ -54,6 +58,16 @@ POLICY = json.dumps({
     "methodConfig": [{
         "name": [{"service": "cache.v1.CacheService", "method": "Get"}],
         "throttle": {"ratePerSecond": 2, "burst": 1},
+    }]
+})
+
+
+# One Get at a time, each held 300 ms.
+SLOW_SLOT_POLICY = json.dumps({
+    "methodConfig": [{
+        "name": [{"service": "cache.v1.CacheService", "method": "Get"}],
+        "throttle": {"maxConcurrency": 1},
+        "faultInjection": {"delay": "0.3s"},
     }]
 })
 
@@ -89,7 +103,7 @@ def main():
         try:
             plain = grpc.insecure_channel(address)
             retrying = grpc.insecure_channel(address, options=[
-                ("grpc.service_config", RETRY_CONFIG), ("grpc.enable_retries", 1)])
+                ("grpc.service_config", retry_config(3)), ("grpc.enable_retries", 1)])
             store = plain.unary_unary(STORE)
             store(store_request(b"k", b"v"), timeout=5)
 
@@ -123,6 +137,35 @@ def main():
             except grpc.RpcError as e:
                 check("grpcio retries the throttled call and it is served", False,
                       "%s: %s" % (e.code(), e.details()))
+        finally:
+            server.terminate()
+            server.wait(timeout=10)
+
+        # A fresh server whose first Get holds the only slot for 300 ms: two
+        # Gets sent at once, each with grpcio's 5 attempts, are both served,
+        # the second once the first is done (the pushbacks grow with how long
+        # the first has run; with its age alone, all five attempts of the
+        # second were spent within ~100 ms).
+        with open(policy_path, "w") as f:
+            f.write(SLOW_SLOT_POLICY)
+        server, address = start_server(binary, policy_path)
+        try:
+            plain = grpc.insecure_channel(address)
+            plain.unary_unary(STORE)(store_request(b"k", b"v"), timeout=5)
+            # 5 attempts: gRPC's most.
+            retrying = grpc.insecure_channel(address, options=[
+                ("grpc.service_config", retry_config(5)), ("grpc.enable_retries", 1)])
+            grpc.channel_ready_future(retrying).result(timeout=5)
+            get_retrying = retrying.unary_unary(GET)
+            calls = [get_retrying.future(get_request(b"k"), timeout=5) for _ in range(2)]
+            for i, call in enumerate(calls):
+                try:
+                    response = call.result(timeout=10)
+                    check("grpcio's 5 attempts get contended call %d served" % i,
+                          response == field(1, b"v"), repr(response))
+                except grpc.RpcError as e:
+                    check("grpcio's 5 attempts get contended call %d served" % i, False,
+                          "%s: %s" % (e.code(), e.details()))
         finally:
             server.terminate()
             server.wait(timeout=10)

@@ -50,6 +50,25 @@ TEST(AimdConcurrencyLimiterTest, GrowsByOnePerBusyWindowWithoutDrops) {
   EXPECT_EQ(limiter->limit(), 15);
 }
 
+// Windows in which every call expired (ReleaseExpired: a drop, and no latency
+// sample for AIMD) close on their drops and back off: 10 -> 9 -> 8.1; a call
+// its client cancelled (kNeutral) is neither.
+TEST(AimdConcurrencyLimiterTest, ExpiredCallsBackOffCancelledOnesDoNot) {
+  SimulatedClock clock;
+  auto limiter = MustCreate(SmallWindows(), clock);
+  for (int w = 0; w < 3; ++w) {
+    Batch(*limiter, clock, 2, absl::Milliseconds(100), Outcome::kNeutral, absl::Milliseconds(1));
+  }
+  EXPECT_EQ(limiter->limit(), 10);
+  for (int w = 0; w < 2; ++w) {
+    for (int i = 0; i < 2; ++i) ASSERT_TRUE(limiter->TryAcquire());
+    clock.AdvanceTime(absl::Milliseconds(100));
+    for (int i = 0; i < 2; ++i) limiter->ReleaseExpired(absl::Milliseconds(20));
+  }
+  EXPECT_EQ(limiter->limit(), 8);
+  EXPECT_EQ(limiter->in_flight(), 0);
+}
+
 TEST(AimdConcurrencyLimiterTest, DoesNotGrowWhileMostOfTheLimitIsUnused) {
   SimulatedClock clock;
   auto limiter = MustCreate(SmallWindows(), clock);
