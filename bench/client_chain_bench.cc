@@ -85,7 +85,8 @@ int main(int argc, char** argv) {
   auto server = resilience::testing::TestServer::Start(std::move(options));
 
   constexpr char kFullChain[] = R"({"methodConfig": [{"name": [{"service": "cache.v1.CacheService"}],
-      "timeout": "10s", "retryPolicy": {"maxAttempts": 3, "perAttemptTimeout": "1s"},
+      "timeout": "10s", "retryPolicy": {"maxAttempts": 3, "perAttemptTimeout": "1s",
+                                        "retryableStatusCodes": ["UNAVAILABLE", "DEADLINE_EXCEEDED"]},
       "breaker": {"sre": {}}}]})";
   constexpr char kNoPolicy[] = "{}";  // Get has no policy
   std::vector<Config> configs = {

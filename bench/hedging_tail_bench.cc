@@ -40,12 +40,13 @@ struct Config {
   const char* hedging;  // the hedgingPolicy's fields; null: none
 };
 
-// The client's policy for Get: `hedging` (or none) and the default budget.
+// The client's policy for Get: `hedging` (or none) and the default budget
+// of its own (retryBudget: each timer hedge spends a token).
 std::string ClientPolicy(const char* hedging) {
   if (hedging == nullptr) return "{}";
   return absl::StrCat(R"({"methodConfig": [{"name": [{"service": "cache.v1.CacheService", "method": "Get"}],
       "hedgingPolicy": {)",
-                      hedging, R"(}}], "retryThrottling": {"maxTokens": 10, "tokenRatio": 0.1}})");
+                      hedging, R"(}, "retryBudget": {"maxTokens": 10, "tokenRatio": 0.1}}]})");
 }
 
 // Runs every configuration against a server whose Get has `fault`.

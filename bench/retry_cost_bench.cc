@@ -340,6 +340,12 @@ struct ChannelSpec {
 // the full jitter gRFC A6 describes): our "jitter": 0.2, added below.
 constexpr char kBackoff[] = R"("maxAttempts": 3, "initialBackoff": "0.02s", "maxBackoff": "0.2s", )"
                             R"("backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"])";
+// The same with a per-attempt timeout, whose ends are retried too (without
+// DEADLINE_EXCEEDED the loader warns, and strict mode refuses the policy).
+constexpr char kBackoffWithTimeout[] =
+    R"("maxAttempts": 3, "initialBackoff": "0.02s", "maxBackoff": "0.2s", )"
+    R"("backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE", "DEADLINE_EXCEEDED"], )"
+    R"("perAttemptTimeout": "0.2s")";
 
 // An SRE breaker that does not drop at a 20% failure rate (it drops once
 // requests exceed k x accepts).
@@ -361,8 +367,8 @@ std::string ChainPolicyJson(const ChainSpec& chain) {
   if (chain.timeout) fields.push_back(R"("timeout": "2s")");
   if (chain.retry) {
     fields.push_back(
-        absl::StrCat(R"("retryPolicy": {)", kBackoff,
-                     chain.per_attempt_timeout ? R"(, "perAttemptTimeout": "0.2s")" : "",
+        absl::StrCat(R"("retryPolicy": {)",
+                     chain.per_attempt_timeout ? kBackoffWithTimeout : kBackoff,
                      R"(, "jitter": 0.2})"));
   }
   if (!chain.breaker.empty()) fields.push_back(absl::StrCat(R"("breaker": )", chain.breaker));

@@ -6,6 +6,7 @@
 #include "grpc_resilience/internal/client_interceptors/call_plan.h"
 #include "grpc_resilience/internal/client_interceptors/local_status.h"
 #include "grpc_resilience/internal/client_interceptors/metrics_interceptor.h"
+#include "grpc_resilience/internal/client_interceptors/retry_throttle_feed.h"
 
 namespace resilience {
 namespace {
@@ -49,7 +50,7 @@ grpc::experimental::Interceptor* MakeBreakerInterceptor(ClientResilience& resili
     return new BreakerInterceptor(info, plan.state, resilience.clock(), timeout_flag,
                                   /*meters_call=*/!plan.timeout);
   }
-  if (plan.metrics) return new MetricsInterceptor(plan.state);
+  if (plan.metrics) return new MetricsInterceptor(info, plan.state);
   return nullptr;
 }
 
@@ -128,6 +129,8 @@ void BreakerInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods* 
   if (meters_call_ &&
       methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_STATUS)) {
     meter_.End(*state_, static_cast<int>(methods->GetRecvStatus()->error_code()));
+    FeedRetryThrottle(*state_, *info_->client_context(), methods);
+    state_->reconnect->Poke(info_->channel(), methods->GetRecvStatus()->error_code());
   }
   if (hijack_now) {
     methods->Hijack();  // re-enters Intercept() with this batch's PRE_RECV_* hooks

@@ -31,8 +31,11 @@ CallPlan PlanCall(ClientResilience& resilience, ClientRpcInfo* info) {
   ClientMethodState* state = resilience.ForMethod(info->method());
   if (state == nullptr) return plan;
   plan.state = state;
+  // A call none of our others takes still gets the metrics interceptor
+  // when it must be counted, or heard by the channel's retryThrottling.
+  const bool counted = state->metrics || state->throttle != nullptr;
   if (state->policy == nullptr) {
-    plan.metrics = state->metrics;
+    plan.metrics = counted;
     return plan;
   }
   const bool unary = info->type() == ClientRpcInfo::Type::UNARY;
@@ -46,7 +49,7 @@ CallPlan PlanCall(ClientResilience& resilience, ClientRpcInfo* info) {
   plan.timeout = state->policy->timeout.has_value() ||
                  (unary && state->retry.per_attempt_timeout.has_value());
   plan.breaker = state->breaker != nullptr;
-  plan.metrics = state->metrics && !plan.timeout && !plan.breaker;
+  plan.metrics = counted && !plan.timeout && !plan.breaker;
   return plan;
 }
 

@@ -25,8 +25,9 @@ namespace resilience {
 // (1) when the policy has a `timeout`, or the call is unary and the policy a
 //     perAttemptTimeout (then the call's one attempt gets it);
 // (2) when the policy has a breaker;
-// (3) with metrics on, when neither (1) nor (2);
-// (4) with metrics on.
+// (3) with metrics on, or a retryThrottling in the policy file (every call
+//     feeds it, retry_throttle_feed.h), when neither (1) nor (2);
+// (4) likewise.
 // The retry interceptor does what the others would for its attempts: each
 // attempt's deadline is its timeout, and it asks and tells the breaker
 // itself, so an attempt carries none of our interceptors (only the

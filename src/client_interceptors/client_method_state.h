@@ -11,11 +11,13 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/time/time.h"
 
 #include "grpc_resilience/internal/breaker/breaker.h"
+#include "grpc_resilience/internal/client_interceptors/reconnect_watch.h"
 #include "grpc_resilience/internal/core/random_source.h"
 #include "grpc_resilience/internal/retry/hedging_decider.h"
 #include "grpc_resilience/internal/retry/retry_decider.h"
@@ -58,16 +60,19 @@ namespace resilience {
 
 // MakeHedgingDecider()
 //
-// The decider for a loaded hedgingPolicy, spending `budget` (the file's
-// retryThrottling).
-inline std::unique_ptr<HedgingDecider> MakeHedgingDecider(const HedgingSettings& hedging,
-                                                          const RetryBudgetSettings& budget) {
+// The decider for a loaded hedgingPolicy, spending `budget` (the entry's
+// retryBudget, if any) and held by `throttle` (the channel's
+// retryThrottling, null when none).
+inline std::unique_ptr<HedgingDecider> MakeHedgingDecider(
+    const HedgingSettings& hedging, const std::optional<RetryBudgetSettings>& budget,
+    RetryBudget* throttle) {
   HedgingDecider::Options options;
   options.max_attempts = hedging.max_attempts;
   options.delay = hedging.delay;
   options.non_fatal_codes = hedging.non_fatal_status_codes;
   options.adaptive_delay = hedging.adaptive_delay;
   options.budget = budget;
+  options.throttle = throttle;
   return std::make_unique<HedgingDecider>(options);
 }
 
@@ -102,6 +107,18 @@ struct ClientMethodState {
   // (then wraps_unary is set and the retry interceptor hedges the unary
   // calls instead of retrying them).
   std::unique_ptr<HedgingDecider> hedging_decider;
+  // The channel's retryThrottling (null: none). The deciders feed it with
+  // the attempts of the calls the retry interceptor takes; the interceptor
+  // that meters any other call feeds it with that call (ThrottleHears()).
+  RetryBudget* throttle = nullptr;
+  // Bit c: a call of this method that ends with code c costs the throttle a
+  // token (the codes its policy retries or hedges on); a pushback costs one
+  // whatever the code.
+  uint32_t throttle_failure_codes = 0;
+  // The channel's: told of every call and attempt that ends UNAVAILABLE
+  // (our breaker's rejections included) by the interceptor that meters the
+  // call, and by the retry interceptor for each attempt. Never null.
+  ReconnectWatch* reconnect = nullptr;
 
   // calls, attempts, retries, ...: GRPC_RESILIENCE_CLIENT_COUNTERS.
   GRPC_RESILIENCE_CLIENT_COUNTERS(GRPC_RESILIENCE_ATOMIC_COUNTER)

@@ -8,7 +8,12 @@
 namespace resilience {
 
 ClientResilience::ClientResilience(PolicySet policies, Options options)
-    : policies_(std::move(policies)), options_(std::move(options)) {}
+    : policies_(std::move(policies)),
+      options_(std::move(options)),
+      throttle_(policies_.retry_throttling().has_value()
+                    ? std::make_unique<RetryBudget>(policies_.retry_throttling()->max_tokens,
+                                                     policies_.retry_throttling()->token_ratio)
+                    : nullptr) {}
 
 MethodCache<ClientMethodState>::Resolution ClientResilience::Resolve(const char* method) {
   const PolicySet::Match match = policies_.Find(method);
@@ -16,11 +21,14 @@ MethodCache<ClientMethodState>::Resolution ClientResilience::Resolve(const char*
   // An exact name of the policy file ("svc/method", not "svc/" or "").
   const bool named = !match.scope.empty() && match.scope.back() != '/';
   if (match.policy == nullptr) {
-    if (!options_.metrics) return {nullptr, linked};
-    // Counted only: no policy, no breaker, no retries.
+    if (!options_.metrics && throttle_ == nullptr) return {nullptr, linked};
+    // Counted only (and heard by the channel's throttle): no policy, no
+    // breaker, no retries.
     auto state = std::make_unique<ClientMethodState>();
     state->method = method;
-    state->metrics = true;
+    state->metrics = options_.metrics;
+    state->throttle = throttle_.get();
+    state->reconnect = &reconnect_;
     state->protobuf_method = linked;
     state->retry.max_attempts = 1;
     return {std::move(state), linked};
@@ -41,15 +49,27 @@ MethodCache<ClientMethodState>::Resolution ClientResilience::Resolve(const char*
   }
   // Different methods draw different sequences from one seed.
   state->random = std::make_unique<SplitMixRandom>(options_.seed ^ std::hash<std::string>()(method));
+  state->throttle = throttle_.get();
+  state->reconnect = &reconnect_;
   RetryDecider::Options retry;
   retry.max_attempts = state->retry.max_attempts;
   retry.retryable_codes = state->retry.retryable_status_codes;
   retry.backoff = state->retry;  // its Backoff::Options part
-  retry.budget = policies_.retry_budget();
+  retry.budget = policy.retry_budget;
+  retry.throttle = throttle_.get();
   state->retry_decider = std::make_unique<RetryDecider>(retry, *state->random);
+  if (state->retry.max_attempts > 1) {
+    for (absl::StatusCode code : state->retry.retryable_status_codes) {
+      state->throttle_failure_codes |= uint32_t{1} << (static_cast<int>(code) & 31);
+    }
+  }
   if (policy.hedging.has_value()) {
-    state->hedging_decider = MakeHedgingDecider(*policy.hedging, policies_.retry_budget());
+    state->hedging_decider =
+        MakeHedgingDecider(*policy.hedging, policy.retry_budget, throttle_.get());
     state->wraps_unary = true;
+    for (absl::StatusCode code : policy.hedging->non_fatal_status_codes) {
+      state->throttle_failure_codes |= uint32_t{1} << (static_cast<int>(code) & 31);
+    }
   }
   BreakerSettings breaker = policy.breaker;
   if (breaker.kind != BreakerKind::kNone) {

@@ -111,6 +111,10 @@ class ClientResilience {
 
   const std::string& name() const { return options_.name; }
 
+  // The channel's retryThrottling (gRFC A6), fed by every call on the
+  // channel whatever its method; null when the policy file has none.
+  const RetryBudget* retry_throttle() const { return throttle_.get(); }
+
  private:
   // The interceptors reach the per-method state through their CallPlan.
   friend CallPlan PlanCall(ClientResilience& resilience,
@@ -135,6 +139,9 @@ class ClientResilience {
 
   const PolicySet policies_;
   const Options options_;
+  // Before methods_: their states point to these.
+  const std::unique_ptr<RetryBudget> throttle_;
+  ReconnectWatch reconnect_;
   MethodCache<ClientMethodState> methods_;
 };
 

@@ -1,5 +1,7 @@
 #include "grpc_resilience/internal/client_interceptors/metrics_interceptor.h"
 
+#include "grpc_resilience/internal/client_interceptors/retry_throttle_feed.h"
+
 namespace resilience {
 
 using grpc::experimental::InterceptionHookPoints;
@@ -13,6 +15,8 @@ void MetricsInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods* 
   }
   if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_STATUS)) {
     meter_.End(*state_, static_cast<int>(methods->GetRecvStatus()->error_code()));
+    FeedRetryThrottle(*state_, *info_->client_context(), methods);
+    state_->reconnect->Poke(info_->channel(), methods->GetRecvStatus()->error_code());
   }
   methods->Proceed();
 }

@@ -56,7 +56,10 @@ std::vector<std::string> ConfigureBuiltInRetries(const PolicySet& policies,
                                                  grpc::ChannelArguments& args,
                                                  const MethodCatalog& catalog) {
   const BuiltInRetryConfig config = BuiltInRetryConfig::Build(policies, catalog);
-  std::vector<std::string> warnings = config.warnings();
+  // The config's own warnings are the policy file's: the loader put them in
+  // PolicySet::warnings() already, so a program that prints both lists
+  // prints each once.
+  std::vector<std::string> warnings;
   const std::optional<int> enable_retries = IntArg(args, GRPC_ARG_ENABLE_RETRIES);
   const std::optional<std::string> callers = StringArg(args, GRPC_ARG_SERVICE_CONFIG);
   if (callers.has_value()) {

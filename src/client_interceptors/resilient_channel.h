@@ -78,7 +78,9 @@ ClientInterceptorFactoryList ClientInterceptorFactories(std::shared_ptr<ClientRe
 // CreateResilientChannel() does: sets GRPC_ARG_SERVICE_CONFIG to the
 // BuiltInRetryConfig of `policies` (streaming retries and waitForReady; not
 // set when that config is empty) and leaves gRPC's retries on. Returns the
-// config's warnings and those below, one line each.
+// warnings about `args` below, one line each; the config's own warnings
+// (settings gRPC's retry of streams cannot apply) are the policy file's, in
+// PolicySet::warnings(), and are not repeated here.
 //
 // When `args` already carry a service config (SetServiceConfigJSON), it is
 // kept and ours is not set (a warning says what is then not applied). If it
@@ -112,9 +114,9 @@ struct ResilientChannel {
   std::shared_ptr<grpc::Channel> channel;
   // Counters and breaker snapshots, per method: resilience->Stats(method).
   std::shared_ptr<ClientResilience> resilience;
-  // What the channel's configuration does not apply
+  // What the channel's arguments keep from applying
   // (ConfigureBuiltInRetries()); the policy file's own warnings are in
-  // PolicySet::warnings().
+  // PolicySet::warnings(), and none of them is repeated here.
   std::vector<std::string> warnings;
 };
 

@@ -191,7 +191,9 @@ void RetryInterceptor::OnTimer(Timer* timer, bool fired) {
           Finish(CancelledStatus(method_, " during a retry backoff"), actions);
         }
       } else if (fired && !cancelled_) {
-        ApplyHedgeStep(hedging_->OnTimer(hedge_, absl::Now(), call_deadline_), nullptr,
+        // The call may end here (no hedge goes and nothing is in flight):
+        // with the status of the attempt that ended last.
+        ApplyHedgeStep(hedging_->OnTimer(hedge_, absl::Now(), call_deadline_), shown_,
                        AttemptOutcome(), actions);
       } else if (cancelled_ && InFlight() == 0) {
         // Waiting out a pushback delay with nothing in flight.
@@ -335,6 +337,9 @@ void RetryInterceptor::Ended(Attempt& a, Actions& actions) {
   if (hedging_ != nullptr && !a.rejected_locally && !cancelled_) {
     hedging_->RecordLatency(now - a.sent_at);
   }
+  // A breaker rejection, or a channel that is not READY failing fast: keep
+  // its reconnection going (reconnect_watch.h).
+  state_->reconnect->Poke(info_->channel(), status.error_code());
   if (finished_) return;  // a loser, cancelled after the call was decided
   shown_ = &a;
   if (hedging_ != nullptr) {
@@ -441,8 +446,14 @@ grpc::Status RetryInterceptor::FinalStatus(const RetryDecision& decision, grpc::
       if (hedging_ == nullptr) {
         state_->retry_budget_exhausted.fetch_add(1, std::memory_order_relaxed);
       }
+      // Which of the two refused: the channel's throttle first (it is the
+      // one other methods can have spent).
       return NotRetriedStatus(method_, made,
-                              "the channel's retry budget for this method is spent", last);
+                              state_->throttle != nullptr && !state_->throttle->AllowRetry()
+                                  ? "the channel's retryThrottling is spent (at most maxTokens "
+                                    "/ 2 tokens left)"
+                                  : "the method's retryBudget on this channel is spent",
+                              last);
     case RetryVerdict::kBackoffPastDeadline:
       return NotRetriedStatus(method_, made,
                               absl::StrCat("a retry after ", absl::FormatDuration(decision.delay),

@@ -6,6 +6,7 @@
 #include "absl/time/clock.h"
 #include "grpcpp/client_context.h"
 #include "grpc_resilience/internal/client_interceptors/local_status.h"
+#include "grpc_resilience/internal/client_interceptors/retry_throttle_feed.h"
 #include "grpc_resilience/internal/core/timeout_scheduler.h"
 
 namespace resilience {
@@ -94,6 +95,8 @@ void TimeoutInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods* 
       *status = CallDeadlineStatus(info_->method(), DeadlineSource::kCaller, limit_, 0);
     }
     meter_.End(*state_, static_cast<int>(status->error_code()));
+    FeedRetryThrottle(*state_, *info_->client_context(), methods);
+    state_->reconnect->Poke(info_->channel(), status->error_code());
   }
   methods->Proceed();
 }

@@ -236,26 +236,11 @@ BuiltInRetryConfig BuiltInRetryConfig::Build(const PolicySet& policies,
     }
   }
 
-  // Names with a retryPolicy whose streams cannot be found.
-  for (const PolicySet::Name& name : policies.names()) {
-    if (name.service.empty() || !Retries(PolicyOfName(policies, name))) continue;
-    if (name.method.empty() ? catalog.HasService(name.service)
-                            : catalog.Find(absl::StrCat("/", name.service, "/", name.method)) !=
-                                  nullptr) {
-      continue;
-    }
-    config.warnings_.push_back(absl::StrCat(
-        name.path, ": ", name.method.empty() ? "service " : "method ",
-        name.method.empty() ? name.service : absl::StrCat("/", name.service, "/", name.method),
-        " is not linked into this process, so its streaming calls cannot be told from "
-        "unary ones: only its unary calls are retried"));
-  }
-
   if (method_configs.empty()) return config;
   config.service_config_ =
       absl::StrCat("{\"methodConfig\": [", absl::StrJoin(method_configs, ", "), "]");
   if (!config.retried_streams_.empty()) {
-    const RetryBudgetSettings& budget = policies.retry_budget();
+    const RetryBudgetSettings budget = policies.stream_retry_throttling();
     absl::StrAppend(&config.service_config_,
                     ", \"retryThrottling\": {\"maxTokens\": ", budget.max_tokens,
                     ", \"tokenRatio\": ",

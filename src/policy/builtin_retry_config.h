@@ -15,7 +15,9 @@
 //    both layers: the config has no {service} or {} entry with one, and a
 //    method is known to be streaming only from its generated code
 //    (MethodCatalog). Names of methods that are not linked get only their
-//    unary calls retried (with a warning).
+//    unary calls retried; the loader warns about such names once, as names
+//    that match nothing linked (UnlinkedNameWarnings(), with a "did you
+//    mean"), not here again.
 //  - waitForReady of a policy goes to gRPC for every name of the policy, so
 //    that it applies to every call and every attempt (the RetryInterceptor's
 //    attempts go through the same channel under the same method name).
@@ -84,9 +86,8 @@ class BuiltInRetryConfig {
 
   // Settings gRPC's retry of streams does not apply as the policy says
   // (maxAttempts above 5, jitter other than 0.2 or fullJitter,
-  // perAttemptTimeout) and names with a retryPolicy whose streams cannot be
-  // retried because their methods are not linked; one line each, starting
-  // with the JSON path.
+  // perAttemptTimeout); one line each, starting with the JSON path. The
+  // loader adds them to PolicySet::warnings().
   const std::vector<std::string>& warnings() const { return warnings_; }
 
  private:

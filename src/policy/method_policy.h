@@ -73,8 +73,9 @@ struct HedgingSettings {
   std::optional<HedgingDecider::AdaptiveDelay> adaptive_delay;
 };
 
-// gRPC's retryThrottling: one token bucket per channel and method. The
-// fields and defaults are RetryBudget's own.
+// A token bucket of retries: gRPC's retryThrottling (one per channel,
+// shared by its methods) or our retryBudget (one per channel and method).
+// The fields and defaults are RetryBudget's own.
 using RetryBudgetSettings = RetryBudget::Options;
 
 enum class BreakerKind { kNone, kSre, kThreeState };
@@ -173,6 +174,10 @@ struct MethodPolicy {
   std::optional<RetrySettings> retry;
   // Exclusive with `retry`, as in gRPC.
   std::optional<HedgingSettings> hedging;
+  // The entry's retryBudget: one per channel and method, for `retry` or
+  // `hedging`. The defaults when the file has no retryThrottling and the
+  // entry retries (maxAttempts > 1) or hedges; else only when written.
+  std::optional<RetryBudgetSettings> retry_budget;
   // gRPC's `waitForReady`, applied to every attempt.
   std::optional<bool> wait_for_ready;
   BreakerSettings breaker;

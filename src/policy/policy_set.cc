@@ -127,10 +127,21 @@ class PolicySetBuilder {
     }
     if (absl::Status s = CheckGlobalThrottleKeys(GlobalThrottleScopes()); !s.ok()) return s;
     if (file.has_retry_throttling()) {
-      if (absl::Status s = RetryThrottling(file.retry_throttling()); !s.ok()) return s;
+      absl::StatusOr<RetryBudgetSettings> t =
+          ReadRetryBudget(file.retry_throttling(), "retryThrottling");
+      if (!t.ok()) return t.status();
+      set_.retry_throttling_ = *t;
       if (!any_retries_) {
         Warn("retryThrottling: no methodConfig entry retries (a retryPolicy with maxAttempts "
-             "above 1), so it has no effect");
+             "above 1) or hedges, so it has no effect");
+      }
+    } else {
+      // Without gRPC's throttle, every method that retries or hedges keeps
+      // a budget of its own (the library's safety default).
+      for (MethodPolicy& policy : set_.policies_) {
+        if (Reissues(policy) && !policy.retry_budget.has_value()) {
+          policy.retry_budget = RetryBudgetSettings();
+        }
       }
     }
     return std::move(set_);
@@ -281,8 +292,18 @@ class PolicySetBuilder {
       absl::StatusOr<RetrySettings> retry =
           Retry(entry.retry_policy(), path + ".retryPolicy", policy.timeout, timeout_path);
       if (!retry.ok()) return retry.status();
-      if (retry->max_attempts > 1) any_retries_ = true;
       policy.retry = *std::move(retry);
+    }
+    if (Reissues(policy)) any_retries_ = true;
+    if (entry.has_retry_budget()) {
+      absl::StatusOr<RetryBudgetSettings> budget =
+          ReadRetryBudget(entry.retry_budget(), path + ".retryBudget");
+      if (!budget.ok()) return budget.status();
+      policy.retry_budget = *budget;
+      if (!Reissues(policy) && !entry.has_hedging_policy()) {
+        Warn(absl::StrCat(path, ".retryBudget: the entry neither retries (a retryPolicy with "
+                                "maxAttempts above 1) nor hedges, so it has no effect"));
+      }
     }
     if (entry.has_wait_for_ready()) policy.wait_for_ready = entry.wait_for_ready();
     if (entry.has_breaker()) {
@@ -308,7 +329,7 @@ class PolicySetBuilder {
           ReadHedgingSettings(entry.hedging_policy(), path + ".hedgingPolicy", set_.warnings_);
       if (!hedging.ok()) return hedging.status();
       policy.hedging = *std::move(hedging);
-      any_retries_ = true;  // hedges spend retryThrottling's budget too
+      any_retries_ = true;  // hedges are throttled too
     }
 
     if (entry.has_breaker()) {
@@ -408,6 +429,15 @@ class PolicySetBuilder {
       Warn(absl::StrCat(path, ".perAttemptTimeout: ", absl::FormatDuration(*r.per_attempt_timeout),
                         " is not shorter than ", timeout_path, " (",
                         absl::FormatDuration(*timeout), "), so it never ends an attempt"));
+    } else if (r.per_attempt_timeout.has_value() && r.max_attempts > 1 &&
+               std::find(r.retryable_status_codes.begin(), r.retryable_status_codes.end(),
+                         absl::StatusCode::kDeadlineExceeded) ==
+                   r.retryable_status_codes.end()) {
+      // The timed-out attempt ends DEADLINE_EXCEEDED, which this policy
+      // does not retry: the timeout only shortens the call.
+      Warn(absl::StrCat(path, ".perAttemptTimeout: DEADLINE_EXCEEDED is not in ", path,
+                        ".retryableStatusCodes, so an attempt it ends is not retried: the call "
+                        "ends then, with attempts left (add DEADLINE_EXCEEDED to retry it)"));
     }
     if (r.max_attempts == 1) {
       if (!r.per_attempt_timeout.has_value()) {
@@ -747,18 +777,23 @@ class PolicySetBuilder {
     return f;
   }
 
-  // The set fields over RetryBudget::Options' defaults, checked by
-  // RetryBudget itself.
-  absl::Status RetryThrottling(const pb::RetryThrottling& p) {
-    RetryBudget::Options o = set_.retry_budget_;
+  // retryThrottling or a retryBudget at `path`: the set fields over
+  // RetryBudget::Options' defaults, checked by RetryBudget itself.
+  absl::StatusOr<RetryBudgetSettings> ReadRetryBudget(const pb::RetryThrottling& p,
+                                                      const std::string& path) {
+    RetryBudget::Options o;
     if (p.has_max_tokens()) o.max_tokens = p.max_tokens();
     if (p.has_token_ratio()) o.token_ratio = p.token_ratio();
-    if (absl::Status s = AtPath(RetryBudget::Validate(o), "retry_budget.", "retryThrottling");
-        !s.ok()) {
+    if (absl::Status s = AtPath(RetryBudget::Validate(o), "retry_budget.", path); !s.ok()) {
       return s;
     }
-    set_.retry_budget_ = o;
-    return absl::OkStatus();
+    return o;
+  }
+
+  // The policy makes more than one attempt of a call: retries or hedges.
+  static bool Reissues(const MethodPolicy& policy) {
+    return (policy.retry.has_value() && policy.retry->max_attempts > 1) ||
+           policy.hedging.has_value();
   }
 
   PolicySet set_;

@@ -101,7 +101,17 @@ class PolicySet {
   // when no entry and no default covers it.
   Match Find(absl::string_view full_method) const;
 
-  const RetryBudgetSettings& retry_budget() const { return retry_budget_; }
+  // The file's retryThrottling (gRFC A6: one per channel, every call on it
+  // counts); none when the file has none.
+  const std::optional<RetryBudgetSettings>& retry_throttling() const {
+    return retry_throttling_;
+  }
+  // What gRPC's own retry of streams is throttled with
+  // (builtin_retry_config.h): the file's retryThrottling, else
+  // RetryBudget's defaults.
+  RetryBudgetSettings stream_retry_throttling() const {
+    return retry_throttling_.value_or(RetryBudgetSettings());
+  }
   const std::vector<MethodPolicy>& policies() const { return policies_; }
   // Every name of every entry, in file order.
   const std::vector<Name>& names() const { return names_; }
@@ -120,7 +130,7 @@ class PolicySet {
   // keys handed out as Match::scope never move.
   absl::node_hash_map<std::string, size_t> by_name_;
   std::optional<size_t> default_index_;
-  RetryBudgetSettings retry_budget_;
+  std::optional<RetryBudgetSettings> retry_throttling_;
   std::vector<std::string> warnings_;
   std::vector<Name> names_;
 };

@@ -8,11 +8,19 @@ HedgingDecider::HedgingDecider(const Options& options)
     : max_attempts_(std::clamp(options.max_attempts, 1, kMaxAttempts)),
       delay_(std::max(options.delay, absl::ZeroDuration())),
       adaptive_(options.adaptive_delay),
-      budget_(options.budget.max_tokens, options.budget.token_ratio) {
+      throttle_(options.throttle) {
+  if (options.budget.has_value()) {
+    budget_.emplace(options.budget->max_tokens, options.budget->token_ratio);
+  }
   for (absl::StatusCode code : options.non_fatal_codes) {
     const int c = static_cast<int>(code);
     if (c > 0 && c < 32) non_fatal_mask_ |= uint32_t{1} << c;  // OK is never non-fatal
   }
+}
+
+bool HedgingDecider::Allowed() const {
+  return (!budget_.has_value() || budget_->AllowRetry()) &&
+         (throttle_ == nullptr || throttle_->AllowRetry());
 }
 
 bool HedgingDecider::IsNonFatal(absl::StatusCode code) const {
@@ -52,14 +60,34 @@ HedgeStep HedgingDecider::Start(Call& call) const {
 HedgeStep HedgingDecider::OnTimer(Call& call, absl::Time now, absl::Time call_deadline) const {
   HedgeStep step;
   if (call.ended || call.stopped.has_value() || call.sent >= max_attempts_) return step;
-  if (now >= call_deadline) return step;  // the attempts in flight end with the deadline
   const bool paid = call.paid;
   call.paid = false;
-  if (paid ? !budget_.AllowRetry() : !budget_.TrySpend()) {
+  if (now >= call_deadline) {
+    // The attempts in flight end with the deadline; with none (the timer
+    // was a pushback's postponed hedge), nothing else would end the call.
+    return call.in_flight > 0 ? step : EndCall(call, step, RetryVerdict::kCallDeadline);
+  }
+  // An unpaid hedge takes the budget's token only once the throttle let it.
+  const bool allowed =
+      paid ? Allowed()
+           : (throttle_ == nullptr || throttle_->AllowRetry()) &&
+                 (!budget_.has_value() || budget_->TrySpend());
+  if (!allowed) {
     call.stopped = RetryVerdict::kBudgetSpent;
-    return step;
+    // Likewise: a postponed hedge the budget refuses leaves nothing in
+    // flight to end the call.
+    return call.in_flight > 0 ? step : EndCall(call, step, RetryVerdict::kBudgetSpent);
   }
   SendNext(call, step);
+  return step;
+}
+
+HedgeStep& HedgingDecider::EndCall(Call& call, HedgeStep& step, RetryVerdict verdict) {
+  call.ended = true;
+  step.verdict = verdict;
+  step.cancel_timer = true;
+  step.send = false;
+  step.arm_timer.reset();
   return step;
 }
 
@@ -68,16 +96,10 @@ HedgeStep HedgingDecider::OnAttemptEnd(Call& call, const AttemptOutcome& outcome
   HedgeStep step;
   if (call.in_flight > 0) --call.in_flight;
   if (call.ended) return step;  // a loser, cancelled after the call ended
-  auto end = [&](RetryVerdict verdict) {
-    call.ended = true;
-    step.verdict = verdict;
-    step.cancel_timer = true;
-    step.send = false;
-    step.arm_timer.reset();
-    return step;
-  };
+  auto end = [&](RetryVerdict verdict) { return EndCall(call, step, verdict); };
   if (outcome.code == absl::StatusCode::kOk) {
-    budget_.RecordSuccess();
+    if (budget_.has_value()) budget_->RecordSuccess();
+    if (throttle_ != nullptr) throttle_->RecordSuccess();
     return end(RetryVerdict::kSucceeded);
   }
   if (outcome.deadline_passed) return end(RetryVerdict::kCallDeadline);
@@ -85,13 +107,19 @@ HedgeStep HedgingDecider::OnAttemptEnd(Call& call, const AttemptOutcome& outcome
   if (outcome.rejected_locally) {
     call.stopped = RetryVerdict::kRejectedLocally;
   } else if (!IsNonFatal(outcome.code)) {
+    // A6: an answer with a pushback costs the throttle a token, whatever
+    // its code.
+    if (outcome.pushback.kind != Pushback::Kind::kNone && throttle_ != nullptr) {
+      throttle_->RecordFailure();
+    }
     return end(RetryVerdict::kNotRetryable);
   } else {
-    budget_.RecordFailure();
+    if (budget_.has_value()) budget_->RecordFailure();
+    if (throttle_ != nullptr) throttle_->RecordFailure();
     if (outcome.pushback.kind == Pushback::Kind::kStop) {
       call.stopped = RetryVerdict::kPushbackStop;
     } else if (call.sent < max_attempts_ && !call.stopped.has_value()) {
-      if (!budget_.AllowRetry()) {
+      if (!Allowed()) {
         call.stopped = RetryVerdict::kBudgetSpent;
       } else if (outcome.pushback.kind == Pushback::Kind::kDelay) {
         // A6: the server's delay replaces the hedging delay for the next

@@ -45,33 +45,42 @@ struct HedgeStep {
 //
 // The hedging policy of one method on one channel: hedgingPolicy's
 // maxAttempts, hedgingDelay and nonFatalStatusCodes (gRFC A6), our
-// adaptiveDelay, and the method's retry budget (gRPC's retryThrottling),
-// which hedges spend like retries. Per-call state is a HedgingDecider::Call
-// that the caller keeps and passes in; the budget and the latency window are
-// shared by every call of the method.
+// adaptiveDelay, the method's retry budget (our retryBudget), which hedges
+// spend like retries, and the channel's throttle (gRPC's retryThrottling,
+// gRFC A6), shared with every method of the channel: no hedge goes while it
+// holds maxTokens / 2 or fewer, a non-fatal failure or a pushback costs it a
+// token, a success gives back its ratio. Per-call state is a
+// HedgingDecider::Call that the caller keeps and passes in; the budget and
+// the latency window are shared by every call of the method.
 //
 // A call:
 //   - Start(): the first attempt is sent; the timer is armed for the
 //     hedging delay when maxAttempts > 1.
 //   - OnTimer(): the delay passed with no final answer: one more attempt
-//     (a hedge) is sent if attempts are left, the budget lets it and it
-//     costs the budget one token, as a failed attempt does; the timer is
-//     re-armed for the next one. (A6 charges only failures; a hedge that
+//     (a hedge) is sent if attempts are left, the throttle and the budget
+//     let it and it costs the budget one token, as a failed attempt does;
+//     the timer is re-armed for the next one. When no hedge goes (the budget refuses, or
+//     the call's deadline passed) and nothing is in flight -- a pushback
+//     postponed this hedge after the last attempt ended -- the call ends
+//     now (kBudgetSpent, kCallDeadline) with the last attempt's status. (A6 charges only failures; a hedge that
 //     wins against a slow attempt is no failure, so a backend that is slow
 //     because it is overloaded would get every call twice. Charging each
 //     timer hedge bounds hedges to the budget's token ratio per successful
 //     call, however slow the backend is.)
 //   - OnAttemptEnd(), in this order:
 //       the call already ended: nothing (a cancelled loser);
-//       OK: the budget gets its token ratio back; the call ends with it;
+//       OK: the budget and the throttle get their token ratio back; the
+//         call ends with it;
 //       the call's deadline passed, or the caller cancelled: the call ends;
 //       a local breaker rejection: no more hedges (they would only add load
 //         to a method the breaker holds off); the call ends when nothing else
 //         is in flight;
-//       a fatal code (not in nonFatalStatusCodes): the call ends with it;
-//       a non-fatal code that reached the server costs a token, then:
+//       a fatal code (not in nonFatalStatusCodes): the call ends with it
+//         (a token of the throttle when it carried a pushback);
+//       a non-fatal code that reached the server costs a token of each,
+//       then:
 //         pushback "stop": no more hedges;
-//         attempts left and the budget allows: the next hedge is sent now
+//         attempts left and both allow: the next hedge is sent now
 //           (a pushback delay instead postpones it by that delay), and the
 //           timer restarts;
 //         otherwise no more hedges;
@@ -100,7 +109,11 @@ class HedgingDecider {
     absl::Duration delay = absl::ZeroDuration();
     std::vector<absl::StatusCode> non_fatal_codes;
     std::optional<AdaptiveDelay> adaptive_delay;
-    RetryBudget::Options budget;
+    // The method's own budget; none: only the throttle (if any) limits.
+    std::optional<RetryBudget::Options> budget;
+    // The channel's retryThrottling, shared by all its methods; null: none.
+    // Must outlive the decider.
+    RetryBudget* throttle = nullptr;
   };
 
   // Largest max_attempts (gRPC's own cap).
@@ -138,10 +151,16 @@ class HedgingDecider {
 
   bool IsNonFatal(absl::StatusCode code) const;
   int max_attempts() const { return max_attempts_; }
-  const RetryBudget& budget() const { return budget_; }
+  // The method's budget and the channel's throttle; null when not set.
+  const RetryBudget* budget() const { return budget_.has_value() ? &*budget_ : nullptr; }
+  const RetryBudget* throttle() const { return throttle_; }
   const LatencyQuantile& latencies() const { return latencies_; }
 
  private:
+  // Whether a hedge a failure already paid for may go: both allow.
+  bool Allowed() const;
+  // Ends `call` with `verdict`: no more sends, the timer disarmed.
+  static HedgeStep& EndCall(Call& call, HedgeStep& step, RetryVerdict verdict);
   // Sends the next attempt if one is left (sent < max_attempts), arming
   // the timer for the one after it.
   void SendNext(Call& call, HedgeStep& step) const;
@@ -150,7 +169,8 @@ class HedgingDecider {
   const absl::Duration delay_;
   const std::optional<AdaptiveDelay> adaptive_;
   uint32_t non_fatal_mask_ = 0;  // bit c: code c is non-fatal
-  mutable RetryBudget budget_;
+  mutable std::optional<RetryBudget> budget_;
+  RetryBudget* const throttle_;
   mutable LatencyQuantile latencies_;
 };
 

@@ -17,7 +17,10 @@ Pushback Pushback::Parse(absl::string_view value) {
 RetryDecider::RetryDecider(const Options& options, RandomSource& random)
     : max_attempts_(options.max_attempts < 1 ? 1 : options.max_attempts),
       backoff_(options.backoff, random),
-      budget_(options.budget.max_tokens, options.budget.token_ratio) {
+      throttle_(options.throttle) {
+  if (options.budget.has_value()) {
+    budget_.emplace(options.budget->max_tokens, options.budget->token_ratio);
+  }
   for (absl::StatusCode code : options.retryable_codes) {
     const int c = static_cast<int>(code);
     if (c > 0 && c < 32) retryable_mask_ |= uint32_t{1} << c;  // OK is never retryable
@@ -33,7 +36,8 @@ RetryDecision RetryDecider::Decide(int attempts, const AttemptOutcome& outcome, 
                                    absl::Time call_deadline) const {
   RetryDecision decision;
   if (outcome.code == absl::StatusCode::kOk) {
-    budget_.RecordSuccess();
+    if (budget_.has_value()) budget_->RecordSuccess();
+    if (throttle_ != nullptr) throttle_->RecordSuccess();
     return decision;  // kSucceeded
   }
   if (outcome.deadline_passed && !outcome.per_attempt_deadline) {
@@ -42,7 +46,12 @@ RetryDecision RetryDecider::Decide(int attempts, const AttemptOutcome& outcome, 
   }
   decision.attempt_timed_out = outcome.deadline_passed;
   const bool retryable = IsRetryable(outcome.code);
-  if (retryable && !outcome.rejected_locally) budget_.RecordFailure();
+  if (!outcome.rejected_locally) {
+    if (retryable && budget_.has_value()) budget_->RecordFailure();
+    if ((retryable || outcome.pushback.kind != Pushback::Kind::kNone) && throttle_ != nullptr) {
+      throttle_->RecordFailure();
+    }
+  }
 
   if (outcome.cancelled) {
     decision.verdict = RetryVerdict::kCancelled;
@@ -54,7 +63,8 @@ RetryDecision RetryDecider::Decide(int attempts, const AttemptOutcome& outcome, 
     decision.verdict = RetryVerdict::kAttemptsExhausted;
   } else if (outcome.pushback.kind == Pushback::Kind::kStop) {
     decision.verdict = RetryVerdict::kPushbackStop;
-  } else if (!budget_.AllowRetry()) {
+  } else if ((budget_.has_value() && !budget_->AllowRetry()) ||
+             (throttle_ != nullptr && !throttle_->AllowRetry())) {
     decision.verdict = RetryVerdict::kBudgetSpent;
   } else {
     decision.delay = outcome.pushback.kind == Pushback::Kind::kDelay ? outcome.pushback.delay

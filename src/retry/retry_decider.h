@@ -77,27 +77,35 @@ struct RetryDecision {
 
 // RetryDecider
 //
-// The retry policy of one method on one channel (gRPC's retryPolicy and
-// retryThrottling, plus our perAttemptTimeout accounting). It owns the
-// backoff and the retry budget; the budget is shared by every call of the
-// method, so Decide() updates it.
+// The retry policy of one method on one channel (gRPC's retryPolicy, plus
+// our perAttemptTimeout accounting), with up to two token buckets
+// (RetryBudget) that stop retries while too many calls fail:
+//   - the method's own budget (our `retryBudget`), owned here and shared by
+//     every call of the method: a retryable failure costs it a token;
+//   - the channel's throttle (gRPC's retryThrottling, gRFC A6), shared with
+//     every other method of the channel and fed by their calls too: a
+//     retryable failure or any attempt that got a pushback costs it a token.
+// A success gives each back its token ratio; a retry needs both to allow
+// it. Decide() updates them.
 //
 // Algorithm (in this order, the first that applies wins):
-//   1. OK: a success for the budget; done.
+//   1. OK: a success for the budget and the throttle; done.
 //   2. The attempt's deadline passed and it was the call's: done.
-//   3. A retryable failure that reached the server costs the budget a token
-//      (a local rejection does not: it never reached the server).
+//   3. A failure that reached the server costs the budget a token when it
+//      is retryable, the throttle one when it is retryable or carries a
+//      pushback (a local rejection costs nothing: it never reached the
+//      server).
 //   4. Cancelled, rejected locally, not retryable, or maxAttempts reached:
 //      done.
 //   5. A "do not retry" pushback: done. A pushback delay replaces the
 //      backoff.
-//   6. The budget allows no retry: done.
+//   6. The budget or the throttle allows no retry: done.
 //   7. The delay would end at or after the call's deadline: done (waiting
 //      could only end in DEADLINE_EXCEEDED).
 //   8. Retry after the delay.
 //
 // Thread-safety: Decide() may run concurrently for different calls (the
-// budget is atomic, the backoff draws from a thread-safe RandomSource).
+// budgets are atomic, the backoff draws from a thread-safe RandomSource).
 class RetryDecider {
  public:
   // Without settings, nothing is retried. The policy file's defaults are
@@ -107,7 +115,11 @@ class RetryDecider {
     int max_attempts = 1;  // 1 (or less) means never retry
     std::vector<absl::StatusCode> retryable_codes;
     Backoff::Options backoff;
-    RetryBudget::Options budget;
+    // The method's own budget; none: only the throttle (if any) limits.
+    std::optional<RetryBudget::Options> budget;
+    // The channel's retryThrottling, shared by all its methods; null: none.
+    // Must outlive the decider.
+    RetryBudget* throttle = nullptr;
   };
 
   // `random` must outlive the decider.
@@ -123,13 +135,16 @@ class RetryDecider {
 
   bool IsRetryable(absl::StatusCode code) const;
   int max_attempts() const { return max_attempts_; }
-  const RetryBudget& budget() const { return budget_; }
+  // The method's budget and the channel's throttle; null when not set.
+  const RetryBudget* budget() const { return budget_.has_value() ? &*budget_ : nullptr; }
+  const RetryBudget* throttle() const { return throttle_; }
 
  private:
   const int max_attempts_;
   uint32_t retryable_mask_ = 0;  // bit c: code c is retryable
   const Backoff backoff_;
-  mutable RetryBudget budget_;
+  mutable std::optional<RetryBudget> budget_;
+  RetryBudget* const throttle_;
 };
 
 }  // namespace resilience

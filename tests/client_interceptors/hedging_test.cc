@@ -185,12 +185,14 @@ TEST_F(HedgingTest, CallerCancellationEndsEveryHedge) {
   ExpectNoLeakedAttempts();
 }
 
-// A spent retry budget sends no hedge: the slow attempt is waited out.
+// A spent retry budget (the method's retryBudget) sends no hedge: the slow
+// attempt is waited out.
 TEST_F(HedgingTest, SpentBudgetSendsNoHedge) {
   // 3 tokens, hedges while more than 1.5 are left; each hedge costs 1, each
   // success gives back 0.1: 3 -> 2.1 -> 1.2 after two hedged calls.
-  Connect(HedgingPolicy(R"("maxAttempts": 2, "hedgingDelay": "0.02s")",
-                        R"(, "retryThrottling": {"maxTokens": 3, "tokenRatio": 0.1})"));
+  Connect(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService", "method": "Unary"}],
+      "hedgingPolicy": {"maxAttempts": 2, "hedgingDelay": "0.02s"},
+      "retryBudget": {"maxTokens": 3, "tokenRatio": 0.1}}]})");
   service_.ScriptAttempt("", absl::Milliseconds(300));
   for (int i = 0; i < 2; ++i) EXPECT_TRUE(Call(Flavour::kSync).ok());
   EXPECT_EQ(service_.handled(), 4);
@@ -204,6 +206,34 @@ TEST_F(HedgingTest, SpentBudgetSendsNoHedge) {
   EXPECT_EQ(service_.handled(), 7);
   EXPECT_EQ(Stats().retries, 2);
   EXPECT_EQ(Stats().retry_budget_exhausted, 3);
+}
+
+// A pushback postponed the next hedge after the only attempt failed; while
+// it waited, another method's call on the channel spent gRPC's
+// retryThrottling. The postponed hedge is refused and nothing is in flight:
+// the call ends with the last attempt's status (it once ended INTERNAL
+// "Couldn't initialize byte buffer reader", a status no server sent).
+TEST_F(HedgingTest, PostponedHedgeRefusedByTheThrottleEndsWithTheLastStatus) {
+  // 4 tokens, hedges while more than 2 are left.
+  Connect(HedgingPolicy(
+      R"("maxAttempts": 3, "hedgingDelay": "5s", "nonFatalStatusCodes": ["RESOURCE_EXHAUSTED"])",
+      R"(, "retryThrottling": {"maxTokens": 4, "tokenRatio": 0.1})"));
+  service_.FailNext(2, grpc::StatusCode::RESOURCE_EXHAUSTED, "1000");
+  grpc::Status hedged;
+  std::thread caller([&] { hedged = Call(Flavour::kSync); });
+  // The first attempt's failure took a token (4 -> 3) and postponed the
+  // hedge by the pushback's 1 s.
+  EXPECT_TRUE(Eventually([&] { return resilience_->retry_throttle()->tokens() == 3.0; }));
+  // A client-streaming call (a method without a policy) fails with a
+  // pushback on the same channel: 3 -> 2, no more hedges.
+  EXPECT_EQ(MakeCall(*stub_, CallType::kClientStream, Flavour::kSync).status.error_code(),
+            grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(resilience_->retry_throttle()->tokens(), 2.0);
+  caller.join();
+  EXPECT_EQ(hedged.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << hedged.error_message();
+  EXPECT_THAT(hedged.error_message(), HasSubstr("retryThrottling is spent"));
+  EXPECT_EQ(service_.handled(), 2);
+  EXPECT_EQ(Stats().retry_budget_exhausted, 1);
 }
 
 // A cancelled loser is neutral for the breaker: hedged calls whose losers

@@ -209,6 +209,36 @@ TEST_F(ClientInterceptorsTest, RetryBudgetStopsRetriesDuringAnOutage) {
   EXPECT_EQ(service_.handled(), 20 + Stats().retries);
 }
 
+// retryThrottling has gRPC's meaning (gRFC A6): one bucket for the channel,
+// changed by every call on it. Unary's failures spend it; calls of a method
+// without any policy (ClientStream) refill it with their successes, and
+// take from it only when they carry a pushback (no code of theirs is
+// retryable).
+TEST_F(ClientInterceptorsTest, RetryThrottlingIsSharedByEveryMethodOfTheChannel) {
+  Connect(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService", "method": "Unary"}],
+      "retryPolicy": {"maxAttempts": 2, "initialBackoff": "0.001s", "maxBackoff": "0.001s"}}],
+      "retryThrottling": {"maxTokens": 4, "tokenRatio": 0.5}})");
+  const RetryBudget& throttle = *resilience_->retry_throttle();
+  service_.FailNext(3);
+  EXPECT_EQ(Unary().error_code(), grpc::StatusCode::UNAVAILABLE);  // retried: 4 -> 3 -> 2
+  EXPECT_EQ(Unary().error_code(), grpc::StatusCode::UNAVAILABLE);  // not retried: 2 -> 1
+  EXPECT_EQ(service_.handled(), 3);
+  EXPECT_EQ(throttle.tokens(), 1.0);
+  service_.FailNext(1);  // no policy, no pushback: costs nothing
+  EXPECT_EQ(MakeCall(*stub_, CallType::kClientStream, Flavour::kSync).status.error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(throttle.tokens(), 1.0);
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_TRUE(MakeCall(*stub_, CallType::kClientStream, Flavour::kSync).status.ok());
+  }
+  EXPECT_EQ(throttle.tokens(), 4.0);  // 1 + 6 x 0.5, at most 4
+  service_.FailNext(1);
+  EXPECT_TRUE(Unary().ok());  // retried again: 4 -> 3, then + 0.5
+  EXPECT_EQ(throttle.tokens(), 3.5);
+  EXPECT_EQ(Stats().retries, 2);
+  EXPECT_EQ(Stats().retry_budget_exhausted, 1);
+}
+
 // A slow attempt times out on its own timeout and the next one succeeds;
 // the breaker records the timeout as a failure.
 TEST_F(ClientInterceptorsTest, PerAttemptTimeoutThenSuccess) {
@@ -297,7 +327,8 @@ TEST_F(ClientInterceptorsTest, LocalOutcomesNameTheMethodAndTheCause) {
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
   EXPECT_EQ(status.error_message(),
             "/resilience.test.TestService/Unary: not retried after 1 attempt: the channel's "
-            "retry budget for this method is spent; last attempt: UNAVAILABLE: scripted failure");
+            "retryThrottling is spent (at most maxTokens / 2 tokens left); last attempt: "
+            "UNAVAILABLE: scripted failure");
 }
 
 // Local facts come from local state: a server that sends the breaker's

@@ -50,7 +50,7 @@ constexpr char kServerPolicies[] = R"json({
   }]
 })json";
 
-// The client retries GetItem on UNAVAILABLE.
+// The client retries GetItem on UNAVAILABLE and on an attempt's timeout.
 constexpr char kClientPolicies[] = R"json({
   "methodConfig": [{
     "name": [{"service": "shop.v1.Inventory", "method": "GetItem"}],
@@ -58,7 +58,7 @@ constexpr char kClientPolicies[] = R"json({
     "retryPolicy": {"maxAttempts": 3, "perAttemptTimeout": "2s",
                     "initialBackoff": "0.01s", "maxBackoff": "0.05s",
                     "backoffMultiplier": 2,
-                    "retryableStatusCodes": ["UNAVAILABLE"]}
+                    "retryableStatusCodes": ["UNAVAILABLE", "DEADLINE_EXCEEDED"]}
   }]
 })json";
 

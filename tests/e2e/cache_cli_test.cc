@@ -560,4 +560,26 @@ TEST_F(CacheCliTest, ShippedPoliciesLoadStrictly) {
   EXPECT_THAT(server.err, Not(HasSubstr("warning")));
 }
 
+// A misspelt method name in a retried entry is one warning, printed once,
+// in the loader's words ("did you mean"), not also as a second, confusing
+// warning about streams of a method "not linked into this process".
+TEST(CachePolicyFlagTest, MisspeltMethodNameIsOneWarningPrintedOnce) {
+  const std::string policy = WriteTempFile("typo_policy.json", R"({"methodConfig": [
+      {"name": [{"service": "cache.v1.CacheService", "method": "Stor"}],
+       "retryPolicy": {"maxAttempts": 3}}]})");
+  const CommandResult r = RunCommand(
+      {kClient, "--target=127.0.0.1:1", "--deadline=2s", "--policy=" + policy, "get", "k"}, "",
+      absl::Seconds(10));
+  EXPECT_EQ(r.exit_code, 1) << r.err;  // the call fails: nothing listens there
+  std::vector<std::string> warnings;
+  for (absl::string_view line : absl::StrSplit(r.err, '\n', absl::SkipEmpty())) {
+    if (absl::StartsWith(line, "cache_client: warning: ")) warnings.emplace_back(line);
+  }
+  EXPECT_THAT(warnings, ::testing::ElementsAre(
+                            "cache_client: warning: methodConfig[0].name[0]: method \"Stor\" is "
+                            "not in service cache.v1.CacheService (did you mean "
+                            "\"/cache.v1.CacheService/Store\"?)"))
+      << r.err;
+}
+
 }  // namespace

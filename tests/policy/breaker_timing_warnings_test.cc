@@ -46,7 +46,8 @@ TEST(BreakerTimingWarningsTest, ProbeOverdueNotShorterThanTheAttemptsLimit) {
                           "goes"));
   EXPECT_THAT(
       WarningsOf(absl::StrCat(
-          R"("timeout": "2s", "retryPolicy": {"maxAttempts": 2, "perAttemptTimeout": "0.2s"}, )",
+          R"("timeout": "2s", "retryPolicy": {"maxAttempts": 2, "perAttemptTimeout": "0.2s", )"
+          R"("retryableStatusCodes": ["DEADLINE_EXCEEDED"]}, )",
           Breaker(R"("probeOverdue": "0.3s")"))),
       ElementsAre("methodConfig[0].breaker.threeState.probeOverdue: 300ms is not shorter than "
                   "methodConfig[0].retryPolicy.perAttemptTimeout (200ms): every probe has a "
@@ -63,7 +64,8 @@ TEST(BreakerTimingWarningsTest, ProbeOverdueNotShorterThanTheAttemptsLimit) {
               IsEmpty());
   // perAttemptTimeout longer than timeout: timeout is the limit.
   EXPECT_THAT(WarningsOf(absl::StrCat(R"("timeout": "1s", "retryPolicy": {"maxAttempts": 2, )",
-                                      R"("perAttemptTimeout": "0.8s"}, )",
+                                      R"("perAttemptTimeout": "0.8s", )"
+                                      R"("retryableStatusCodes": ["DEADLINE_EXCEEDED"]}, )",
                                       Breaker(R"("probeOverdue": "0.9s")"))),
               ElementsAre(testing::StartsWith(
                   "methodConfig[0].breaker.threeState.probeOverdue: 900ms is not shorter than "

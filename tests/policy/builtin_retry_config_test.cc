@@ -242,20 +242,17 @@ TEST(BuiltInRetryConfigTest, WarnsOfPerAttemptTimeoutOnRetriedStreams) {
                           "applies to unary calls only"));
 }
 
-TEST(BuiltInRetryConfigTest, WarnsThatStreamsOfUnlinkedNamesAreNotRetried) {
+// Names that match nothing linked are the loader's warning
+// (UnlinkedNameWarnings(), "did you mean"), once: the config adds none of
+// its own about them, and retries the streams it can find.
+TEST(BuiltInRetryConfigTest, UnlinkedNamesAreNotWarnedAboutAgain) {
   const PolicySet policies = MustParse(absl::StrCat(
       R"({"methodConfig": [{"name": [{"service": "shop.v1.Inventory", "method": "Gone"},
                                      {"service": "shop.v2.Inventory"},
                                      {"service": "shop.v1.Billing", "method": "Watch"}], )",
       kRetry, R"(}, {"name": [{"service": "shop.v3.Inventory"}], "timeout": "1s"}]})"));
   const BuiltInRetryConfig config = BuiltInRetryConfig::Build(policies, Shop());
-  EXPECT_THAT(config.warnings(),
-              ElementsAre("methodConfig[0].name[0]: method /shop.v1.Inventory/Gone is not "
-                          "linked into this process, so its streaming calls cannot be told "
-                          "from unary ones: only its unary calls are retried",
-                          "methodConfig[0].name[1]: service shop.v2.Inventory is not linked "
-                          "into this process, so its streaming calls cannot be told from "
-                          "unary ones: only its unary calls are retried"));
+  EXPECT_THAT(config.warnings(), IsEmpty());
   EXPECT_THAT(config.retried_streams(), ElementsAre("/shop.v1.Billing/Watch"));
 }
 

@@ -378,7 +378,7 @@ void ExerciseRetry(const PolicySet& set, const MethodPolicy& p, uint64_t seed, D
     o.delay = h.delay;
     o.non_fatal_codes = h.non_fatal_status_codes;
     o.adaptive_delay = h.adaptive_delay;
-    o.budget = set.retry_budget();
+    o.budget = p.retry_budget;
     HedgingDecider decider(o);
     const absl::Time now = absl::UnixEpoch() + absl::Hours(24);
     for (int i = 0; i < 200; ++i) decider.RecordLatency(absl::Microseconds(static_cast<int64_t>(draws.Next(1 << 20))));
@@ -399,7 +399,7 @@ void ExerciseRetry(const PolicySet& set, const MethodPolicy& p, uint64_t seed, D
       if (call.sent > h.max_attempts) Die(p.source, "hedging sent more than maxAttempts");
     }
   }
-  const RetryBudgetSettings& b = set.retry_budget();
+  const RetryBudgetSettings b = set.stream_retry_throttling();
   absl::StatusOr<std::unique_ptr<RetryBudget>> made = RetryBudget::Create(b);
   if (!made.ok()) {
     Die(p.source, "RetryBudget::Create refuses a loaded retryThrottling:", made.status());

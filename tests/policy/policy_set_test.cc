@@ -130,8 +130,9 @@ TEST(PolicySetTest, LoadsTheExample) {
   EXPECT_EQ(p.fault_injection->delay, absl::Milliseconds(200));
   EXPECT_EQ(p.fault_injection->abort_code, absl::StatusCode::kUnavailable);
   EXPECT_EQ(p.fault_injection->abort_fraction, 0.2);
-  EXPECT_EQ(set.retry_budget().max_tokens, 10);
-  EXPECT_EQ(set.retry_budget().token_ratio, 0.1);
+  ASSERT_TRUE(set.retry_throttling().has_value());
+  EXPECT_EQ(set.retry_throttling()->max_tokens, 10);
+  EXPECT_EQ(set.retry_throttling()->token_ratio, 0.1);
   // The second name shares the entry.
   EXPECT_EQ(set.Find("/cache.v1.Other/Anything").policy, m.policy);
   EXPECT_TRUE(set.warnings().empty());
@@ -195,8 +196,9 @@ TEST(PolicySetTest, Defaults) {
   EXPECT_EQ(p.breaker.sre.force_pass_interval, sre.force_pass_interval);
   EXPECT_EQ(p.breaker.sre.count_local_rejections, sre.count_local_rejections);
   EXPECT_EQ(p.breaker.sre.recovery_acceleration, sre.recovery_acceleration);
-  EXPECT_EQ(set.retry_budget().max_tokens, 10);
-  EXPECT_EQ(set.retry_budget().token_ratio, 0.1);
+  EXPECT_FALSE(set.retry_throttling().has_value());
+  EXPECT_EQ(set.stream_retry_throttling().max_tokens, 10);
+  EXPECT_EQ(set.stream_retry_throttling().token_ratio, 0.1);
 
   PolicySet three = MustParse(Entry(R"("breaker": {"threeState": {"openDuration": "90s"}})"));
   const ThreeStateBreaker::Options& t = three.Find("/s.S/M").policy->breaker.three_state;
@@ -272,7 +274,7 @@ TEST(PolicySetTest, RealGrpcServiceConfigLoads) {
   EXPECT_FALSE(p->retry->per_attempt_timeout.has_value());  // perAttemptRecvTimeout is not it
   EXPECT_THAT(p->retry->retryable_status_codes, Contains(absl::StatusCode::kResourceExhausted));
   EXPECT_THAT(p->retry->retryable_status_codes, Not(Contains(absl::StatusCode::kInternal)));
-  EXPECT_EQ(set.retry_budget().max_tokens, 100);
+  EXPECT_EQ(set.retry_throttling()->max_tokens, 100);
   EXPECT_THAT(set.warnings(),
               ElementsAre(StartsWith("loadBalancingConfig: accepted"),
                           "methodConfig[0].retryPolicy.perAttemptRecvTimeout: accepted for "
@@ -519,7 +521,7 @@ TEST(PolicySetTest, LoaderAndCoreClassesAgreeOnBackoffBudgetAndConcurrency) {
       const RetryBudget::Options options{max_tokens, number(ratio)};
       EXPECT_EQ(set.ok(), RetryBudget::Validate(options).ok()) << json << ": " << set.status();
       if (set.ok()) {
-        EXPECT_TRUE(RetryBudget::Create(set->retry_budget()).ok()) << json;
+        EXPECT_TRUE(RetryBudget::Create(*set->retry_throttling()).ok()) << json;
       } else {
         EXPECT_THAT(std::string(set.status().message()), HasSubstr("retryThrottling."));
       }
@@ -741,16 +743,38 @@ TEST(PolicySetTest, TimeoutIsTheOverallDeadlineAndDeadlineItsDeprecatedAlias) {
               HasSubstr("methodConfig[0].deadline: must be in (0, 720h], got 0"));
 }
 
+// A perAttemptTimeout that ends an attempt of a policy that does not retry
+// DEADLINE_EXCEEDED gives up the call's remaining attempts: a warning, since
+// it is rarely what was meant. Retrying DEADLINE_EXCEEDED, or a limit
+// without retries (maxAttempts 1), is none.
+TEST(PolicySetTest, PerAttemptTimeoutThatIsNotRetriedWarns) {
+  EXPECT_THAT(
+      WarningsOf(Entry(R"("retryPolicy": {"maxAttempts": 3, "perAttemptTimeout": "0.2s"})")),
+      ElementsAre("methodConfig[0].retryPolicy.perAttemptTimeout: DEADLINE_EXCEEDED is not in "
+                  "methodConfig[0].retryPolicy.retryableStatusCodes, so an attempt it ends is "
+                  "not retried: the call ends then, with attempts left (add DEADLINE_EXCEEDED "
+                  "to retry it)"));
+  EXPECT_TRUE(WarningsOf(Entry(R"("retryPolicy": {"maxAttempts": 3, "perAttemptTimeout": "0.2s", )"
+                               R"("retryableStatusCodes": ["UNAVAILABLE", "DEADLINE_EXCEEDED"]})"))
+                  .empty());
+  EXPECT_TRUE(
+      WarningsOf(Entry(R"("retryPolicy": {"maxAttempts": 1, "perAttemptTimeout": "0.2s"})"))
+          .empty());
+}
+
 // retryPolicy.perAttemptTimeout limits each attempt; one that is not shorter
 // than the call's timeout can never fire, which is a warning.
 TEST(PolicySetTest, PerAttemptTimeout) {
   PolicySet set = MustParse(
-      Entry(R"("timeout": "2s", "retryPolicy": {"maxAttempts": 3, "perAttemptTimeout": "0.2s"})"));
+      Entry(R"("timeout": "2s", "retryPolicy": {"maxAttempts": 3, "perAttemptTimeout": "0.2s", )"
+            R"("retryableStatusCodes": ["UNAVAILABLE", "DEADLINE_EXCEEDED"]})"));
   EXPECT_EQ(set.Find("/s.S/M").policy->retry->per_attempt_timeout, absl::Milliseconds(200));
   EXPECT_EQ(set.Find("/s.S/M").policy->timeout, absl::Seconds(2));
   EXPECT_TRUE(set.warnings().empty());
   // Without a timeout only the caller's deadline bounds the call: fine.
-  EXPECT_TRUE(WarningsOf(Entry(R"("retryPolicy": {"perAttemptTimeout": "5s"})")).empty());
+  EXPECT_TRUE(WarningsOf(Entry(R"("retryPolicy": {"perAttemptTimeout": "5s", )"
+                               R"("retryableStatusCodes": ["DEADLINE_EXCEEDED"]})"))
+                  .empty());
 
   EXPECT_THAT(
       WarningsOf(Entry(R"("timeout": "1s", "retryPolicy": {"perAttemptTimeout": "1s"})")),
@@ -1076,7 +1100,7 @@ TEST(PolicySetTest, SettingsWithoutEffectAreWarned) {
                     R"({"name": [{"service": "a.S"}], "retryPolicy": {"maxAttempts": 1, )",
                     R"("perAttemptTimeout": "1s"}}]})"),
        "retryThrottling: no methodConfig entry retries (a retryPolicy with maxAttempts above "
-       "1), so it has no effect"},
+       "1) or hedges, so it has no effect"},
   };
   for (const auto& [json, expected] : cases) {
     EXPECT_THAT(WarningsOf(json), ElementsAre(expected)) << json;

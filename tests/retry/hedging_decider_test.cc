@@ -10,6 +10,12 @@
 namespace resilience {
 namespace {
 
+// The method budget's tokens and verdict (-1 and false without one).
+double Tokens(const RetryBudget* budget) { return budget == nullptr ? -1 : budget->tokens(); }
+[[maybe_unused]] bool Allows(const RetryBudget* budget) {
+  return budget != nullptr && budget->AllowRetry();
+}
+
 using Call = HedgingDecider::Call;
 
 class HedgingDeciderTest : public ::testing::Test {
@@ -21,7 +27,7 @@ class HedgingDeciderTest : public ::testing::Test {
     options.max_attempts = 3;
     options.delay = absl::Milliseconds(10);
     options.non_fatal_codes = {absl::StatusCode::kUnavailable};
-    options.budget = {10, 0.1};
+    options.budget = RetryBudget::Options{10, 0.1};
     return options;
   }
 
@@ -66,7 +72,7 @@ TEST_F(HedgingDeciderTest, EachDelaySendsAHedgeUntilMaxAttempts) {
   step = decider.OnTimer(call, Now(), deadline_);  // a stray timer
   EXPECT_FALSE(step.send);
   // Each timer hedge cost one token.
-  EXPECT_DOUBLE_EQ(decider.budget().tokens(), 8.0);
+  EXPECT_DOUBLE_EQ(Tokens(decider.budget()), 8.0);
 }
 
 TEST_F(HedgingDeciderTest, FirstOkWinsAndLosersChangeNothing) {
@@ -78,13 +84,13 @@ TEST_F(HedgingDeciderTest, FirstOkWinsAndLosersChangeNothing) {
   EXPECT_EQ(step.verdict, RetryVerdict::kSucceeded);
   EXPECT_TRUE(step.cancel_timer);
   EXPECT_FALSE(step.send);
-  EXPECT_DOUBLE_EQ(decider.budget().tokens(), 9.1);  // -1 for the hedge, +0.1
+  EXPECT_DOUBLE_EQ(Tokens(decider.budget()), 9.1);  // -1 for the hedge, +0.1
   // The loser, cancelled: nothing, however it ended.
   step = decider.OnAttemptEnd(call, Ended(absl::StatusCode::kUnavailable), Now(), deadline_);
   EXPECT_FALSE(step.finished());
   EXPECT_FALSE(step.send);
   EXPECT_EQ(call.in_flight, 0);
-  EXPECT_DOUBLE_EQ(decider.budget().tokens(), 9.1);
+  EXPECT_DOUBLE_EQ(Tokens(decider.budget()), 9.1);
 }
 
 TEST_F(HedgingDeciderTest, FatalCodeEndsTheCallAtOnce) {
@@ -110,7 +116,7 @@ TEST_F(HedgingDeciderTest, NonFatalCodeSendsTheNextHedgeAtOnce) {
   EXPECT_TRUE(step.send);
   EXPECT_EQ(step.arm_timer, absl::Milliseconds(10));  // the timer restarts
   EXPECT_EQ(call.sent, 2);
-  EXPECT_DOUBLE_EQ(decider.budget().tokens(), 9.0);  // the failure's token only
+  EXPECT_DOUBLE_EQ(Tokens(decider.budget()), 9.0);  // the failure's token only
 }
 
 TEST_F(HedgingDeciderTest, NonFatalCodesUntilAttemptsRunOut) {
@@ -168,11 +174,11 @@ TEST_F(HedgingDeciderTest, PushbackDelayPostponesTheNextHedge) {
   EXPECT_FALSE(step.finished());
   EXPECT_FALSE(step.send);
   EXPECT_EQ(step.arm_timer, absl::Milliseconds(250));
-  EXPECT_DOUBLE_EQ(decider.budget().tokens(), 9.0);
+  EXPECT_DOUBLE_EQ(Tokens(decider.budget()), 9.0);
   clock_.AdvanceTime(absl::Milliseconds(250));
   step = decider.OnTimer(call, Now(), deadline_);
   EXPECT_TRUE(step.send);
-  EXPECT_DOUBLE_EQ(decider.budget().tokens(), 9.0);  // paid by the failure
+  EXPECT_DOUBLE_EQ(Tokens(decider.budget()), 9.0);  // paid by the failure
   // A pushback past the deadline ends the call.
   Call late;
   decider.Start(late);
@@ -181,9 +187,50 @@ TEST_F(HedgingDeciderTest, PushbackDelayPostponesTheNextHedge) {
             RetryVerdict::kBackoffPastDeadline);
 }
 
+// A pushback postponed the next hedge after the only attempt ended; while
+// it waited, other calls spent the budget. The timer sends nothing, and
+// nothing else is in flight to end the call: the timer must end it.
+TEST_F(HedgingDeciderTest, PostponedHedgeRefusedByTheBudgetEndsTheCall) {
+  HedgingDecider::Options options = Defaults();
+  options.budget = RetryBudget::Options{4, 0.1};  // hedges while tokens > 2
+  HedgingDecider decider(options);
+  Call call;
+  decider.Start(call);
+  AttemptOutcome outcome = Ended(absl::StatusCode::kUnavailable);
+  outcome.pushback = Pushback::Parse("20");
+  HedgeStep step = decider.OnAttemptEnd(call, outcome, Now(), deadline_);  // 4 -> 3 tokens
+  ASSERT_EQ(step.arm_timer, absl::Milliseconds(20));
+  ASSERT_EQ(call.in_flight, 0);
+  Call other;  // another call's non-fatal failure: 3 -> 2 tokens
+  decider.Start(other);
+  decider.OnAttemptEnd(other, Ended(absl::StatusCode::kUnavailable), Now(), deadline_);
+  ASSERT_FALSE(Allows(decider.budget()));
+  clock_.AdvanceTime(absl::Milliseconds(20));
+  step = decider.OnTimer(call, Now(), deadline_);
+  EXPECT_FALSE(step.send);
+  EXPECT_EQ(step.verdict, RetryVerdict::kBudgetSpent);
+  EXPECT_TRUE(call.ended);
+}
+
+// The same with the call's deadline passed when the postponed hedge's timer
+// fires (a late alarm): the call ends with its deadline.
+TEST_F(HedgingDeciderTest, PostponedHedgePastTheDeadlineEndsTheCall) {
+  HedgingDecider decider(Defaults());
+  Call call;
+  decider.Start(call);
+  AttemptOutcome outcome = Ended(absl::StatusCode::kUnavailable);
+  outcome.pushback = Pushback::Parse("900");
+  ASSERT_EQ(decider.OnAttemptEnd(call, outcome, Now(), deadline_).arm_timer,
+            absl::Milliseconds(900));
+  clock_.AdvanceTime(absl::Seconds(1));
+  const HedgeStep step = decider.OnTimer(call, Now(), deadline_);
+  EXPECT_FALSE(step.send);
+  EXPECT_EQ(step.verdict, RetryVerdict::kCallDeadline);
+}
+
 TEST_F(HedgingDeciderTest, SpentBudgetSendsNoHedges) {
   HedgingDecider::Options options = Defaults();
-  options.budget = {4, 0.1};  // hedges while tokens > 2
+  options.budget = RetryBudget::Options{4, 0.1};  // hedges while tokens > 2
   HedgingDecider decider(options);
   for (int i = 0; i < 2; ++i) {  // two calls hedge once each: 4 -> 2 tokens
     Call call;
@@ -207,6 +254,43 @@ TEST_F(HedgingDeciderTest, SpentBudgetSendsNoHedges) {
   Call again;
   decider.Start(again);
   EXPECT_TRUE(decider.OnTimer(again, Now(), deadline_).send);
+}
+
+// gRPC's retryThrottling (gRFC A6) for hedges: no hedge while the
+// channel's throttle holds maxTokens / 2 or fewer; failures (non-fatal, or
+// any pushback) cost it a token, successes give back its ratio, and a
+// hedge sent by the timer costs it nothing (A6 charges failures only).
+TEST_F(HedgingDeciderTest, ChannelThrottleHoldsHedgesAsA6Says) {
+  RetryBudget throttle(4, 0.5);  // hedges while tokens > 2
+  HedgingDecider::Options options = Defaults();
+  options.budget.reset();  // the throttle alone
+  options.throttle = &throttle;
+  HedgingDecider decider(options);
+  EXPECT_EQ(decider.budget(), nullptr);
+  Call call;
+  decider.Start(call);
+  EXPECT_TRUE(decider.OnTimer(call, Now(), deadline_).send);
+  EXPECT_DOUBLE_EQ(throttle.tokens(), 4.0);  // a timer hedge is free
+  // Another method's calls fail on the same channel: 4 -> 2.
+  throttle.RecordFailure();
+  AttemptOutcome pushed = Ended(absl::StatusCode::kNotFound);  // fatal, with a pushback
+  pushed.pushback = Pushback::Parse("5");
+  Call fatal;
+  decider.Start(fatal);
+  EXPECT_EQ(decider.OnAttemptEnd(fatal, pushed, Now(), deadline_).verdict,
+            RetryVerdict::kNotRetryable);
+  EXPECT_DOUBLE_EQ(throttle.tokens(), 2.0);
+  HedgeStep step = decider.OnTimer(call, Now(), deadline_);
+  EXPECT_FALSE(step.send);
+  EXPECT_EQ(call.stopped, RetryVerdict::kBudgetSpent);
+  // Successes anywhere on the channel let hedges go again.
+  for (int i = 0; i < 2; ++i) throttle.RecordSuccess();
+  Call next;
+  decider.Start(next);
+  EXPECT_TRUE(decider.OnTimer(next, Now(), deadline_).send);
+  EXPECT_EQ(decider.OnAttemptEnd(next, Ended(absl::StatusCode::kOk), Now(), deadline_).verdict,
+            RetryVerdict::kSucceeded);
+  EXPECT_DOUBLE_EQ(throttle.tokens(), 3.5);
 }
 
 // Under overload every call is slow, so every call's timer fires: the
@@ -259,7 +343,7 @@ TEST_F(HedgingDeciderTest, LocalRejectionStopsHedges) {
   HedgeStep step = decider.OnAttemptEnd(call, rejected, Now(), deadline_);
   EXPECT_FALSE(step.finished());
   EXPECT_FALSE(step.send);
-  EXPECT_DOUBLE_EQ(decider.budget().tokens(), 9.0);  // the hedge's token, no failure's
+  EXPECT_DOUBLE_EQ(Tokens(decider.budget()), 9.0);  // the hedge's token, no failure's
   step = decider.OnAttemptEnd(call, Ended(absl::StatusCode::kUnavailable), Now(), deadline_);
   EXPECT_EQ(step.verdict, RetryVerdict::kRejectedLocally);
 }

@@ -9,6 +9,12 @@
 namespace resilience {
 namespace {
 
+// The method budget's tokens and verdict (-1 and false without one).
+double Tokens(const RetryBudget* budget) { return budget == nullptr ? -1 : budget->tokens(); }
+[[maybe_unused]] bool Allows(const RetryBudget* budget) {
+  return budget != nullptr && budget->AllowRetry();
+}
+
 using ::resilience::testing::FakeRandom;
 
 constexpr absl::Time kNow = absl::FromUnixSeconds(1000);
@@ -24,7 +30,7 @@ class RetryDeciderTest : public ::testing::Test {
     options.retryable_codes = {absl::StatusCode::kUnavailable,
                                absl::StatusCode::kDeadlineExceeded};
     options.backoff = {absl::Milliseconds(100), absl::Seconds(1), 2.0, 0.2, false};
-    options.budget = {10, 0.1};
+    options.budget = RetryBudget::Options{10, 0.1};
     return options;
   }
 
@@ -83,7 +89,7 @@ TEST_F(RetryDeciderTest, LocalRejectionIsNeverRetriedAndCostsNoToken) {
     EXPECT_EQ(decider.Decide(1, outcome, kNow, absl::InfiniteFuture()).verdict,
               RetryVerdict::kRejectedLocally);
   }
-  EXPECT_DOUBLE_EQ(decider.budget().tokens(), 10.0);
+  EXPECT_DOUBLE_EQ(Tokens(decider.budget()), 10.0);
 }
 
 TEST_F(RetryDeciderTest, CancellationEndsTheCall) {
@@ -174,9 +180,66 @@ TEST_F(RetryDeciderTest, BudgetStopsRetriesAndSuccessesRefillIt) {
       RetryVerdict::kBudgetSpent);
   // Non-retryable failures cost nothing.
   decider.Decide(1, Failed(absl::StatusCode::kInternal), kNow, absl::InfiniteFuture());
-  EXPECT_DOUBLE_EQ(decider.budget().tokens(), 5.0);
+  EXPECT_DOUBLE_EQ(Tokens(decider.budget()), 5.0);
   decider.Decide(1, Failed(absl::StatusCode::kOk), kNow, absl::InfiniteFuture());
-  EXPECT_DOUBLE_EQ(decider.budget().tokens(), 5.1);
+  EXPECT_DOUBLE_EQ(Tokens(decider.budget()), 5.1);
+}
+
+// gRPC's retryThrottling (gRFC A6): one throttle for the channel, which
+// every method's calls feed. Another method's failures stop this one's
+// retries; its successes let them go again. A pushback costs a token
+// whatever the code; a local rejection costs nothing.
+TEST_F(RetryDeciderTest, ChannelThrottleIsSharedByEveryMethod) {
+  RetryBudget throttle(4, 0.5);  // retries while tokens > 2
+  RetryDecider::Options options = Defaults();
+  options.budget.reset();  // the throttle alone
+  options.throttle = &throttle;
+  RetryDecider get(options, random_);
+  RetryDecider store(options, random_);
+  EXPECT_EQ(get.budget(), nullptr);
+  EXPECT_EQ(
+      store.Decide(1, Failed(absl::StatusCode::kUnavailable), kNow, absl::InfiniteFuture())
+          .verdict,
+      RetryVerdict::kRetry);  // 4 -> 3
+  AttemptOutcome pushed = Failed(absl::StatusCode::kResourceExhausted);  // not retryable
+  pushed.pushback = Pushback::Parse("10");
+  EXPECT_EQ(store.Decide(1, pushed, kNow, absl::InfiniteFuture()).verdict,
+            RetryVerdict::kNotRetryable);  // 3 -> 2
+  AttemptOutcome local = Failed(absl::StatusCode::kUnavailable);
+  local.rejected_locally = true;
+  store.Decide(1, local, kNow, absl::InfiniteFuture());
+  store.Decide(1, Failed(absl::StatusCode::kInternal), kNow, absl::InfiniteFuture());
+  EXPECT_DOUBLE_EQ(throttle.tokens(), 2.0);
+  EXPECT_EQ(get.Decide(1, Failed(absl::StatusCode::kUnavailable), kNow, absl::InfiniteFuture())
+                .verdict,
+            RetryVerdict::kBudgetSpent);  // 2 -> 1
+  // Store's successes give back 0.5 each, up to the bucket's 4.
+  for (int i = 0; i < 8; ++i) {
+    store.Decide(1, Failed(absl::StatusCode::kOk), kNow, absl::InfiniteFuture());
+  }
+  EXPECT_DOUBLE_EQ(throttle.tokens(), 4.0);
+  EXPECT_EQ(get.Decide(1, Failed(absl::StatusCode::kUnavailable), kNow, absl::InfiniteFuture())
+                .verdict,
+            RetryVerdict::kRetry);  // 4 -> 3
+}
+
+// With both, a retry needs the method's budget and the channel's throttle.
+TEST_F(RetryDeciderTest, BudgetAndThrottleMustBothAllow) {
+  RetryBudget throttle(100, 0.1);
+  RetryDecider::Options options = Defaults();  // budget 10
+  options.throttle = &throttle;
+  RetryDecider decider(options, random_);
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_EQ(decider.Decide(1, Failed(absl::StatusCode::kUnavailable), kNow,
+                             absl::InfiniteFuture())
+                  .verdict,
+              RetryVerdict::kRetry);
+  }
+  EXPECT_EQ(
+      decider.Decide(1, Failed(absl::StatusCode::kUnavailable), kNow, absl::InfiniteFuture())
+          .verdict,
+      RetryVerdict::kBudgetSpent);  // the budget at 5; the throttle at 95
+  EXPECT_DOUBLE_EQ(throttle.tokens(), 95.0);
 }
 
 TEST_F(RetryDeciderTest, NoBackoffThatEndsAtOrAfterTheDeadline) {
