@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/time/clock.h"
+
 #include "grpc_resilience/internal/global_limits/global_limit_metrics.h"
 #include "grpc_resilience/internal/policy/method_catalog.h"
 
@@ -29,6 +31,23 @@ ServerResilience::ServerResilience(PolicySet policies, Clock& clock,
       metrics_(metrics) {
   unknown_.method = std::string(kUnknownMethod);
   unknown_.metrics = metrics_;
+}
+
+bool ServerResilience::Drain(absl::Time deadline) {
+  const absl::Time start = absl::Now();
+  EndHoldsAt(deadline);
+  draining_.store(true, std::memory_order_release);
+  const absl::Time refuse_until = std::min(deadline, start + kMinDrain);
+  // Polled: a shutdown is rare, and the loop ends by `deadline`.
+  for (absl::Time now = start;; now = absl::Now()) {
+    const bool done = open_calls() == 0;
+    if (now >= deadline) return done;
+    if (done && now >= refuse_until &&
+        !stream_ended_while_draining_.load(std::memory_order_acquire)) {
+      return true;
+    }
+    absl::SleepFor(std::min(absl::Milliseconds(5), deadline - now));
+  }
 }
 
 ScopeLimits* ServerResilience::LimitsFor(absl::string_view scope,

@@ -85,6 +85,11 @@ struct ServerMethodStats {
   }
 };
 
+// Drain(): the pushback of the calls it refuses, and how long it refuses
+// calls at least.
+inline constexpr absl::Duration kDrainPushback = absl::Seconds(1);
+inline constexpr absl::Duration kMinDrain = absl::Milliseconds(100);
+
 // The limits of one scope: a method, a whole service, or the default.
 struct ScopeLimits {
   std::string scope;
@@ -261,7 +266,29 @@ class ServerResilience {
   // DEADLINE_EXCEEDED, without their handler) at `when` at the latest. Call
   // it with the end of a shutdown's grace period, before Server::Shutdown():
   // the callback API's held calls do not see the shutdown otherwise.
+  // Drain() calls it.
   void EndHoldsAt(absl::Time when) { call_verdicts_.EndHoldsAt(when); }
+
+  // Drain()
+  //
+  // The first step of a graceful shutdown, before grpc::Server::Shutdown():
+  // from now on every call that arrives is refused UNAVAILABLE with a
+  // pushback of kDrainPushback (DrainInterceptor; behind a GuardedService
+  // its handler never runs), and it blocks until every call that arrived
+  // before is done (handler returned, status written), or until `deadline`,
+  // but for kMinDrain at least (never past `deadline`), so that clients
+  // calling at that moment get a refusal to retry rather than the CANCELLED
+  // that gRPC 1.51 answers to calls racing a Shutdown(). Holds end at
+  // `deadline` (EndHoldsAt()). When a server-streaming or bidi call ended
+  // during the drain, it returns at `deadline` only: its client may still
+  // be reading what it was sent, and once Shutdown()'s GOAWAY is out gRPC
+  // 1.51 closes the connection, whose reset discards what the client has
+  // not read yet (docs/server-hardening.md, "Shutdown"). Returns whether
+  // every call was done.
+  bool Drain(absl::Time deadline);
+  bool draining() const { return draining_.load(std::memory_order_acquire); }
+  // Calls that arrived before Drain() and are not done yet.
+  int64_t open_calls() const { return open_calls_.load(std::memory_order_acquire); }
 
   // RegisterGuardedService()
   //
@@ -289,6 +316,8 @@ class ServerResilience {
                                       absl::string_view full_name) ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
+  // Counts open_calls_.
+  friend class DrainInterceptor;
   // The factories' access to the per-method state.
   friend grpc::experimental::Interceptor* MakeThrottleInterceptor(
       ServerResilience& resilience, grpc::experimental::ServerRpcInfo* info);
@@ -332,6 +361,10 @@ class ServerResilience {
   std::vector<std::unique_ptr<GuardedService>> guards_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<std::string> guarded_methods_ ABSL_GUARDED_BY(mu_);
   CallVerdicts call_verdicts_;
+  std::atomic<bool> draining_{false};
+  std::atomic<int64_t> open_calls_{0};
+  // A server-streaming or bidi call ended after Drain() began.
+  std::atomic<bool> stream_ended_while_draining_{false};
   // Last member: destroyed first, joining its threads while the rest is alive.
   ProceedExecutor executor_;
 };

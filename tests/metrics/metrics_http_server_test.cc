@@ -28,6 +28,7 @@
 #include "grpc_resilience/internal/metrics/prometheus_text.h"
 #include "gtest/gtest.h"
 #include "tests/metrics/sample_exposition.h"
+#include "tests/testing/loopback_socket.h"
 
 namespace resilience {
 namespace {
@@ -49,19 +50,11 @@ struct HttpResponse {
 
 // Connects to 127.0.0.1:port; -1 when refused.
 int Connect(int port) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  const int fd = testing::ConnectLoopback(port);
   if (fd < 0) return -1;
   timeval timeout = {10, 0};  // a hung server fails the test instead of hanging it
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
-  sockaddr_in address = {};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-    close(fd);
-    return -1;
-  }
   return fd;
 }
 
