@@ -181,20 +181,14 @@ absl::StatusOr<std::unique_ptr<CacheServer>> CacheServer::Start(const Options& o
 }
 
 void CacheServer::Shutdown(absl::Duration grace) {
-  const absl::Time end = absl::Now() + grace;
   // New calls are refused UNAVAILABLE while the calls admitted before finish
   // (streams included, whose clients keep their connection until the end of
-  // the grace period to read what they were sent), and held calls end with
-  // the grace period.
-  const bool all_done = resilience_->Drain(end);
-  // GOAWAY now, once no call is left: gRPC 1.51 closes a connection as
-  // soon as its last call's status is written after a GOAWAY, and the
-  // client's window updates then reset it, discarding what the client had
-  // not read yet. A connection the client does not close (an idle socket,
-  // a channel between calls) is closed kShutdownSettle later, not at the
-  // end of the grace period; calls still running are cancelled at once.
-  server_->Shutdown(
-      absl::ToChronoTime(all_done ? absl::Now() + kShutdownSettle : absl::Now()));
+  // the grace period to read what they were sent); held calls end with the
+  // grace period. Then GOAWAY, once no call is left: gRPC 1.51 closes a
+  // connection as soon as its last call's status is written after a
+  // GOAWAY, and the client's window updates then reset it, discarding what
+  // the client had not read yet.
+  resilience_->DrainAndShutdown(*server_, absl::Now() + grace);
 }
 
 void CacheServer::Wait() { server_->Wait(); }

@@ -22,10 +22,6 @@
 
 namespace cache_service {
 
-// How long Shutdown() waits, once no call is left, for connections to close
-// before it closes them (a gRPC client closes its own at once).
-inline constexpr absl::Duration kShutdownSettle = absl::Milliseconds(250);
-
 // CacheServer
 //
 // Example:
@@ -99,7 +95,8 @@ class CacheServer {
   // and waits up to `grace` for the calls in flight, streams included;
   // calls still running then are cancelled. When a stream was among them,
   // its client may still be reading: connections stay open until the end of
-  // the grace period. Then closes the connections within kShutdownSettle.
+  // the grace period. Then closes the connections within
+  // resilience::kShutdownSettle (ServerResilience::DrainAndShutdown()).
   // Returns when all calls are done and every connection is closed.
   void Shutdown(absl::Duration grace);
 

@@ -38,6 +38,8 @@ void DrainInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods* me
     if (methods->QueryInterceptionHookPoint(
             InterceptionHookPoints::POST_RECV_INITIAL_METADATA)) {
       resilience_.call_verdicts().Reject(info_->server_context());
+      // At the end of the drain: answered once the GOAWAY is out.
+      if (resilience_.Park(methods)) return;
     }
     if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
       methods->ModifySendStatus(grpc::Status(

@@ -27,7 +27,10 @@ namespace resilience {
 //     `grpc-retry-pushback-ms` of kDrainPushback, so that retrying clients
 //     are not sending when the server's GOAWAY goes out (gRPC 1.51 cancels
 //     a call that reaches a server after its Shutdown(): the client sees
-//     CANCELLED, which no client retries).
+//     CANCELLED, which no client retries); in the drain's last kParkWindow
+//     the refused call waits (no Proceed()) until
+//     ServerResilience::ReleaseRefusedCalls(), after the GOAWAY, so that a
+//     client that calls again at once is not calling when it goes out.
 // Registered first of ours: its PRE_SEND_STATUS runs before the others', so
 // they count the UNAVAILABLE it sends. One instance per call; gRPC
 // serializes its hooks.
