@@ -13,8 +13,10 @@
 // (docs/metrics.md) for Prometheus, and a line on stderr, after the first
 // line on stdout, says so: "cache_server: metrics on
 // http://127.0.0.1:PORT/metrics". SIGINT or SIGTERM
-// stops accepting calls, lets calls in flight finish for up to --grace_period,
-// and exits 0. Each warning of the policy file (a field accepted but not
+// refuses new calls (UNAVAILABLE, with pushback), lets calls in flight finish
+// for up to --grace_period (after a stream, its client keeps the connection
+// that long to read it), closes the connections and exits 0
+// (CacheServer::Shutdown()). Each warning of the policy file (a field accepted but not
 // applied, a deprecated field) is one line on stderr, "cache_server: warning:
 // ..."; with --strict_policies a warning is an error. Throttles that start or
 // stop rejecting, one line each on stderr. --help prints the flags and exits
@@ -76,12 +78,12 @@ constexpr char kUsage[] =
     "--host must be a loopback address: gRPC 1.51 alone cannot withstand HTTP/2 floods,\n"
     "so put the nginx proxy of docs/server-hardening.md in front, or take that risk with\n"
     "--allow_public_listen_unproxied.\n"
-    "The first line on stdout is \"listening on HOST:PORT\". SIGINT or SIGTERM stops\n"
-    "accepting calls and lets calls in flight finish for up to --grace_period. Warnings\n"
-    "of the policy file are printed on stderr, one line each. With --metrics_port,\n"
-    "http://127.0.0.1:PORT/metrics serves the server's metrics (a line on stderr says\n"
-    "where). Exit status: 0 after a signal, 2 for bad flags, a bad policy file, a\n"
-    "--host that is not loopback (without the flag above) or a port in use.";
+    "The first line on stdout is \"listening on HOST:PORT\". SIGINT or SIGTERM refuses\n"
+    "new calls (UNAVAILABLE) and lets calls in flight finish for up to --grace_period.\n"
+    "Warnings of the policy file are printed on stderr, one line each. With\n"
+    "--metrics_port, http://127.0.0.1:PORT/metrics serves the server's metrics (a line\n"
+    "on stderr says where). Exit status: 0 after a signal, 2 for bad flags, a bad policy\n"
+    "file, a --host that is not loopback (without the flag above) or a port in use.";
 
 int Fail(const std::string& message) { return example_cli::UsageError(message); }
 
