@@ -1,9 +1,11 @@
 #include "examples/cache_service/cache_server.h"
 
 #include <netdb.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <string>
 #include <tuple>
@@ -47,7 +49,37 @@ bool PortInUse(const std::string& host, int port) {
   return in_use;
 }
 
+// Whether `address` is a loopback address (IPv4 127.0.0.0/8, ::1, or an
+// IPv4-mapped 127.0.0.0/8).
+bool IsLoopbackAddress(const sockaddr* address) {
+  if (address->sa_family == AF_INET) {
+    const in_addr ip = reinterpret_cast<const sockaddr_in*>(address)->sin_addr;
+    return (ntohl(ip.s_addr) >> 24) == 127;
+  }
+  if (address->sa_family == AF_INET6) {
+    const in6_addr& ip = reinterpret_cast<const sockaddr_in6*>(address)->sin6_addr;
+    if (IN6_IS_ADDR_LOOPBACK(&ip)) return true;
+    return IN6_IS_ADDR_V4MAPPED(&ip) && ip.s6_addr[12] == 127;
+  }
+  return false;
+}
+
 }  // namespace
+
+bool IsLoopbackHost(const std::string& host) {
+  const std::string bare_host(absl::StripSuffix(absl::StripPrefix(host, "["), "]"));
+  if (bare_host.empty()) return false;
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* addresses = nullptr;
+  if (getaddrinfo(bare_host.c_str(), nullptr, &hints, &addresses) != 0) return false;
+  bool loopback = addresses != nullptr;
+  for (addrinfo* a = addresses; a != nullptr && loopback; a = a->ai_next) {
+    loopback = IsLoopbackAddress(a->ai_addr);
+  }
+  freeaddrinfo(addresses);
+  return loopback;
+}
 
 std::string JoinHostPort(const std::string& host, int port) {
   if (absl::StrContains(host, ':') && !absl::StartsWith(host, "[")) {
@@ -85,6 +117,15 @@ absl::StatusOr<std::unique_ptr<CacheServer>> CacheServer::Start(const Options& o
     }
   }
 
+  if (!options.allow_public_listen_unproxied && !IsLoopbackHost(options.host)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "host \"", options.host,
+        "\" is not a loopback address, and gRPC 1.51 on its own cannot withstand HTTP/2 "
+        "floods from other hosts (rapid reset, CVE-2023-44487: gigabytes of memory and calls "
+        "starved; CONTINUATION: memory grows with what is sent). Listen on 127.0.0.1 behind "
+        "the nginx proxy of docs/server-hardening.md (\"Behind a proxy\"), or, to take that "
+        "risk, allow_public_listen_unproxied (cache_server: --allow_public_listen_unproxied)"));
+  }
   if (options.port != 0 && PortInUse(options.host, options.port)) {
     return absl::UnavailableError(absl::StrCat("port ", options.port, " on ", options.host,
                                                " is in use by another process"));
@@ -140,9 +181,14 @@ absl::StatusOr<std::unique_ptr<CacheServer>> CacheServer::Start(const Options& o
 }
 
 void CacheServer::Shutdown(absl::Duration grace) {
-  const absl::Time end = absl::Now() + grace;
-  resilience_->EndHoldsAt(end);  // calls in an injected delay end with the grace period
-  server_->Shutdown(absl::ToChronoTime(end));
+  // New calls are refused UNAVAILABLE while the calls admitted before finish
+  // (streams included, whose clients keep their connection until the end of
+  // the grace period to read what they were sent); held calls end with the
+  // grace period. Then GOAWAY, once no call is left: gRPC 1.51 closes a
+  // connection as soon as its last call's status is written after a
+  // GOAWAY, and the client's window updates then reset it, discarding what
+  // the client had not read yet.
+  resilience_->DrainAndShutdown(*server_, absl::Now() + grace);
 }
 
 void CacheServer::Wait() { server_->Wait(); }

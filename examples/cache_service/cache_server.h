@@ -37,6 +37,12 @@ class CacheServer {
   struct Options {
     // Address to listen on. Defaults to 127.0.0.1 (loopback only).
     std::string host = "127.0.0.1";
+    // Start() refuses a `host` that is not a loopback address unless this is
+    // set: gRPC 1.51 on its own cannot withstand HTTP/2 rapid-reset and
+    // CONTINUATION floods (docs/server-hardening.md), so a server reachable
+    // from other hosts belongs behind a proxy that can (the nginx setup
+    // there), listening on loopback. Defaults to false.
+    bool allow_public_listen_unproxied = false;
     // Port to listen on; 0 picks any free port. Defaults to 0.
     int port = 0;
     CacheStore::Options store;
@@ -65,7 +71,9 @@ class CacheServer {
   // Start()
   //
   // Validates `options`, binds and starts serving. InvalidArgument for bad
-  // options, Unavailable when the address cannot be bound, including a port
+  // options, FailedPrecondition for a host that is not a loopback address
+  // without allow_public_listen_unproxied (the message names the risk and
+  // the proxy setup), Unavailable when the address cannot be bound, including a port
   // another process (or server) already listens on: SO_REUSEPORT is off, so
   // a second server never silently shares the first one's traffic.
   static absl::StatusOr<std::unique_ptr<CacheServer>> Start(const Options& options);
@@ -83,8 +91,13 @@ class CacheServer {
 
   // Shutdown()
   //
-  // Stops accepting calls and waits up to `grace` for calls in flight; calls
-  // still running then are cancelled. Returns when all calls are done.
+  // Refuses new calls UNAVAILABLE (with pushback, so retrying clients wait)
+  // and waits up to `grace` for the calls in flight, streams included;
+  // calls still running then are cancelled. When a stream was among them,
+  // its client may still be reading: connections stay open until the end of
+  // the grace period. Then closes the connections within
+  // resilience::kShutdownSettle (ServerResilience::DrainAndShutdown()).
+  // Returns when all calls are done and every connection is closed.
   void Shutdown(absl::Duration grace);
 
   // Wait()
@@ -107,6 +120,14 @@ class CacheServer {
 //
 // "host:port", bracketing an IPv6 literal host.
 std::string JoinHostPort(const std::string& host, int port);
+
+// IsLoopbackHost()
+//
+// Whether every address `host` stands for is a loopback address: an IPv4
+// address in 127.0.0.0/8, ::1 (bracketed or not), an IPv4-mapped loopback
+// address, or a name (such as "localhost") that resolves to loopback
+// addresses only. False for "0.0.0.0", "::" and names that do not resolve.
+bool IsLoopbackHost(const std::string& host);
 
 }  // namespace cache_service
 

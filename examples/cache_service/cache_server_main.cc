@@ -3,24 +3,29 @@
 //   cache_server [--host=127.0.0.1] [--port=0] [--max_entries=100000]
 //                [--max_value_bytes=1048576] [--max_total_bytes=268435456]
 //                [--grace_period=5s] [--policy=FILE [--strict_policies]]
-//                [--metrics_port=0]
+//                [--metrics_port=0] [--allow_public_listen_unproxied]
 //
+// --host must be a loopback address unless --allow_public_listen_unproxied
+// is given: gRPC 1.51 alone cannot withstand HTTP/2 floods, so a server
+// others can reach belongs behind the nginx proxy of docs/server-hardening.md.
 // First line on stdout (flushed): "listening on HOST:PORT". With
 // --metrics_port, http://127.0.0.1:PORT/metrics serves the server's metrics
 // (docs/metrics.md) for Prometheus, and a line on stderr, after the first
 // line on stdout, says so: "cache_server: metrics on
 // http://127.0.0.1:PORT/metrics". SIGINT or SIGTERM
-// stops accepting calls, lets calls in flight finish for up to --grace_period,
-// and exits 0. Each warning of the policy file (a field accepted but not
+// refuses new calls (UNAVAILABLE, with pushback), lets calls in flight finish
+// for up to --grace_period (after a stream, its client keeps the connection
+// that long to read it), closes the connections and exits 0
+// (CacheServer::Shutdown()). Each warning of the policy file (a field accepted but not
 // applied, a deprecated field) is one line on stderr, "cache_server: warning:
 // ..."; with --strict_policies a warning is an error. Throttles that start or
 // stop rejecting, one line each on stderr. --help prints the flags and exits
-// 0. Bad flags, a bad policy file, a port in use (either): one line on
-// stderr, exit 2.
+// 0. Bad flags, a bad policy file, a port in use (either), a --host that is
+// not loopback without --allow_public_listen_unproxied: one line on stderr,
+// exit 2.
 
 #include <signal.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <thread>
@@ -29,7 +34,6 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "examples/cache_service/cache_server.h"
 #include "grpc_resilience/internal/grpc_common/log_events.h"
@@ -41,7 +45,12 @@
 #include "grpc_resilience/internal/metrics/metrics_http_server.h"
 #endif
 
-ABSL_FLAG(std::string, host, "127.0.0.1", "Address to listen on.");
+ABSL_FLAG(std::string, host, "127.0.0.1",
+          "Address to listen on; a loopback address unless --allow_public_listen_unproxied.");
+ABSL_FLAG(bool, allow_public_listen_unproxied, false,
+          "Listen on a --host other hosts can reach, without a proxy in front: gRPC 1.51 alone "
+          "cannot withstand HTTP/2 rapid-reset and CONTINUATION floods (docs/server-hardening.md "
+          "has the nginx setup to put in front instead).");
 ABSL_FLAG(int, port, 0, "Port to listen on; 0 picks any free port.");
 ABSL_FLAG(int64_t, max_entries, 100000, "Entries kept before LRU eviction.");
 ABSL_FLAG(int64_t, max_value_bytes, 1 << 20, "Largest value accepted, in bytes.");
@@ -66,13 +75,16 @@ constexpr char kUsage[] =
     "  cache_server [--host=127.0.0.1] [--port=0] [--max_entries=100000]\n"
     "               [--max_value_bytes=1048576] [--max_total_bytes=268435456]\n"
     "               [--grace_period=5s] [--policy=FILE [--strict_policies]]\n"
-    "               [--metrics_port=0]\n\n"
-    "The first line on stdout is \"listening on HOST:PORT\". SIGINT or SIGTERM stops\n"
-    "accepting calls and lets calls in flight finish for up to --grace_period. Warnings\n"
-    "of the policy file are printed on stderr, one line each. With --metrics_port,\n"
-    "http://127.0.0.1:PORT/metrics serves the server's metrics (a line on stderr says\n"
-    "where). Exit status: 0 after a signal, 2 for bad flags, a bad policy file or a\n"
-    "port in use.";
+    "               [--metrics_port=0] [--allow_public_listen_unproxied]\n\n"
+    "--host must be a loopback address: gRPC 1.51 alone cannot withstand HTTP/2 floods,\n"
+    "so put the nginx proxy of docs/server-hardening.md in front, or take that risk with\n"
+    "--allow_public_listen_unproxied.\n"
+    "The first line on stdout is \"listening on HOST:PORT\". SIGINT or SIGTERM refuses\n"
+    "new calls (UNAVAILABLE) and lets calls in flight finish for up to --grace_period.\n"
+    "Warnings of the policy file are printed on stderr, one line each. With\n"
+    "--metrics_port, http://127.0.0.1:PORT/metrics serves the server's metrics (a line\n"
+    "on stderr says where). Exit status: 0 after a signal, 2 for bad flags, a bad policy\n"
+    "file, a --host that is not loopback (without the flag above) or a port in use.";
 
 int Fail(const std::string& message) { return example_cli::UsageError(message); }
 
@@ -129,6 +141,7 @@ int main(int argc, char** argv) {
 
   cache_service::CacheServer::Options options;
   options.host = absl::GetFlag(FLAGS_host);
+  options.allow_public_listen_unproxied = absl::GetFlag(FLAGS_allow_public_listen_unproxied);
   options.port = absl::GetFlag(FLAGS_port);
   options.store.max_entries = static_cast<size_t>(absl::GetFlag(FLAGS_max_entries));
   options.store.max_value_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_max_value_bytes));
@@ -180,25 +193,18 @@ int main(int argc, char** argv) {
 #endif
 
   const absl::Duration grace = absl::GetFlag(FLAGS_grace_period);
-  absl::Time stop_requested = absl::InfiniteFuture();
   std::thread signal_thread([&] {
     int signal_number = 0;
     sigwait(&stop_signals, &signal_number);
-    stop_requested = absl::Now();
     std::fprintf(stderr, "cache_server: %s received, shutting down (grace period %s)\n",
                  signal_number == SIGINT ? "SIGINT" : "SIGTERM",
                  absl::FormatDuration(grace).c_str());
     (*server)->Shutdown(grace);
   });
+  // Returns once every call is done and every connection closed, each after
+  // its client read what it was sent (CacheServer::Shutdown()).
   (*server)->Wait();
   signal_thread.join();
-  // Every handler has returned, but the end of a response may still be on
-  // its way: exiting now would close connections with the client's window
-  // updates unread, and the kernel would reset them, losing that data. Stay
-  // for what is left of the grace period, at most 1 s.
-  const absl::Duration drain =
-      std::min(absl::Seconds(1), stop_requested + grace - absl::Now());
-  if (drain > absl::ZeroDuration()) absl::SleepFor(drain);
   std::fprintf(stderr, "cache_server: stopped\n");
   return 0;
 }

@@ -58,10 +58,18 @@ class MetricsHttpServer {
     int port = 0;
     // The path of the metrics.
     std::string path = "/metrics";
-    // Requests served at the same time (renders are one at a time anyway).
-    int num_threads = 2;
-    // How long a request may take to arrive and its answer to leave.
-    absl::Duration request_timeout = absl::Seconds(10);
+    // Connections served at the same time (renders are one at a time
+    // anyway). Each thread serves one connection from its accept until it
+    // closes, and a connection that sends its request slowly (slowloris) or
+    // not at all holds its thread for request_timeout: with T threads, T - 1
+    // such connections leave scrapes unaffected, and beyond that a scrape
+    // waits request_timeout per T connections ahead of it. Idle threads cost
+    // their stacks' address space only.
+    int num_threads = 32;
+    // How long a request may take to arrive, and its answer to leave: long
+    // enough for a scrape on a LAN (milliseconds); raise it for scrapes of
+    // a large exposition over a slow link.
+    absl::Duration request_timeout = absl::Seconds(1);
   };
   using RenderFunction = std::function<std::string()>;
 

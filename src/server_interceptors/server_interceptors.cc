@@ -1,5 +1,6 @@
 #include "grpc_resilience/internal/server_interceptors/server_interceptors.h"
 
+#include "grpc_resilience/internal/server_interceptors/drain_interceptor.h"
 #include "grpc_resilience/internal/server_interceptors/fault_injection_interceptor.h"
 #include "grpc_resilience/internal/server_interceptors/throttle_interceptor.h"
 
@@ -14,7 +15,10 @@ ServerInterceptorFactoryList ServerInterceptorFactories(std::shared_ptr<ServerRe
   // calls that get neither (ServerResilience's `metrics`): the last of ours
   // in send order, so the status the counting interceptor sees is the one
   // sent, whichever it is.
+  // The drain interceptor is first: its PRE_SEND_STATUS, which refuses a
+  // call that arrived during a shutdown, comes before the others count it.
   ServerInterceptorFactoryList factories;
+  factories.push_back(std::make_unique<DrainInterceptorFactory>(state));
   factories.push_back(std::make_unique<FaultInjectionInterceptorFactory>(state));
   factories.push_back(std::make_unique<ThrottleInterceptorFactory>(state));
   return factories;

@@ -1,6 +1,10 @@
 #include "grpc_resilience/internal/server_interceptors/server_resilience.h"
 
 #include <algorithm>
+#include <thread>
+#include <vector>
+
+#include "absl/time/clock.h"
 
 #include "grpc_resilience/internal/global_limits/global_limit_metrics.h"
 #include "grpc_resilience/internal/policy/method_catalog.h"
@@ -29,6 +33,74 @@ ServerResilience::ServerResilience(PolicySet policies, Clock& clock,
       metrics_(metrics) {
   unknown_.method = std::string(kUnknownMethod);
   unknown_.metrics = metrics_;
+}
+
+bool ServerResilience::Drain(absl::Time deadline) {
+  const absl::Time start = absl::Now();
+  EndHoldsAt(deadline);
+  draining_.store(true, std::memory_order_release);
+  const absl::Time refuse_until = std::min(deadline, start + kMinDrain);
+  // Polled: a shutdown is rare, and the loop ends by `deadline`.
+  bool done = false;
+  for (absl::Time now = start;; now = absl::Now()) {
+    done = open_calls() == 0;
+    if (now >= deadline) break;
+    if (done) {
+      // After a stream, until the deadline, its last kParkWindow parked.
+      const absl::Time until = stream_ended_while_draining_.load(std::memory_order_acquire)
+                                   ? deadline - kParkWindow
+                                   : refuse_until;
+      if (now >= until) break;
+    }
+    absl::SleepFor(std::min(absl::Milliseconds(5), deadline - now));
+  }
+  // The last kParkWindow: refused calls wait for their answer.
+  const absl::Time now = absl::Now();
+  const absl::Duration park = std::min(kParkWindow, deadline - now);
+  if (park > absl::ZeroDuration()) {
+    {
+      MutexLock lock(&park_mu_);
+      parking_ = true;
+    }
+    absl::SleepFor(park);
+  }
+  return done;
+}
+
+bool ServerResilience::Park(grpc::experimental::InterceptorBatchMethods* methods) {
+  MutexLock lock(&park_mu_);
+  if (!parking_) return false;
+  parked_.push_back(methods);
+  return true;
+}
+
+void ServerResilience::ReleaseRefusedCalls() {
+  std::vector<grpc::experimental::InterceptorBatchMethods*> parked;
+  {
+    MutexLock lock(&park_mu_);
+    parking_ = false;
+    parked.swap(parked_);
+  }
+  // Proceed() runs a sync handler on the calling thread: the executor's.
+  for (grpc::experimental::InterceptorBatchMethods* methods : parked) {
+    executor_.Run([methods] { methods->Proceed(); });
+  }
+}
+
+void ServerResilience::DrainAndShutdown(grpc::Server& server, absl::Time deadline) {
+  const bool all_done = Drain(deadline);
+  // Calls still running are cancelled at once by Shutdown(): the kept ones
+  // are answered before, not cancelled with them.
+  if (!all_done) ReleaseRefusedCalls();
+  // Shutdown() blocks until the calls are done, the kept ones included: they
+  // are answered from here once the GOAWAY has had its head start.
+  std::thread release([this] {
+    absl::SleepFor(kGoawayHeadStart);
+    ReleaseRefusedCalls();
+  });
+  const absl::Time now = absl::Now();
+  server.Shutdown(absl::ToChronoTime(all_done ? now + kShutdownSettle : now));
+  release.join();
 }
 
 ScopeLimits* ServerResilience::LimitsFor(absl::string_view scope,

@@ -23,6 +23,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
 #include "grpcpp/support/server_interceptor.h"
 #include "grpc_resilience/internal/limits/call_duration_estimate.h"
@@ -84,6 +85,19 @@ struct ServerMethodStats {
     return calls_by_code.counts[StatusCodeCounters::Slot(code)];
   }
 };
+
+// Drain(): the pushback of the calls it refuses, and how long it refuses
+// calls at least.
+inline constexpr absl::Duration kDrainPushback = absl::Seconds(1);
+inline constexpr absl::Duration kMinDrain = absl::Milliseconds(100);
+// The end of a drain during which refused calls wait for their answer until
+// the GOAWAY is out (ServerResilience::Drain()).
+inline constexpr absl::Duration kParkWindow = absl::Milliseconds(50);
+// DrainAndShutdown(): how long connections have to close once no call is
+// left (a gRPC client closes its own at once; an idle socket is closed), and
+// the head start of the GOAWAY over the refused calls' answers.
+inline constexpr absl::Duration kShutdownSettle = absl::Milliseconds(250);
+inline constexpr absl::Duration kGoawayHeadStart = absl::Milliseconds(20);
 
 // The limits of one scope: a method, a whole service, or the default.
 struct ScopeLimits {
@@ -261,7 +275,46 @@ class ServerResilience {
   // DEADLINE_EXCEEDED, without their handler) at `when` at the latest. Call
   // it with the end of a shutdown's grace period, before Server::Shutdown():
   // the callback API's held calls do not see the shutdown otherwise.
+  // Drain() calls it.
   void EndHoldsAt(absl::Time when) { call_verdicts_.EndHoldsAt(when); }
+
+  // DrainAndShutdown()
+  //
+  // A graceful shutdown of `server` (whose interceptors are these), done by
+  // `deadline`: Drain(deadline), then server.Shutdown() (GOAWAY), giving
+  // connections kShutdownSettle to close when every call was done (at once
+  // otherwise), and releasing the calls refused during Drain()'s last
+  // kParkWindow only once the GOAWAY is out. Returns when the server is shut
+  // down. Use it instead of server.Shutdown().
+  void DrainAndShutdown(grpc::Server& server, absl::Time deadline) ABSL_LOCKS_EXCLUDED(park_mu_);
+
+  // Drain()
+  //
+  // The first step of a graceful shutdown, before grpc::Server::Shutdown():
+  // from now on every call that arrives is refused UNAVAILABLE with a
+  // pushback of kDrainPushback (DrainInterceptor; behind a GuardedService
+  // its handler never runs), and it blocks until every call that arrived
+  // before is done (handler returned, status written), or until `deadline`,
+  // but for kMinDrain at least (never past `deadline`), so that clients
+  // calling at that moment get a refusal to retry rather than the CANCELLED
+  // that gRPC 1.51 answers to calls racing a Shutdown(). Holds end at
+  // `deadline` (EndHoldsAt()). When a server-streaming or bidi call ended
+  // during the drain, it returns at `deadline` only: its client may still
+  // be reading what it was sent, and once Shutdown()'s GOAWAY is out gRPC
+  // 1.51 closes the connection, whose reset discards what the client has
+  // not read yet (docs/server-hardening.md, "Shutdown"). Returns whether
+  // every call was done. The calls refused in its last kParkWindow get
+  // their answer only at ReleaseRefusedCalls(): a client that calls again
+  // as soon as it is refused then has no call on its way when the GOAWAY
+  // goes out (DrainAndShutdown() does it right).
+  bool Drain(absl::Time deadline) ABSL_LOCKS_EXCLUDED(park_mu_);
+  // ReleaseRefusedCalls()
+  //
+  // Answers the calls Drain() keeps, and every later one at once.
+  void ReleaseRefusedCalls() ABSL_LOCKS_EXCLUDED(park_mu_);
+  bool draining() const { return draining_.load(std::memory_order_acquire); }
+  // Calls that arrived before Drain() and are not done yet.
+  int64_t open_calls() const { return open_calls_.load(std::memory_order_acquire); }
 
   // RegisterGuardedService()
   //
@@ -289,6 +342,8 @@ class ServerResilience {
                                       absl::string_view full_name) ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
+  // Counts open_calls_.
+  friend class DrainInterceptor;
   // The factories' access to the per-method state.
   friend grpc::experimental::Interceptor* MakeThrottleInterceptor(
       ServerResilience& resilience, grpc::experimental::ServerRpcInfo* info);
@@ -332,6 +387,17 @@ class ServerResilience {
   std::vector<std::unique_ptr<GuardedService>> guards_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<std::string> guarded_methods_ ABSL_GUARDED_BY(mu_);
   CallVerdicts call_verdicts_;
+  std::atomic<bool> draining_{false};
+  std::atomic<int64_t> open_calls_{0};
+  // A server-streaming or bidi call ended after Drain() began.
+  std::atomic<bool> stream_ended_while_draining_{false};
+  // Refused calls kept until ReleaseRefusedCalls() (DrainInterceptor::Park()).
+  Mutex park_mu_;
+  bool parking_ ABSL_GUARDED_BY(park_mu_) = false;
+  std::vector<grpc::experimental::InterceptorBatchMethods*> parked_ ABSL_GUARDED_BY(park_mu_);
+  // Keeps `methods` for ReleaseRefusedCalls() (true), or not (false: the
+  // caller proceeds).
+  bool Park(grpc::experimental::InterceptorBatchMethods* methods) ABSL_LOCKS_EXCLUDED(park_mu_);
   // Last member: destroyed first, joining its threads while the rest is alive.
   ProceedExecutor executor_;
 };

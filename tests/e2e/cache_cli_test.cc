@@ -16,7 +16,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "cache/v1/cache.grpc.pb.h"
@@ -29,6 +28,8 @@
 namespace {
 
 using ::resilience::testing::CommandResult;
+using ::resilience::testing::ListeningProcess;
+using ::resilience::testing::StartListening;
 using ::resilience::testing::RunCommand;
 using ::resilience::testing::Subprocess;
 using ::testing::HasSubstr;
@@ -54,15 +55,12 @@ class CacheCliTest : public ::testing::Test {
  protected:
   // Starts cache_server with `flags` and reads its address from the first line.
   void StartServer(std::vector<std::string> flags = {}) {
-    std::vector<std::string> argv = {kServer};
-    argv.insert(argv.end(), flags.begin(), flags.end());
-    absl::StatusOr<std::unique_ptr<Subprocess>> server = Subprocess::Start(argv);
+    flags.insert(flags.begin(), kServer);
+    absl::StatusOr<ListeningProcess> server = StartListening(flags);
     ASSERT_TRUE(server.ok()) << server.status();
-    server_ = *std::move(server);
-    std::optional<std::string> line = server_->ReadLine(absl::Seconds(10));
-    ASSERT_TRUE(line.has_value()) << "cache_server printed no first line";
-    ASSERT_THAT(*line, StartsWith("listening on 127.0.0.1:"));
-    target_ = std::string(absl::StripPrefix(*line, "listening on "));
+    server_ = std::move(server->process);
+    target_ = server->address;
+    ASSERT_THAT(target_, StartsWith("127.0.0.1:"));
   }
 
   CommandResult Client(std::vector<std::string> args, const std::string& input = "") {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -27,6 +28,7 @@
 #include "grpc_resilience/internal/metrics/prometheus_text.h"
 #include "gtest/gtest.h"
 #include "tests/metrics/sample_exposition.h"
+#include "tests/testing/loopback_socket.h"
 
 namespace resilience {
 namespace {
@@ -48,19 +50,11 @@ struct HttpResponse {
 
 // Connects to 127.0.0.1:port; -1 when refused.
 int Connect(int port) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  const int fd = testing::ConnectLoopback(port);
   if (fd < 0) return -1;
   timeval timeout = {10, 0};  // a hung server fails the test instead of hanging it
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
-  sockaddr_in address = {};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-    close(fd);
-    return -1;
-  }
   return fd;
 }
 
@@ -229,6 +223,47 @@ TEST(MetricsHttpServerTest, RendersOneAtATime) {
   EXPECT_EQ(ok.load(), 20);
   EXPECT_EQ(renders.load(), 20);
   EXPECT_EQ(overlaps.load(), 0);
+}
+
+// Connections that send their request slowly (slowloris: a header line every
+// 100 ms, never the blank line) or nothing at all each hold a worker until
+// the request timeout. With the defaults, two slowloris and 20 idle
+// connections leave workers free, and a scrape behind them is answered
+// within 1 s (with 2 workers and a 10 s timeout it waited 10 s).
+TEST(MetricsHttpServerTest, SlowAndIdleConnectionsDoNotBlockAScrape) {
+  std::unique_ptr<MetricsHttpServer> server =
+      StartOrDie({}, [] { return std::string("up 1\n"); });
+  ASSERT_NE(server, nullptr);
+  std::vector<int> held;
+  std::atomic<bool> done{false};
+  std::vector<std::thread> slowloris;
+  for (int i = 0; i < 2; ++i) {
+    const int fd = Connect(server->port());
+    ASSERT_GE(fd, 0);
+    held.push_back(fd);
+    slowloris.emplace_back([fd, &done] {
+      const std::string start = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+      if (send(fd, start.data(), start.size(), MSG_NOSIGNAL) < 0) return;
+      for (int line = 0; line < 100 && !done.load(); ++line) {  // 10 s at most
+        if (send(fd, "X-Slow: 1\r\n", 11, MSG_NOSIGNAL) < 0) return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    });
+  }
+  for (int i = 0; i < 20; ++i) {
+    const int fd = Connect(server->port());
+    ASSERT_GE(fd, 0);
+    held.push_back(fd);
+  }
+  const absl::Time start = absl::Now();
+  const std::optional<HttpResponse> response = Fetch(server->port(), "GET", "/metrics");
+  const absl::Duration took = absl::Now() - start;
+  done.store(true);
+  for (std::thread& thread : slowloris) thread.join();
+  for (int fd : held) close(fd);
+  ASSERT_TRUE(response.has_value()) << "no answer after " << took;
+  EXPECT_EQ(response->status, 200);
+  EXPECT_LT(took, absl::Seconds(1));
 }
 
 TEST(MetricsHttpServerTest, StopClosesThePort) {

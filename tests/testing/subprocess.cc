@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 
@@ -168,6 +169,23 @@ CommandResult RunCommand(const std::vector<std::string>& argv, const std::string
     return result;
   }
   return (*p)->Finish(input, timeout);
+}
+
+absl::StatusOr<ListeningProcess> StartListening(const std::vector<std::string>& argv) {
+  absl::StatusOr<std::unique_ptr<Subprocess>> started = Subprocess::Start(argv);
+  if (!started.ok()) return started.status();
+  ListeningProcess server;
+  server.process = *std::move(started);
+  const std::optional<std::string> line = server.process->ReadLine(absl::Seconds(10));
+  if (!line.has_value()) {
+    return absl::UnavailableError(absl::StrCat(argv[0], " printed no first line"));
+  }
+  if (!absl::StartsWith(*line, "listening on ")) {
+    return absl::UnavailableError(
+        absl::StrCat(argv[0], ": first line \"", *line, "\" is not \"listening on HOST:PORT\""));
+  }
+  server.address = line->substr(std::string("listening on ").size());
+  return server;
 }
 
 }  // namespace resilience::testing

@@ -9,6 +9,7 @@
 
 #include <sys/types.h>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -75,6 +76,19 @@ class Subprocess {
 // reason on `err`.
 CommandResult RunCommand(const std::vector<std::string>& argv, const std::string& input = "",
                          absl::Duration timeout = absl::Seconds(30));
+
+// A server started by StartListening().
+struct ListeningProcess {
+  std::unique_ptr<Subprocess> process;
+  std::string address;  // "HOST:PORT", from its first line
+};
+
+// StartListening()
+//
+// Starts a server (cache_server) whose first line on stdout is
+// "listening on HOST:PORT", within 10 s. An error, naming what went wrong,
+// when it cannot start or its first line is not that.
+absl::StatusOr<ListeningProcess> StartListening(const std::vector<std::string>& argv);
 
 }  // namespace resilience::testing
 

@@ -262,6 +262,48 @@ TEST(CacheServerTest, StartValidatesAndBinds) {
   EXPECT_EQ(JoinHostPort("::1", 5), "[::1]:5");
 }
 
+// Which hosts are loopback: numeric addresses only (and localhost, which
+// /etc/hosts answers), so that the test asks no name server.
+TEST(CacheServerTest, IsLoopbackHost) {
+  for (const char* host : {"127.0.0.1", "127.1.2.3", "::1", "[::1]", "::ffff:127.0.0.1",
+                           "localhost"}) {
+    EXPECT_TRUE(IsLoopbackHost(host)) << host;
+  }
+  for (const char* host : {"0.0.0.0", "::", "[::]", "192.0.2.1", "2001:db8::1", "::ffff:192.0.2.1",
+                           "", "[]"}) {
+    EXPECT_FALSE(IsLoopbackHost(host)) << host;
+  }
+}
+
+// A host other hosts can reach is refused, naming the floods and the proxy
+// setup, unless the option that takes the risk is set. 192.0.2.1
+// (TEST-NET-1) is no address of this host, so with the option the bind
+// itself fails: the check let it through, and nothing listens beyond
+// loopback.
+TEST(CacheServerTest, RefusesANonLoopbackHostUnlessTheRiskIsTaken) {
+  // A loopback server of ours holds the port asked for, so that a server
+  // that failed to refuse 0.0.0.0 could not listen there either.
+  CacheServer::Options loopback;
+  absl::StatusOr<std::unique_ptr<CacheServer>> holder = CacheServer::Start(loopback);
+  ASSERT_TRUE(holder.ok()) << holder.status();
+  CacheServer::Options options;
+  options.port = (*holder)->port();
+  for (const char* host : {"0.0.0.0", "192.0.2.1"}) {
+    options.host = host;
+    absl::Status status = CacheServer::Start(options).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition) << host << ": " << status;
+    EXPECT_THAT(status.message(), HasSubstr(absl::StrCat("\"", host, "\" is not a loopback")));
+    EXPECT_THAT(status.message(), HasSubstr("docs/server-hardening.md"));
+    EXPECT_THAT(status.message(), HasSubstr("--allow_public_listen_unproxied"));
+  }
+  options.host = "192.0.2.1";
+  options.port = 0;
+  options.allow_public_listen_unproxied = true;
+  absl::Status status = CacheServer::Start(options).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable) << status;
+  EXPECT_THAT(status.message(), HasSubstr("cannot listen on 192.0.2.1:0"));
+}
+
 // CacheServer applies its policies with the server interceptors: an abort
 // injected on Get reaches the client, Store is untouched, and the handler
 // did no work for the aborted calls.

@@ -1,0 +1,55 @@
+#include "grpc_resilience/internal/server_interceptors/drain_interceptor.h"
+
+#include "absl/strings/str_cat.h"
+#include "grpc_resilience/internal/grpc_common/metadata_keys.h"
+
+namespace resilience {
+
+using grpc::experimental::InterceptionHookPoints;
+
+grpc::experimental::Interceptor* MakeDrainInterceptor(ServerResilience& resilience,
+                                                      grpc::experimental::ServerRpcInfo* info) {
+  return new DrainInterceptor(info, resilience);
+}
+
+DrainInterceptor::DrainInterceptor(grpc::experimental::ServerRpcInfo* info,
+                                   ServerResilience& resilience)
+    : info_(info), resilience_(resilience), refuse_(resilience.draining()) {
+  if (!refuse_) resilience_.open_calls_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+DrainInterceptor::~DrainInterceptor() {
+  if (refuse_) {
+    resilience_.call_verdicts().Forget(info_->server_context());
+  } else {
+    const auto type = info_->type();
+    if (resilience_.draining() &&
+        (type == grpc::experimental::ServerRpcInfo::Type::SERVER_STREAMING ||
+         type == grpc::experimental::ServerRpcInfo::Type::BIDI_STREAMING)) {
+      resilience_.stream_ended_while_draining_.store(true, std::memory_order_release);
+    }
+    resilience_.open_calls_.fetch_sub(1, std::memory_order_acq_rel);
+  }
+}
+
+void DrainInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods* methods) {
+  if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_CANCEL)) return;
+  if (refuse_) {
+    if (methods->QueryInterceptionHookPoint(
+            InterceptionHookPoints::POST_RECV_INITIAL_METADATA)) {
+      resilience_.call_verdicts().Reject(info_->server_context());
+      // At the end of the drain: answered once the GOAWAY is out.
+      if (resilience_.Park(methods)) return;
+    }
+    if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
+      methods->ModifySendStatus(grpc::Status(
+          grpc::StatusCode::UNAVAILABLE,
+          absl::StrCat(info_->method(), ": server shutting down; try again (another server)")));
+      methods->GetSendTrailingMetadata()->emplace(
+          kPushbackKey, absl::StrCat(absl::ToInt64Milliseconds(kDrainPushback)));
+    }
+  }
+  methods->Proceed();
+}
+
+}  // namespace resilience
