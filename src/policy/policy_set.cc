@@ -135,13 +135,16 @@ class PolicySetBuilder {
         Warn("retryThrottling: no methodConfig entry retries (a retryPolicy with maxAttempts "
              "above 1) or hedges, so it has no effect");
       }
-    } else {
-      // Without gRPC's throttle, every method that retries or hedges keeps
-      // a budget of its own (the library's safety default).
-      for (MethodPolicy& policy : set_.policies_) {
-        if (Reissues(policy) && !policy.retry_budget.has_value()) {
-          policy.retry_budget = RetryBudgetSettings();
-        }
+    }
+    // The library's safety default: a method that hedges always keeps a
+    // budget of its own, since gRPC's throttle charges failures only and so
+    // cannot bound hedges on a backend that is slow without failing; a
+    // method that retries keeps one when gRPC's throttle is absent.
+    for (MethodPolicy& policy : set_.policies_) {
+      const bool needs_budget =
+          policy.hedging.has_value() || (!file.has_retry_throttling() && Reissues(policy));
+      if (needs_budget && !policy.retry_budget.has_value()) {
+        policy.retry_budget = RetryBudgetSettings();
       }
     }
     return std::move(set_);

@@ -61,9 +61,11 @@ TEST(RetryThrottlingPolicyTest, WithoutRetryThrottlingEachReissuingMethodHasABud
   EXPECT_FALSE(Of(*set, "/a.S/Ping").retry_budget.has_value());
 }
 
-// With retryThrottling (gRPC's meaning: one per channel), only entries that
-// wrote a retryBudget have one; the throttle is the file's.
-TEST(RetryThrottlingPolicyTest, WithRetryThrottlingOnlyWrittenBudgets) {
+// With retryThrottling (gRPC's meaning: one per channel), a retrying entry
+// has a retryBudget only when it wrote one; a hedging entry keeps the
+// default, since gRPC's throttle charges failures only and cannot bound
+// hedges on a backend that is slow without failing.
+TEST(RetryThrottlingPolicyTest, WithRetryThrottlingWrittenBudgetsAndHedgesKeepTheirs) {
   absl::StatusOr<PolicySet> set =
       Load(File(R"(, "retryThrottling": {"maxTokens": 100, "tokenRatio": 0.2})"));
   ASSERT_TRUE(set.ok()) << set.status();
@@ -73,9 +75,12 @@ TEST(RetryThrottlingPolicyTest, WithRetryThrottlingOnlyWrittenBudgets) {
   EXPECT_EQ(set->retry_throttling()->token_ratio, 0.2);
   EXPECT_EQ(set->stream_retry_throttling().max_tokens, 100);
   EXPECT_FALSE(Of(*set, "/a.S/Get").retry_budget.has_value());
-  EXPECT_FALSE(Of(*set, "/a.S/Store").retry_budget.has_value());
+  ASSERT_TRUE(Of(*set, "/a.S/Store").retry_budget.has_value());
+  EXPECT_EQ(Of(*set, "/a.S/Store").retry_budget->max_tokens, 10);
+  EXPECT_EQ(Of(*set, "/a.S/Store").retry_budget->token_ratio, 0.1);
   ASSERT_TRUE(Of(*set, "/a.S/Put").retry_budget.has_value());
   EXPECT_EQ(Of(*set, "/a.S/Put").retry_budget->max_tokens, 20);
+  EXPECT_FALSE(Of(*set, "/a.S/Ping").retry_budget.has_value());
 }
 
 TEST(RetryThrottlingPolicyTest, BadBudgetsNameTheirPath) {
