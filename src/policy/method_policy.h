@@ -175,8 +175,9 @@ struct MethodPolicy {
   // Exclusive with `retry`, as in gRPC.
   std::optional<HedgingSettings> hedging;
   // The entry's retryBudget: one per channel and method, for `retry` or
-  // `hedging`. The defaults when the file has no retryThrottling and the
-  // entry retries (maxAttempts > 1) or hedges; else only when written.
+  // `hedging`. The defaults when the entry hedges, or when the file has no
+  // retryThrottling and the entry retries (maxAttempts > 1); else only when
+  // written.
   std::optional<RetryBudgetSettings> retry_budget;
   // gRPC's `waitForReady`, applied to every attempt.
   std::optional<bool> wait_for_ready;

@@ -168,6 +168,26 @@ class PolicySetBuilder {
   // with its JSON path.
   void Warn(std::string message) { set_.warnings_.push_back(std::move(message)); }
 
+  // A long injected delay in front of a concurrency limit: on gRPC 1.51's
+  // callback API a caller that cancels during the delay is not seen before
+  // the delay ends (no cancellation reaches a call whose handler has not
+  // started), so its slot stays taken that long. Said at load, so that the
+  // trade-off is chosen, not met in production.
+  void WarnIfDelaysHoldSlots(const MethodPolicy& policy, const std::string& path) {
+    const FaultInjectionSettings& f = *policy.fault_injection;
+    if (!policy.throttle.has_value() || f.delay_fraction <= 0 || f.delay < kLongHeldDelay) return;
+    const ThrottleSettings& t = *policy.throttle;
+    if (t.max_concurrency == 0 && !t.adaptive.has_value()) return;
+    Warn(absl::StrCat(path, ".faultInjection.delay: ", absl::FormatDuration(f.delay),
+                      " in front of ", path,
+                      ".throttle's concurrency limit: on the callback API a caller that "
+                      "cancels during the delay keeps its slot until the delay ends (gRPC 1.51 "
+                      "reports no cancellation before the handler starts; the caller's "
+                      "deadline does end it); use a delay under ",
+                      absl::FormatDuration(kLongHeldDelay), " or give callers deadlines"));
+  }
+  static constexpr absl::Duration kLongHeldDelay = absl::Seconds(1);
+
   // A gRPC service config setting grpc-resilience does not apply.
   void NotApplied(absl::string_view path, absl::string_view hint = "") {
     Warn(absl::StrCat(path, ": accepted for compatibility with gRPC service configs, not applied",
@@ -324,6 +344,7 @@ class PolicySetBuilder {
           FaultInjection(entry.fault_injection(), path + ".faultInjection");
       if (!f.ok()) return f.status();
       policy.fault_injection = *f;
+      WarnIfDelaysHoldSlots(policy, path);
     }
     if (entry.has_max_request_message_bytes()) NotApplied(path + ".maxRequestMessageBytes");
     if (entry.has_max_response_message_bytes()) NotApplied(path + ".maxResponseMessageBytes");

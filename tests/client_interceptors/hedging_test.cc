@@ -21,13 +21,18 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 // A budget no test of a few calls spends: 1000 tokens.
-constexpr char kLargeBudget[] = R"(, "retryThrottling": {"maxTokens": 1000, "tokenRatio": 0.1})";
+// A retryBudget no test spends: a hedged entry without one gets the default
+// (10 tokens), which these tests' many hedges would exhaust.
+constexpr char kLargeBudget[] = R"(, "retryBudget": {"maxTokens": 1000, "tokenRatio": 0.1})";
 
-// Hedging for TestService/Unary: `hedging` is the hedgingPolicy's fields.
-std::string HedgingPolicy(const std::string& hedging, const std::string& extra = "") {
+// Hedging for TestService/Unary: `hedging` is the hedgingPolicy's fields,
+// `entry` more fields of the same methodConfig entry, `top` more fields of
+// the file.
+std::string HedgingPolicy(const std::string& hedging, const std::string& entry = "",
+                          const std::string& top = "") {
   return R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService", "method": "Unary"}],
              "hedgingPolicy": {)" +
-         hedging + "}}]" + extra + "}";
+         hedging + "}" + entry + "}]" + top + "}";
 }
 
 class HedgingTest : public ClientInterceptorsTest {
@@ -217,7 +222,7 @@ TEST_F(HedgingTest, PostponedHedgeRefusedByTheThrottleEndsWithTheLastStatus) {
   // 4 tokens, hedges while more than 2 are left.
   Connect(HedgingPolicy(
       R"("maxAttempts": 3, "hedgingDelay": "5s", "nonFatalStatusCodes": ["RESOURCE_EXHAUSTED"])",
-      R"(, "retryThrottling": {"maxTokens": 4, "tokenRatio": 0.1})"));
+      "", R"(, "retryThrottling": {"maxTokens": 4, "tokenRatio": 0.1})"));
   service_.FailNext(2, grpc::StatusCode::RESOURCE_EXHAUSTED, "1000");
   grpc::Status hedged;
   std::thread caller([&] { hedged = Call(Flavour::kSync); });

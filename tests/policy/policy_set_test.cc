@@ -747,6 +747,32 @@ TEST(PolicySetTest, TimeoutIsTheOverallDeadlineAndDeadlineItsDeprecatedAlias) {
 // DEADLINE_EXCEEDED gives up the call's remaining attempts: a warning, since
 // it is rarely what was meant. Retrying DEADLINE_EXCEEDED, or a limit
 // without retries (maxAttempts 1), is none.
+// A long injected delay in front of a concurrency limit holds the slots of
+// callers that cancel during it (callback API): a warning, so the trade-off
+// is chosen; short delays, rate limits alone or no delay fraction say nothing.
+TEST(PolicySetTest, LongDelayInFrontOfAConcurrencyLimitWarns) {
+  EXPECT_THAT(
+      WarningsOf(Entry(R"("throttle": {"maxConcurrency": 4}, )"
+                       R"("faultInjection": {"delay": "30s", "delayFraction": 1})")),
+      ElementsAre("methodConfig[0].faultInjection.delay: 30s in front of "
+                  "methodConfig[0].throttle's concurrency limit: on the callback API a caller "
+                  "that cancels during the delay keeps its slot until the delay ends (gRPC 1.51 "
+                  "reports no cancellation before the handler starts; the caller's deadline "
+                  "does end it); use a delay under 1s or give callers deadlines"));
+  EXPECT_THAT(WarningsOf(Entry(R"("throttle": {"adaptive": {}}, )"
+                               R"("faultInjection": {"delay": "2s"})")),
+              ElementsAre(HasSubstr("throttle's concurrency limit")));
+  EXPECT_TRUE(WarningsOf(Entry(R"("throttle": {"maxConcurrency": 2}, )"
+                               R"("faultInjection": {"delay": "0.3s"})"))
+                  .empty());
+  EXPECT_TRUE(WarningsOf(Entry(R"("throttle": {"ratePerSecond": 10}, )"
+                               R"("faultInjection": {"delay": "30s"})"))
+                  .empty());
+  EXPECT_TRUE(WarningsOf(Entry(R"("throttle": {"maxConcurrency": 4}, )"
+                               R"("faultInjection": {"delay": "30s", "delayFraction": 0})"))
+                  .empty());
+}
+
 TEST(PolicySetTest, PerAttemptTimeoutThatIsNotRetriedWarns) {
   EXPECT_THAT(
       WarningsOf(Entry(R"("retryPolicy": {"maxAttempts": 3, "perAttemptTimeout": "0.2s"})")),
