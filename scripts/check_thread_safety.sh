@@ -4,7 +4,9 @@
 # (gcc ignores the annotations.)
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 ensure_packages clang-14 libabsl-dev libgrpc++-dev libcivetweb-dev libhiredis-dev
-configure_and_build "$REPO_ROOT/build" grpc_resilience_policy_proto  # generated headers some sources include
+# Generated headers some sources include (the policy's, and the cache example's).
+configure_and_build "$REPO_ROOT/build" grpc_resilience_policy_proto
+configure_and_build "$REPO_ROOT/build" grpc_resilience_cache_proto
 cd "$REPO_ROOT"
 status=0
 for f in src/*/*.cc examples/cache_service/cache_store.cc \
