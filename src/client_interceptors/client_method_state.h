@@ -111,10 +111,6 @@ struct ClientMethodState {
   // the attempts of the calls the retry interceptor takes; the interceptor
   // that meters any other call feeds it with that call (ThrottleHears()).
   RetryBudget* throttle = nullptr;
-  // Bit c: a call of this method that ends with code c costs the throttle a
-  // token (the codes its policy retries or hedges on); a pushback costs one
-  // whatever the code.
-  uint32_t throttle_failure_codes = 0;
   // The channel's: told of every call and attempt that ends UNAVAILABLE
   // (our breaker's rejections included) by the interceptor that meters the
   // call, and by the retry interceptor for each attempt. Never null.

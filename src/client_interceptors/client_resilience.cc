@@ -58,18 +58,10 @@ MethodCache<ClientMethodState>::Resolution ClientResilience::Resolve(const char*
   retry.budget = policy.retry_budget;
   retry.throttle = throttle_.get();
   state->retry_decider = std::make_unique<RetryDecider>(retry, *state->random);
-  if (state->retry.max_attempts > 1) {
-    for (absl::StatusCode code : state->retry.retryable_status_codes) {
-      state->throttle_failure_codes |= uint32_t{1} << (static_cast<int>(code) & 31);
-    }
-  }
   if (policy.hedging.has_value()) {
     state->hedging_decider =
         MakeHedgingDecider(*policy.hedging, policy.retry_budget, throttle_.get());
     state->wraps_unary = true;
-    for (absl::StatusCode code : policy.hedging->non_fatal_status_codes) {
-      state->throttle_failure_codes |= uint32_t{1} << (static_cast<int>(code) & 31);
-    }
   }
   BreakerSettings breaker = policy.breaker;
   if (breaker.kind != BreakerKind::kNone) {

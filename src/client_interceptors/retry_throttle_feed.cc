@@ -16,8 +16,12 @@ void FeedRetryThrottle(const ClientMethodState& state, const grpc::ClientContext
     return;
   }
   if (RejectedLocally(context)) return;
-  const int code = static_cast<int>(status.error_code());
-  bool failure = code > 0 && code < 32 && ((state.throttle_failure_codes >> code) & 1) != 0;
+  // A code the method's policy retries or hedges on costs a token; a
+  // pushback costs one whatever the code.
+  const auto code = static_cast<absl::StatusCode>(status.error_code());
+  bool failure = (state.retry_decider != nullptr && state.retry_decider->max_attempts() > 1 &&
+                  state.retry_decider->IsRetryable(code)) ||
+                 (state.hedging_decider != nullptr && state.hedging_decider->IsNonFatal(code));
   if (!failure) {
     const auto* trailers = methods->GetRecvTrailingMetadata();
     failure = trailers->find(grpc::string_ref(kPushbackKey, std::strlen(kPushbackKey))) !=

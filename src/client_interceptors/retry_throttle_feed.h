@@ -17,8 +17,8 @@ namespace resilience {
 //
 // Tells `state.throttle` (nothing when null) how the call of `context`
 // ended, at its POST_RECV_STATUS in `methods`: OK gives back the token
-// ratio; a code its method's policy retries or hedges on
-// (state.throttle_failure_codes), or any end with a grpc-retry-pushback-ms
+// ratio; a code its method's policy retries or hedges on (asked of
+// state.retry_decider and state.hedging_decider), or any end with a grpc-retry-pushback-ms
 // trailer, takes a token; a call our breaker rejected (never sent) and any
 // other end change nothing. Called once per call by the interceptor that
 // meters it (CallMeter), which is never the retry interceptor: the deciders
