@@ -22,9 +22,9 @@
 #include "absl/strings/strip.h"
 #include "benchmark/benchmark.h"
 #include "examples/common/command_line.h"
-#include "grpc_resilience/internal/core/clock.h"
-#include "grpc_resilience/internal/breaker/sre_breaker.h"
-#include "grpc_resilience/internal/breaker/three_state_breaker.h"
+#include "src/core/clock.h"
+#include "src/breaker/sre_breaker.h"
+#include "src/breaker/three_state_breaker.h"
 
 namespace resilience {
 namespace {

@@ -32,10 +32,10 @@
 #include "examples/cache_service/cache_service_impl.h"
 #include "examples/cache_service/cache_store.h"
 #include "examples/common/command_line.h"
-#include "grpc_resilience/internal/global_limits/global_rate_limit.h"
-#include "grpc_resilience/internal/limits/token_bucket.h"
-#include "grpc_resilience/internal/metrics/prometheus_text.h"
-#include "grpc_resilience/internal/server_interceptors/server_interceptors.h"
+#include "src/global_limits/global_rate_limit.h"
+#include "src/limits/token_bucket.h"
+#include "src/metrics/prometheus_text.h"
+#include "src/server_interceptors/server_interceptors.h"
 #include "tests/testing/test_server.h"
 
 ABSL_FLAG(std::string, redis, "", "host:port of a Redis server (required).");

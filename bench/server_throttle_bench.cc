@@ -43,10 +43,10 @@
 #include "examples/common/command_line.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
-#include "grpc_resilience/internal/core/mutex.h"
-#include "grpc_resilience/internal/limits/fixed_concurrency_limiter.h"
-#include "grpc_resilience/internal/limits/gradient_concurrency_limiter.h"
-#include "grpc_resilience/internal/server_interceptors/server_interceptors.h"
+#include "src/core/mutex.h"
+#include "src/limits/fixed_concurrency_limiter.h"
+#include "src/limits/gradient_concurrency_limiter.h"
+#include "src/server_interceptors/server_interceptors.h"
 #include "tests/testing/test_server.h"
 
 ABSL_FLAG(double, seconds, 2, "Length of each measured round.");

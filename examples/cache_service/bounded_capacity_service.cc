@@ -9,8 +9,8 @@
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
-#include "grpc_resilience/internal/core/random_source.h"
-#include "grpc_resilience/internal/server_interceptors/server_interceptors.h"
+#include "src/core/random_source.h"
+#include "src/server_interceptors/server_interceptors.h"
 
 namespace cache_service {
 

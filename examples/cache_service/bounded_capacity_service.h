@@ -20,9 +20,9 @@
 #include "absl/time/time.h"
 #include "cache/v1/cache.grpc.pb.h"
 #include "grpcpp/server.h"
-#include "grpc_resilience/internal/core/mutex.h"
-#include "grpc_resilience/internal/policy/policy_set.h"
-#include "grpc_resilience/internal/server_interceptors/server_resilience.h"
+#include "src/core/mutex.h"
+#include "src/policy/policy_set.h"
+#include "src/server_interceptors/server_resilience.h"
 
 namespace cache_service {
 

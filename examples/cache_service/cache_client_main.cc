@@ -42,17 +42,17 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "cache/v1/cache.grpc.pb.h"
-#include "grpc_resilience/internal/grpc_common/log_events.h"
+#include "src/grpc_common/log_events.h"
 #include "examples/cache_service/load_generator.h"
 #include "examples/common/command_line.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
-#include "grpc_resilience/internal/grpc_common/status_conversion.h"
-#include "grpc_resilience/internal/client_interceptors/resilient_channel.h"
-#include "grpc_resilience/internal/metrics/prometheus_text.h"
-#include "grpc_resilience/internal/policy/policy_set.h"
+#include "src/grpc_common/status_conversion.h"
+#include "src/client_interceptors/resilient_channel.h"
+#include "src/metrics/prometheus_text.h"
+#include "src/policy/policy_set.h"
 #ifdef CACHE_SERVICE_HAS_METRICS_HTTP
-#include "grpc_resilience/internal/metrics/metrics_http_server.h"
+#include "src/metrics_http/metrics_http_server.h"
 #endif
 
 ABSL_FLAG(std::string, target, "127.0.0.1:50051", "Server address, HOST:PORT.");

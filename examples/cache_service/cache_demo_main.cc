@@ -24,7 +24,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "cache/v1/cache.grpc.pb.h"
-#include "grpc_resilience/internal/grpc_common/log_events.h"
+#include "src/grpc_common/log_events.h"
 #include "examples/cache_service/adaptive_limit_demo.h"
 #include "examples/cache_service/cache_calls.h"
 #include "examples/cache_service/cache_server.h"
@@ -35,12 +35,12 @@
 #include "grpcpp/security/credentials.h"
 #include "resilience/v1/policy.pb.h"
 #include "shipped_policies.h"
-#include "grpc_resilience/internal/client_interceptors/resilient_channel.h"
-#include "grpc_resilience/internal/grpc_common/status_conversion.h"
-#include "grpc_resilience/internal/metrics/prometheus_text.h"
-#include "grpc_resilience/internal/policy/policy_set.h"
+#include "src/client_interceptors/resilient_channel.h"
+#include "src/grpc_common/status_conversion.h"
+#include "src/metrics/prometheus_text.h"
+#include "src/policy/policy_set.h"
 #ifdef CACHE_SERVICE_HAS_METRICS_HTTP
-#include "grpc_resilience/internal/metrics/metrics_http_server.h"
+#include "src/metrics_http/metrics_http_server.h"
 #endif
 
 ABSL_FLAG(int, metrics_port, 0,

@@ -18,7 +18,7 @@
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/resource_quota.h"
 #include "grpcpp/server_builder.h"
-#include "grpc_resilience/internal/server_interceptors/server_interceptors.h"
+#include "src/server_interceptors/server_interceptors.h"
 
 namespace cache_service {
 namespace {

@@ -16,9 +16,9 @@
 #include "examples/cache_service/cache_service_impl.h"
 #include "examples/cache_service/cache_store.h"
 #include "grpcpp/server.h"
-#include "grpc_resilience/internal/policy/policy_set.h"
-#include "grpc_resilience/internal/server_interceptors/server_interceptors.h"
-#include "grpc_resilience/internal/server_interceptors/server_resilience.h"
+#include "src/policy/policy_set.h"
+#include "src/server_interceptors/server_interceptors.h"
+#include "src/server_interceptors/server_resilience.h"
 
 namespace cache_service {
 

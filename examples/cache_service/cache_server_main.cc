@@ -36,13 +36,13 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "examples/cache_service/cache_server.h"
-#include "grpc_resilience/internal/grpc_common/log_events.h"
+#include "src/grpc_common/log_events.h"
 #include "examples/common/command_line.h"
-#include "grpc_resilience/internal/metrics/prometheus_text.h"
-#include "grpc_resilience/internal/global_limits/global_throttle_credentials.h"
-#include "grpc_resilience/internal/policy/policy_set.h"
+#include "src/metrics/prometheus_text.h"
+#include "src/global_limits/global_throttle_credentials.h"
+#include "src/policy/policy_set.h"
 #ifdef CACHE_SERVICE_HAS_METRICS_HTTP
-#include "grpc_resilience/internal/metrics/metrics_http_server.h"
+#include "src/metrics_http/metrics_http_server.h"
 #endif
 
 ABSL_FLAG(std::string, host, "127.0.0.1",

@@ -4,7 +4,7 @@
 #include <utility>
 #include <vector>
 
-#include "grpc_resilience/internal/grpc_common/status_conversion.h"
+#include "src/grpc_common/status_conversion.h"
 
 namespace cache_service {
 

@@ -19,7 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "grpc_resilience/internal/core/mutex.h"
+#include "src/core/mutex.h"
 
 namespace cache_service {
 

@@ -11,7 +11,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "grpcpp/client_context.h"
-#include "grpc_resilience/internal/grpc_common/status_conversion.h"
+#include "src/grpc_common/status_conversion.h"
 
 namespace cache_service {
 namespace {

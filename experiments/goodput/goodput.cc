@@ -11,9 +11,9 @@
 #include "experiments/goodput/scheduled_backend.h"
 #include "google/protobuf/util/json_util.h"
 #include "resilience/v1/policy.pb.h"
-#include "grpc_resilience/internal/core/random_source.h"
-#include "grpc_resilience/internal/core/simulated_clock.h"
-#include "grpc_resilience/internal/policy/policy_set.h"
+#include "src/core/random_source.h"
+#include "src/core/simulated_clock.h"
+#include "src/policy/policy_set.h"
 #include "shipped_policies.h"
 
 namespace goodput {

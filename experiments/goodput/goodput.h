@@ -18,8 +18,8 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "grpc_resilience/internal/breaker/breaker.h"
-#include "grpc_resilience/internal/core/clock.h"
+#include "src/breaker/breaker.h"
+#include "src/core/clock.h"
 
 namespace goodput {
 

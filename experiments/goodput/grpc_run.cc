@@ -14,10 +14,10 @@
 #include "experiments/goodput/scheduled_faults.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/security/credentials.h"
-#include "grpc_resilience/internal/core/simulated_clock.h"
-#include "grpc_resilience/internal/client_interceptors/breaker_interceptor.h"
-#include "grpc_resilience/internal/client_interceptors/resilient_channel.h"
-#include "grpc_resilience/internal/grpc_common/status_conversion.h"
+#include "src/core/simulated_clock.h"
+#include "src/client_interceptors/breaker_interceptor.h"
+#include "src/client_interceptors/resilient_channel.h"
+#include "src/grpc_common/status_conversion.h"
 
 namespace goodput {
 namespace {

@@ -4,7 +4,7 @@
 #include <functional>
 
 #include "absl/strings/str_cat.h"
-#include "grpc_resilience/internal/core/random_source.h"
+#include "src/core/random_source.h"
 
 namespace goodput {
 namespace {

@@ -14,7 +14,7 @@
 #include "examples/cache_service/cache_server.h"
 #include "experiments/goodput/scheduled_faults.h"
 #include "grpcpp/support/server_interceptor.h"
-#include "grpc_resilience/internal/server_interceptors/call_verdicts.h"
+#include "src/server_interceptors/call_verdicts.h"
 
 namespace goodput {
 

@@ -1,6 +1,6 @@
 #include "experiments/goodput/scheduled_backend.h"
 
-#include "grpc_resilience/internal/core/random_source.h"
+#include "src/core/random_source.h"
 
 namespace goodput {
 

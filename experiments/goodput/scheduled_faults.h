@@ -17,7 +17,7 @@
 #include "absl/strings/string_view.h"
 #include "experiments/goodput/goodput.h"
 #include "experiments/goodput/scheduled_backend.h"
-#include "grpc_resilience/internal/core/mutex.h"
+#include "src/core/mutex.h"
 
 namespace goodput {
 

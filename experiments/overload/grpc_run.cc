@@ -14,9 +14,9 @@
 #include "absl/time/clock.h"
 #include "cache/v1/cache.grpc.pb.h"
 #include "examples/cache_service/bounded_capacity_service.h"
-#include "grpc_resilience/internal/core/mutex.h"
-#include "grpc_resilience/internal/core/random_source.h"
-#include "grpc_resilience/internal/policy/policy_set.h"
+#include "src/core/mutex.h"
+#include "src/core/random_source.h"
+#include "src/policy/policy_set.h"
 
 namespace overload {
 namespace {

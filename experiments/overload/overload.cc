@@ -12,12 +12,12 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "grpc_resilience/internal/core/random_source.h"
-#include "grpc_resilience/internal/core/simulated_clock.h"
-#include "grpc_resilience/internal/limits/concurrency_limiter.h"
-#include "grpc_resilience/internal/limits/gradient_concurrency_limiter.h"
-#include "grpc_resilience/internal/policy/method_policy.h"
-#include "grpc_resilience/internal/policy/policy_set.h"
+#include "src/core/random_source.h"
+#include "src/core/simulated_clock.h"
+#include "src/limits/concurrency_limiter.h"
+#include "src/limits/gradient_concurrency_limiter.h"
+#include "src/policy/method_policy.h"
+#include "src/policy/policy_set.h"
 
 namespace overload {
 namespace {

@@ -18,11 +18,11 @@
 #ifndef GRPC_RESILIENCE_CLIENT_H_
 #define GRPC_RESILIENCE_CLIENT_H_
 
-#include "grpc_resilience/internal/client_interceptors/client_resilience.h"
-#include "grpc_resilience/internal/client_interceptors/local_rejection.h"
-#include "grpc_resilience/internal/client_interceptors/resilient_channel.h"
-#include "grpc_resilience/internal/grpc_common/log_events.h"
-#include "grpc_resilience/internal/grpc_common/resilience_events.h"
+#include "src/client_interceptors/client_resilience.h"
+#include "src/client_interceptors/local_rejection.h"
+#include "src/client_interceptors/resilient_channel.h"
+#include "src/grpc_common/log_events.h"
+#include "src/grpc_common/resilience_events.h"
 #include "grpc_resilience/policy.h"
 
 #endif  // GRPC_RESILIENCE_CLIENT_H_

@@ -14,8 +14,8 @@
 #ifndef GRPC_RESILIENCE_POLICY_H_
 #define GRPC_RESILIENCE_POLICY_H_
 
-#include "grpc_resilience/internal/policy/method_catalog.h"
-#include "grpc_resilience/internal/policy/method_policy.h"
-#include "grpc_resilience/internal/policy/policy_set.h"
+#include "src/policy/method_catalog.h"
+#include "src/policy/method_policy.h"
+#include "src/policy/policy_set.h"
 
 #endif  // GRPC_RESILIENCE_POLICY_H_

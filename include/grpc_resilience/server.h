@@ -15,11 +15,11 @@
 #ifndef GRPC_RESILIENCE_SERVER_H_
 #define GRPC_RESILIENCE_SERVER_H_
 
-#include "grpc_resilience/internal/global_limits/global_throttle_credentials.h"
-#include "grpc_resilience/internal/server_interceptors/server_interceptors.h"
-#include "grpc_resilience/internal/server_interceptors/server_resilience.h"
-#include "grpc_resilience/internal/grpc_common/log_events.h"
-#include "grpc_resilience/internal/grpc_common/resilience_events.h"
+#include "src/global_limits/global_throttle_credentials.h"
+#include "src/server_interceptors/server_interceptors.h"
+#include "src/server_interceptors/server_resilience.h"
+#include "src/grpc_common/log_events.h"
+#include "src/grpc_common/resilience_events.h"
 #include "grpc_resilience/policy.h"
 
 #endif  // GRPC_RESILIENCE_SERVER_H_

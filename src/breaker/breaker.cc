@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/breaker/breaker.h"
+#include "src/breaker/breaker.h"
 
 namespace resilience {
 

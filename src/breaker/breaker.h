@@ -21,8 +21,8 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "grpc_resilience/internal/breaker/outcome.h"
-#include "grpc_resilience/internal/breaker/rolling_window.h"
+#include "src/breaker/outcome.h"
+#include "src/breaker/rolling_window.h"
 
 namespace resilience {
 

@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/breaker/outcome.h"
+#include "src/breaker/outcome.h"
 
 namespace resilience {
 

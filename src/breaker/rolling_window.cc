@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/breaker/rolling_window.h"
+#include "src/breaker/rolling_window.h"
 
 #include <sched.h>
 

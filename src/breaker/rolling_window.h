@@ -13,7 +13,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
-#include "grpc_resilience/internal/core/mutex.h"
+#include "src/core/mutex.h"
 #include "absl/time/time.h"
 
 namespace resilience {

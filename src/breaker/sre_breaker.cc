@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/breaker/sre_breaker.h"
+#include "src/breaker/sre_breaker.h"
 
 #include <algorithm>
 #include <cmath>

@@ -13,10 +13,10 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "grpc_resilience/internal/breaker/breaker.h"
-#include "grpc_resilience/internal/core/clock.h"
-#include "grpc_resilience/internal/core/random_source.h"
-#include "grpc_resilience/internal/breaker/rolling_window.h"
+#include "src/breaker/breaker.h"
+#include "src/core/clock.h"
+#include "src/core/random_source.h"
+#include "src/breaker/rolling_window.h"
 
 namespace resilience {
 

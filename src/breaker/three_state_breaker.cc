@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/breaker/three_state_breaker.h"
+#include "src/breaker/three_state_breaker.h"
 
 #include <algorithm>
 #include <cmath>

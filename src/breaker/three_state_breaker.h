@@ -13,11 +13,11 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "grpc_resilience/internal/core/mutex.h"
+#include "src/core/mutex.h"
 #include "absl/time/time.h"
-#include "grpc_resilience/internal/breaker/breaker.h"
-#include "grpc_resilience/internal/core/clock.h"
-#include "grpc_resilience/internal/breaker/rolling_window.h"
+#include "src/breaker/breaker.h"
+#include "src/core/clock.h"
+#include "src/breaker/rolling_window.h"
 
 namespace resilience {
 

@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/client_interceptors/attempt_completion_queue.h"
+#include "src/client_interceptors/attempt_completion_queue.h"
 
 namespace resilience {
 

@@ -1,12 +1,12 @@
-#include "grpc_resilience/internal/client_interceptors/breaker_interceptor.h"
+#include "src/client_interceptors/breaker_interceptor.h"
 
 #include <chrono>
 
 #include "absl/time/clock.h"
-#include "grpc_resilience/internal/client_interceptors/call_plan.h"
-#include "grpc_resilience/internal/client_interceptors/local_status.h"
-#include "grpc_resilience/internal/client_interceptors/metrics_interceptor.h"
-#include "grpc_resilience/internal/client_interceptors/retry_throttle_feed.h"
+#include "src/client_interceptors/call_plan.h"
+#include "src/client_interceptors/local_status.h"
+#include "src/client_interceptors/metrics_interceptor.h"
+#include "src/client_interceptors/retry_throttle_feed.h"
 
 namespace resilience {
 namespace {

@@ -13,10 +13,10 @@
 #include "absl/time/time.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/support/client_interceptor.h"
-#include "grpc_resilience/internal/breaker/breaker.h"
-#include "grpc_resilience/internal/client_interceptors/call_handoff.h"
-#include "grpc_resilience/internal/client_interceptors/client_resilience.h"
-#include "grpc_resilience/internal/client_interceptors/local_rejection.h"
+#include "src/breaker/breaker.h"
+#include "src/client_interceptors/call_handoff.h"
+#include "src/client_interceptors/client_resilience.h"
+#include "src/client_interceptors/local_rejection.h"
 
 namespace resilience {
 

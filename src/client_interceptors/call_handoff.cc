@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/client_interceptors/call_handoff.h"
+#include "src/client_interceptors/call_handoff.h"
 
 #include <utility>
 

@@ -1,6 +1,6 @@
-#include "grpc_resilience/internal/client_interceptors/call_plan.h"
+#include "src/client_interceptors/call_plan.h"
 
-#include "grpc_resilience/internal/client_interceptors/stub_kind.h"
+#include "src/client_interceptors/stub_kind.h"
 
 namespace resilience {
 namespace {

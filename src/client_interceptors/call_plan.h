@@ -7,8 +7,8 @@
 #define GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_CALL_PLAN_H_
 
 #include "grpcpp/support/client_interceptor.h"
-#include "grpc_resilience/internal/client_interceptors/client_method_state.h"
-#include "grpc_resilience/internal/client_interceptors/client_resilience.h"
+#include "src/client_interceptors/client_method_state.h"
+#include "src/client_interceptors/client_resilience.h"
 
 namespace resilience {
 

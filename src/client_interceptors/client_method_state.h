@@ -16,14 +16,14 @@
 
 #include "absl/time/time.h"
 
-#include "grpc_resilience/internal/breaker/breaker.h"
-#include "grpc_resilience/internal/client_interceptors/reconnect_watch.h"
-#include "grpc_resilience/internal/core/random_source.h"
-#include "grpc_resilience/internal/retry/hedging_decider.h"
-#include "grpc_resilience/internal/retry/retry_decider.h"
-#include "grpc_resilience/internal/metrics/counter_list.h"
-#include "grpc_resilience/internal/metrics/method_meter.h"
-#include "grpc_resilience/internal/policy/method_policy.h"
+#include "src/breaker/breaker.h"
+#include "src/client_interceptors/reconnect_watch.h"
+#include "src/core/random_source.h"
+#include "src/retry/hedging_decider.h"
+#include "src/retry/retry_decider.h"
+#include "src/core/counter_list.h"
+#include "src/metrics/method_meter.h"
+#include "src/policy/method_policy.h"
 
 namespace resilience {
 

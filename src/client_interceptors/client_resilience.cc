@@ -1,9 +1,9 @@
-#include "grpc_resilience/internal/client_interceptors/client_resilience.h"
+#include "src/client_interceptors/client_resilience.h"
 
 #include <algorithm>
 #include <initializer_list>
 
-#include "grpc_resilience/internal/policy/method_catalog.h"
+#include "src/policy/method_catalog.h"
 
 namespace resilience {
 

@@ -18,15 +18,15 @@
 
 #include "absl/strings/string_view.h"
 #include "grpcpp/support/client_interceptor.h"
-#include "grpc_resilience/internal/breaker/breaker.h"
-#include "grpc_resilience/internal/core/clock.h"
-#include "grpc_resilience/internal/client_interceptors/client_method_state.h"
-#include "grpc_resilience/internal/core/method_cache.h"
-#include "grpc_resilience/internal/grpc_common/resilience_events.h"
-#include "grpc_resilience/internal/metrics/latency_histogram.h"
-#include "grpc_resilience/internal/metrics/prometheus_text.h"
-#include "grpc_resilience/internal/metrics/status_code_counters.h"
-#include "grpc_resilience/internal/policy/policy_set.h"
+#include "src/breaker/breaker.h"
+#include "src/core/clock.h"
+#include "src/client_interceptors/client_method_state.h"
+#include "src/core/method_cache.h"
+#include "src/grpc_common/resilience_events.h"
+#include "src/metrics/latency_histogram.h"
+#include "src/metrics/prometheus_text.h"
+#include "src/metrics/status_code_counters.h"
+#include "src/policy/policy_set.h"
 
 namespace resilience {
 

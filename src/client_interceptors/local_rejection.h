@@ -8,7 +8,7 @@
 #include <map>
 
 #include "grpcpp/client_context.h"
-#include "grpc_resilience/internal/grpc_common/metadata_keys.h"
+#include "src/grpc_common/metadata_keys.h"
 
 namespace resilience {
 

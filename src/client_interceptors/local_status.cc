@@ -1,7 +1,7 @@
-#include "grpc_resilience/internal/client_interceptors/local_status.h"
+#include "src/client_interceptors/local_status.h"
 
 #include "absl/strings/str_cat.h"
-#include "grpc_resilience/internal/grpc_common/status_conversion.h"
+#include "src/grpc_common/status_conversion.h"
 
 namespace resilience {
 namespace {

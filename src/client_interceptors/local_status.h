@@ -15,7 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "grpcpp/support/status.h"
-#include "grpc_resilience/internal/breaker/breaker.h"
+#include "src/breaker/breaker.h"
 
 namespace resilience {
 

@@ -1,6 +1,6 @@
-#include "grpc_resilience/internal/client_interceptors/metrics_interceptor.h"
+#include "src/client_interceptors/metrics_interceptor.h"
 
-#include "grpc_resilience/internal/client_interceptors/retry_throttle_feed.h"
+#include "src/client_interceptors/retry_throttle_feed.h"
 
 namespace resilience {
 

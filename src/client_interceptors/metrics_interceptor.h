@@ -8,7 +8,7 @@
 #define GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_METRICS_INTERCEPTOR_H_
 
 #include "grpcpp/support/client_interceptor.h"
-#include "grpc_resilience/internal/client_interceptors/client_method_state.h"
+#include "src/client_interceptors/client_method_state.h"
 
 namespace resilience {
 

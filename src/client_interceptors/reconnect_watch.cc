@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/client_interceptors/reconnect_watch.h"
+#include "src/client_interceptors/reconnect_watch.h"
 
 #include <thread>
 

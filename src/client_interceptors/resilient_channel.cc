@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/client_interceptors/resilient_channel.h"
+#include "src/client_interceptors/resilient_channel.h"
 
 #include <cstring>
 #include <optional>
@@ -9,10 +9,10 @@
 #include "grpc/grpc.h"
 #include "grpc/support/log.h"
 #include "grpcpp/create_channel.h"
-#include "grpc_resilience/internal/client_interceptors/breaker_interceptor.h"
-#include "grpc_resilience/internal/client_interceptors/retry_interceptor.h"
-#include "grpc_resilience/internal/client_interceptors/timeout_interceptor.h"
-#include "grpc_resilience/internal/policy/builtin_retry_config.h"
+#include "src/client_interceptors/breaker_interceptor.h"
+#include "src/client_interceptors/retry_interceptor.h"
+#include "src/client_interceptors/timeout_interceptor.h"
+#include "src/policy/builtin_retry_config.h"
 
 namespace resilience {
 

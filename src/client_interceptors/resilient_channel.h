@@ -54,9 +54,9 @@
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
 #include "grpcpp/support/client_interceptor.h"
-#include "grpc_resilience/internal/client_interceptors/client_resilience.h"
-#include "grpc_resilience/internal/policy/method_catalog.h"
-#include "grpc_resilience/internal/policy/policy_set.h"
+#include "src/client_interceptors/client_resilience.h"
+#include "src/policy/method_catalog.h"
+#include "src/policy/policy_set.h"
 
 namespace resilience {
 

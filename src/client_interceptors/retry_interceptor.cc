@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/client_interceptors/retry_interceptor.h"
+#include "src/client_interceptors/retry_interceptor.h"
 
 #include <cstring>
 
@@ -8,9 +8,9 @@
 #include "grpcpp/client_context.h"
 #include "grpcpp/impl/codegen/proto_utils.h"
 #include "grpcpp/impl/rpc_method.h"
-#include "grpc_resilience/internal/client_interceptors/call_plan.h"
-#include "grpc_resilience/internal/client_interceptors/local_rejection.h"
-#include "grpc_resilience/internal/client_interceptors/stub_kind.h"
+#include "src/client_interceptors/call_plan.h"
+#include "src/client_interceptors/local_rejection.h"
+#include "src/client_interceptors/stub_kind.h"
 
 namespace resilience {
 namespace {

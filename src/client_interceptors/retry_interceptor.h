@@ -19,13 +19,13 @@
 #include "grpcpp/support/async_unary_call.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/client_interceptor.h"
-#include "grpc_resilience/internal/breaker/breaker.h"
-#include "grpc_resilience/internal/core/clock.h"
-#include "grpc_resilience/internal/core/mutex.h"
-#include "grpc_resilience/internal/client_interceptors/attempt_completion_queue.h"
-#include "grpc_resilience/internal/client_interceptors/client_resilience.h"
-#include "grpc_resilience/internal/client_interceptors/local_status.h"
-#include "grpc_resilience/internal/grpc_common/metadata_keys.h"
+#include "src/breaker/breaker.h"
+#include "src/core/clock.h"
+#include "src/core/mutex.h"
+#include "src/client_interceptors/attempt_completion_queue.h"
+#include "src/client_interceptors/client_resilience.h"
+#include "src/client_interceptors/local_status.h"
+#include "src/grpc_common/metadata_keys.h"
 
 namespace resilience {
 

@@ -1,9 +1,9 @@
-#include "grpc_resilience/internal/client_interceptors/retry_throttle_feed.h"
+#include "src/client_interceptors/retry_throttle_feed.h"
 
 #include <cstring>
 
-#include "grpc_resilience/internal/client_interceptors/local_rejection.h"
-#include "grpc_resilience/internal/grpc_common/metadata_keys.h"
+#include "src/client_interceptors/local_rejection.h"
+#include "src/grpc_common/metadata_keys.h"
 
 namespace resilience {
 

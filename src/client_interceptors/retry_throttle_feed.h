@@ -9,7 +9,7 @@
 
 #include "grpcpp/client_context.h"
 #include "grpcpp/support/client_interceptor.h"
-#include "grpc_resilience/internal/client_interceptors/client_method_state.h"
+#include "src/client_interceptors/client_method_state.h"
 
 namespace resilience {
 

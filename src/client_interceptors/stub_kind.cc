@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/client_interceptors/stub_kind.h"
+#include "src/client_interceptors/stub_kind.h"
 
 #include <link.h>
 

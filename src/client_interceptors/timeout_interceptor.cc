@@ -1,13 +1,13 @@
-#include "grpc_resilience/internal/client_interceptors/timeout_interceptor.h"
+#include "src/client_interceptors/timeout_interceptor.h"
 
-#include "grpc_resilience/internal/client_interceptors/call_plan.h"
+#include "src/client_interceptors/call_plan.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "grpcpp/client_context.h"
-#include "grpc_resilience/internal/client_interceptors/local_status.h"
-#include "grpc_resilience/internal/client_interceptors/retry_throttle_feed.h"
-#include "grpc_resilience/internal/core/timeout_scheduler.h"
+#include "src/client_interceptors/local_status.h"
+#include "src/client_interceptors/retry_throttle_feed.h"
+#include "src/core/timeout_scheduler.h"
 
 namespace resilience {
 namespace {

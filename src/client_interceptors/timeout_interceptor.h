@@ -13,9 +13,9 @@
 
 #include "absl/time/time.h"
 #include "grpcpp/support/client_interceptor.h"
-#include "grpc_resilience/internal/client_interceptors/call_handoff.h"
-#include "grpc_resilience/internal/client_interceptors/client_resilience.h"
-#include "grpc_resilience/internal/core/timeout_scheduler.h"
+#include "src/client_interceptors/call_handoff.h"
+#include "src/client_interceptors/client_resilience.h"
+#include "src/core/timeout_scheduler.h"
 
 namespace resilience {
 

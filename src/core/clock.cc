@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/core/clock.h"
+#include "src/core/clock.h"
 
 #include <time.h>
 

@@ -16,7 +16,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
-#include "grpc_resilience/internal/core/mutex.h"
+#include "src/core/mutex.h"
 
 namespace resilience {
 

@@ -15,7 +15,7 @@
 #include <cstdint>
 
 #include "absl/time/time.h"
-#include "grpc_resilience/internal/core/clock.h"
+#include "src/core/clock.h"
 
 namespace resilience {
 

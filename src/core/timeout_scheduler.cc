@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/core/timeout_scheduler.h"
+#include "src/core/timeout_scheduler.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/global_limits/global_limit_metrics.h"
+#include "src/global_limits/global_limit_metrics.h"
 
 #include <algorithm>
 

@@ -7,8 +7,8 @@
 
 #include <vector>
 
-#include "grpc_resilience/internal/global_limits/global_rate_limit.h"
-#include "grpc_resilience/internal/metrics/prometheus_text.h"
+#include "src/global_limits/global_rate_limit.h"
+#include "src/metrics/prometheus_text.h"
 
 namespace resilience {
 

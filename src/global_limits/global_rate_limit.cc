@@ -1,10 +1,10 @@
-#include "grpc_resilience/internal/global_limits/global_rate_limit.h"
+#include "src/global_limits/global_rate_limit.h"
 
 #include <cstdio>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "grpc_resilience/internal/policy/global_throttle_policy.h"
+#include "src/policy/global_throttle_policy.h"
 
 namespace resilience {
 

@@ -12,10 +12,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "grpc_resilience/internal/core/clock.h"
-#include "grpc_resilience/internal/global_limits/redis_lease_source.h"
-#include "grpc_resilience/internal/limits/global_rate_limiter.h"
-#include "grpc_resilience/internal/policy/global_throttle_settings.h"
+#include "src/core/clock.h"
+#include "src/global_limits/redis_lease_source.h"
+#include "src/limits/global_rate_limiter.h"
+#include "src/policy/global_throttle_settings.h"
 
 namespace resilience {
 

@@ -1,12 +1,12 @@
-#include "grpc_resilience/internal/global_limits/global_throttle_credentials.h"
+#include "src/global_limits/global_throttle_credentials.h"
 
 #include <memory>
 #include <string>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "grpc_resilience/internal/global_limits/redis_connection.h"
-#include "grpc_resilience/internal/policy/global_throttle_policy.h"
+#include "src/global_limits/redis_connection.h"
+#include "src/policy/global_throttle_policy.h"
 
 namespace resilience {
 

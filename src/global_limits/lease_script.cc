@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/global_limits/lease_script.h"
+#include "src/global_limits/lease_script.h"
 
 #include <hiredis/hiredis.h>
 

@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/global_limits/redis_connection.h"
+#include "src/global_limits/redis_connection.h"
 
 #include <hiredis/hiredis.h>
 #include <poll.h>

@@ -17,11 +17,11 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "grpc_resilience/internal/core/mutex.h"
-#include "grpc_resilience/internal/global_limits/lease_script.h"
-#include "grpc_resilience/internal/global_limits/redis_connection.h"
-#include "grpc_resilience/internal/limits/global_rate_limiter.h"
-#include "grpc_resilience/internal/limits/lease_source.h"
+#include "src/core/mutex.h"
+#include "src/global_limits/lease_script.h"
+#include "src/global_limits/redis_connection.h"
+#include "src/limits/global_rate_limiter.h"
+#include "src/limits/lease_source.h"
 
 namespace resilience {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <utility>
 
-#include "grpc_resilience/internal/grpc_common/resilience_events.h"
+#include "src/grpc_common/resilience_events.h"
 
 namespace resilience {
 

@@ -14,7 +14,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "grpc_resilience/internal/breaker/breaker.h"
+#include "src/breaker/breaker.h"
 
 namespace resilience {
 

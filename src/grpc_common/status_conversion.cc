@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/grpc_common/status_conversion.h"
+#include "src/grpc_common/status_conversion.h"
 
 #include "absl/strings/str_cat.h"
 

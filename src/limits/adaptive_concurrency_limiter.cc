@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/limits/adaptive_concurrency_limiter.h"
+#include "src/limits/adaptive_concurrency_limiter.h"
 
 #include <algorithm>
 

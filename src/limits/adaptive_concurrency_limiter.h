@@ -15,10 +15,10 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "grpc_resilience/internal/core/clock.h"
-#include "grpc_resilience/internal/core/mutex.h"
-#include "grpc_resilience/internal/limits/atomic_latency_histogram.h"
-#include "grpc_resilience/internal/limits/concurrency_limiter.h"
+#include "src/core/clock.h"
+#include "src/core/mutex.h"
+#include "src/limits/atomic_latency_histogram.h"
+#include "src/limits/concurrency_limiter.h"
 
 namespace resilience {
 

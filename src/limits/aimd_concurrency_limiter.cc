@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/limits/aimd_concurrency_limiter.h"
+#include "src/limits/aimd_concurrency_limiter.h"
 
 #include <algorithm>
 #include <cmath>

@@ -14,8 +14,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "grpc_resilience/internal/core/clock.h"
-#include "grpc_resilience/internal/limits/adaptive_concurrency_limiter.h"
+#include "src/core/clock.h"
+#include "src/limits/adaptive_concurrency_limiter.h"
 
 namespace resilience {
 

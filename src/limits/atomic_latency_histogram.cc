@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/limits/atomic_latency_histogram.h"
+#include "src/limits/atomic_latency_histogram.h"
 
 #include <algorithm>
 #include <cmath>

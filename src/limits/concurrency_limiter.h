@@ -12,7 +12,7 @@
 #include <cstdint>
 
 #include "absl/time/time.h"
-#include "grpc_resilience/internal/breaker/outcome.h"
+#include "src/breaker/outcome.h"
 
 namespace resilience {
 

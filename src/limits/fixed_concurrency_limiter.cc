@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/limits/fixed_concurrency_limiter.h"
+#include "src/limits/fixed_concurrency_limiter.h"
 
 #include "absl/strings/str_cat.h"
 

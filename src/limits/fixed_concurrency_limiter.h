@@ -12,7 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "grpc_resilience/internal/limits/concurrency_limiter.h"
+#include "src/limits/concurrency_limiter.h"
 
 namespace resilience {
 

@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/limits/global_rate_limiter.h"
+#include "src/limits/global_rate_limiter.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "grpc_resilience/internal/limits/token_bucket.h"
+#include "src/limits/token_bucket.h"
 
 namespace resilience {
 namespace {

@@ -18,10 +18,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "grpc_resilience/internal/core/clock.h"
-#include "grpc_resilience/internal/core/mutex.h"
-#include "grpc_resilience/internal/limits/lease_source.h"
-#include "grpc_resilience/internal/metrics/counter_list.h"
+#include "src/core/clock.h"
+#include "src/core/mutex.h"
+#include "src/limits/lease_source.h"
+#include "src/core/counter_list.h"
 
 namespace resilience {
 

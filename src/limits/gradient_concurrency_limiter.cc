@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/limits/gradient_concurrency_limiter.h"
+#include "src/limits/gradient_concurrency_limiter.h"
 
 #include <algorithm>
 #include <cmath>

@@ -15,9 +15,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "grpc_resilience/internal/core/clock.h"
-#include "grpc_resilience/internal/core/random_source.h"
-#include "grpc_resilience/internal/limits/adaptive_concurrency_limiter.h"
+#include "src/core/clock.h"
+#include "src/core/random_source.h"
+#include "src/limits/adaptive_concurrency_limiter.h"
 
 namespace resilience {
 

@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/limits/token_bucket.h"
+#include "src/limits/token_bucket.h"
 
 #include <algorithm>
 #include <cmath>

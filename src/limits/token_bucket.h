@@ -13,7 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "grpc_resilience/internal/core/clock.h"
+#include "src/core/clock.h"
 
 namespace resilience {
 

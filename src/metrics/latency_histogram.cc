@@ -1,6 +1,6 @@
 // File: src/metrics/latency_histogram.cc
 
-#include "grpc_resilience/internal/metrics/latency_histogram.h"
+#include "src/metrics/latency_histogram.h"
 
 #include <algorithm>
 #include <limits>

@@ -1,6 +1,6 @@
 // File: src/metrics/method_meter.cc
 
-#include "grpc_resilience/internal/metrics/method_meter.h"
+#include "src/metrics/method_meter.h"
 
 #include <cstddef>
 #include <vector>

@@ -8,9 +8,9 @@
 
 #include "absl/time/time.h"
 #include "absl/types/span.h"
-#include "grpc_resilience/internal/metrics/latency_histogram.h"
-#include "grpc_resilience/internal/metrics/prometheus_text.h"
-#include "grpc_resilience/internal/metrics/status_code_counters.h"
+#include "src/metrics/latency_histogram.h"
+#include "src/metrics/prometheus_text.h"
+#include "src/metrics/status_code_counters.h"
 
 namespace resilience {
 

@@ -1,6 +1,6 @@
 // File: src/metrics/prometheus_text.cc
 
-#include "grpc_resilience/internal/metrics/prometheus_text.h"
+#include "src/metrics/prometheus_text.h"
 
 #include <algorithm>
 #include <charconv>

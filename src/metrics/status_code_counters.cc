@@ -1,6 +1,6 @@
 // File: src/metrics/status_code_counters.cc
 
-#include "grpc_resilience/internal/metrics/status_code_counters.h"
+#include "src/metrics/status_code_counters.h"
 
 namespace resilience {
 namespace {

@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/policy/breaker_timing_warnings.h"
+#include "src/policy/breaker_timing_warnings.h"
 
 #include <optional>
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "grpc_resilience/internal/policy/method_policy.h"
+#include "src/policy/method_policy.h"
 #include "resilience/v1/policy.pb.h"
 
 namespace resilience {

@@ -46,8 +46,8 @@
 #include <string>
 #include <vector>
 
-#include "grpc_resilience/internal/policy/method_catalog.h"
-#include "grpc_resilience/internal/policy/policy_set.h"
+#include "src/policy/method_catalog.h"
+#include "src/policy/policy_set.h"
 
 namespace resilience {
 

@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/policy/global_throttle_policy.h"
+#include "src/policy/global_throttle_policy.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -14,9 +14,9 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/duration.pb.h"
 #include "resilience/v1/policy.pb.h"
-#include "grpc_resilience/internal/limits/global_rate_limiter.h"
-#include "grpc_resilience/internal/limits/token_bucket.h"
-#include "grpc_resilience/internal/policy/json_text.h"
+#include "src/limits/global_rate_limiter.h"
+#include "src/limits/token_bucket.h"
+#include "src/policy/json_text.h"
 
 namespace resilience {
 namespace {

@@ -10,8 +10,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "grpc_resilience/internal/limits/global_rate_limiter.h"
-#include "grpc_resilience/internal/policy/global_throttle_settings.h"
+#include "src/limits/global_rate_limiter.h"
+#include "src/policy/global_throttle_settings.h"
 
 namespace resilience {
 namespace v1 {

@@ -1,8 +1,8 @@
-#include "grpc_resilience/internal/policy/hedging_settings.h"
+#include "src/policy/hedging_settings.h"
 
 #include "absl/strings/str_cat.h"
-#include "grpc_resilience/internal/policy/json_text.h"
-#include "grpc_resilience/internal/policy/status_codes.h"
+#include "src/policy/json_text.h"
+#include "src/policy/status_codes.h"
 
 namespace resilience {
 namespace {

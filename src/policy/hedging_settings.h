@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "grpc_resilience/internal/policy/method_policy.h"
+#include "src/policy/method_policy.h"
 #include "resilience/v1/policy.pb.h"
 
 namespace resilience {

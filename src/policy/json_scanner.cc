@@ -1,8 +1,8 @@
-#include "grpc_resilience/internal/policy/json_scanner.h"
+#include "src/policy/json_scanner.h"
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "grpc_resilience/internal/policy/json_text.h"
+#include "src/policy/json_text.h"
 
 namespace resilience {
 

@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/policy/json_text.h"
+#include "src/policy/json_text.h"
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"

@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/policy/method_catalog.h"
+#include "src/policy/method_catalog.h"
 
 #include <algorithm>
 #include <tuple>

@@ -24,7 +24,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
-#include "grpc_resilience/internal/policy/policy_set.h"
+#include "src/policy/policy_set.h"
 
 namespace google::protobuf {
 class DescriptorPool;

@@ -1,6 +1,6 @@
-#include "grpc_resilience/internal/policy/method_policy.h"
+#include "src/policy/method_policy.h"
 
-#include "grpc_resilience/internal/limits/fixed_concurrency_limiter.h"
+#include "src/limits/fixed_concurrency_limiter.h"
 
 namespace resilience {
 

@@ -16,16 +16,16 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "grpc_resilience/internal/breaker/sre_breaker.h"
-#include "grpc_resilience/internal/breaker/three_state_breaker.h"
-#include "grpc_resilience/internal/limits/aimd_concurrency_limiter.h"
-#include "grpc_resilience/internal/limits/concurrency_limiter.h"
-#include "grpc_resilience/internal/limits/gradient_concurrency_limiter.h"
-#include "grpc_resilience/internal/policy/global_throttle_settings.h"
-#include "grpc_resilience/internal/policy/outcome_classifier.h"
-#include "grpc_resilience/internal/retry/backoff.h"
-#include "grpc_resilience/internal/retry/hedging_decider.h"
-#include "grpc_resilience/internal/retry/retry_budget.h"
+#include "src/breaker/sre_breaker.h"
+#include "src/breaker/three_state_breaker.h"
+#include "src/limits/aimd_concurrency_limiter.h"
+#include "src/limits/concurrency_limiter.h"
+#include "src/limits/gradient_concurrency_limiter.h"
+#include "src/policy/global_throttle_settings.h"
+#include "src/policy/outcome_classifier.h"
+#include "src/retry/backoff.h"
+#include "src/retry/hedging_decider.h"
+#include "src/retry/retry_budget.h"
 
 namespace resilience {
 

@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/policy/outcome_classifier.h"
+#include "src/policy/outcome_classifier.h"
 
 namespace resilience {
 

@@ -9,8 +9,8 @@
 #include <array>
 
 #include "absl/status/status.h"
-#include "grpc_resilience/internal/breaker/outcome.h"
-#include "grpc_resilience/internal/policy/status_codes.h"
+#include "src/breaker/outcome.h"
+#include "src/policy/status_codes.h"
 
 namespace resilience {
 

@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/policy/policy_set.h"
+#include "src/policy/policy_set.h"
 
 #include <sys/stat.h>
 
@@ -22,21 +22,21 @@
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "resilience/v1/policy.pb.h"
-#include "grpc_resilience/internal/limits/aimd_concurrency_limiter.h"
-#include "grpc_resilience/internal/limits/fixed_concurrency_limiter.h"
-#include "grpc_resilience/internal/limits/gradient_concurrency_limiter.h"
-#include "grpc_resilience/internal/limits/token_bucket.h"
-#include "grpc_resilience/internal/policy/breaker_timing_warnings.h"
-#include "grpc_resilience/internal/policy/builtin_retry_config.h"
-#include "grpc_resilience/internal/policy/hedging_settings.h"
-#include "grpc_resilience/internal/policy/global_throttle_policy.h"
-#include "grpc_resilience/internal/policy/json_scanner.h"
-#include "grpc_resilience/internal/policy/json_text.h"
-#include "grpc_resilience/internal/policy/method_catalog.h"
-#include "grpc_resilience/internal/policy/shape_checker.h"
-#include "grpc_resilience/internal/policy/status_codes.h"
-#include "grpc_resilience/internal/retry/backoff.h"
-#include "grpc_resilience/internal/retry/retry_budget.h"
+#include "src/limits/aimd_concurrency_limiter.h"
+#include "src/limits/fixed_concurrency_limiter.h"
+#include "src/limits/gradient_concurrency_limiter.h"
+#include "src/limits/token_bucket.h"
+#include "src/policy/breaker_timing_warnings.h"
+#include "src/policy/builtin_retry_config.h"
+#include "src/policy/hedging_settings.h"
+#include "src/policy/global_throttle_policy.h"
+#include "src/policy/json_scanner.h"
+#include "src/policy/json_text.h"
+#include "src/policy/method_catalog.h"
+#include "src/policy/shape_checker.h"
+#include "src/policy/status_codes.h"
+#include "src/retry/backoff.h"
+#include "src/retry/retry_budget.h"
 
 namespace resilience {
 namespace {

@@ -21,7 +21,7 @@
 #include "absl/container/node_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "grpc_resilience/internal/policy/method_policy.h"
+#include "src/policy/method_policy.h"
 
 namespace resilience {
 

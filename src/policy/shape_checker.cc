@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/policy/shape_checker.h"
+#include "src/policy/shape_checker.h"
 
 #include <algorithm>
 
@@ -9,7 +9,7 @@
 #include "google/protobuf/duration.pb.h"
 #include "google/protobuf/struct.pb.h"
 #include "resilience/v1/policy.pb.h"
-#include "grpc_resilience/internal/policy/json_text.h"
+#include "src/policy/json_text.h"
 
 namespace resilience {
 

@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/policy/status_codes.h"
+#include "src/policy/status_codes.h"
 
 #include "absl/strings/str_cat.h"
 

@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "grpc_resilience/internal/core/random_source.h"
+#include "src/core/random_source.h"
 
 namespace resilience {
 

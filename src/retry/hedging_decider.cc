@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/retry/hedging_decider.h"
+#include "src/retry/hedging_decider.h"
 
 #include <algorithm>
 

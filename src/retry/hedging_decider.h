@@ -14,9 +14,9 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "grpc_resilience/internal/retry/latency_quantile.h"
-#include "grpc_resilience/internal/retry/retry_budget.h"
-#include "grpc_resilience/internal/retry/retry_decider.h"
+#include "src/retry/latency_quantile.h"
+#include "src/retry/retry_budget.h"
+#include "src/retry/retry_decider.h"
 
 namespace resilience {
 

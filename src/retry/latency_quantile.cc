@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/retry/latency_quantile.h"
+#include "src/retry/latency_quantile.h"
 
 #include <algorithm>
 #include <cmath>

@@ -13,7 +13,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
-#include "grpc_resilience/internal/core/mutex.h"
+#include "src/core/mutex.h"
 
 namespace resilience {
 

@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/retry/retry_decider.h"
+#include "src/retry/retry_decider.h"
 
 #include <charconv>
 

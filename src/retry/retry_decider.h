@@ -14,9 +14,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "grpc_resilience/internal/core/random_source.h"
-#include "grpc_resilience/internal/retry/backoff.h"
-#include "grpc_resilience/internal/retry/retry_budget.h"
+#include "src/core/random_source.h"
+#include "src/retry/backoff.h"
+#include "src/retry/retry_budget.h"
 
 namespace resilience {
 

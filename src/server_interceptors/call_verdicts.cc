@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/server_interceptors/call_verdicts.h"
+#include "src/server_interceptors/call_verdicts.h"
 
 #include <cstdint>
 

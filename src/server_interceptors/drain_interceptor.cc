@@ -1,7 +1,7 @@
-#include "grpc_resilience/internal/server_interceptors/drain_interceptor.h"
+#include "src/server_interceptors/drain_interceptor.h"
 
 #include "absl/strings/str_cat.h"
-#include "grpc_resilience/internal/grpc_common/metadata_keys.h"
+#include "src/grpc_common/metadata_keys.h"
 
 namespace resilience {
 

@@ -8,8 +8,8 @@
 #define GRPC_RESILIENCE_SRC_SERVER_INTERCEPTORS_DRAIN_INTERCEPTOR_H_
 
 #include "grpcpp/support/server_interceptor.h"
-#include "grpc_resilience/internal/server_interceptors/server_chain_factory.h"
-#include "grpc_resilience/internal/server_interceptors/server_resilience.h"
+#include "src/server_interceptors/server_chain_factory.h"
+#include "src/server_interceptors/server_resilience.h"
 
 namespace resilience {
 

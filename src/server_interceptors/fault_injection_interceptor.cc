@@ -1,11 +1,11 @@
-#include "grpc_resilience/internal/server_interceptors/fault_injection_interceptor.h"
+#include "src/server_interceptors/fault_injection_interceptor.h"
 
 #include <algorithm>
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "grpc_resilience/internal/grpc_common/status_conversion.h"
+#include "src/grpc_common/status_conversion.h"
 
 namespace resilience {
 namespace {

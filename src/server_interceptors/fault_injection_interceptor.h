@@ -13,9 +13,9 @@
 #include "grpcpp/alarm.h"
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/server_interceptor.h"
-#include "grpc_resilience/internal/server_interceptors/call_verdicts.h"
-#include "grpc_resilience/internal/server_interceptors/server_chain_factory.h"
-#include "grpc_resilience/internal/server_interceptors/server_resilience.h"
+#include "src/server_interceptors/call_verdicts.h"
+#include "src/server_interceptors/server_chain_factory.h"
+#include "src/server_interceptors/server_resilience.h"
 
 namespace resilience {
 

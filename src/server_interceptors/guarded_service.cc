@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/server_interceptors/guarded_service.h"
+#include "src/server_interceptors/guarded_service.h"
 
 #include <algorithm>
 #include <string>

@@ -15,7 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "grpcpp/impl/service_type.h"
-#include "grpc_resilience/internal/server_interceptors/call_verdicts.h"
+#include "src/server_interceptors/call_verdicts.h"
 
 namespace resilience {
 

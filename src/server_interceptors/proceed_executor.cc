@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/server_interceptors/proceed_executor.h"
+#include "src/server_interceptors/proceed_executor.h"
 
 namespace resilience {
 

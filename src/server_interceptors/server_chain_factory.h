@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "grpcpp/support/server_interceptor.h"
-#include "grpc_resilience/internal/server_interceptors/server_resilience.h"
+#include "src/server_interceptors/server_resilience.h"
 
 namespace resilience {
 

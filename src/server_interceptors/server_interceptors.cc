@@ -1,8 +1,8 @@
-#include "grpc_resilience/internal/server_interceptors/server_interceptors.h"
+#include "src/server_interceptors/server_interceptors.h"
 
-#include "grpc_resilience/internal/server_interceptors/drain_interceptor.h"
-#include "grpc_resilience/internal/server_interceptors/fault_injection_interceptor.h"
-#include "grpc_resilience/internal/server_interceptors/throttle_interceptor.h"
+#include "src/server_interceptors/drain_interceptor.h"
+#include "src/server_interceptors/fault_injection_interceptor.h"
+#include "src/server_interceptors/throttle_interceptor.h"
 
 namespace resilience {
 

@@ -25,9 +25,9 @@
 
 #include "grpcpp/server_builder.h"
 #include "grpcpp/support/server_interceptor.h"
-#include "grpc_resilience/internal/core/clock.h"
-#include "grpc_resilience/internal/policy/policy_set.h"
-#include "grpc_resilience/internal/server_interceptors/server_resilience.h"
+#include "src/core/clock.h"
+#include "src/policy/policy_set.h"
+#include "src/server_interceptors/server_resilience.h"
 
 namespace resilience {
 

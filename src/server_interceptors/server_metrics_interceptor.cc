@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/server_interceptors/server_metrics_interceptor.h"
+#include "src/server_interceptors/server_metrics_interceptor.h"
 
 namespace resilience {
 

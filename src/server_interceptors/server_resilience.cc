@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/server_interceptors/server_resilience.h"
+#include "src/server_interceptors/server_resilience.h"
 
 #include <algorithm>
 #include <thread>
@@ -6,8 +6,8 @@
 
 #include "absl/time/clock.h"
 
-#include "grpc_resilience/internal/global_limits/global_limit_metrics.h"
-#include "grpc_resilience/internal/policy/method_catalog.h"
+#include "src/global_limits/global_limit_metrics.h"
+#include "src/policy/method_catalog.h"
 
 namespace resilience {
 

@@ -1,11 +1,11 @@
-#include "grpc_resilience/internal/server_interceptors/throttle_interceptor.h"
+#include "src/server_interceptors/throttle_interceptor.h"
 
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "grpc_resilience/internal/grpc_common/metadata_keys.h"
-#include "grpc_resilience/internal/policy/outcome_classifier.h"
-#include "grpc_resilience/internal/server_interceptors/server_metrics_interceptor.h"
+#include "src/grpc_common/metadata_keys.h"
+#include "src/policy/outcome_classifier.h"
+#include "src/server_interceptors/server_metrics_interceptor.h"
 
 namespace resilience {
 namespace {

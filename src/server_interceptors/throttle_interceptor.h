@@ -12,10 +12,10 @@
 
 #include "absl/time/time.h"
 #include "grpcpp/support/server_interceptor.h"
-#include "grpc_resilience/internal/breaker/outcome.h"
-#include "grpc_resilience/internal/server_interceptors/call_verdicts.h"
-#include "grpc_resilience/internal/server_interceptors/server_chain_factory.h"
-#include "grpc_resilience/internal/server_interceptors/server_resilience.h"
+#include "src/breaker/outcome.h"
+#include "src/server_interceptors/call_verdicts.h"
+#include "src/server_interceptors/server_chain_factory.h"
+#include "src/server_interceptors/server_resilience.h"
 
 namespace resilience {
 

@@ -1,11 +1,11 @@
-#include "grpc_resilience/internal/breaker/rolling_window.h"
+#include "src/breaker/rolling_window.h"
 
 #include <thread>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "grpc_resilience/internal/core/simulated_clock.h"
+#include "src/core/simulated_clock.h"
 
 namespace resilience {
 namespace {

@@ -1,11 +1,11 @@
-#include "grpc_resilience/internal/breaker/sre_breaker.h"
+#include "src/breaker/sre_breaker.h"
 
 #include <thread>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "grpc_resilience/internal/core/simulated_clock.h"
+#include "src/core/simulated_clock.h"
 #include "tests/core/fake_random.h"
 
 namespace resilience {

@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/breaker/three_state_breaker.h"
+#include "src/breaker/three_state_breaker.h"
 
 #include <thread>
 #include <utility>
@@ -6,7 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "grpc_resilience/internal/core/simulated_clock.h"
+#include "src/core/simulated_clock.h"
 
 namespace resilience {
 namespace {

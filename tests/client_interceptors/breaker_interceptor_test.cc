@@ -2,14 +2,14 @@
 // type and stub flavour, opening on failures and recovering, and the outcome
 // it records for each attempt.
 
-#include "grpc_resilience/internal/client_interceptors/breaker_interceptor.h"
+#include "src/client_interceptors/breaker_interceptor.h"
 
 #include <thread>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/recording_events.h"
-#include "grpc_resilience/internal/core/simulated_clock.h"
+#include "src/core/simulated_clock.h"
 #include "tests/client_interceptors/all_call_types.h"
 #include "tests/client_interceptors/client_test_fixture.h"
 

@@ -9,9 +9,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
-#include "grpc_resilience/internal/core/simulated_clock.h"
-#include "grpc_resilience/internal/client_interceptors/local_rejection.h"
-#include "grpc_resilience/internal/metrics/prometheus_text.h"
+#include "src/core/simulated_clock.h"
+#include "src/client_interceptors/local_rejection.h"
+#include "src/metrics/prometheus_text.h"
 #include "gtest/gtest.h"
 #include "tests/client_interceptors/all_call_types.h"
 #include "tests/client_interceptors/client_test_fixture.h"

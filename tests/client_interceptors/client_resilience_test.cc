@@ -1,7 +1,7 @@
 // ClientResilience's per-method state: every configured method gets its
 // policy however many there are; only names no one vouches for are bounded.
 
-#include "grpc_resilience/internal/client_interceptors/client_resilience.h"
+#include "src/client_interceptors/client_resilience.h"
 
 #include <string>
 #include <vector>

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "grpc_resilience/internal/client_interceptors/resilient_channel.h"
+#include "src/client_interceptors/resilient_channel.h"
 #include "tests/client_interceptors/scripted_service.h"
 #include "tests/testing/chain_channel.h"
 #include "tests/testing/test_server.h"

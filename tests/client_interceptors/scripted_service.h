@@ -13,7 +13,7 @@
 
 #include "absl/time/clock.h"
 #include "client_interceptors/test_service.grpc.pb.h"
-#include "grpc_resilience/internal/core/mutex.h"
+#include "src/core/mutex.h"
 
 namespace resilience::testing {
 

@@ -24,9 +24,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/chain_channel.h"
-#include "grpc_resilience/internal/core/mutex.h"
-#include "grpc_resilience/internal/client_interceptors/resilient_channel.h"
-#include "grpc_resilience/internal/policy/builtin_retry_config.h"
+#include "src/core/mutex.h"
+#include "src/client_interceptors/resilient_channel.h"
+#include "src/policy/builtin_retry_config.h"
 #include "tests/client_interceptors/all_call_types.h"
 #include "tests/testing/test_server.h"
 

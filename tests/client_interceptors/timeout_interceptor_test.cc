@@ -2,12 +2,12 @@
 // calls the retry interceptor does not take (streams, and unary calls of
 // methods that are not retried), and its timers.
 
-#include "grpc_resilience/internal/client_interceptors/timeout_interceptor.h"
+#include "src/client_interceptors/timeout_interceptor.h"
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "grpc_resilience/internal/core/timeout_scheduler.h"
+#include "src/core/timeout_scheduler.h"
 #include "tests/client_interceptors/all_call_types.h"
 #include "tests/client_interceptors/client_test_fixture.h"
 

@@ -5,7 +5,7 @@
 
 #include <atomic>
 
-#include "grpc_resilience/internal/core/random_source.h"
+#include "src/core/random_source.h"
 
 namespace resilience::testing {
 

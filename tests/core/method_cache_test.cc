@@ -2,7 +2,7 @@
 // the name's address, the name lookup behind it, the bound on names no one
 // vouches for, and concurrent lookups.
 
-#include "grpc_resilience/internal/core/method_cache.h"
+#include "src/core/method_cache.h"
 
 #include <atomic>
 #include <cstring>

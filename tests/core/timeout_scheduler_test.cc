@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/core/timeout_scheduler.h"
+#include "src/core/timeout_scheduler.h"
 
 #include <algorithm>
 #include <atomic>
@@ -10,7 +10,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
-#include "grpc_resilience/internal/policy/method_policy.h"
+#include "src/policy/method_policy.h"
 
 namespace resilience {
 namespace {

@@ -23,8 +23,8 @@
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
 #include "gtest/gtest.h"
-#include "grpc_resilience/internal/client_interceptors/resilient_channel.h"
-#include "grpc_resilience/internal/policy/policy_set.h"
+#include "src/client_interceptors/resilient_channel.h"
+#include "src/policy/policy_set.h"
 #include "tests/testing/subprocess.h"
 
 namespace resilience::testing {

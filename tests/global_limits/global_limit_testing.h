@@ -14,8 +14,8 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
-#include "grpc_resilience/internal/core/clock.h"
-#include "grpc_resilience/internal/global_limits/global_rate_limit.h"
+#include "src/core/clock.h"
+#include "src/global_limits/global_rate_limit.h"
 
 namespace resilience::testing {
 

@@ -4,7 +4,7 @@
 // answers, and prompt destruction. Real time: bounds are loose, loops
 // bounded.
 
-#include "grpc_resilience/internal/global_limits/global_rate_limit.h"
+#include "src/global_limits/global_rate_limit.h"
 
 #include <unistd.h>
 
@@ -17,7 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "grpc_resilience/internal/core/clock.h"
+#include "src/core/clock.h"
 #include "tests/global_limits/global_limit_testing.h"
 #include "tests/global_limits/trickle_proxy.h"
 #include "tests/testing/eventually.h"

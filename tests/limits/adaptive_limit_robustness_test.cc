@@ -21,9 +21,9 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "grpc_resilience/internal/core/simulated_clock.h"
-#include "grpc_resilience/internal/limits/fixed_concurrency_limiter.h"
-#include "grpc_resilience/internal/limits/gradient_concurrency_limiter.h"
+#include "src/core/simulated_clock.h"
+#include "src/limits/fixed_concurrency_limiter.h"
+#include "src/limits/gradient_concurrency_limiter.h"
 
 namespace resilience {
 namespace {

@@ -2,13 +2,13 @@
 // without drops, a multiplicative step down per window with drops (failures
 // and calls at least `timeout` slow), none while the load leaves it idle.
 
-#include "grpc_resilience/internal/limits/aimd_concurrency_limiter.h"
+#include "src/limits/aimd_concurrency_limiter.h"
 
 #include <memory>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "grpc_resilience/internal/core/simulated_clock.h"
+#include "src/core/simulated_clock.h"
 
 namespace resilience {
 namespace {

@@ -1,7 +1,7 @@
 // AtomicLatencyHistogram: bucket bounds, quantiles within a bucket's width,
 // and that taking a quantile forgets the samples.
 
-#include "grpc_resilience/internal/limits/atomic_latency_histogram.h"
+#include "src/limits/atomic_latency_histogram.h"
 
 #include <cstdint>
 

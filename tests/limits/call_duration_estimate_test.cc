@@ -1,10 +1,10 @@
 // CallDurationEstimate: the expected duration of a call, behind the pushback
 // a throttle suggests.
 
-#include "grpc_resilience/internal/limits/call_duration_estimate.h"
+#include "src/limits/call_duration_estimate.h"
 
 #include "gtest/gtest.h"
-#include "grpc_resilience/internal/core/simulated_clock.h"
+#include "src/core/simulated_clock.h"
 
 namespace resilience {
 namespace {

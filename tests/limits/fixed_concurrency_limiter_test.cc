@@ -1,7 +1,7 @@
 // FixedConcurrencyLimiter: exactly the limit, under contention too, and the
 // bound Validate() puts on it.
 
-#include "grpc_resilience/internal/limits/fixed_concurrency_limiter.h"
+#include "src/limits/fixed_concurrency_limiter.h"
 
 #include <atomic>
 #include <cstdint>

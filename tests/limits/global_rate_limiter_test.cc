@@ -2,7 +2,7 @@
 // in-memory fleet bucket that does what the Redis script does: the fleet's
 // total, the lease sizes, the fallback to a local share and the way back.
 
-#include "grpc_resilience/internal/limits/global_rate_limiter.h"
+#include "src/limits/global_rate_limiter.h"
 
 #include <algorithm>
 #include <atomic>
@@ -16,7 +16,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "grpc_resilience/internal/core/simulated_clock.h"
+#include "src/core/simulated_clock.h"
 
 namespace resilience {
 namespace {

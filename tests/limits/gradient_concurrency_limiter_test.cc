@@ -4,7 +4,7 @@
 // not grow on a load that never needs it, the periodic re-measurement, and
 // the bounds Validate() puts on its options.
 
-#include "grpc_resilience/internal/limits/gradient_concurrency_limiter.h"
+#include "src/limits/gradient_concurrency_limiter.h"
 
 #include <algorithm>
 #include <atomic>
@@ -16,7 +16,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "grpc_resilience/internal/core/simulated_clock.h"
+#include "src/core/simulated_clock.h"
 
 namespace resilience {
 namespace {

@@ -1,7 +1,7 @@
 // TokenBucket on a simulated clock: the rate and burst, the retry-after it
 // tells, concurrency, and the bounds Validate() puts on its settings.
 
-#include "grpc_resilience/internal/limits/token_bucket.h"
+#include "src/limits/token_bucket.h"
 
 #include <atomic>
 #include <cstdint>
@@ -15,7 +15,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "grpc_resilience/internal/core/simulated_clock.h"
+#include "src/core/simulated_clock.h"
 
 namespace resilience {
 namespace {

@@ -1,13 +1,13 @@
 // LatencyHistogram and StatusCodeCounters.
 
-#include "grpc_resilience/internal/metrics/latency_histogram.h"
+#include "src/metrics/latency_histogram.h"
 
 #include <cstdint>
 #include <limits>
 #include <thread>
 #include <vector>
 
-#include "grpc_resilience/internal/metrics/status_code_counters.h"
+#include "src/metrics/status_code_counters.h"
 #include "gtest/gtest.h"
 
 namespace resilience {

@@ -1,12 +1,12 @@
 // MethodMeter: what it counts, and its samples exactly.
 
-#include "grpc_resilience/internal/metrics/method_meter.h"
+#include "src/metrics/method_meter.h"
 
 #include <string>
 
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
-#include "grpc_resilience/internal/metrics/counter_list.h"
+#include "src/core/counter_list.h"
 #include "gtest/gtest.h"
 
 namespace resilience {

@@ -1,6 +1,6 @@
 // PrometheusText: the exact text, escaping, values, and the rules it keeps.
 
-#include "grpc_resilience/internal/metrics/prometheus_text.h"
+#include "src/metrics/prometheus_text.h"
 
 #include <cmath>
 #include <cstdint>
@@ -12,7 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
-#include "grpc_resilience/internal/metrics/latency_histogram.h"
+#include "src/metrics/latency_histogram.h"
 #include "gtest/gtest.h"
 #include "tests/metrics/sample_exposition.h"
 

@@ -10,9 +10,9 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "grpc_resilience/internal/metrics/latency_histogram.h"
-#include "grpc_resilience/internal/metrics/prometheus_text.h"
-#include "grpc_resilience/internal/metrics/status_code_counters.h"
+#include "src/metrics/latency_histogram.h"
+#include "src/metrics/prometheus_text.h"
+#include "src/metrics/status_code_counters.h"
 
 namespace resilience {
 namespace testing {

@@ -9,10 +9,10 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "grpc_resilience/internal/core/simulated_clock.h"
-#include "grpc_resilience/internal/limits/gradient_concurrency_limiter.h"
-#include "grpc_resilience/internal/policy/method_catalog.h"
-#include "grpc_resilience/internal/policy/policy_set.h"
+#include "src/core/simulated_clock.h"
+#include "src/limits/gradient_concurrency_limiter.h"
+#include "src/policy/method_catalog.h"
+#include "src/policy/policy_set.h"
 
 namespace resilience {
 namespace {

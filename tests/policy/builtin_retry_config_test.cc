@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/policy/builtin_retry_config.h"
+#include "src/policy/builtin_retry_config.h"
 
 #include <map>
 #include <optional>

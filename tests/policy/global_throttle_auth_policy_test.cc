@@ -13,9 +13,9 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "grpc_resilience/internal/policy/global_throttle_policy.h"
-#include "grpc_resilience/internal/policy/method_catalog.h"
-#include "grpc_resilience/internal/policy/policy_set.h"
+#include "src/policy/global_throttle_policy.h"
+#include "src/policy/method_catalog.h"
+#include "src/policy/policy_set.h"
 
 namespace resilience {
 namespace {

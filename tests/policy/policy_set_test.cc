@@ -1,4 +1,4 @@
-#include "grpc_resilience/internal/policy/policy_set.h"
+#include "src/policy/policy_set.h"
 
 #include <unistd.h>
 
@@ -13,13 +13,13 @@
 #include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "grpc_resilience/internal/core/simulated_clock.h"
-#include "grpc_resilience/internal/core/random_source.h"
-#include "grpc_resilience/internal/limits/fixed_concurrency_limiter.h"
-#include "grpc_resilience/internal/limits/token_bucket.h"
-#include "grpc_resilience/internal/policy/method_catalog.h"
-#include "grpc_resilience/internal/retry/backoff.h"
-#include "grpc_resilience/internal/retry/retry_budget.h"
+#include "src/core/simulated_clock.h"
+#include "src/core/random_source.h"
+#include "src/limits/fixed_concurrency_limiter.h"
+#include "src/limits/token_bucket.h"
+#include "src/policy/method_catalog.h"
+#include "src/retry/backoff.h"
+#include "src/retry/retry_budget.h"
 
 namespace resilience {
 namespace {

@@ -1,7 +1,7 @@
 // Backoff: exponential growth, the cap, proportional and full jitter, the
 // bounds of its delays whatever the options, and Validate()'s rules.
 
-#include "grpc_resilience/internal/retry/backoff.h"
+#include "src/retry/backoff.h"
 
 #include <limits>
 #include <string>

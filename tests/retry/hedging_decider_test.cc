@@ -2,10 +2,10 @@
 // nonFatalStatusCodes), the adaptive delay, the budget hedges spend and
 // pushback, on simulated time (the decider reads no clock).
 
-#include "grpc_resilience/internal/retry/hedging_decider.h"
+#include "src/retry/hedging_decider.h"
 
 #include "gtest/gtest.h"
-#include "grpc_resilience/internal/core/simulated_clock.h"
+#include "src/core/simulated_clock.h"
 
 namespace resilience {
 namespace {

@@ -1,7 +1,7 @@
 // LatencyQuantile: bucket bounds, the percentile it reports, the sample
 // minimum, and a window that follows a change of latency.
 
-#include "grpc_resilience/internal/retry/latency_quantile.h"
+#include "src/retry/latency_quantile.h"
 
 #include <random>
 

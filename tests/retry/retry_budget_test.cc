@@ -1,7 +1,7 @@
 // RetryBudget: gRPC's retryThrottling token bucket, its clamping of
 // out-of-range settings and Validate()'s rules.
 
-#include "grpc_resilience/internal/retry/retry_budget.h"
+#include "src/retry/retry_budget.h"
 
 #include <limits>
 #include <memory>

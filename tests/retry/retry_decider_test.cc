@@ -1,7 +1,7 @@
 // RetryDecider: every way an attempt's end decides the call, on simulated
 // time (the decider reads no clock) with a fixed jitter draw.
 
-#include "grpc_resilience/internal/retry/retry_decider.h"
+#include "src/retry/retry_decider.h"
 
 #include "gtest/gtest.h"
 #include "tests/core/fake_random.h"

@@ -1,6 +1,6 @@
 // CallVerdicts: the hand-over of verdicts from interceptors to the guard.
 
-#include "grpc_resilience/internal/server_interceptors/call_verdicts.h"
+#include "src/server_interceptors/call_verdicts.h"
 
 #include <memory>
 #include <thread>

@@ -4,7 +4,7 @@
 // deadline (the stream's client may still be reading), or, with no stream,
 // once the calls are done. On the sync and the callback APIs.
 
-#include "grpc_resilience/internal/server_interceptors/drain_interceptor.h"
+#include "src/server_interceptors/drain_interceptor.h"
 
 #include <memory>
 #include <string>
@@ -13,7 +13,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "grpc_resilience/internal/server_interceptors/server_interceptors.h"
+#include "src/server_interceptors/server_interceptors.h"
 #include "tests/server_interceptors/echo_services.h"
 #include "tests/testing/eventually.h"
 #include "tests/testing/guarded_server.h"

@@ -5,7 +5,7 @@
 // These tests also pin the gRPC 1.51 behaviour the guard relies on
 // (docs/server-rejection.md): they fail loudly if an upgrade changes it.
 
-#include "grpc_resilience/internal/server_interceptors/guarded_service.h"
+#include "src/server_interceptors/guarded_service.h"
 
 #include <memory>
 #include <atomic>
@@ -18,8 +18,8 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "grpc_resilience/internal/core/simulated_clock.h"
-#include "grpc_resilience/internal/server_interceptors/server_interceptors.h"
+#include "src/core/simulated_clock.h"
+#include "src/server_interceptors/server_interceptors.h"
 #include "tests/server_interceptors/echo_services.h"
 #include "tests/testing/guarded_server.h"
 #include "tests/testing/eventually.h"

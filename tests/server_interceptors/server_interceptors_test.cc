@@ -2,7 +2,7 @@
 // (sync and callback APIs), with a test service whose Get handler blocks on a
 // gate so that calls stay in flight as long as a test needs.
 
-#include "grpc_resilience/internal/server_interceptors/server_interceptors.h"
+#include "src/server_interceptors/server_interceptors.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -19,8 +19,8 @@
 #include "grpcpp/generic/generic_stub.h"
 #include "gtest/gtest.h"
 #include "tests/testing/recording_events.h"
-#include "grpc_resilience/internal/core/mutex.h"
-#include "grpc_resilience/internal/core/simulated_clock.h"
+#include "src/core/mutex.h"
+#include "src/core/simulated_clock.h"
 #include "tests/testing/eventually.h"
 #include "tests/testing/guarded_server.h"
 #include "tests/testing/test_server.h"

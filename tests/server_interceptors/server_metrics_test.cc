@@ -15,7 +15,7 @@
 #include "gmock/gmock.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "gtest/gtest.h"
-#include "grpc_resilience/internal/server_interceptors/server_interceptors.h"
+#include "src/server_interceptors/server_interceptors.h"
 #include "tests/client_interceptors/all_call_types.h"
 #include "tests/server_interceptors/echo_services.h"
 #include "tests/testing/eventually.h"

@@ -21,7 +21,7 @@
 #include "absl/time/clock.h"
 #include "cache/v1/cache.grpc.pb.h"
 #include "gtest/gtest.h"
-#include "grpc_resilience/internal/core/simulated_clock.h"
+#include "src/core/simulated_clock.h"
 #include "tests/testing/eventually.h"
 #include "tests/testing/guarded_server.h"
 #include "tests/testing/test_server.h"

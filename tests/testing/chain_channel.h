@@ -9,9 +9,9 @@
 #include <utility>
 
 #include "grpcpp/support/channel_arguments.h"
-#include "grpc_resilience/internal/client_interceptors/client_resilience.h"
-#include "grpc_resilience/internal/client_interceptors/resilient_channel.h"
-#include "grpc_resilience/internal/policy/policy_set.h"
+#include "src/client_interceptors/client_resilience.h"
+#include "src/client_interceptors/resilient_channel.h"
+#include "src/policy/policy_set.h"
 #include "tests/testing/test_server.h"
 
 namespace resilience::testing {

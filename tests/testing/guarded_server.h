@@ -13,9 +13,9 @@
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
 #include "grpcpp/server_builder.h"
-#include "grpc_resilience/internal/policy/policy_set.h"
-#include "grpc_resilience/internal/server_interceptors/server_interceptors.h"
-#include "grpc_resilience/internal/server_interceptors/server_resilience.h"
+#include "src/policy/policy_set.h"
+#include "src/server_interceptors/server_interceptors.h"
+#include "src/server_interceptors/server_resilience.h"
 #include "tests/testing/test_server.h"
 
 namespace resilience::testing {

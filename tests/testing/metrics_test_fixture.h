@@ -18,8 +18,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
-#include "grpc_resilience/internal/metrics/prometheus_text.h"
-#include "grpc_resilience/internal/policy/policy_set.h"
+#include "src/metrics/prometheus_text.h"
+#include "src/policy/policy_set.h"
 #include "tests/testing/promtool.h"
 
 namespace resilience::testing {

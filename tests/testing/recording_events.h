@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "grpc_resilience/internal/core/mutex.h"
-#include "grpc_resilience/internal/grpc_common/resilience_events.h"
+#include "src/core/mutex.h"
+#include "src/grpc_common/resilience_events.h"
 
 namespace resilience::testing {
 

@@ -1,4 +1,4 @@
-// File: src/metrics/metrics_http_server.h
+// File: src/metrics_http/metrics_http_server.h
 //
 // An optional embedded HTTP endpoint for Prometheus scrapes: GET /metrics
 // answers with the text a callback renders. Library grpc_resilience::metrics_http
@@ -14,7 +14,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "grpc_resilience/internal/core/mutex.h"
+#include "src/core/mutex.h"
 
 struct mg_connection;
 struct mg_context;

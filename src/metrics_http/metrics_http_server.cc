@@ -1,6 +1,6 @@
-// File: src/metrics/metrics_http_server.cc
+// File: src/metrics_http/metrics_http_server.cc
 
-#include "grpc_resilience/internal/metrics/metrics_http_server.h"
+#include "src/metrics_http/metrics_http_server.h"
 
 #include <arpa/inet.h>
 #include <civetweb.h>
@@ -20,7 +20,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "grpc_resilience/internal/metrics/prometheus_text.h"
+#include "src/metrics/prometheus_text.h"
 
 namespace resilience {
 namespace {

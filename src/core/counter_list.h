@@ -1,4 +1,4 @@
-// File: src/metrics/counter_list.h
+// File: src/core/counter_list.h
 //
 // Counters declared once. A list macro names a set of counters,
 //
@@ -27,8 +27,8 @@
 // The counters are relaxed atomics: each is exact, a snapshot is not one
 // instant (counters read one after the other).
 
-#ifndef GRPC_RESILIENCE_SRC_METRICS_COUNTER_LIST_H_
-#define GRPC_RESILIENCE_SRC_METRICS_COUNTER_LIST_H_
+#ifndef GRPC_RESILIENCE_SRC_CORE_COUNTER_LIST_H_
+#define GRPC_RESILIENCE_SRC_CORE_COUNTER_LIST_H_
 
 #include <atomic>
 #include <cstdint>
@@ -43,4 +43,4 @@
 // snapshot.
 #define GRPC_RESILIENCE_LOAD_COUNTER(name) to.name = from.name.load(std::memory_order_relaxed);
 
-#endif  // GRPC_RESILIENCE_SRC_METRICS_COUNTER_LIST_H_
+#endif  // GRPC_RESILIENCE_SRC_CORE_COUNTER_LIST_H_
