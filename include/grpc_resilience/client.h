@@ -21,8 +21,8 @@
 #include "src/client_interceptors/client_resilience.h"
 #include "src/client_interceptors/local_rejection.h"
 #include "src/client_interceptors/resilient_channel.h"
-#include "src/grpc_common/log_events.h"
-#include "src/grpc_common/resilience_events.h"
+#include "grpc_resilience/events.h"
+#include "grpc_resilience/metrics.h"
 #include "grpc_resilience/policy.h"
 
 #endif  // GRPC_RESILIENCE_CLIENT_H_

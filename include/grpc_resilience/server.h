@@ -18,8 +18,8 @@
 #include "src/global_limits/global_throttle_credentials.h"
 #include "src/server_interceptors/server_interceptors.h"
 #include "src/server_interceptors/server_resilience.h"
-#include "src/grpc_common/log_events.h"
-#include "src/grpc_common/resilience_events.h"
+#include "grpc_resilience/events.h"
+#include "grpc_resilience/metrics.h"
 #include "grpc_resilience/policy.h"
 
 #endif  // GRPC_RESILIENCE_SERVER_H_

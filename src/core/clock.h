@@ -15,21 +15,35 @@ namespace resilience {
 
 // Clock
 //
-// A source of the current time. Implementations must be thread-safe. The real
-// clock is wall-clock time and may step (NTP); users must tolerate a `Now()`
-// earlier than a previous one.
+// A source of the current time, in two kinds. Implementations must be
+// thread-safe.
+//
+//   - Now(): monotonic time, for every duration, latency, window and rate.
+//     It never steps back; its absl::Time values count from an arbitrary
+//     origin (the real clock: CLOCK_MONOTONIC, i.e. since boot), so they
+//     are only ever subtracted from one another or compared with one
+//     another, never with a wall-clock time such as a gRPC deadline.
+//   - WallNow(): wall-clock time (CLOCK_REALTIME), only for deadlines, which
+//     gRPC expresses in wall time. It may step (NTP).
+//
+// A SimulatedClock moves both together.
 class Clock {
  public:
   virtual ~Clock() = default;
 
   // Now()
   //
-  // The current time.
+  // The current monotonic time.
   virtual absl::Time Now() = 0;
+
+  // WallNow()
+  //
+  // The current wall-clock time, for deadlines.
+  virtual absl::Time WallNow() = 0;
 
   // Real()
   //
-  // The process-wide real clock (CLOCK_REALTIME). Never destroyed.
+  // The process-wide real clock. Never destroyed.
   static Clock& Real();
 };
 

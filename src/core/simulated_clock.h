@@ -36,6 +36,8 @@ class SimulatedClock final : public Clock {
   absl::Time Now() override {
     return absl::FromUnixNanos(now_ns_.load(std::memory_order_acquire));
   }
+  // The simulated wall clock is the simulated monotonic one.
+  absl::Time WallNow() override { return Now(); }
 
   // AdvanceTime()
   //
