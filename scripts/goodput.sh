@@ -1,23 +1,23 @@
 #!/usr/bin/env bash
-# Runs the goodput experiment and draws a chart per schedule into docs/: the
+# Runs the goodput experiment and draws a chart per schedule into docs/results/: the
 # per-second success rate of each policy, backend failures shaded.
 #   1. simulated mode (the breakers against a simulated backend, 300 s
-#      schedules): docs/goodput.txt, goodput.json, the charts and CSVs;
+#      schedules): docs/results/goodput.txt, goodput.json, the charts and CSVs;
 #   2. the breaker-quality suite (docs/breaker-quality.md): every scenario
-#      family at 1000, 100 and 10 calls/s, seeds 1-3: docs/breaker-quality.{txt,json};
+#      family at 1000, 100 and 10 calls/s, seeds 1-3: docs/results/breaker-quality.{txt,json};
 #      and the best probe schedule any breaker learning only from its calls
-#      can have on outages at 10 and 100 calls/s: docs/probe-bound.txt;
+#      can have on outages at 10 and 100 calls/s: docs/results/probe-bound.txt;
 #   3. gRPC mode (the client interceptors over real gRPC to a CacheServer
 #      with scheduled faults, 90 s schedules, about a minute on 2 cores):
-#      docs/goodput_grpc.txt, goodput_grpc.json;
+#      docs/results/goodput_grpc.txt, goodput_grpc.json;
 #   4. live mode (several concurrent callers per policy in real time, real
-#      latencies, a compressed outage schedule; 60 s): docs/goodput_live.{txt,json}.
+#      latencies, a compressed outage schedule; 60 s): docs/results/goodput_live.{txt,json}.
 #
 #   scripts/goodput.sh [--seed=1]
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 ensure_packages "${REQUIRED_PACKAGES[@]}" gnuplot-nox
 configure_and_build "$REPO_ROOT/build" grpc_resilience_goodput_experiment
-out="$REPO_ROOT/docs"
+out="$REPO_ROOT/docs/results"
 mkdir -p "$out"
 experiment="$REPO_ROOT/build/experiments/goodput/goodput_experiment"
 "$experiment" --out="$out" --json_file="$out/goodput.json" "$@" | tee "$out/goodput.txt"

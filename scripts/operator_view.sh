@@ -7,7 +7,7 @@
 # client calls per second by status code, local rejections, the breakers'
 # state, server rejections by cause.
 #
-#   scripts/operator_view.sh [OUT.png]     default docs/operator_view.png
+#   scripts/operator_view.sh [OUT.png]     default docs/results/operator_view.png
 #
 # Installs what is missing (the build's packages, prometheus,
 # python3-matplotlib), builds the two binaries in build/ (OPERATOR_VIEW_BUILD_DIR
@@ -15,7 +15,7 @@
 # events the binaries print on stderr are shown at the end.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-out="${1:-$REPO_ROOT/docs/operator_view.png}"
+out="${1:-$REPO_ROOT/docs/results/operator_view.png}"
 build_dir="${OPERATOR_VIEW_BUILD_DIR:-$REPO_ROOT/build}"
 
 ensure_packages "${REQUIRED_PACKAGES[@]}" python3-matplotlib

@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
-# Runs the overload experiment (issue 19) and draws its chart into docs/:
+# Runs the overload experiment (issue 19) and draws its chart into docs/results/:
 # goodput per phase of each policy (none, fixed limits, adaptive) while the
 # backend's capacity goes C, C/2, 2C and the load steps 0.5C .. 5C.
 #   1. simulated mode (16 workers x 16 ms, 4 s phases, under a second):
-#      docs/overload.txt, overload.json, overload.csv, overload.png;
+#      docs/results/overload.txt, overload.json, overload.csv, overload.png;
 #   2. gRPC mode (real servers and channels, 8 workers x 20 ms, 2 s phases,
-#      about 2.5 minutes): docs/overload_grpc.txt, overload_grpc.json.
+#      about 2.5 minutes): docs/results/overload_grpc.txt, overload_grpc.json.
 #
 #   scripts/overload.sh [--seed=1]
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 ensure_packages "${REQUIRED_PACKAGES[@]}" gnuplot-nox
 configure_and_build "$REPO_ROOT/build" grpc_resilience_overload_experiment
-out="$REPO_ROOT/docs"
+out="$REPO_ROOT/docs/results"
 mkdir -p "$out"
 experiment="$REPO_ROOT/build/experiments/overload/overload_experiment"
 "$experiment" --json_file="$out/overload.json" --csv_file="$out/overload.csv" "$@" |

@@ -4,7 +4,7 @@
 # opossum and cockatiel (pinned in experiments/peers/package-lock.json,
 # installed with `npm ci`) on simulated time against the same calls, checks
 # that the no-breaker run is identical call for call in both languages, and
-# writes docs/peers.txt and docs/peers.json.
+# writes docs/results/peers.txt and docs/results/peers.json.
 #
 #   scripts/peers.sh [SUITE FLAGS...]    e.g. --families=outage --rates=100 --seeds=1
 #
@@ -21,4 +21,4 @@ trap 'rm -rf "$fates"' EXIT
 log "exporting the fates"
 "$REPO_ROOT/build/experiments/goodput/goodput_experiment" --suite --export_fates="$fates" "$@"
 log "running the peers (a few minutes)"
-node "$peers/run.js" "$fates" --json="$REPO_ROOT/docs/peers.json" | tee "$REPO_ROOT/docs/peers.txt"
+node "$peers/run.js" "$fates" --json="$REPO_ROOT/docs/results/peers.json" | tee "$REPO_ROOT/docs/results/peers.txt"

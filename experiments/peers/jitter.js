@@ -12,7 +12,7 @@
 //   jittered     cockatiel's ExponentialBackoff 200..480 ms (decorrelated
 //                jitter), draws seeded exactly as run.js --rng_seed=1..D seeds
 //                cockatiel-consecutive-tuned, so draws 1-4 on seeds 1-3 are the
-//                rows of docs/peers.txt and of the doc's table
+//                rows of docs/results/peers.txt and of the doc's table
 //   fixed        200, 400, 480, 480, ... ms: recommended's own schedule
 //   mean-fixed   the jittered schedule's mean per attempt, without jitter
 //                (174, 232, 365, 450, 472, 478, 480 ... ms)
