@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <initializer_list>
 
+#include "src/metrics/metric_catalog.h"
 #include "src/policy/method_catalog.h"
 
 namespace resilience {
@@ -152,43 +153,22 @@ constexpr TransitionKind kTransitions[] = {
 void ClientResilience::AppendMetrics(PrometheusText& text) {
   // Declared first, all of them and always in this order, so that the
   // families come out in the same order whatever is called.
-  PrometheusText::Family& calls = text.Counter(
-      "grpc_resilience_client_calls_total",
-      "Calls the application made, by the status it finally got (one per call, however many "
-      "attempts it took).");
-  PrometheusText::Family& attempts = text.Counter(
-      "grpc_resilience_client_attempts_total",
-      "Attempts made: each attempt of a retried call, the one attempt of any other call.");
-  PrometheusText::Family& retries =
-      text.Counter("grpc_resilience_client_retries_total", "Attempts after the first.");
-  PrometheusText::Family& hedges = text.Counter(
-      "grpc_resilience_client_hedges_total",
-      "Of the attempts after the first, the hedges of hedged calls (included in retries_total).");
-  PrometheusText::Family& refused = text.Counter(
-      "grpc_resilience_client_retries_refused_total",
-      "Retries the policy allowed but not made: retry budget spent, or the server's pushback.");
-  PrometheusText::Family& unretried = text.Counter(
-      "grpc_resilience_client_unretried_calls_total",
-      "Calls of a retried method passed through without retry (not from a generated stub).");
-  PrometheusText::Family& rejections = text.Counter(
-      "grpc_resilience_client_local_rejections_total",
-      "Attempts failed here without reaching the server, by cause.");
-  PrometheusText::Family& timeouts =
-      text.Counter("grpc_resilience_client_attempt_timeouts_total",
-                   "Attempts ended by their per-attempt timeout (not the call's deadline).");
+  PrometheusText::Family& calls = MetricCatalog::Declare(text, MetricId::kClientCalls);
+  PrometheusText::Family& attempts = MetricCatalog::Declare(text, MetricId::kClientAttempts);
+  PrometheusText::Family& retries = MetricCatalog::Declare(text, MetricId::kClientRetries);
+  PrometheusText::Family& hedges = MetricCatalog::Declare(text, MetricId::kClientHedges);
+  PrometheusText::Family& refused = MetricCatalog::Declare(text, MetricId::kClientRetriesRefused);
+  PrometheusText::Family& unretried = MetricCatalog::Declare(text, MetricId::kClientUnretriedCalls);
+  PrometheusText::Family& rejections =
+      MetricCatalog::Declare(text, MetricId::kClientLocalRejections);
+  PrometheusText::Family& timeouts = MetricCatalog::Declare(text, MetricId::kClientAttemptTimeouts);
   PrometheusText::Family& breaker_state =
-      text.Gauge("grpc_resilience_client_breaker_state",
-                 "1 for the circuit breaker's current state, 0 for the other two.");
-  PrometheusText::Family& drop_probability = text.Gauge(
-      "grpc_resilience_client_breaker_drop_probability",
-      "The share of calls the breaker rejects now (SRE: its drop probability; three-state: 1 "
-      "when open).");
-  PrometheusText::Family& transitions = text.Counter(
-      "grpc_resilience_client_breaker_transitions_total", "Circuit breaker state changes.");
-  PrometheusText::Family& duration = text.Histogram(
-      "grpc_resilience_client_call_duration_seconds",
-      "Call latency as the application saw it, from start to final status, retries and "
-      "backoff included.");
+      MetricCatalog::Declare(text, MetricId::kClientBreakerState);
+  PrometheusText::Family& drop_probability =
+      MetricCatalog::Declare(text, MetricId::kClientBreakerDropProbability);
+  PrometheusText::Family& transitions =
+      MetricCatalog::Declare(text, MetricId::kClientBreakerTransitions);
+  PrometheusText::Family& duration = MetricCatalog::Declare(text, MetricId::kClientCallDuration);
 
   const absl::string_view channel = options_.name;
   for (const ClientMethodState* s : SortedStates()) {

@@ -7,6 +7,7 @@
 #include "absl/time/clock.h"
 
 #include "src/global_limits/global_limit_metrics.h"
+#include "src/metrics/metric_catalog.h"
 #include "src/policy/method_catalog.h"
 
 namespace resilience {
@@ -229,27 +230,14 @@ std::vector<std::pair<std::string, ServerMethodStats>> ServerResilience::AllStat
 void ServerResilience::AppendMetrics(PrometheusText& text) {
   // Declared first, all of them and always in this order, so that the
   // families come out in the same order whatever is called.
-  PrometheusText::Family& calls = text.Counter(
-      "grpc_resilience_server_calls_total",
-      "Calls the server answered, by the status sent, rejected ones included.");
-  PrometheusText::Family& rejections = text.Counter(
-      "grpc_resilience_server_rejections_total",
-      "Calls answered without running the handler, by cause: the concurrency limit, the rate "
-      "limit, fault injection's abort.");
-  PrometheusText::Family& in_flight = text.Gauge(
-      "grpc_resilience_server_in_flight", "Admitted calls whose status has not been sent yet.");
-  PrometheusText::Family& duration = text.Histogram(
-      "grpc_resilience_server_handler_duration_seconds",
-      "From admission to status of admitted calls, injected delays included.");
-  PrometheusText::Family& delayed = text.Counter(
-      "grpc_resilience_server_injected_delays_total", "Calls fault injection delayed.");
-  PrometheusText::Family& expired = text.Counter(
-      "grpc_resilience_server_expired_while_delayed_total",
-      "Delayed calls whose deadline passed during the injected delay (handler skipped).");
-  PrometheusText::Family& limit = text.Gauge(
-      "grpc_resilience_server_concurrency_limit",
-      "The concurrency limit of the method's throttle now: fixed, or where an adaptive limit "
-      "stands.");
+  PrometheusText::Family& calls = MetricCatalog::Declare(text, MetricId::kServerCalls);
+  PrometheusText::Family& rejections = MetricCatalog::Declare(text, MetricId::kServerRejections);
+  PrometheusText::Family& in_flight = MetricCatalog::Declare(text, MetricId::kServerInFlight);
+  PrometheusText::Family& duration = MetricCatalog::Declare(text, MetricId::kServerHandlerDuration);
+  PrometheusText::Family& delayed = MetricCatalog::Declare(text, MetricId::kServerInjectedDelays);
+  PrometheusText::Family& expired =
+      MetricCatalog::Declare(text, MetricId::kServerExpiredWhileDelayed);
+  PrometheusText::Family& limit = MetricCatalog::Declare(text, MetricId::kServerConcurrencyLimit);
 
   for (const ServerMethodState* s : SortedStates()) {
     const MetricLabel method{"grpc_method", s->method};

@@ -1,0 +1,160 @@
+#include "src/metrics/metric_catalog.h"
+
+#include <cstddef>
+
+namespace resilience {
+namespace {
+
+using T = MetricType;
+
+// Label values that are fixed.
+constexpr absl::string_view kRefusedReasons[] = {"budget", "pushback"};
+constexpr absl::string_view kLocalRejectionCauses[] = {"breaker"};
+constexpr absl::string_view kBreakerStates[] = {"closed", "open", "half-open"};
+constexpr absl::string_view kServerRejectionCauses[] = {"concurrency", "rate", "injected_abort"};
+constexpr absl::string_view kTokenSources[] = {"lease", "local_share"};
+constexpr absl::string_view kGlobalLimitTargets[] = {"local_share", "global"};
+constexpr absl::string_view kRepairKinds[] = {"key_lost", "bad_value", "clock_back"};
+
+// Label lists. A client's samples carry the method and the channel's name,
+// a server's the method, a global limit's the Redis key.
+constexpr MetricLabelSpec kClient[] = {{"grpc_method", {}}, {"channel", {}}};
+constexpr MetricLabelSpec kClientByCode[] = {
+    {"grpc_method", {}}, {"channel", {}}, {"grpc_code", {}}};
+constexpr MetricLabelSpec kClientByReason[] = {
+    {"grpc_method", {}}, {"channel", {}}, {"reason", kRefusedReasons}};
+constexpr MetricLabelSpec kClientByCause[] = {
+    {"grpc_method", {}}, {"channel", {}}, {"cause", kLocalRejectionCauses}};
+constexpr MetricLabelSpec kClientByState[] = {
+    {"grpc_method", {}}, {"channel", {}}, {"state", kBreakerStates}};
+constexpr MetricLabelSpec kClientByTransition[] = {
+    {"grpc_method", {}}, {"channel", {}}, {"from", kBreakerStates}, {"to", kBreakerStates}};
+constexpr MetricLabelSpec kServer[] = {{"grpc_method", {}}};
+constexpr MetricLabelSpec kServerByCode[] = {{"grpc_method", {}}, {"grpc_code", {}}};
+constexpr MetricLabelSpec kServerByCause[] = {{"grpc_method", {}},
+                                              {"cause", kServerRejectionCauses}};
+constexpr MetricLabelSpec kKey[] = {{"key", {}}};
+constexpr MetricLabelSpec kKeyBySource[] = {{"key", {}}, {"source", kTokenSources}};
+constexpr MetricLabelSpec kKeyByTarget[] = {{"key", {}}, {"to", kGlobalLimitTargets}};
+constexpr MetricLabelSpec kKeyByKind[] = {{"key", {}}, {"kind", kRepairKinds}};
+
+// In MetricId order (checked below).
+constexpr MetricSpec kCatalog[] = {
+    // Client.
+    {MetricId::kClientCalls, "grpc_resilience_client_calls_total", T::kCounter,
+     "Calls the application made, by the status it finally got (one per call, however many "
+     "attempts it took).",
+     kClientByCode},
+    {MetricId::kClientAttempts, "grpc_resilience_client_attempts_total", T::kCounter,
+     "Attempts made: each attempt of a retried call, the one attempt of any other call.", kClient},
+    {MetricId::kClientRetries, "grpc_resilience_client_retries_total", T::kCounter,
+     "Attempts after the first.", kClient},
+    {MetricId::kClientHedges, "grpc_resilience_client_hedges_total", T::kCounter,
+     "Of the attempts after the first, the hedges of hedged calls (included in retries_total).",
+     kClient},
+    {MetricId::kClientRetriesRefused, "grpc_resilience_client_retries_refused_total", T::kCounter,
+     "Retries the policy allowed but not made: retry budget spent, or the server's pushback.",
+     kClientByReason},
+    {MetricId::kClientUnretriedCalls, "grpc_resilience_client_unretried_calls_total", T::kCounter,
+     "Calls of a retried method passed through without retry (not from a generated stub).",
+     kClient},
+    {MetricId::kClientLocalRejections, "grpc_resilience_client_local_rejections_total", T::kCounter,
+     "Attempts failed here without reaching the server, by cause.", kClientByCause},
+    {MetricId::kClientAttemptTimeouts, "grpc_resilience_client_attempt_timeouts_total", T::kCounter,
+     "Attempts ended by their per-attempt timeout (not the call's deadline).", kClient},
+    {MetricId::kClientBreakerState, "grpc_resilience_client_breaker_state", T::kGauge,
+     "1 for the circuit breaker's current state, 0 for the other two.", kClientByState},
+    {MetricId::kClientBreakerDropProbability, "grpc_resilience_client_breaker_drop_probability",
+     T::kGauge,
+     "The share of calls the breaker rejects now (SRE: its drop probability; three-state: 1 "
+     "when open).",
+     kClient},
+    {MetricId::kClientBreakerTransitions, "grpc_resilience_client_breaker_transitions_total",
+     T::kCounter, "Circuit breaker state changes.", kClientByTransition},
+    {MetricId::kClientCallDuration, "grpc_resilience_client_call_duration_seconds", T::kHistogram,
+     "Call latency as the application saw it, from start to final status, retries and "
+     "backoff included.",
+     kClient},
+    // Server.
+    {MetricId::kServerCalls, "grpc_resilience_server_calls_total", T::kCounter,
+     "Calls the server answered, by the status sent, rejected ones included.", kServerByCode},
+    {MetricId::kServerRejections, "grpc_resilience_server_rejections_total", T::kCounter,
+     "Calls answered without running the handler, by cause: the concurrency limit, the rate "
+     "limit, fault injection's abort.",
+     kServerByCause},
+    {MetricId::kServerInFlight, "grpc_resilience_server_in_flight", T::kGauge,
+     "Admitted calls whose status has not been sent yet.", kServer},
+    {MetricId::kServerHandlerDuration, "grpc_resilience_server_handler_duration_seconds",
+     T::kHistogram, "From admission to status of admitted calls, injected delays included.",
+     kServer},
+    {MetricId::kServerInjectedDelays, "grpc_resilience_server_injected_delays_total", T::kCounter,
+     "Calls fault injection delayed.", kServer},
+    {MetricId::kServerExpiredWhileDelayed, "grpc_resilience_server_expired_while_delayed_total",
+     T::kCounter,
+     "Delayed calls whose deadline passed during the injected delay (handler skipped).", kServer},
+    {MetricId::kServerConcurrencyLimit, "grpc_resilience_server_concurrency_limit", T::kGauge,
+     "The concurrency limit of the method's throttle now: fixed, or where an adaptive limit "
+     "stands.",
+     kServer},
+    // Fleet-wide rate limits.
+    {MetricId::kGlobalLimitUsingStore, "grpc_resilience_server_global_limit_using_store", T::kGauge,
+     "1 while the fleet-wide rate limit is taken from Redis, 0 while the server admits its "
+     "local share (Redis unreachable or not reached yet).",
+     kKey},
+    {MetricId::kGlobalLimitAdmitted, "grpc_resilience_server_global_limit_admitted_total",
+     T::kCounter,
+     "Calls the fleet-wide rate limit admitted, by where the token came from: a lease from "
+     "Redis or the local share.",
+     kKeyBySource},
+    {MetricId::kGlobalLimitTokensLeased, "grpc_resilience_server_global_limit_tokens_leased_total",
+     T::kCounter, "Tokens this server leased from the fleet's bucket in Redis.", kKey},
+    {MetricId::kGlobalLimitTokensExpired,
+     "grpc_resilience_server_global_limit_tokens_expired_total", T::kCounter,
+     "Leased tokens dropped unused after the lease lifetime.", kKey},
+    {MetricId::kGlobalLimitLeaseFailures,
+     "grpc_resilience_server_global_limit_lease_failures_total", T::kCounter,
+     "Lease round trips to Redis that failed (connect, timeout, error reply).", kKey},
+    {MetricId::kGlobalLimitTransitions, "grpc_resilience_server_global_limit_transitions_total",
+     T::kCounter,
+     "Changes between the global limit and the local share: to=\"local_share\" when Redis "
+     "became unreachable, to=\"global\" when it answered again.",
+     kKeyByTarget},
+    {MetricId::kGlobalLimitBucketRepairs,
+     "grpc_resilience_server_global_limit_bucket_repairs_total", T::kCounter,
+     "Leases that found the fleet's bucket in Redis lost (kind=\"key_lost\": started again "
+     "full), holding values out of range (kind=\"bad_value\": clamped) or a timestamp ahead "
+     "of Redis's clock (kind=\"clock_back\": taken as now).",
+     kKeyByKind},
+};
+
+constexpr bool InIdOrder() {
+  for (size_t i = 0; i < sizeof(kCatalog) / sizeof(kCatalog[0]); ++i) {
+    if (static_cast<size_t>(kCatalog[i].id) != i) return false;
+  }
+  return true;
+}
+static_assert(InIdOrder(), "kCatalog must list the metrics in MetricId order, one each");
+static_assert(static_cast<size_t>(MetricId::kGlobalLimitBucketRepairs) + 1 ==
+                  sizeof(kCatalog) / sizeof(kCatalog[0]),
+              "every MetricId needs its entry in kCatalog");
+
+}  // namespace
+
+absl::Span<const MetricSpec> MetricCatalog::All() { return kCatalog; }
+
+const MetricSpec& MetricCatalog::Get(MetricId id) { return kCatalog[static_cast<size_t>(id)]; }
+
+PrometheusText::Family& MetricCatalog::Declare(PrometheusText& text, MetricId id) {
+  const MetricSpec& spec = Get(id);
+  switch (spec.type) {
+    case MetricType::kCounter:
+      return text.Counter(spec.name, spec.help);
+    case MetricType::kGauge:
+      return text.Gauge(spec.name, spec.help);
+    case MetricType::kHistogram:
+      return text.Histogram(spec.name, spec.help);
+  }
+  return text.Counter(spec.name, spec.help);  // not reached: every type is handled above
+}
+
+}  // namespace resilience
