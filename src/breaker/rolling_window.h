@@ -85,8 +85,8 @@ class RollingWindow {
 
   // Add()
   //
-  // Adds `n` to `counter` in the bucket of `now`. A `now` older than the
-  // window is dropped.
+  // Adds `n` to `counter` in the bucket of `now`, a monotonic time
+  // (Clock::Now()). A `now` older than the window is dropped.
   void Add(absl::Time now, Counter counter, int64_t n = 1) ABSL_LOCKS_EXCLUDED(rotate_mu_);
 
   // Sum()

@@ -36,7 +36,8 @@ class CallDurationEstimate {
  public:
   // Started()
   //
-  // A call was admitted at `now`. Only the first one matters.
+  // A call was admitted at `now`, a monotonic time (Clock::Now(), as for
+  // Expected()). Only the first one matters.
   void Started(absl::Time now) {
     // A plain load first: after the first call, no write to a shared line.
     if (first_start_ns_.load(std::memory_order_relaxed) != kNone) return;

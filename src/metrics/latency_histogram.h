@@ -44,7 +44,7 @@ struct LatencyHistogramSnapshot;
 //
 // Example:
 //   LatencyHistogram histogram;
-//   histogram.Observe(absl::Now() - start);
+//   histogram.Observe(clock.Now() - start);  // monotonic: Clock::Now()
 //   LatencyHistogramSnapshot s = histogram.Snapshot();
 class LatencyHistogram {
  public:

@@ -33,7 +33,7 @@ namespace resilience {
 // Example:
 //   MethodMeter meter;
 //   meter.CountStatus(static_cast<int>(status.error_code()));
-//   meter.ObserveLatency(absl::Now() - start);
+//   meter.ObserveLatency(clock.Now() - start);  // monotonic: Clock::Now()
 //   ...
 //   PrometheusText text;
 //   PrometheusText::Family& calls = text.Counter("x_calls_total", "Calls.");

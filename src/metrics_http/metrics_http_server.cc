@@ -20,6 +20,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "src/core/clock.h"
 #include "src/metrics/prometheus_text.h"
 
 namespace resilience {
@@ -56,9 +57,9 @@ int Respond(mg_connection* connection, int status, absl::string_view content_typ
   const std::string content_type_text(content_type);
   const std::string length = absl::StrCat(body.size());
   // Our own Date header: civetweb writes its own with gmtime(), whose one
-  // static buffer its worker threads would share.
-  const std::string date =
-      absl::FormatTime("%a, %d %b %Y %H:%M:%S GMT", absl::Now(), absl::UTCTimeZone());
+  // static buffer its worker threads would share. A date: wall-clock time.
+  const std::string date = absl::FormatTime("%a, %d %b %Y %H:%M:%S GMT",
+                                            Clock::Real().WallNow(), absl::UTCTimeZone());
   mg_response_header_start(connection, status);
   mg_response_header_add(connection, "Date", date.c_str(), -1);
   mg_response_header_add(connection, "Content-Type", content_type_text.c_str(), -1);

@@ -134,7 +134,9 @@ class HedgingDecider {
 
   // The first attempt: always sent.
   HedgeStep Start(Call& call) const;
-  // The hedging timer fired at `now`.
+  // The hedging timer fired at `now`. As for RetryDecider::Decide(), `now`
+  // and `call_deadline` are wall-clock times (Clock::WallNow()), only ever
+  // compared with each other.
   HedgeStep OnTimer(Call& call, absl::Time now, absl::Time call_deadline) const;
   // An attempt of `call` ended at `now` (AttemptOutcome as for retries;
   // `per_attempt_deadline` is never set, hedges have no per-attempt

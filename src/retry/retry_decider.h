@@ -129,7 +129,9 @@ class RetryDecider {
   //
   // `attempts` is how many attempts the call has made, this one included
   // (>= 1); `now` the time the attempt ended; `call_deadline` the call's
-  // deadline (absl::InfiniteFuture() when it has none).
+  // deadline (absl::InfiniteFuture() when it has none). Both are wall-clock
+  // times (Clock::WallNow()), because gRPC's deadlines are: `now` is only
+  // compared with the deadline, never used to measure a duration.
   RetryDecision Decide(int attempts, const AttemptOutcome& outcome, absl::Time now,
                        absl::Time call_deadline) const;
 
