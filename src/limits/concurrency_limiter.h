@@ -1,8 +1,10 @@
 // File: src/limits/concurrency_limiter.h
 //
-// The interface of server-side concurrency limits, fixed or (later) adaptive
-// (gradient / Vegas, after Envoy's adaptive_concurrency, Netflix's
-// concurrency-limits and bRPC's "auto" limiter): a call asks for a slot
+// The interface of server-side concurrency limits: fixed
+// (FixedConcurrencyLimiter) or adaptive (GradientConcurrencyLimiter,
+// AimdConcurrencyLimiter, over AdaptiveConcurrencyLimiter; in the family of
+// Envoy's adaptive_concurrency, Netflix's concurrency-limits and bRPC's
+// "auto" limiter, docs/adaptive-concurrency.md). A call asks for a slot
 // before it runs and gives it back, with its outcome and latency, when it is
 // completely done.
 
