@@ -1,6 +1,7 @@
-// An exposition with every kind of metric and the names of docs/metrics.md,
-// rendered from real LatencyHistograms and StatusCodeCounters, for the tests
-// that check the text against promtool and serve it over HTTP.
+// An exposition with every kind of metric, in families declared from
+// MetricCatalog (docs/metrics.md), rendered from real LatencyHistograms and
+// StatusCodeCounters, for the tests that check the text against promtool and
+// serve it over HTTP.
 
 #ifndef GRPC_RESILIENCE_TESTS_METRICS_SAMPLE_EXPOSITION_H_
 #define GRPC_RESILIENCE_TESTS_METRICS_SAMPLE_EXPOSITION_H_
@@ -11,6 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "src/metrics/latency_histogram.h"
+#include "src/metrics/metric_catalog.h"
 #include "src/metrics/prometheus_text.h"
 #include "src/metrics/status_code_counters.h"
 
@@ -22,36 +24,24 @@ inline std::string RenderSampleExposition(absl::Status* status = nullptr) {
   const std::array<absl::string_view, 2> methods = {"/cache.v1.CacheService/Get",
                                                     "/cache.v1.CacheService/Set"};
   PrometheusText text;
-  PrometheusText::Family& calls = text.Counter(
-      "grpc_resilience_client_calls_total",
-      "Calls the application made, by final status (one per call, however many attempts).");
-  PrometheusText::Family& attempts = text.Counter("grpc_resilience_client_attempts_total",
-                                                  "Attempts that reached the circuit breaker.");
-  PrometheusText::Family& retries =
-      text.Counter("grpc_resilience_client_retries_total", "Attempts after the first.");
-  PrometheusText::Family& refused =
-      text.Counter("grpc_resilience_client_retries_refused_total", "Retries not made, by reason.");
+  PrometheusText::Family& calls = MetricCatalog::Declare(text, MetricId::kClientCalls);
+  PrometheusText::Family& attempts = MetricCatalog::Declare(text, MetricId::kClientAttempts);
+  PrometheusText::Family& retries = MetricCatalog::Declare(text, MetricId::kClientRetries);
+  PrometheusText::Family& refused = MetricCatalog::Declare(text, MetricId::kClientRetriesRefused);
   PrometheusText::Family& rejections =
-      text.Counter("grpc_resilience_client_local_rejections_total",
-                   "Attempts failed locally without reaching the server, by cause.");
-  PrometheusText::Family& timeouts = text.Counter("grpc_resilience_client_attempt_timeouts_total",
-                                                  "Attempts ended by their per-attempt timeout.");
+      MetricCatalog::Declare(text, MetricId::kClientLocalRejections);
+  PrometheusText::Family& timeouts = MetricCatalog::Declare(text, MetricId::kClientAttemptTimeouts);
   PrometheusText::Family& breaker_state =
-      text.Gauge("grpc_resilience_client_breaker_state",
-                 "1 for the breaker's current state, 0 for the others.");
+      MetricCatalog::Declare(text, MetricId::kClientBreakerState);
   PrometheusText::Family& transitions =
-      text.Counter("grpc_resilience_client_breaker_transitions_total", "Breaker state changes.");
-  PrometheusText::Family& duration =
-      text.Histogram("grpc_resilience_client_call_duration_seconds",
-                     "Call latency as the application saw it, retries and backoff included.");
-  PrometheusText::Family& server_calls =
-      text.Counter("grpc_resilience_server_calls_total", "Calls the server answered, by status.");
-  PrometheusText::Family& server_rejections = text.Counter(
-      "grpc_resilience_server_rejections_total", "Calls rejected before the handler, by cause.");
-  PrometheusText::Family& in_flight =
-      text.Gauge("grpc_resilience_server_in_flight", "Admitted calls not finished yet.");
-  PrometheusText::Family& handler_duration = text.Histogram(
-      "grpc_resilience_server_handler_duration_seconds", "Admission to status of admitted calls.");
+      MetricCatalog::Declare(text, MetricId::kClientBreakerTransitions);
+  PrometheusText::Family& duration = MetricCatalog::Declare(text, MetricId::kClientCallDuration);
+  PrometheusText::Family& server_calls = MetricCatalog::Declare(text, MetricId::kServerCalls);
+  PrometheusText::Family& server_rejections =
+      MetricCatalog::Declare(text, MetricId::kServerRejections);
+  PrometheusText::Family& in_flight = MetricCatalog::Declare(text, MetricId::kServerInFlight);
+  PrometheusText::Family& handler_duration =
+      MetricCatalog::Declare(text, MetricId::kServerHandlerDuration);
 
   int n = 0;
   for (absl::string_view method : methods) {
