@@ -35,7 +35,7 @@
 #include "grpcpp/security/credentials.h"
 #include "resilience/v1/policy.pb.h"
 #include "shipped_policies.h"
-#include "src/client_interceptors/resilient_channel.h"
+#include "grpc_resilience/resilient_channel.h"
 #include "src/grpc_common/status_conversion.h"
 #include "src/metrics/prometheus_text.h"
 #include "src/policy/policy_set.h"
