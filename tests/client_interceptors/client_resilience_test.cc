@@ -50,6 +50,8 @@ TEST(ClientResilienceTest, EveryConfiguredMethodGetsItsPolicy) {
   }
   EXPECT_EQ(with_breaker, kMethods);
   EXPECT_TRUE(resilience.BreakerSnapshotOf("/s.S/M9999").has_value());
+  // No retryThrottling in the policy file: none on the channel.
+  EXPECT_FALSE(resilience.retry_throttle().has_value());
 }
 
 }  // namespace
