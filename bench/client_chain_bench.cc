@@ -23,7 +23,7 @@
 #include "examples/cache_service/cache_service_impl.h"
 #include "examples/cache_service/load_generator.h"
 #include "examples/common/command_line.h"
-#include "src/client_interceptors/resilient_channel.h"
+#include "grpc_resilience/resilient_channel.h"
 #include "tests/testing/test_server.h"
 
 ABSL_FLAG(double, seconds, 2, "Length of each round.");

@@ -21,7 +21,7 @@
 #include "examples/cache_service/load_generator.h"
 #include "examples/common/command_line.h"
 #include "grpcpp/create_channel.h"
-#include "src/client_interceptors/resilient_channel.h"
+#include "grpc_resilience/resilient_channel.h"
 
 ABSL_FLAG(double, seconds, 4, "Length of each configuration's run.");
 ABSL_FLAG(int, concurrency, 8, "Closed-loop callers.");

@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # Builds and runs bench/retry_cost_bench (the client chain's retry cost,
 # server in its own process), then counts the client's instructions per call
-# of bare, builtin_retry, hijack_floor, breaker_timeout and full_chain under callgrind and
-# prints them with their ratios to bare and builtin_retry.
+# under callgrind and prints them with their ratios:
+#  - success path (every call succeeds): bare, builtin_retry, hijack_floor,
+#    hijack_floor_reused_cq, breaker_timeout, full_chain; per call, against
+#    bare, builtin_retry and hijack_floor_reused_cq;
+#  - failures (--only_failing: the server aborts 20% of the Gets):
+#    builtin_retry, retry_floor, retry_floor_reused_cq, full_chain; per
+#    *successful* call, against builtin_retry and retry_floor_reused_cq.
 #
 #   bench/run_retry_cost_bench.sh [BUILD_DIR] [retry_cost_bench flags...]
 #
 # BUILD_DIR defaults to build-bench (configured Release if new). The JSON of
-# the main run goes to BUILD_DIR/retry_cost_bench.json. CALLS (3000) and
-# WARMUP_CALLS (200) set the callgrind runs' lengths.
+# the main run goes to BUILD_DIR/retry_cost_bench.json (MAIN_RUN=0 skips the
+# main run). CALLS (3000) and WARMUP_CALLS (200) set the callgrind runs'
+# lengths.
 #
 # Callgrind runs with --instr-atstart=no and collection left on: the bench
 # switches instrumentation on (CALLGRIND_START_INSTRUMENTATION, then
@@ -41,42 +47,70 @@ cmake --build "$build_dir" -j "$JOBS" \
   --target grpc_resilience_retry_cost_bench grpc_resilience_cache_server
 bench="$build_dir/bench/retry_cost_bench"
 
-log "main run"
-"$bench" --json_file="$build_dir/retry_cost_bench.json" "$@"
+if [ "${MAIN_RUN:-1}" != 0 ]; then
+  log "main run"
+  "$bench" --json_file="$build_dir/retry_cost_bench.json" "$@"
+fi
 
 log "instructions per call (callgrind, $calls calls after $warmup_calls warm-up calls, 1 caller)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 declare -A ir_per_call
-configs=(bare builtin_retry hijack_floor breaker_timeout full_chain)
-for config in "${configs[@]}"; do
-  out="$work/callgrind.$config.out"
+
+# count NAME CONFIG [FLAGS...]: the instructions of CONFIG's measured loop
+# per successful call (every call succeeds on the success path), as
+# ir_per_call[NAME].
+count() {
+  local name="$1" config="$2"
+  shift 2
+  local out="$work/callgrind.$name.out"
   if ! valgrind --tool=callgrind --instr-atstart=no --trace-children=no \
       --callgrind-out-file="$out" \
-      "$bench" --only="$config" --calls="$calls" --warmup_calls="$warmup_calls" \
-      > "$work/$config.log" 2>&1; then
-    cat "$work/$config.log" >&2
-    echo "callgrind run of $config failed" >&2
+      "$bench" --only="$config" --calls="$calls" --warmup_calls="$warmup_calls" "$@" \
+      > "$work/$name.log" 2>&1; then
+    cat "$work/$name.log" >&2
+    echo "callgrind run of $name failed" >&2
     exit 1
   fi
-  if ! grep -q "callgrind_markers=yes" "$work/$config.log"; then
+  if ! grep -q "callgrind_markers=yes" "$work/$name.log"; then
     echo "retry_cost_bench was built without valgrind/callgrind.h: no markers" >&2
     exit 1
   fi
   # "totals: N": every thread's Ir while the loop was instrumented.
+  local total ok
   total="$(awk '/^totals:/ {print $2}' "$out")"
-  if [ -z "$total" ] || [ "$total" -eq 0 ]; then
-    echo "no instructions counted for $config (see $work/$config.log)" >&2
+  ok="$(sed -n 's/.* ok=\([0-9]*\) .*/\1/p' "$work/$name.log")"
+  if [ -z "$total" ] || [ "$total" -eq 0 ] || [ -z "$ok" ] || [ "$ok" -eq 0 ]; then
+    echo "no instructions or no successful call counted for $name (see $work/$name.log)" >&2
     exit 1
   fi
-  ir_per_call[$config]="$(awk -v t="$total" -v n="$calls" 'BEGIN {printf "%.0f", t / n}')"
-done
+  ir_per_call[$name]="$(awk -v t="$total" -v n="$ok" 'BEGIN {printf "%.0f", t / n}')"
+}
+
+# table REF1 REF2 NAME...: a Markdown table of NAME's figures and their
+# ratios to REF1 and REF2.
+table() {
+  local ref1="$1" ref2="$2"
+  shift 2
+  echo "| config | instructions/successful call | vs $ref1 | vs $ref2 |"
+  echo "|---|---|---|---|"
+  for name in "$@"; do
+    awk -v c="$name" -v x="${ir_per_call[$name]}" -v a="${ir_per_call[$ref1]}" \
+        -v b="${ir_per_call[$ref2]}" \
+        'BEGIN {printf "| %s | %.1fk | %.3f | %.3f |\n", c, x / 1000, x / a, x / b}'
+  done
+}
+
+success=(bare builtin_retry hijack_floor hijack_floor_reused_cq breaker_timeout full_chain)
+failing=(builtin_retry retry_floor retry_floor_reused_cq full_chain)
+for config in "${success[@]}"; do count "$config" "$config"; done
+for config in "${failing[@]}"; do count "failing_$config" "$config" --only_failing; done
 
 echo
-echo "| config | instructions/call | vs bare | vs builtin_retry |"
-echo "|---|---|---|---|"
-for config in "${configs[@]}"; do
-  awk -v c="$config" -v x="${ir_per_call[$config]}" -v bare="${ir_per_call[bare]}" \
-      -v builtin="${ir_per_call[builtin_retry]}" \
-      'BEGIN {printf "| %s | %.1fk | %.3f | %.3f |\n", c, x / 1000, x / bare, x / builtin}'
-done
+echo "Success path (every Get succeeds):"
+echo
+table bare hijack_floor_reused_cq "${success[@]}"
+echo
+echo "Failures (the server aborts 20% of the Gets; per successful call):"
+echo
+table failing_builtin_retry failing_retry_floor_reused_cq "${failing[@]/#/failing_}"

@@ -48,7 +48,7 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "src/grpc_common/status_conversion.h"
-#include "src/client_interceptors/resilient_channel.h"
+#include "grpc_resilience/resilient_channel.h"
 #include "src/metrics/prometheus_text.h"
 #include "src/policy/policy_set.h"
 #ifdef CACHE_SERVICE_HAS_METRICS_HTTP

@@ -28,7 +28,7 @@
 #include "examples/cache_service/demo_session.h"
 #include "examples/cache_service/load_generator.h"
 #include "examples/common/command_line.h"
-#include "src/client_interceptors/resilient_channel.h"
+#include "grpc_resilience/resilient_channel.h"
 #include "src/metrics/prometheus_text.h"
 #ifdef CACHE_SERVICE_HAS_METRICS_HTTP
 #include "src/metrics_http/metrics_http_server.h"

@@ -44,11 +44,10 @@ absl::StatusOr<Metrics> RunPolicy(const std::string& target, const std::vector<P
   // configured for it (it retries streams only; the experiment's calls are
   // unary Gets, which only the chain retries).
   resilience::ResilientChannelOptions options;
-  options.resilience.clock = &clock;
   options.resilience.seed = seed;
   options.resilience.name = policy.key;
   const resilience::ResilientChannel channel = resilience::CreateResilientChannel(
-      target, grpc::InsecureChannelCredentials(), *policies, std::move(options));
+      target, grpc::InsecureChannelCredentials(), *policies, std::move(options), clock);
   if (!channel.warnings.empty()) {
     return absl::InternalError(absl::StrCat("policy ", policy.key, ": channel: ",
                                             absl::StrJoin(channel.warnings, "; ")));

@@ -18,11 +18,11 @@
 #ifndef GRPC_RESILIENCE_CLIENT_H_
 #define GRPC_RESILIENCE_CLIENT_H_
 
-#include "src/client_interceptors/client_resilience.h"
-#include "src/client_interceptors/local_rejection.h"
-#include "src/client_interceptors/resilient_channel.h"
+#include "grpc_resilience/client_resilience.h"
 #include "grpc_resilience/events.h"
+#include "grpc_resilience/local_rejection.h"
 #include "grpc_resilience/metrics.h"
 #include "grpc_resilience/policy.h"
+#include "grpc_resilience/resilient_channel.h"
 
 #endif  // GRPC_RESILIENCE_CLIENT_H_

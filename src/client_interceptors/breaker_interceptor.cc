@@ -38,7 +38,7 @@ void MarkRejectedLocally(std::multimap<grpc::string_ref, grpc::string_ref>* trai
                     grpc::string_ref(kLocalRejectionValue, sizeof(kLocalRejectionValue) - 1));
 }
 
-grpc::experimental::Interceptor* MakeBreakerInterceptor(ClientResilience& resilience,
+grpc::experimental::Interceptor* MakeBreakerInterceptor(ClientResilienceImpl& resilience,
                                                         grpc::experimental::ClientRpcInfo* info) {
   // Last factory of the chain: take what the timeout factory handed over,
   // always.

@@ -15,7 +15,7 @@
 #include "grpcpp/support/client_interceptor.h"
 #include "src/breaker/breaker.h"
 #include "src/client_interceptors/call_handoff.h"
-#include "src/client_interceptors/client_resilience.h"
+#include "src/client_interceptors/client_resilience_impl.h"
 #include "src/client_interceptors/local_rejection.h"
 
 namespace resilience {
@@ -88,7 +88,7 @@ class BreakerInterceptor final : public grpc::experimental::Interceptor {
 // The choice of the last factory of ours in the chain: it takes the timeout
 // factory's flag (call_handoff.h) and gives the call what its CallPlan
 // says: a BreakerInterceptor, or a MetricsInterceptor, or nothing.
-grpc::experimental::Interceptor* MakeBreakerInterceptor(ClientResilience& resilience,
+grpc::experimental::Interceptor* MakeBreakerInterceptor(ClientResilienceImpl& resilience,
                                                         grpc::experimental::ClientRpcInfo* info);
 
 using BreakerInterceptorFactory = ClientChainFactory<MakeBreakerInterceptor>;

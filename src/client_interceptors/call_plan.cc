@@ -25,7 +25,7 @@ bool CreatingAttempt() { return creating_attempt; }
 void SetCreatingAttempt(bool creating) { creating_attempt = creating; }
 }  // namespace internal
 
-CallPlan PlanCall(ClientResilience& resilience, ClientRpcInfo* info) {
+CallPlan PlanCall(ClientResilienceImpl& resilience, ClientRpcInfo* info) {
   CallPlan plan;
   if (creating_attempt) return plan;
   ClientMethodState* state = resilience.ForMethod(info->method());

@@ -8,7 +8,7 @@
 
 #include "grpcpp/support/client_interceptor.h"
 #include "src/client_interceptors/client_method_state.h"
-#include "src/client_interceptors/client_resilience.h"
+#include "src/client_interceptors/client_resilience_impl.h"
 
 namespace resilience {
 
@@ -49,7 +49,7 @@ struct CallPlan {
 // The plan for the call `info` describes, created on this thread. Cheap
 // (one MethodCache lookup) and without side effects but the method's first
 // resolution, so each factory of a call's chain may ask.
-CallPlan PlanCall(ClientResilience& resilience, grpc::experimental::ClientRpcInfo* info);
+CallPlan PlanCall(ClientResilienceImpl& resilience, grpc::experimental::ClientRpcInfo* info);
 
 namespace internal {
 

@@ -1,7 +1,7 @@
 // File: src/client_interceptors/client_method_state.h
 //
 // The per-method state the client interceptors of one channel share
-// (internal: reached through ClientResilience by the interceptors only).
+// (internal: reached through ClientResilienceImpl by the interceptors only).
 
 #ifndef GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_CLIENT_METHOD_STATE_H_
 #define GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_CLIENT_METHOD_STATE_H_
@@ -28,9 +28,11 @@
 namespace resilience {
 
 // The counters of one method on one channel, declared once (counter_list.h):
-// the atomics of ClientMethodState the interceptors count with, the fields
-// of ClientMethodStats that ClientResilience::Stats() returns, and the copy
-// from one to the other.
+// the atomics of ClientMethodState the interceptors count with, and the copy
+// into the fields of the public ClientMethodStats
+// (grpc_resilience/client_resilience.h) that ClientResilience::Stats()
+// returns, which names them one by one (client_resilience_impl.cc checks
+// that the two lists agree).
 #define GRPC_RESILIENCE_CLIENT_COUNTERS(X)                                             \
   /* Logical calls the application made (each unary call once, however many */      \
   /* attempts it took), counted when they start. */                                 \

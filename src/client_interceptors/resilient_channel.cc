@@ -16,7 +16,8 @@
 
 namespace resilience {
 
-ClientInterceptorFactoryList ClientInterceptorFactories(std::shared_ptr<ClientResilience> state) {
+ClientInterceptorFactoryList ClientInterceptorFactories(std::shared_ptr<ClientResilience> resilience) {
+  const std::shared_ptr<ClientResilienceImpl>& state = resilience->impl();
   ClientInterceptorFactoryList factories;
   factories.push_back(std::make_unique<RetryInterceptorFactory>(state));    // outermost
   factories.push_back(std::make_unique<TimeoutInterceptorFactory>(state));
@@ -96,13 +97,32 @@ std::vector<std::string> ConfigureBuiltInRetries(const PolicySet& policies,
   return warnings;
 }
 
+std::vector<std::string> ConfigureBuiltInRetries(const PolicySet& policies,
+                                                 grpc::ChannelArguments& args) {
+  return ConfigureBuiltInRetries(policies, args, MethodCatalog::Linked());
+}
+
+std::shared_ptr<ClientResilience> MakeClientResilience(PolicySet policies,
+                                                       ClientResilience::Options options,
+                                                       Clock& clock) {
+  return std::make_shared<ClientResilience>(
+      std::make_shared<ClientResilienceImpl>(std::move(policies), std::move(options), clock));
+}
+
 ResilientChannel CreateResilientChannel(
     const std::string& target, const std::shared_ptr<grpc::ChannelCredentials>& credentials,
     const PolicySet& policies, ResilientChannelOptions options) {
+  return CreateResilientChannel(target, credentials, policies, std::move(options),
+                                Clock::Real());
+}
+
+ResilientChannel CreateResilientChannel(
+    const std::string& target, const std::shared_ptr<grpc::ChannelCredentials>& credentials,
+    const PolicySet& policies, ResilientChannelOptions options, Clock& clock) {
   ResilientChannel made;
   made.warnings = ConfigureBuiltInRetries(policies, options.args);
   if (options.resilience.name.empty()) options.resilience.name = target;
-  made.resilience = std::make_shared<ClientResilience>(policies, std::move(options.resilience));
+  made.resilience = MakeClientResilience(policies, std::move(options.resilience), clock);
   ClientInterceptorFactoryList chain = std::move(options.outer_interceptors);
   for (auto& ours : ClientInterceptorFactories(made.resilience)) chain.push_back(std::move(ours));
   for (auto& inner : options.inner_interceptors) chain.push_back(std::move(inner));

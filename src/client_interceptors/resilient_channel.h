@@ -1,47 +1,9 @@
 // File: src/client_interceptors/resilient_channel.h
 //
-// One call builds the client chain, retry -> timeout -> breaker, from a
-// policy set, on a channel whose service config hands the retries of
-// streaming calls to gRPC's built-in retry.
-//
-// Who retries what:
-//  - Unary calls: the RetryInterceptor (retryPolicy, perAttemptTimeout,
-//    jitter, retry budget, pushback), each attempt seen by the breaker.
-//  - Streaming calls (client-, server-streaming, bidi): gRPC's built-in
-//    retry, from the service config BuiltInRetryConfig builds
-//    (src/policy/builtin_retry_config.h): a stream is retried only until
-//    gRPC commits it (first response headers or message), and the breaker
-//    sees the call once, not each attempt.
-//  - Never both: the service config has no retryPolicy that a unary method
-//    could match.
-//  - gRPC's transparent retries (of attempts that never reached the server)
-//    stay on, beneath both.
-// waitForReady of a policy goes into the same service config, so it applies
-// to every call and every attempt of the methods it names.
-//
-// Example:
-//   absl::StatusOr<resilience::PolicySet> policies =
-//       resilience::PolicySet::FromJsonFile("policies.json");
-//   resilience::ResilientChannel channel = resilience::CreateResilientChannel(
-//       "localhost:50051", grpc::InsecureChannelCredentials(), *policies);
-//   auto stub = cache::v1::CacheService::NewStub(channel.channel);  // unchanged code
-//   ... channel.resilience->Stats("/cache.v1.CacheService/Get").retries ...
-//
-// Or on a channel of your own, with your own interceptors after ours:
-//   auto resilience = std::make_shared<resilience::ClientResilience>(*policies, {});
-//   auto factories = resilience::ClientInterceptorFactories(resilience);
-//   grpc::ChannelArguments args;
-//   for (const std::string& w : resilience::ConfigureBuiltInRetries(*policies, args)) {
-//     std::cerr << "warning: " << w << "\n";
-//   }
-//   grpc::experimental::CreateCustomChannelWithInterceptors(target, creds, args,
-//                                                          std::move(factories));
-//
-// A service config the name resolver returns (an xds: target, or DNS TXT
-// records where their lookup is enabled) replaces the channel's: then
-// streams are retried as it says, the policies' waitForReady reaches only
-// the RetryInterceptor's attempts, and a retryPolicy in it would retry unary
-// calls beneath the RetryInterceptor.
+// The library's own routes to a resilient channel, beside the public ones
+// (grpc_resilience/resilient_channel.h): a method catalog of your choice for
+// ConfigureBuiltInRetries(), and a clock for the breakers (tests, benches
+// and experiments run them on a SimulatedClock).
 
 #ifndef GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_RESILIENT_CHANNEL_H_
 #define GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_RESILIENT_CHANNEL_H_
@@ -50,83 +12,38 @@
 #include <string>
 #include <vector>
 
-#include "grpcpp/channel.h"
-#include "grpcpp/security/credentials.h"
-#include "grpcpp/support/channel_arguments.h"
-#include "grpcpp/support/client_interceptor.h"
-#include "src/client_interceptors/client_resilience.h"
+#include "grpc_resilience/resilient_channel.h"
+#include "src/client_interceptors/client_resilience_impl.h"
+#include "src/core/clock.h"
 #include "src/policy/method_catalog.h"
 #include "src/policy/policy_set.h"
 
 namespace resilience {
 
-using ClientInterceptorFactoryList =
-    std::vector<std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>>;
-
-// ClientInterceptorFactories()
-//
-// Retry, timeout and breaker factories, in that order, sharing `state`.
-// They must come first in the channel's list: gRPC 1.51 mis-indexes the
-// retry interceptor's attempts when a factory *before* it returns nullptr
-// (the retry factory detects that case and stays out of its own attempts,
-// but the factories before it would then see attempts too).
-ClientInterceptorFactoryList ClientInterceptorFactories(std::shared_ptr<ClientResilience> state);
-
 // ConfigureBuiltInRetries()
 //
-// Prepares `args` for a channel with ClientInterceptorFactories(), as
-// CreateResilientChannel() does: sets GRPC_ARG_SERVICE_CONFIG to the
-// BuiltInRetryConfig of `policies` (streaming retries and waitForReady; not
-// set when that config is empty) and leaves gRPC's retries on. Returns the
-// warnings about `args` below, one line each; the config's own warnings
-// (settings gRPC's retry of streams cannot apply) are the policy file's, in
-// PolicySet::warnings(), and are not repeated here.
-//
-// When `args` already carry a service config (SetServiceConfigJSON), it is
-// kept and ours is not set (a warning says what is then not applied). If it
-// has a retryPolicy or hedgingPolicy, which could retry unary calls beneath
-// the RetryInterceptor, gRPC's retries are switched off
-// (GRPC_ARG_ENABLE_RETRIES = 0, with a warning), unless `args` set
-// GRPC_ARG_ENABLE_RETRIES themselves: an explicit setting is always kept.
-//
-// `catalog` tells streaming methods from unary ones; the default is every
-// method whose generated code is linked into the process. Call it once per
-// `args`: a second call finds the first one's config and keeps it.
-std::vector<std::string> ConfigureBuiltInRetries(
-    const PolicySet& policies, grpc::ChannelArguments& args,
-    const MethodCatalog& catalog = MethodCatalog::Linked());
+// As the public one, with `catalog` telling streaming methods from unary
+// ones (the public one uses MethodCatalog::Linked(): every method whose
+// generated code is linked into the process).
+std::vector<std::string> ConfigureBuiltInRetries(const PolicySet& policies,
+                                                 grpc::ChannelArguments& args,
+                                                 const MethodCatalog& catalog);
 
-struct ResilientChannelOptions {
-  grpc::ChannelArguments args;
-  // Interceptors of your own, kept and placed around ours:
-  //   outer_interceptors -> retry -> timeout -> breaker -> inner_interceptors
-  // `outer` ones see each call once, as the application made it; `inner`
-  // ones see every attempt our retry makes, as it goes to the network (and
-  // no call our breaker rejected).
-  ClientInterceptorFactoryList outer_interceptors;
-  ClientInterceptorFactoryList inner_interceptors;
-  // Clock, seed and name of the channel's ClientResilience; an empty name
-  // becomes the target.
-  ClientResilience::Options resilience;
-};
-
-struct ResilientChannel {
-  std::shared_ptr<grpc::Channel> channel;
-  // Counters and breaker snapshots, per method: resilience->Stats(method).
-  std::shared_ptr<ClientResilience> resilience;
-  // What the channel's arguments keep from applying
-  // (ConfigureBuiltInRetries()); the policy file's own warnings are in
-  // PolicySet::warnings(), and none of them is repeated here.
-  std::vector<std::string> warnings;
-};
+// MakeClientResilience()
+//
+// A ClientResilience whose breakers run on `clock` (which must outlive
+// every channel using it).
+std::shared_ptr<ClientResilience> MakeClientResilience(PolicySet policies,
+                                                       ClientResilience::Options options,
+                                                       Clock& clock);
 
 // CreateResilientChannel()
 //
-// A channel to `target` with the chain for `policies`, the args of
-// ConfigureBuiltInRetries() and the interceptors of `options`.
+// As the public one, with the breakers on `clock` (which must outlive the
+// channel).
 ResilientChannel CreateResilientChannel(
     const std::string& target, const std::shared_ptr<grpc::ChannelCredentials>& credentials,
-    const PolicySet& policies, ResilientChannelOptions options = {});
+    const PolicySet& policies, ResilientChannelOptions options, Clock& clock);
 
 }  // namespace resilience
 

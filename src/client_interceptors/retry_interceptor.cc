@@ -27,7 +27,7 @@ std::optional<grpc::string_ref> Trailer(
 
 }  // namespace
 
-grpc::experimental::Interceptor* MakeRetryInterceptor(ClientResilience& resilience,
+grpc::experimental::Interceptor* MakeRetryInterceptor(ClientResilienceImpl& resilience,
                                                       grpc::experimental::ClientRpcInfo* info) {
   const CallPlan plan = PlanCall(resilience, info);
   if (plan.state == nullptr) return nullptr;

@@ -23,7 +23,7 @@
 #include "src/core/clock.h"
 #include "src/core/mutex.h"
 #include "src/client_interceptors/attempt_completion_queue.h"
-#include "src/client_interceptors/client_resilience.h"
+#include "src/client_interceptors/client_resilience_impl.h"
 #include "src/client_interceptors/local_status.h"
 #include "src/grpc_common/metadata_keys.h"
 
@@ -209,7 +209,7 @@ class RetryInterceptor final : public grpc::experimental::Interceptor {
 // gives a state (and reports, once per method, unary calls it cannot retry
 // because they do not come from a generated stub), and gives a
 // RetryInterceptor to the calls the plan says retry for.
-grpc::experimental::Interceptor* MakeRetryInterceptor(ClientResilience& resilience,
+grpc::experimental::Interceptor* MakeRetryInterceptor(ClientResilienceImpl& resilience,
                                                       grpc::experimental::ClientRpcInfo* info);
 
 using RetryInterceptorFactory = ClientChainFactory<MakeRetryInterceptor>;

@@ -17,7 +17,7 @@ using grpc::experimental::InterceptionHookPoints;
 
 }  // namespace
 
-grpc::experimental::Interceptor* MakeTimeoutInterceptor(ClientResilience& resilience,
+grpc::experimental::Interceptor* MakeTimeoutInterceptor(ClientResilienceImpl& resilience,
                                                         grpc::experimental::ClientRpcInfo* info) {
   const CallPlan plan = PlanCall(resilience, info);
   if (!plan.timeout) return nullptr;

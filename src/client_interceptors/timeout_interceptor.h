@@ -14,7 +14,7 @@
 #include "absl/time/time.h"
 #include "grpcpp/support/client_interceptor.h"
 #include "src/client_interceptors/call_handoff.h"
-#include "src/client_interceptors/client_resilience.h"
+#include "src/client_interceptors/client_resilience_impl.h"
 #include "src/core/timeout_scheduler.h"
 
 namespace resilience {
@@ -74,7 +74,7 @@ class TimeoutInterceptor final : public grpc::experimental::Interceptor,
 // The timeout factory's choice for a call: a TimeoutInterceptor when its
 // CallPlan says so, whose flag it hands over to the call's breaker
 // (call_handoff.h); else nothing.
-grpc::experimental::Interceptor* MakeTimeoutInterceptor(ClientResilience& resilience,
+grpc::experimental::Interceptor* MakeTimeoutInterceptor(ClientResilienceImpl& resilience,
                                                         grpc::experimental::ClientRpcInfo* info);
 
 using TimeoutInterceptorFactory = ClientChainFactory<MakeTimeoutInterceptor>;

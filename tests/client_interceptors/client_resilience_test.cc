@@ -1,7 +1,7 @@
 // ClientResilience's per-method state: every configured method gets its
 // policy however many there are; only names no one vouches for are bounded.
 
-#include "src/client_interceptors/client_resilience.h"
+#include "src/client_interceptors/client_resilience_impl.h"
 
 #include <string>
 #include <vector>
@@ -11,11 +11,12 @@
 
 namespace resilience {
 
-// The per-method state is the interceptors' business; this test looks at it.
+// The per-method state is the interceptors' business; this test looks at it
+// through the engine behind the public object.
 class ClientResilienceTestPeer {
  public:
   static ClientMethodState* ForMethod(ClientResilience& resilience, const char* method) {
-    return resilience.ForMethod(method);
+    return resilience.impl()->ForMethod(method);
   }
 };
 
@@ -49,6 +50,8 @@ TEST(ClientResilienceTest, EveryConfiguredMethodGetsItsPolicy) {
   }
   EXPECT_EQ(with_breaker, kMethods);
   EXPECT_TRUE(resilience.BreakerSnapshotOf("/s.S/M9999").has_value());
+  // No retryThrottling in the policy file: none on the channel.
+  EXPECT_FALSE(resilience.retry_throttle().has_value());
 }
 
 }  // namespace

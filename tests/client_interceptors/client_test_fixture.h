@@ -30,11 +30,10 @@ class ClientInterceptorsTest : public ::testing::Test {
     absl::StatusOr<PolicySet> policies = PolicySet::FromJsonString(policy_json);
     ASSERT_TRUE(policies.ok()) << policies.status();
     ClientResilience::Options options;
-    options.clock = &clock;
     options.seed = 7;
     options.name = "test-channel";
     options.events = std::move(events);
-    ResilientChannel made = NewChainChannel(*server_, *std::move(policies), options);
+    ResilientChannel made = NewChainChannel(*server_, *std::move(policies), options, {}, clock);
     resilience_ = std::move(made.resilience);
     channel_ = std::move(made.channel);
     stub_ = resilience::test::TestService::NewStub(channel_);

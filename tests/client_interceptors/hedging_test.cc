@@ -228,12 +228,12 @@ TEST_F(HedgingTest, PostponedHedgeRefusedByTheThrottleEndsWithTheLastStatus) {
   std::thread caller([&] { hedged = Call(Flavour::kSync); });
   // The first attempt's failure took a token (4 -> 3) and postponed the
   // hedge by the pushback's 1 s.
-  EXPECT_TRUE(Eventually([&] { return resilience_->retry_throttle()->tokens() == 3.0; }));
+  EXPECT_TRUE(Eventually([&] { return resilience_->retry_throttle()->tokens == 3.0; }));
   // A client-streaming call (a method without a policy) fails with a
   // pushback on the same channel: 3 -> 2, no more hedges.
   EXPECT_EQ(MakeCall(*stub_, CallType::kClientStream, Flavour::kSync).status.error_code(),
             grpc::StatusCode::RESOURCE_EXHAUSTED);
-  EXPECT_EQ(resilience_->retry_throttle()->tokens(), 2.0);
+  EXPECT_EQ(resilience_->retry_throttle()->tokens, 2.0);
   caller.join();
   EXPECT_EQ(hedged.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << hedged.error_message();
   EXPECT_THAT(hedged.error_message(), HasSubstr("retryThrottling is spent"));

@@ -23,7 +23,7 @@
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
 #include "gtest/gtest.h"
-#include "src/client_interceptors/resilient_channel.h"
+#include "grpc_resilience/resilient_channel.h"
 #include "src/policy/policy_set.h"
 #include "tests/testing/subprocess.h"
 

@@ -9,8 +9,8 @@
 #include <utility>
 
 #include "grpcpp/support/channel_arguments.h"
-#include "src/client_interceptors/client_resilience.h"
 #include "src/client_interceptors/resilient_channel.h"
+#include "src/core/clock.h"
 #include "src/policy/policy_set.h"
 #include "tests/testing/test_server.h"
 
@@ -19,7 +19,7 @@ namespace resilience::testing {
 // NewChainChannel()
 //
 // A channel to `server` with `args`, through the chain of a new
-// ClientResilience for `policies` and `options`
+// ClientResilience for `policies` and `options`, its breakers on `clock`
 // (::resilience::ClientInterceptorFactories()). Unlike
 // CreateResilientChannel(), `args` are taken as they are: no service config
 // of the policies, so gRPC retries no streams (warnings stays empty).
@@ -30,9 +30,10 @@ namespace resilience::testing {
 //   ... made.resilience->Stats("/resilience.test.TestService/Unary") ...
 inline ResilientChannel NewChainChannel(const TestServer& server, PolicySet policies,
                                         ClientResilience::Options options,
-                                        const grpc::ChannelArguments& args = {}) {
+                                        const grpc::ChannelArguments& args = {},
+                                        Clock& clock = Clock::Real()) {
   ResilientChannel made;
-  made.resilience = std::make_shared<ClientResilience>(std::move(policies), std::move(options));
+  made.resilience = MakeClientResilience(std::move(policies), std::move(options), clock);
   made.channel = server.NewChannel(::resilience::ClientInterceptorFactories(made.resilience), args);
   return made;
 }

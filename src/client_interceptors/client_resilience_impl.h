@@ -1,11 +1,11 @@
-// File: src/client_interceptors/client_resilience.h
+// File: src/client_interceptors/client_resilience_impl.h
 //
 // The state the client interceptors of one channel share: per method, the
 // resolved policy, the circuit breaker (one per channel and method, shared by
 // all calls), the retry budget and backoff, and counters.
 
-#ifndef GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_CLIENT_RESILIENCE_H_
-#define GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_CLIENT_RESILIENCE_H_
+#ifndef GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_CLIENT_RESILIENCE_IMPL_H_
+#define GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_CLIENT_RESILIENCE_IMPL_H_
 
 #include <array>
 #include <atomic>
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "grpc_resilience/client_resilience.h"
 #include "grpcpp/support/client_interceptor.h"
 #include "src/breaker/breaker.h"
 #include "src/core/clock.h"
@@ -32,59 +33,19 @@ namespace resilience {
 
 struct CallPlan;  // call_plan.h
 
-// Counters of one method on one channel, as read by ClientResilience::Stats().
-struct ClientMethodStats {
-  // int64_t calls, attempts, retries, rejected_by_breaker, attempt_timeouts,
-  // retry_budget_exhausted, pushback_stops, not_retried_stub_calls: what
-  // each counts is said in GRPC_RESILIENCE_CLIENT_COUNTERS
-  // (client_method_state.h).
-  GRPC_RESILIENCE_CLIENT_COUNTERS(GRPC_RESILIENCE_COUNTER_FIELD)
-  // With Options::metrics: the calls by the final status the application
-  // got (counts[StatusCodeCounters::Slot(code)]), counted when they end,
-  // and their latency from start to final status, retries and backoff
-  // included.
-  StatusCodeCountsSnapshot calls_by_code;
-  LatencyHistogramSnapshot latency;
-  // Breaker state changes, [from][to] indexed by BreakerState
-  // (kClosed, kOpen, kHalfOpen).
-  std::array<std::array<int64_t, 3>, 3> breaker_transitions{};
-
-  // The calls that ended with `code`.
-  uint64_t CallsWithCode(int code) const {
-    return calls_by_code.counts[StatusCodeCounters::Slot(code)];
-  }
-  // The transitions from `from` to `to`.
-  int64_t Transitions(BreakerState from, BreakerState to) const {
-    return breaker_transitions[static_cast<size_t>(from)][static_cast<size_t>(to)];
-  }
-};
-
-// ClientResilience
+// ClientResilienceImpl
 //
-// Created by ClientInterceptorFactories() / CreateResilientChannel(), one per
-// channel, shared by the factories. Thread-safe.
-class ClientResilience {
+// The engine behind the public ClientResilience
+// (grpc_resilience/client_resilience.h), which forwards to it: one per
+// channel, shared by the chain's factories. Options are the public ones
+// (ClientResilience::Options); the clock of the breakers is given here, so
+// that tests and benches can run them on a SimulatedClock. Thread-safe.
+class ClientResilienceImpl {
  public:
-  struct Options {
-    // Clock of the breakers. Must outlive the channel.
-    Clock* clock = &Clock::Real();
-    // Seed of the retry jitter and the SRE drop decisions.
-    uint64_t seed = 1;
-    // Names the channel in messages (e.g. its target), and in the `channel`
-    // label of its metrics.
-    std::string name;
-    // Told of every breaker transition of every method (LogEvents prints
-    // them); null: nobody.
-    std::shared_ptr<ResilienceEvents> events;
-    // Count every method's calls, with or without a policy: by final status
-    // and latency (AppendMetrics(), AllStats()). A call with none of our
-    // interceptors then gets a minimal one that only counts. false: methods
-    // without a policy pass through untouched, and no call is counted by
-    // status or latency (the other counters are kept).
-    bool metrics = true;
-  };
+  using Options = ClientResilience::Options;
 
-  ClientResilience(PolicySet policies, Options options);
+  // `clock` must outlive the channel.
+  ClientResilienceImpl(PolicySet policies, Options options, Clock& clock = Clock::Real());
 
   // Stats() / BreakerSnapshotOf()
   //
@@ -114,15 +75,19 @@ class ClientResilience {
   // The channel's retryThrottling (gRFC A6), fed by every call on the
   // channel whatever its method; null when the policy file has none.
   const RetryBudget* retry_throttle() const { return throttle_.get(); }
+  // Its settings, from the policy file; nullopt when it has none.
+  const std::optional<RetryBudgetSettings>& retry_throttling() const {
+    return policies_.retry_throttling();
+  }
 
  private:
   // The interceptors reach the per-method state through their CallPlan.
-  friend CallPlan PlanCall(ClientResilience& resilience,
+  friend CallPlan PlanCall(ClientResilienceImpl& resilience,
                            grpc::experimental::ClientRpcInfo* info);
   friend grpc::experimental::Interceptor* MakeRetryInterceptor(
-      ClientResilience& resilience, grpc::experimental::ClientRpcInfo* info);
+      ClientResilienceImpl& resilience, grpc::experimental::ClientRpcInfo* info);
   friend grpc::experimental::Interceptor* MakeBreakerInterceptor(
-      ClientResilience& resilience, grpc::experimental::ClientRpcInfo* info);
+      ClientResilienceImpl& resilience, grpc::experimental::ClientRpcInfo* info);
   friend class ClientResilienceTestPeer;
 
   static ClientMethodStats StatsOf(const ClientMethodState& state);
@@ -133,12 +98,13 @@ class ClientResilience {
   // off (its calls pass through untouched), or past MethodCache's bound on
   // names nobody vouches for.
   ClientMethodState* ForMethod(const char* method);
-  Clock& clock() { return *options_.clock; }
+  Clock& clock() { return clock_; }
 
   MethodCache<ClientMethodState>::Resolution Resolve(const char* method);
 
   const PolicySet policies_;
   const Options options_;
+  Clock& clock_;
   // Before methods_: their states point to these.
   const std::unique_ptr<RetryBudget> throttle_;
   ReconnectWatch reconnect_;
@@ -148,12 +114,12 @@ class ClientResilience {
 // What a factory of the chain gives a call: an interceptor, or null for
 // none.
 using ClientInterceptorMaker = grpc::experimental::Interceptor* (*)(
-    ClientResilience& resilience, grpc::experimental::ClientRpcInfo* info);
+    ClientResilienceImpl& resilience, grpc::experimental::ClientRpcInfo* info);
 
 // ClientChainFactory
 //
 // The factory of one interceptor of the client chain, sharing the channel's
-// ClientResilience: for each call it returns what `Make` chooses from the
+// ClientResilienceImpl: for each call it returns what `Make` chooses from the
 // call's CallPlan (call_plan.h). The chain's factories differ in that
 // function only (RetryInterceptorFactory, TimeoutInterceptorFactory,
 // BreakerInterceptorFactory).
@@ -162,7 +128,7 @@ using ClientInterceptorMaker = grpc::experimental::Interceptor* (*)(
 template <ClientInterceptorMaker Make>
 class ClientChainFactory final : public grpc::experimental::ClientInterceptorFactoryInterface {
  public:
-  explicit ClientChainFactory(std::shared_ptr<ClientResilience> state)
+  explicit ClientChainFactory(std::shared_ptr<ClientResilienceImpl> state)
       : state_(std::move(state)) {}
 
   grpc::experimental::Interceptor* CreateClientInterceptor(
@@ -171,9 +137,9 @@ class ClientChainFactory final : public grpc::experimental::ClientInterceptorFac
   }
 
  private:
-  const std::shared_ptr<ClientResilience> state_;
+  const std::shared_ptr<ClientResilienceImpl> state_;
 };
 
 }  // namespace resilience
 
-#endif  // GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_CLIENT_RESILIENCE_H_
+#endif  // GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_CLIENT_RESILIENCE_IMPL_H_

@@ -1,0 +1,213 @@
+#include "bench/retry_cost_channels.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "grpcpp/support/channel_arguments.h"
+
+namespace retry_cost {
+
+// The retry both retries do. gRPC 1.51's retry filter multiplies each
+// backoff by a uniform draw in [0.8, 1.2] (RETRY_BACKOFF_JITTER 0.2, not
+// the full jitter gRFC A6 describes): our "jitter": 0.2, added below.
+constexpr char kBackoff[] = R"("maxAttempts": 3, "initialBackoff": "0.02s", "maxBackoff": "0.2s", )"
+                            R"("backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"])";
+// The same with a per-attempt timeout, whose ends are retried too (without
+// DEADLINE_EXCEEDED the loader warns, and strict mode refuses the policy).
+constexpr char kBackoffWithTimeout[] =
+    R"("maxAttempts": 3, "initialBackoff": "0.02s", "maxBackoff": "0.2s", )"
+    R"("backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE", "DEADLINE_EXCEEDED"], )"
+    R"("perAttemptTimeout": "0.2s")";
+static_assert(kMaxAttempts == 3, "kBackoff and kBackoffWithTimeout say maxAttempts 3");
+
+std::string BuiltInRetryServiceConfig() {
+  return absl::StrCat(R"({"methodConfig": [{"name": [)", kGetName, R"(], "retryPolicy": {)",
+                      kBackoff, "}}]}");
+}
+
+std::string ChainPolicyJson(const ChainSpec& chain) {
+  std::vector<std::string> fields;
+  if (chain.timeout) fields.push_back(R"("timeout": "2s")");
+  if (chain.retry) {
+    fields.push_back(
+        absl::StrCat(R"("retryPolicy": {)",
+                     chain.per_attempt_timeout ? kBackoffWithTimeout : kBackoff,
+                     R"(, "jitter": 0.2})"));
+  }
+  if (!chain.breaker.empty()) fields.push_back(absl::StrCat(R"("breaker": )", chain.breaker));
+  std::string json = absl::StrCat(R"({"methodConfig": [{"name": [)", kGetName, "], ",
+                                  absl::StrJoin(fields, ", "), "}]");
+  // gRPC's built-in retry has no retry budget unless the service config sets
+  // retryThrottling; ours defaults to 10 tokens, which a steady 20% failure
+  // rate spends. One that never runs dry keeps the comparison like for like.
+  if (chain.retry)
+    absl::StrAppend(&json, R"(, "retryThrottling": {"maxTokens": 1000, "tokenRatio": 1})");
+  return json + "}";
+}
+
+absl::StatusOr<Client> MakeClient(const ChannelSpec& spec, const std::string& target) {
+  grpc::ChannelArguments args;
+  // A connection of its own per configuration, as an application's channel
+  // would have.
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  Client client;
+  client.name = spec.name;
+  switch (spec.kind) {
+    case ChannelSpec::Kind::kBare:
+      args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
+      client.channel = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+      break;
+    case ChannelSpec::Kind::kBuiltinRetry:
+      args.SetServiceConfigJSON(BuiltInRetryServiceConfig());
+      client.channel = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+      break;
+    case ChannelSpec::Kind::kHijackFloor: {
+      // gRPC's retry filter stays on (for transparent retries), as on the
+      // channels CreateResilientChannel() makes: the floor of our chain.
+      std::vector<std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>> hijack;
+      hijack.push_back(std::make_unique<resilience::bench::HijackOnceFactory>(spec.floor));
+      client.channel = grpc::experimental::CreateCustomChannelWithInterceptors(
+          target, grpc::InsecureChannelCredentials(), args, std::move(hijack));
+      break;
+    }
+    case ChannelSpec::Kind::kOurChain: {
+      resilience::PolicyLoadOptions load;
+      load.strict = true;  // a field we got wrong should not be silently ignored
+      absl::StatusOr<resilience::PolicySet> policies =
+          resilience::PolicySet::FromJsonString(ChainPolicyJson(spec.chain), load);
+      if (!policies.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(spec.name, ": ", policies.status().message()));
+      }
+      resilience::ResilientChannelOptions options;
+      options.args = args;
+      resilience::ResilientChannel channel = resilience::CreateResilientChannel(
+          target, grpc::InsecureChannelCredentials(), *policies, std::move(options));
+      for (const std::string& w : channel.warnings) {
+        std::fprintf(stderr, "%s: warning: %s\n", spec.name.c_str(), w.c_str());
+      }
+      client.channel = std::move(channel.channel);
+      client.resilience = std::move(channel.resilience);
+      break;
+    }
+  }
+  client.stub = cache::v1::CacheService::NewStub(client.channel);
+  return client;
+}
+
+absl::StatusOr<std::vector<Client>> MakeClients(const std::vector<ChannelSpec>& specs,
+                                                const std::string& target) {
+  std::vector<Client> clients;
+  for (const ChannelSpec& spec : specs) {
+    absl::StatusOr<Client> client = MakeClient(spec, target);
+    if (!client.ok()) return client.status();
+    clients.push_back(*std::move(client));
+  }
+  return clients;
+}
+
+ChannelSpec Bare() { return {"bare", ChannelSpec::Kind::kBare, {}, {}}; }
+ChannelSpec BuiltinRetry() { return {"builtin_retry", ChannelSpec::Kind::kBuiltinRetry, {}, {}}; }
+
+namespace {
+
+ChannelSpec Floor(std::string name, bool reissue, int max_attempts, bool reuse_cq) {
+  resilience::bench::HijackFloorOptions floor;
+  floor.reissue = reissue;
+  floor.max_attempts = max_attempts;
+  floor.reuse_cq = reuse_cq;
+  return {std::move(name), ChannelSpec::Kind::kHijackFloor, {}, floor};
+}
+
+}  // namespace
+
+ChannelSpec HijackFloor() { return Floor("hijack_floor", true, 1, false); }
+ChannelSpec HijackFloorReusedCq() { return Floor("hijack_floor_reused_cq", true, 1, true); }
+ChannelSpec RetryFloor() { return Floor("retry_floor", true, kMaxAttempts, false); }
+ChannelSpec RetryFloorReusedCq() {
+  return Floor("retry_floor_reused_cq", true, kMaxAttempts, true);
+}
+ChannelSpec HijackRejectFloor() { return Floor("hijack_reject_floor", false, 1, false); }
+
+ChannelSpec OurChain(std::string name, ChainSpec chain) {
+  return {std::move(name), ChannelSpec::Kind::kOurChain, std::move(chain), {}};
+}
+ChainSpec BreakerOnly(std::string breaker) {
+  ChainSpec chain;
+  chain.breaker = std::move(breaker);
+  return chain;
+}
+ChainSpec BreakerTimeout(std::string breaker) {
+  ChainSpec chain = BreakerOnly(std::move(breaker));
+  chain.timeout = true;
+  return chain;
+}
+ChainSpec RetryOnly() {
+  ChainSpec chain;
+  chain.retry = true;
+  return chain;
+}
+ChainSpec FullChain(std::string breaker) {
+  ChainSpec chain = BreakerTimeout(std::move(breaker));
+  chain.retry = true;
+  chain.per_attempt_timeout = true;
+  return chain;
+}
+
+std::vector<ChannelSpec> SuccessPathSpecs() {
+  return {Bare(),
+          BuiltinRetry(),
+          HijackFloor(),
+          HijackFloorReusedCq(),
+          OurChain("breaker", BreakerOnly(kSreBreaker)),
+          OurChain("breaker_timeout", BreakerTimeout(kSreBreaker)),
+          OurChain("full_chain", FullChain(kSreBreaker))};
+}
+
+std::vector<ChannelSpec> FailureSpecs() {
+  return {BuiltinRetry(), RetryFloor(), RetryFloorReusedCq(), OurChain("retry_only", RetryOnly()),
+          OurChain("full_chain", FullChain(kSreBreaker))};
+}
+
+const std::vector<std::string>& Keys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> k;
+    for (int i = 0; i < kKeys; ++i) k.push_back(absl::StrCat("key-", i));
+    return k;
+  }();
+  return keys;
+}
+
+absl::Status StoreKeys(const std::string& target) {
+  auto stub = cache::v1::CacheService::NewStub(
+      grpc::CreateChannel(target, grpc::InsecureChannelCredentials()));
+  const std::string value(kValueBytes, 'v');
+  for (const std::string& key : Keys()) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
+    cache::v1::StoreReq request;
+    request.set_key(key);
+    request.set_value(value);
+    cache::v1::StoreResp response;
+    if (grpc::Status s = stub->Store(&context, request, &response); !s.ok()) {
+      return absl::UnavailableError(absl::StrCat("Store ", key, ": ", s.error_message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+Outcome GetOnce(Stub& stub, const std::string& key) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
+  cache::v1::GetReq request;
+  request.set_key(key);
+  cache::v1::GetResp response;
+  const grpc::Status status = stub.Get(&context, request, &response);
+  if (status.ok()) return Outcome::kOk;
+  return resilience::RejectedLocally(context) ? Outcome::kRejectedLocally : Outcome::kFailed;
+}
+
+}  // namespace retry_cost

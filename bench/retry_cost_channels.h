@@ -1,0 +1,115 @@
+// retry_cost_bench's configurations: the channels it compares (a bare one,
+// gRPC's built-in retry, the hijack floors, our chain with parts of a
+// policy), and the Get every caller makes on them.
+
+#ifndef GRPC_RESILIENCE_BENCH_RETRY_COST_CHANNELS_H_
+#define GRPC_RESILIENCE_BENCH_RETRY_COST_CHANNELS_H_
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "bench/hijack_once_interceptor.h"
+#include "cache/v1/cache.grpc.pb.h"
+#include "grpc_resilience/client.h"
+#include "grpcpp/channel.h"
+
+namespace retry_cost {
+
+using Stub = cache::v1::CacheService::Stub;
+
+inline constexpr char kGetMethod[] = "/cache.v1.CacheService/Get";
+inline constexpr char kGetName[] = R"({"service": "cache.v1.CacheService", "method": "Get"})";
+// Every Get's deadline: far beyond any policy timeout (2 s), so that the
+// policy's timeout is the one armed.
+inline constexpr auto kCallDeadline = std::chrono::seconds(5);
+// Keys stored before the load; each caller cycles through them.
+inline constexpr int kKeys = 100;
+inline constexpr size_t kValueBytes = 100;
+
+// Our chain on Get: which of retry / timeout / breaker the policy has.
+struct ChainSpec {
+  bool retry = false;
+  bool per_attempt_timeout = false;  // retryPolicy.perAttemptTimeout 0.2s
+  bool timeout = false;              // timeout 2s
+  std::string breaker;               // the "breaker" object; "" for none
+};
+
+struct ChannelSpec {
+  enum class Kind { kBare, kBuiltinRetry, kHijackFloor, kOurChain };
+  std::string name;
+  Kind kind;
+  ChainSpec chain;                             // kOurChain only
+  resilience::bench::HijackFloorOptions floor;  // kHijackFloor only
+};
+
+// An SRE breaker that does not drop at a 20% failure rate (it drops once
+// requests exceed k x accepts).
+inline constexpr char kSreBreaker[] = R"({"sre": {"k": 2}})";
+
+// A breaker that, once tripped (5 failures in a row), stays open for the
+// whole run.
+inline constexpr char kLatchingBreaker[] =
+    R"({"threeState": {"consecutiveFailures": 5, "openDuration": "3600s", )"
+    R"("openDurationMultiplier": 1}})";
+
+// How many attempts the retries make at most (our chain's, gRPC's, the
+// retry floors').
+inline constexpr int kMaxAttempts = 3;
+
+
+// One configuration's channel and stub, created once and used for every
+// round.
+struct Client {
+  std::string name;
+  std::shared_ptr<grpc::Channel> channel;
+  std::shared_ptr<resilience::ClientResilience> resilience;  // null: a plain channel
+  std::unique_ptr<Stub> stub;
+};
+
+absl::StatusOr<Client> MakeClient(const ChannelSpec& spec, const std::string& target);
+absl::StatusOr<std::vector<Client>> MakeClients(const std::vector<ChannelSpec>& specs,
+                                                const std::string& target);
+
+ChannelSpec Bare();
+ChannelSpec BuiltinRetry();
+// What any hijack-and-re-issue retry costs at least, on a channel set up as
+// ours are (hijack_once_interceptor.h): re-issued once, on a new completion
+// queue per attempt (hijack_floor) or on the caller thread's own
+// (hijack_floor_reused_cq).
+ChannelSpec HijackFloor();
+ChannelSpec HijackFloorReusedCq();
+// What any retry that re-issues a failed attempt at once costs at least: up
+// to kMaxAttempts attempts, each attempt that ended UNAVAILABLE re-issued,
+// no backoff, no decision; a new queue per attempt or one per caller thread.
+ChannelSpec RetryFloor();
+ChannelSpec RetryFloorReusedCq();
+// What any interceptor that answers a call itself costs at least.
+ChannelSpec HijackRejectFloor();
+ChannelSpec OurChain(std::string name, ChainSpec chain);
+ChainSpec BreakerOnly(std::string breaker);
+ChainSpec BreakerTimeout(std::string breaker);
+ChainSpec RetryOnly();
+ChainSpec FullChain(std::string breaker);
+
+// The configurations of the success-path comparison, and of the failure
+// comparison (its floors re-issue failed attempts).
+std::vector<ChannelSpec> SuccessPathSpecs();
+std::vector<ChannelSpec> FailureSpecs();
+
+// The keys the server stores before the load.
+const std::vector<std::string>& Keys();
+absl::Status StoreKeys(const std::string& target);
+
+enum class Outcome { kOk, kRejectedLocally, kFailed };
+
+// One Get as an application makes it: sync stub, 5 s deadline.
+Outcome GetOnce(Stub& stub, const std::string& key);
+
+}  // namespace retry_cost
+
+#endif  // GRPC_RESILIENCE_BENCH_RETRY_COST_CHANNELS_H_

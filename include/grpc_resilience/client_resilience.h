@@ -1,0 +1,160 @@
+// File: include/grpc_resilience/client_resilience.h
+//
+// The resilience state of one client channel, as its user sees it: per
+// method, the counters (Stats()), the breaker (BreakerSnapshotOf()), the
+// Prometheus metrics (AppendMetrics()), and the channel's retryThrottling.
+//
+//   resilience::ResilientChannel made = resilience::CreateResilientChannel(...);
+//   resilience::ClientMethodStats s = made.resilience->Stats("/pkg.Service/Method");
+//   std::cout << s.calls << " calls, " << s.retries << " retries\n";
+//
+// What each counter counts on the client: docs/accounting.md.
+
+#ifndef GRPC_RESILIENCE_CLIENT_RESILIENCE_H_
+#define GRPC_RESILIENCE_CLIENT_RESILIENCE_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "grpc_resilience/events.h"
+#include "grpc_resilience/metrics.h"
+#include "grpc_resilience/policy.h"
+
+namespace resilience {
+
+// Counters of one method on one channel, as read by ClientResilience::Stats().
+struct ClientMethodStats {
+  // Logical calls the application made (each unary call once, however many
+  // attempts it took), counted when they start.
+  int64_t calls = 0;
+  // Attempts made, with or without a breaker: each attempt of a retried
+  // call, and the one attempt of every other call, including those the
+  // breaker rejected. attempts - retries = calls that made an attempt.
+  int64_t attempts = 0;
+  // Attempts after a call's first: retries, or a hedged call's hedges.
+  int64_t retries = 0;
+  // Of those, a hedged call's hedges (retries - hedges = retries proper).
+  int64_t hedges = 0;
+  // Attempts our circuit breaker refused (they never reached the network).
+  int64_t rejected_by_breaker = 0;
+  // Attempts that hit their per-attempt timeout (not the call's deadline).
+  int64_t attempt_timeouts = 0;
+  // Retries not made because the retry budget was spent (hedged calls:
+  // calls whose hedges the budget stopped).
+  int64_t retry_budget_exhausted = 0;
+  // Retries not made because the server's pushback said not to.
+  int64_t pushback_stops = 0;
+  // Unary calls of a retried method passed through without retry because
+  // they did not come from a protobuf generated stub (e.g. a GenericStub).
+  int64_t not_retried_stub_calls = 0;
+  // With Options::metrics: the calls by the final status the application
+  // got (CallsWithCode()), counted when they end, and their latency from
+  // start to final status, retries and backoff included.
+  StatusCodeCountsSnapshot calls_by_code;
+  LatencyHistogramSnapshot latency;
+  // Breaker state changes, [from][to] indexed by BreakerState
+  // (kClosed, kOpen, kHalfOpen).
+  std::array<std::array<int64_t, 3>, 3> breaker_transitions{};
+
+  // The calls that ended with `code` (a grpc::StatusCode's number; any
+  // number above 16 counts in one "other" slot).
+  uint64_t CallsWithCode(int code) const;
+  // The transitions from `from` to `to`.
+  int64_t Transitions(BreakerState from, BreakerState to) const {
+    return breaker_transitions[static_cast<size_t>(from)][static_cast<size_t>(to)];
+  }
+};
+
+// The channel's retryThrottling (gRFC A6) as it is now.
+struct RetryThrottleState {
+  // Tokens left, in [0, max_tokens]; retries and hedges stop at half of
+  // max_tokens or below.
+  double tokens = 0;
+  int max_tokens = 0;
+  // Tokens a success gives back.
+  double token_ratio = 0;
+};
+
+class ClientResilienceImpl;  // the engine; internal to the library
+
+// ClientResilience
+//
+// Made by CreateResilientChannel() (resilient_channel.h), one per channel,
+// or by you for ClientInterceptorFactories(). Thread-safe; its methods take
+// snapshots and are safe while calls run.
+class ClientResilience {
+ public:
+  struct Options {
+    // Seed of the retry jitter and the SRE drop decisions.
+    uint64_t seed = 1;
+    // Names the channel in messages (e.g. its target), and in the `channel`
+    // label of its metrics.
+    std::string name;
+    // Told of every breaker transition of every method (LogEvents prints
+    // them); null: nobody.
+    std::shared_ptr<ResilienceEvents> events;
+    // Count every method's calls, with or without a policy: by final status
+    // and latency (AppendMetrics(), AllStats()). A call with none of our
+    // interceptors then gets a minimal one that only counts. false: methods
+    // without a policy pass through untouched, and no call is counted by
+    // status or latency (the other counters are kept).
+    bool metrics = true;
+  };
+
+  // The state for `policies`; its breakers run on the real clock.
+  ClientResilience(PolicySet policies, Options options);
+  // Over an engine the library made (its internal route, e.g. a breaker
+  // clock for tests); `impl` must not be null.
+  explicit ClientResilience(std::shared_ptr<ClientResilienceImpl> impl);
+  ~ClientResilience();
+
+  ClientResilience(const ClientResilience&) = delete;
+  ClientResilience& operator=(const ClientResilience&) = delete;
+
+  // Stats() / BreakerSnapshotOf()
+  //
+  // The counters and the breaker of `method` ("/pkg.Service/Method"); zeros
+  // / nullopt when it was not called yet or has no breaker.
+  ClientMethodStats Stats(absl::string_view method) const;
+  std::optional<BreakerSnapshot> BreakerSnapshotOf(absl::string_view method) const;
+
+  // AllStats()
+  //
+  // The counters of every method called so far (with Options::metrics,
+  // those without a policy too), sorted by method name.
+  std::vector<std::pair<std::string, ClientMethodStats>> AllStats() const;
+
+  // AppendMetrics()
+  //
+  // Adds this channel's metrics to `text`, the families of docs/metrics.md
+  // (grpc_resilience_client_*), every sample labelled grpc_method and
+  // channel (Options::name): one sample set per method called so far, in
+  // method order. Families are declared in a fixed order, so several
+  // channels (give them different names) and a ServerResilience can add to
+  // the same text.
+  void AppendMetrics(PrometheusText& text) const;
+
+  const std::string& name() const;
+
+  // The channel's retryThrottling, fed by every call on the channel
+  // whatever its method; nullopt when the policy file has none.
+  std::optional<RetryThrottleState> retry_throttle() const;
+
+  // The engine behind this object, for the library's own code (its type is
+  // declared in no installed header).
+  const std::shared_ptr<ClientResilienceImpl>& impl() const { return impl_; }
+
+ private:
+  const std::shared_ptr<ClientResilienceImpl> impl_;
+};
+
+}  // namespace resilience
+
+#endif  // GRPC_RESILIENCE_CLIENT_RESILIENCE_H_
