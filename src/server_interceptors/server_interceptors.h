@@ -67,8 +67,9 @@ struct ServerResilienceOptions {
   // network.
   ServerInterceptorFactoryList outer_interceptors;
   ServerInterceptorFactoryList inner_interceptors;
-  // Told when a throttle starts or stops rejecting (LogEvents prints it);
-  // null: nobody.
+  // Told when a throttle starts or stops rejecting (LogEvents prints it),
+  // on a thread of the library's own, in order, with no lock held and no
+  // call waiting (ServerResilience::FlushEvents()); null: nobody.
   std::shared_ptr<ResilienceEvents> events;
   // Count every method's calls, with or without a policy: by the status
   // sent, handler latency and in flight (ServerResilience::AppendMetrics(),

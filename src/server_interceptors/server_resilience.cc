@@ -26,7 +26,8 @@ ServerResilience::ServerResilience(PolicySet policies, Clock& clock,
                                    std::shared_ptr<ResilienceEvents> events, bool metrics)
     : policies_(std::move(policies)),
       clock_(clock),
-      events_(std::move(events)),
+      events_(events == nullptr ? nullptr
+                                : std::make_unique<EventDeliveryThread>(std::move(events))),
       any_throttle_(AnyPolicy(policies_, [](const MethodPolicy& p) { return p.throttle.has_value(); })),
       any_fault_injection_(AnyPolicy(
           policies_, [](const MethodPolicy& p) { return p.fault_injection.has_value(); })),

@@ -44,6 +44,7 @@
 #include "src/server_interceptors/guarded_service.h"
 #include "src/server_interceptors/proceed_executor.h"
 #include "src/server_interceptors/call_verdicts.h"
+#include "src/server_interceptors/event_delivery_thread.h"
 
 namespace resilience {
 
@@ -132,7 +133,9 @@ struct ServerMethodState {
   std::string method;
   // Calls are counted by status sent and handler latency (`meter`).
   bool metrics = false;
-  ResilienceEvents* events = nullptr;  // null: nobody listens
+  // Delivers throttle events to the application off the call's thread;
+  // null: nobody listens.
+  EventDeliveryThread* events = nullptr;
   ScopeLimits* limits = nullptr;                       // null: no throttle
   const FaultInjectionSettings* fault = nullptr;      // null: no faults
   std::unique_ptr<RandomSource> fault_random;
@@ -261,6 +264,16 @@ class ServerResilience {
 
   bool metrics() const { return metrics_; }
 
+  // FlushEvents()
+  //
+  // Events reach the ResilienceEvents listener on a thread of their own, in
+  // order, after the call that caused them went on; this returns once every
+  // event caused so far was delivered (tests, a shutdown that wants the last
+  // ones). Not from the listener.
+  void FlushEvents() {
+    if (events_ != nullptr) events_->Flush();
+  }
+
   const PolicySet& policies() const { return policies_; }
 
   // The verdicts of the interceptors on calls, for the GuardedServices. An
@@ -375,7 +388,8 @@ class ServerResilience {
 
   const PolicySet policies_;
   Clock& clock_;
-  const std::shared_ptr<ResilienceEvents> events_;
+  // Null without a listener.
+  std::unique_ptr<EventDeliveryThread> events_;
   const bool any_throttle_;
   const bool any_fault_injection_;
   const bool metrics_;

@@ -37,9 +37,8 @@ void ThrottleInterceptor::NoteRejection(absl::string_view cause) {
   if (limits.saturated.load(std::memory_order_relaxed)) return;
   if (limits.saturated.exchange(true, std::memory_order_acq_rel)) return;
   limits.saturated_since_ns.store(now_ns, std::memory_order_relaxed);
-  state_->events->OnThrottleSaturation(ThrottleEvent{ThrottleEvent::Kind::kSaturated,
-                                                     state_->method, limits.scope, cause,
-                                                     absl::Now()});
+  state_->events->Post(ThrottleEvent{ThrottleEvent::Kind::kSaturated, state_->method,
+                                     limits.scope, cause, absl::Now()});
 }
 
 void ThrottleInterceptor::NoteAdmission() {
@@ -56,7 +55,7 @@ void ThrottleInterceptor::NoteAdmission() {
                       absl::Now()};
   event.saturated_for = std::max(last_rejection - since, absl::ZeroDuration());
   event.rejected = limits.episode_rejections.exchange(0, std::memory_order_relaxed);
-  state_->events->OnThrottleSaturation(event);
+  state_->events->Post(std::move(event));
 }
 
 void ThrottleInterceptor::Reject(std::string message, absl::Duration pushback) {

@@ -177,10 +177,7 @@ TEST_P(ServerInterceptorsTest, BadInputIsAnsweredAndServingGoesOn) {
   EXPECT_TRUE(Eventually([&] { return state_->Stats(kGet).in_flight == 0; }));
 }
 
-INSTANTIATE_TEST_SUITE_P(SyncAndCallbackApis, ServerInterceptorsTest, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& info) {
-                           return info.param ? "Callback" : "Sync";
-                         });
+// Instantiated (sync and callback APIs) in server_interceptors_test.cc.
 
 }  // namespace
 }  // namespace resilience

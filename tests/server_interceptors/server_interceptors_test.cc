@@ -87,10 +87,12 @@ TEST_P(ServerInterceptorsTest, ThrottleSaturationIsAnEventEachWay) {
   ASSERT_TRUE(Eventually([&] { return state_->Stats(kGet).in_flight == 0; }));
   clock.AdvanceTime(kThrottleQuietPeriod - absl::Milliseconds(1));
   EXPECT_TRUE(Get("fast").ok());  // admitted, but the last rejection is too recent
+  state_->FlushEvents();
   EXPECT_EQ(recorder->lines().size(), 1u);
   clock.AdvanceTime(absl::Milliseconds(1));
   EXPECT_TRUE(Get("fast").ok());
   EXPECT_TRUE(Get("fast").ok());
+  state_->FlushEvents();
   EXPECT_THAT(recorder->lines(),
               ::testing::ElementsAre(
                   "throttle /cache.v1.CacheService/Get (scope cache.v1.CacheService/Get): "
@@ -113,12 +115,15 @@ TEST_P(ServerInterceptorsTest, ThrottleSaturationDoesNotFlapUnderSteadyOverload)
     EXPECT_TRUE(Get("fast").ok()) << i;
     EXPECT_EQ(Get("fast").error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << i;
   }
+  state_->FlushEvents();
   EXPECT_EQ(recorder->lines().size(), 1u);
   clock.AdvanceTime(absl::Milliseconds(500));
   EXPECT_TRUE(Get("fast").ok());
+  state_->FlushEvents();
   EXPECT_EQ(recorder->lines().size(), 1u);
   clock.AdvanceTime(absl::Milliseconds(500));
   EXPECT_TRUE(Get("fast").ok());
+  state_->FlushEvents();
   EXPECT_THAT(recorder->lines(),
               ::testing::ElementsAre(
                   "throttle /cache.v1.CacheService/Get (scope cache.v1.CacheService/Get): "
