@@ -131,6 +131,9 @@ struct ScopeLimits {
 // `limits` and `fault` are null and only the counters are used).
 struct ServerMethodState {
   std::string method;
+  // The server's clock (ServerResilienceOptions::clock): its Now() times
+  // handlers and throttles.
+  Clock* clock = &Clock::Real();
   // Calls are counted by status sent and handler latency (`meter`).
   bool metrics = false;
   // Delivers throttle events to the application off the call's thread;
@@ -176,7 +179,7 @@ class ServerCallMeter {
       state.admitted.fetch_add(1, std::memory_order_relaxed);
       state.in_flight.fetch_add(1, std::memory_order_relaxed);
     }
-    if (state.metrics) start_ = std::chrono::steady_clock::now();
+    if (state.metrics) start_ = state.clock->Now();
   }
 
   // StatusSent()
@@ -192,7 +195,7 @@ class ServerCallMeter {
     if (!admitted_) return;
     Abandon(state);
     if (state.metrics && !handler_skipped) {
-      state.meter.ObserveLatency(absl::FromChrono(std::chrono::steady_clock::now() - start_));
+      state.meter.ObserveLatency(state.clock->Now() - start_);
     }
   }
 
@@ -208,7 +211,7 @@ class ServerCallMeter {
 
  private:
   const bool counts_;
-  std::chrono::steady_clock::time_point start_;
+  absl::Time start_;  // on the server's clock (monotonic)
   bool admitted_ = false;
   bool in_flight_ = false;
   bool status_sent_ = false;

@@ -325,6 +325,32 @@ TEST_P(ServerInterceptorsTest, AdaptiveConcurrencyLimitRejectsWithPushbackAndLea
   EXPECT_TRUE(Get("fast").ok());
 }
 
+// The handler latency is measured on the server's clock (monotonic Now()):
+// on a simulated clock, a call held while the clock moves 30 ms took exactly
+// 30 ms, whether the throttle (Get) or fault injection (Store, no throttle)
+// times it; real time passing does not count.
+TEST_P(ServerInterceptorsTest, HandlerLatencyIsOnTheServersClock) {
+  SimulatedClock clock;
+  Start(R"({"methodConfig": [
+    {"name": [{"service": "cache.v1.CacheService", "method": "Get"}],
+     "throttle": {"maxConcurrency": 3}},
+    {"name": [{"service": "cache.v1.CacheService", "method": "Store"}],
+     "faultInjection": {"delay": "0.02s", "delayFraction": 1.0}}]})",
+        clock);
+  PendingCall* held = StartGet("gated");
+  ASSERT_TRUE(Eventually([&] { return counters_.get_waiting.load() == 1; }));
+  clock.AdvanceTime(absl::Milliseconds(30));
+  gate_.Open();
+  ASSERT_TRUE(held->done.WaitForNotificationWithTimeout(kLong));
+  ASSERT_TRUE(Eventually([&] { return state_->Stats(kGet).latency.count == 1; }));
+  EXPECT_DOUBLE_EQ(state_->Stats(kGet).latency.sum_seconds, 0.030);
+  // The Store is held 20 ms of real time (an injected delay, timed by
+  // gRPC's alarm or the guard), but the server's clock does not move: 0.
+  EXPECT_TRUE(Store().ok());
+  ASSERT_TRUE(Eventually([&] { return state_->Stats(kStore).latency.count == 1; }));
+  EXPECT_DOUBLE_EQ(state_->Stats(kStore).latency.sum_seconds, 0.0);
+}
+
 constexpr char kGetAimd[] = R"({"methodConfig": [
   {"name": [{"service": "cache.v1.CacheService", "method": "Get"}],
    "throttle": {"adaptive": {"algorithm": "AIMD", "initialLimit": 10, "minSamples": 1,
