@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <utility>
 
+#include "src/core/clock.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
@@ -47,7 +48,7 @@ absl::Status RedisConnection::IoError(const char* what) const {
 absl::Status RedisConnection::Wait(short events, absl::Time deadline, const char* what) const {
   // Bounded: each pass either returns or waits out part of the time left.
   while (true) {
-    const absl::Duration left = deadline - absl::Now();
+    const absl::Duration left = deadline - Clock::Real().Now();
     if (left <= absl::ZeroDuration()) {
       return absl::DeadlineExceededError(absl::StrCat(
           what, " timed out after ", absl::FormatDuration(timeout_), " (", address_, ")"));
@@ -63,7 +64,8 @@ absl::Status RedisConnection::Wait(short events, absl::Time deadline, const char
 }
 
 absl::StatusOr<RedisReply> RedisConnection::Command(const std::vector<std::string>& args) {
-  const absl::Time deadline = absl::Now() + timeout_;
+  // Socket timeouts: real monotonic time, immune to clock steps.
+  const absl::Time deadline = Clock::Real().Now() + timeout_;
   std::vector<const char*> argv;
   std::vector<size_t> lens;
   for (const std::string& a : args) {

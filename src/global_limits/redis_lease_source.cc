@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "src/core/clock.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
@@ -60,11 +61,12 @@ void RedisLeaseSource::Wake() {
 }
 
 bool RedisLeaseSource::Pause(absl::Duration d, bool wakeable) {
-  const absl::Time until = absl::Now() + d;
+  // A real wait on a condition variable: real monotonic time.
+  const absl::Time until = Clock::Real().Now() + d;
   MutexLock lock(&mu_);
   while (!stopping_) {
     if (wakeable && woken_.exchange(false, std::memory_order_acq_rel)) return true;
-    const absl::Duration left = until - absl::Now();
+    const absl::Duration left = until - Clock::Real().Now();
     if (left <= absl::ZeroDuration()) return true;
     cv_.WaitWithTimeout(&mu_, left);
   }

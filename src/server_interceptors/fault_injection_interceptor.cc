@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "src/core/clock.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "src/grpc_common/status_conversion.h"
@@ -14,6 +15,11 @@ using grpc::experimental::InterceptionHookPoints;
 
 // How often a held call wakes to check its deadline and the end of holds.
 constexpr absl::Duration kHoldSlice = absl::Milliseconds(20);
+
+// Holds are timed by grpc::Alarm and the guard's sleeps, and compared with
+// gRPC's deadlines: all on the real wall clock, whatever clock the throttle
+// is given.
+absl::Time RealWallNow() { return Clock::Real().WallNow(); }
 
 }  // namespace
 
@@ -63,10 +69,10 @@ bool FaultInjectionInterceptor::Decide(grpc::experimental::InterceptorBatchMetho
     // The guard holds the call on the thread gRPC gives its handler, where
     // it also sees a cancellation or a shutdown.
     held_by_guard_ = true;
-    call_verdicts_.Hold(context, absl::Now() + fault.delay, &state_->expired_while_delayed);
+    call_verdicts_.Hold(context, RealWallNow() + fault.delay, &state_->expired_while_delayed);
     return false;
   }
-  hold_until_ = absl::Now() + fault.delay;
+  hold_until_ = RealWallNow() + fault.delay;
   callback_api_ = callback_api;
   Arm(methods);
   return true;
@@ -76,14 +82,14 @@ void FaultInjectionInterceptor::Arm(grpc::experimental::InterceptorBatchMethods*
   // The alarm is a member, so it lives until the call ends, which cannot be
   // before Proceed(). It wakes at least every kHoldSlice to see whether the
   // call's deadline passed or the holds must end (a server shutdown).
-  const absl::Time next = std::min(hold_until_, absl::Now() + kHoldSlice);
+  const absl::Time next = std::min(hold_until_, RealWallNow() + kHoldSlice);
   alarm_.Set(absl::ToChronoTime(next), [this, methods](bool /*fired*/) { OnAlarm(methods); });
 }
 
 void FaultInjectionInterceptor::OnAlarm(grpc::experimental::InterceptorBatchMethods* methods) {
   // Never IsCancelled() here (see ThrottleInterceptor): a cancellation is
   // not seen before the hold is over.
-  switch (call_verdicts_.EndOfHold(absl::Now(), hold_until_,
+  switch (call_verdicts_.EndOfHold(RealWallNow(), hold_until_,
                                    absl::FromChrono(info_->server_context()->deadline()))) {
     case HoldEnd::kHeld:
       Arm(methods);

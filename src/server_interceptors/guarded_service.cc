@@ -5,6 +5,7 @@
 #include <typeinfo>
 #include <utility>
 
+#include "src/core/clock.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -85,7 +86,8 @@ class GuardHandler final : public MethodHandler {
     grpc::ServerContextBase& context = *param.server_context;
     const absl::Time deadline = absl::FromChrono(context.deadline());
     for (;;) {
-      const absl::Time now = absl::Now();
+      // Compared with gRPC's deadline: the real wall clock gRPC enforces it on.
+      const absl::Time now = Clock::Real().WallNow();
       switch (verdicts_->EndOfHold(now, verdict.hold_until, deadline, context.IsCancelled())) {
         case HoldEnd::kHeld:
           break;

@@ -29,9 +29,15 @@ std::shared_ptr<ServerResilience> AddServerInterceptors(grpc::ServerBuilder& bui
                                                         ServerResilienceOptions options) {
   auto state = std::make_shared<ServerResilience>(std::move(policies), *options.clock,
                                                   std::move(options.events), options.metrics);
-  ServerInterceptorFactoryList all = std::move(options.outer_interceptors);
+  // gRPC 1.51 runs a server's receive hooks from the last registered to the
+  // first and its send hooks in registration order: the last registered is
+  // the one nearest the network. So the application's outer interceptors
+  // go last (they see a call arrive before our throttle decides, and its
+  // status after ours rewrote it: the status the client gets), and its inner
+  // ones first (nearest the handler).
+  ServerInterceptorFactoryList all = std::move(options.inner_interceptors);
   for (auto& ours : ServerInterceptorFactories(state)) all.push_back(std::move(ours));
-  for (auto& inner : options.inner_interceptors) all.push_back(std::move(inner));
+  for (auto& outer : options.outer_interceptors) all.push_back(std::move(outer));
   builder.experimental().SetInterceptorCreators(std::move(all));
   return state;
 }

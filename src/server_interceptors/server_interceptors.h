@@ -44,14 +44,32 @@ struct ServerResilienceOptions {
   // The throttles' and breakers' clock; must outlive the server.
   Clock* clock = &Clock::Real();
   // Interceptors of your own. gRPC keeps one interceptor list per
-  // ServerBuilder and AddServerInterceptors() sets it, so give yours here:
-  //   outer_interceptors, ours (fault injection, throttle), inner_interceptors
-  // in registration order. All of them see every call, including the ones
-  // ours reject (whose handler never runs; their status is the rejection).
+  // ServerBuilder and AddServerInterceptors() sets it, so give yours here.
+  // From the network to the handler:
+  //   outer_interceptors -> drain, throttle, fault injection -> inner_interceptors
+  // (gRPC registers them as inner, ours, outer: it runs receive hooks from
+  // the last registered to the first, send hooks in registration order).
+  //   - outer: every call, before any of ours decides (at
+  //     POST_RECV_INITIAL_METADATA), and the status the client gets at
+  //     PRE_SEND_STATUS: ours rejecting it (RESOURCE_EXHAUSTED "<method>:
+  //     concurrency limit 5 reached" with grpc-retry-pushback-ms in the
+  //     trailing metadata), fault injection's abort code and message, a
+  //     drain's UNAVAILABLE, or the handler's.
+  //   - inner: every call too, after ours decided (CallVerdicts says whether
+  //     the handler will run), and at PRE_SEND_STATUS the status before ours
+  //     rewrite it: the handler's, or, for a call ours answer without the
+  //     handler, the GuardedService's placeholder (sync API:
+  //     RESOURCE_EXHAUSTED "<method>: rejected by a grpc-resilience server
+  //     interceptor"; callback API: the UNIMPLEMENTED with no message that
+  //     gRPC 1.51's callback handlers answer to a refused request), without
+  //     our pushback trailer.
+  // Within each list, gRPC's order holds: the last given is nearer the
+  // network.
   ServerInterceptorFactoryList outer_interceptors;
   ServerInterceptorFactoryList inner_interceptors;
-  // Told when a throttle starts or stops rejecting (LogEvents prints it);
-  // null: nobody.
+  // Told when a throttle starts or stops rejecting (LogEvents prints it),
+  // on a thread of the library's own, in order, with no lock held and no
+  // call waiting (ServerResilience::FlushEvents()); null: nobody.
   std::shared_ptr<ResilienceEvents> events;
   // Count every method's calls, with or without a policy: by the status
   // sent, handler latency and in flight (ServerResilience::AppendMetrics(),

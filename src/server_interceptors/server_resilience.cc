@@ -27,23 +27,34 @@ ServerResilience::ServerResilience(PolicySet policies, Clock& clock,
                                    std::shared_ptr<ResilienceEvents> events, bool metrics)
     : policies_(std::move(policies)),
       clock_(clock),
-      events_(std::move(events)),
+      events_(events == nullptr ? nullptr
+                                : std::make_unique<EventDeliveryThread>(std::move(events))),
       any_throttle_(AnyPolicy(policies_, [](const MethodPolicy& p) { return p.throttle.has_value(); })),
       any_fault_injection_(AnyPolicy(
           policies_, [](const MethodPolicy& p) { return p.fault_injection.has_value(); })),
       metrics_(metrics) {
   unknown_.method = std::string(kUnknownMethod);
   unknown_.metrics = metrics_;
+  unknown_.clock = &clock_;
 }
 
+namespace {
+
+// Drain() and DrainAndShutdown() wait for real calls and real connections,
+// against a wall-clock deadline that gRPC's Shutdown() shares: the real
+// wall clock, whatever clock the throttles are given.
+absl::Time RealWallNow() { return Clock::Real().WallNow(); }
+
+}  // namespace
+
 bool ServerResilience::Drain(absl::Time deadline) {
-  const absl::Time start = absl::Now();
+  const absl::Time start = RealWallNow();
   EndHoldsAt(deadline);
   draining_.store(true, std::memory_order_release);
   const absl::Time refuse_until = std::min(deadline, start + kMinDrain);
   // Polled: a shutdown is rare, and the loop ends by `deadline`.
   bool done = false;
-  for (absl::Time now = start;; now = absl::Now()) {
+  for (absl::Time now = start;; now = RealWallNow()) {
     done = open_calls() == 0;
     if (now >= deadline) break;
     if (done) {
@@ -56,7 +67,7 @@ bool ServerResilience::Drain(absl::Time deadline) {
     absl::SleepFor(std::min(absl::Milliseconds(5), deadline - now));
   }
   // The last kParkWindow: refused calls wait for their answer.
-  const absl::Time now = absl::Now();
+  const absl::Time now = RealWallNow();
   const absl::Duration park = std::min(kParkWindow, deadline - now);
   if (park > absl::ZeroDuration()) {
     {
@@ -99,7 +110,7 @@ void ServerResilience::DrainAndShutdown(grpc::Server& server, absl::Time deadlin
     absl::SleepFor(kGoawayHeadStart);
     ReleaseRefusedCalls();
   });
-  const absl::Time now = absl::Now();
+  const absl::Time now = RealWallNow();
   server.Shutdown(absl::ToChronoTime(all_done ? now + kShutdownSettle : now));
   release.join();
 }
@@ -161,11 +172,13 @@ MethodCache<ServerMethodState>::Resolution ServerResilience::Resolve(const char*
     if (!metrics_ || !named) return {nullptr, named};
     auto state = std::make_unique<ServerMethodState>();
     state->method = method;
+    state->clock = &clock_;
     state->metrics = true;
     return {std::move(state), named};
   }
   auto state = std::make_unique<ServerMethodState>();
   state->method = method;
+  state->clock = &clock_;
   state->metrics = metrics_;
   state->events = events_.get();
   if (match.policy->fault_injection) {

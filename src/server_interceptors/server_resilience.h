@@ -44,6 +44,7 @@
 #include "src/server_interceptors/guarded_service.h"
 #include "src/server_interceptors/proceed_executor.h"
 #include "src/server_interceptors/call_verdicts.h"
+#include "src/server_interceptors/event_delivery_thread.h"
 
 namespace resilience {
 
@@ -130,9 +131,14 @@ struct ScopeLimits {
 // `limits` and `fault` are null and only the counters are used).
 struct ServerMethodState {
   std::string method;
+  // The server's clock (ServerResilienceOptions::clock): its Now() times
+  // handlers and throttles.
+  Clock* clock = &Clock::Real();
   // Calls are counted by status sent and handler latency (`meter`).
   bool metrics = false;
-  ResilienceEvents* events = nullptr;  // null: nobody listens
+  // Delivers throttle events to the application off the call's thread;
+  // null: nobody listens.
+  EventDeliveryThread* events = nullptr;
   ScopeLimits* limits = nullptr;                       // null: no throttle
   const FaultInjectionSettings* fault = nullptr;      // null: no faults
   std::unique_ptr<RandomSource> fault_random;
@@ -173,7 +179,7 @@ class ServerCallMeter {
       state.admitted.fetch_add(1, std::memory_order_relaxed);
       state.in_flight.fetch_add(1, std::memory_order_relaxed);
     }
-    if (state.metrics) start_ = std::chrono::steady_clock::now();
+    if (state.metrics) start_ = state.clock->Now();
   }
 
   // StatusSent()
@@ -189,7 +195,7 @@ class ServerCallMeter {
     if (!admitted_) return;
     Abandon(state);
     if (state.metrics && !handler_skipped) {
-      state.meter.ObserveLatency(absl::FromChrono(std::chrono::steady_clock::now() - start_));
+      state.meter.ObserveLatency(state.clock->Now() - start_);
     }
   }
 
@@ -205,7 +211,7 @@ class ServerCallMeter {
 
  private:
   const bool counts_;
-  std::chrono::steady_clock::time_point start_;
+  absl::Time start_;  // on the server's clock (monotonic)
   bool admitted_ = false;
   bool in_flight_ = false;
   bool status_sent_ = false;
@@ -260,6 +266,16 @@ class ServerResilience {
   void AppendMetrics(PrometheusText& text);
 
   bool metrics() const { return metrics_; }
+
+  // FlushEvents()
+  //
+  // Events reach the ResilienceEvents listener on a thread of their own, in
+  // order, after the call that caused them went on; this returns once every
+  // event caused so far was delivered (tests, a shutdown that wants the last
+  // ones). Not from the listener.
+  void FlushEvents() {
+    if (events_ != nullptr) events_->Flush();
+  }
 
   const PolicySet& policies() const { return policies_; }
 
@@ -375,7 +391,8 @@ class ServerResilience {
 
   const PolicySet policies_;
   Clock& clock_;
-  const std::shared_ptr<ResilienceEvents> events_;
+  // Null without a listener.
+  std::unique_ptr<EventDeliveryThread> events_;
   const bool any_throttle_;
   const bool any_fault_injection_;
   const bool metrics_;

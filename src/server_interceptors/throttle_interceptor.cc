@@ -37,9 +37,8 @@ void ThrottleInterceptor::NoteRejection(absl::string_view cause) {
   if (limits.saturated.load(std::memory_order_relaxed)) return;
   if (limits.saturated.exchange(true, std::memory_order_acq_rel)) return;
   limits.saturated_since_ns.store(now_ns, std::memory_order_relaxed);
-  state_->events->OnThrottleSaturation(ThrottleEvent{ThrottleEvent::Kind::kSaturated,
-                                                     state_->method, limits.scope, cause,
-                                                     absl::Now()});
+  state_->events->Post(ThrottleEvent{ThrottleEvent::Kind::kSaturated, state_->method,
+                                     limits.scope, cause, clock_.WallNow()});
 }
 
 void ThrottleInterceptor::NoteAdmission() {
@@ -53,10 +52,10 @@ void ThrottleInterceptor::NoteAdmission() {
   const absl::Time since =
       absl::FromUnixNanos(limits.saturated_since_ns.load(std::memory_order_relaxed));
   ThrottleEvent event{ThrottleEvent::Kind::kRecovered, state_->method, limits.scope, "",
-                      absl::Now()};
+                      clock_.WallNow()};
   event.saturated_for = std::max(last_rejection - since, absl::ZeroDuration());
   event.rejected = limits.episode_rejections.exchange(0, std::memory_order_relaxed);
-  state_->events->OnThrottleSaturation(event);
+  state_->events->Post(std::move(event));
 }
 
 void ThrottleInterceptor::Reject(std::string message, absl::Duration pushback) {
@@ -121,9 +120,6 @@ void ThrottleInterceptor::Admit() {
     }
   }
   admitted_ = true;
-  if (state_->metrics && state_->fault == nullptr) {
-    metrics_start_ = std::chrono::steady_clock::now();
-  }
   NoteAdmission();
   limits.durations.Started(start_);
   state_->admitted.fetch_add(1, std::memory_order_relaxed);
@@ -158,8 +154,10 @@ void ThrottleInterceptor::Finish(Ending ending) {
 }
 
 ThrottleInterceptor::Ending ThrottleInterceptor::Unanswered() const {
-  // The client's deadline passed (a timeout), or the client went away.
-  return std::chrono::system_clock::now() >= info_->server_context()->deadline()
+  // The client's deadline passed (a timeout), or the client went away. The
+  // deadline is gRPC's, on the real wall clock, whatever clock the throttle
+  // is given.
+  return Clock::Real().WallNow() >= absl::FromChrono(info_->server_context()->deadline())
              ? Ending::kExpired
              : Ending::kCancelled;
 }
@@ -204,8 +202,7 @@ void ThrottleInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods*
         // With fault injection on the method, its interceptor times the
         // handler: it knows the calls it answered without one.
         if (was_admitted && state_->fault == nullptr) {
-          state_->meter.ObserveLatency(
-              absl::FromChrono(std::chrono::steady_clock::now() - metrics_start_));
+          state_->meter.ObserveLatency(clock_.Now() - start_);
         }
       }
     }

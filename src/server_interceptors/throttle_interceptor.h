@@ -89,9 +89,9 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
   ServerMethodState* const state_;
   Clock& clock_;
   CallVerdicts& call_verdicts_;
+  // When the call arrived, on the throttle's clock (monotonic): the start
+  // of its latency for the limiter, the duration estimate and the metrics.
   absl::Time start_;
-  // With metrics: when the call was admitted (handler latency).
-  std::chrono::steady_clock::time_point metrics_start_;
   bool holds_slot_ = false;   // a concurrency slot to release
   bool admitted_ = false;     // counted in in_flight, not finished yet
   bool rejected_ = false;
