@@ -23,7 +23,7 @@ namespace resilience {
 // some thread polls it (its reconnect timer fires on gRPC's timer thread,
 // but the connection attempt it starts completes through polling). A
 // blocking caller's attempts complete on a queue of their own, polled only
-// while the caller waits (stub_kind.h), and a busy client whose calls all
+// while the caller waits (grpc_internals.h), and a busy client whose calls all
 // fail fast (our breaker's local rejections never enter gRPC; a call on a
 // channel in TRANSIENT_FAILURE fails at once) polls nothing: the channel
 // then waits for gRPC's backup poller (every 5 s) at each step, and a

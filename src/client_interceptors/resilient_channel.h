@@ -1,11 +1,11 @@
 // File: src/client_interceptors/resilient_channel.h
 //
-// One call builds the client chain, retry -> timeout -> breaker, from a
-// policy set, on a channel whose service config hands the retries of
+// One call builds the client chain, retry -> timeout -> breaker -> metrics
+// (one interceptor per call, ResilientCallFactory), from a policy set, on a channel whose service config hands the retries of
 // streaming calls to gRPC's built-in retry.
 //
 // Who retries what:
-//  - Unary calls: the RetryInterceptor (retryPolicy, perAttemptTimeout,
+//  - Unary calls: the RetriedUnaryCall (retryPolicy, perAttemptTimeout,
 //    jitter, retry budget, pushback), each attempt seen by the breaker.
 //  - Streaming calls (client-, server-streaming, bidi): gRPC's built-in
 //    retry, from the service config BuiltInRetryConfig builds
@@ -40,8 +40,8 @@
 // A service config the name resolver returns (an xds: target, or DNS TXT
 // records where their lookup is enabled) replaces the channel's: then
 // streams are retried as it says, the policies' waitForReady reaches only
-// the RetryInterceptor's attempts, and a retryPolicy in it would retry unary
-// calls beneath the RetryInterceptor.
+// the RetriedUnaryCall's attempts, and a retryPolicy in it would retry unary
+// calls beneath the RetriedUnaryCall.
 
 #ifndef GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_RESILIENT_CHANNEL_H_
 #define GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_RESILIENT_CHANNEL_H_
@@ -65,11 +65,12 @@ using ClientInterceptorFactoryList =
 
 // ClientInterceptorFactories()
 //
-// Retry, timeout and breaker factories, in that order, sharing `state`.
-// They must come first in the channel's list: gRPC 1.51 mis-indexes the
-// retry interceptor's attempts when a factory *before* it returns nullptr
-// (the retry factory detects that case and stays out of its own attempts,
-// but the factories before it would then see attempts too).
+// The chain's factory (one: ResilientCallFactory, whose call objects run
+// retry -> timeout -> breaker -> metrics), sharing `state`. Best first in
+// the channel's list: gRPC 1.51 mis-indexes a retried call's attempts when
+// a factory *before* ours returns nullptr (ours recognises its own
+// attempts and stays out, but the factories before it would then see
+// attempts too).
 ClientInterceptorFactoryList ClientInterceptorFactories(std::shared_ptr<ClientResilience> state);
 
 // ConfigureBuiltInRetries()
@@ -85,7 +86,7 @@ ClientInterceptorFactoryList ClientInterceptorFactories(std::shared_ptr<ClientRe
 // When `args` already carry a service config (SetServiceConfigJSON), it is
 // kept and ours is not set (a warning says what is then not applied). If it
 // has a retryPolicy or hedgingPolicy, which could retry unary calls beneath
-// the RetryInterceptor, gRPC's retries are switched off
+// the RetriedUnaryCall, gRPC's retries are switched off
 // (GRPC_ARG_ENABLE_RETRIES = 0, with a warning), unless `args` set
 // GRPC_ARG_ENABLE_RETRIES themselves: an explicit setting is always kept.
 //
@@ -99,7 +100,8 @@ std::vector<std::string> ConfigureBuiltInRetries(
 struct ResilientChannelOptions {
   grpc::ChannelArguments args;
   // Interceptors of your own, kept and placed around ours:
-  //   outer_interceptors -> retry -> timeout -> breaker -> inner_interceptors
+  //   outer_interceptors -> ours (retry -> timeout -> breaker -> metrics)
+  //   -> inner_interceptors
   // `outer` ones see each call once, as the application made it; `inner`
   // ones see every attempt our retry makes, as it goes to the network (and
   // no call our breaker rejected).

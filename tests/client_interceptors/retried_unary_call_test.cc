@@ -1,7 +1,7 @@
 // The retry interceptor over real channels (the timeout interceptor's tests
 // are in timeout_interceptor_test.cc).
 
-#include "src/client_interceptors/retry_interceptor.h"
+#include "src/client_interceptors/retried_unary_call.h"
 
 #include <thread>
 #include <vector>
@@ -14,7 +14,8 @@
 #include "gmock/gmock.h"
 #include "grpcpp/completion_queue.h"
 #include "gtest/gtest.h"
-#include "src/client_interceptors/breaker_interceptor.h"
+#include "src/client_interceptors/breaker_stage.h"
+#include "src/client_interceptors/local_rejection.h"
 #include "tests/client_interceptors/all_call_types.h"
 #include "tests/client_interceptors/client_test_fixture.h"
 
