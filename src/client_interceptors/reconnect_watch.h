@@ -14,6 +14,7 @@
 #include "grpcpp/channel.h"
 #include "grpcpp/impl/channel_interface.h"
 #include "grpcpp/support/status.h"
+#include "src/core/clock.h"
 
 namespace resilience {
 
@@ -49,6 +50,8 @@ class ReconnectWatch {
   static constexpr absl::Duration kIdle = absl::Seconds(1);
   static constexpr absl::Duration kTurn = absl::Milliseconds(200);
 
+  explicit ReconnectWatch(Clock& clock = Clock::Real()) { shared_->clock = &clock; }
+
   // Poke()
   //
   // A call of `channel` (a grpc::Channel; others are ignored) ended with
@@ -65,6 +68,7 @@ class ReconnectWatch {
 
  private:
   struct Shared {
+    Clock* clock = &Clock::Real();  // must outlive every watch
     std::atomic<bool> running{false};
     std::atomic<int64_t> last_poke_ns{0};
     std::atomic<int64_t> started{0};
