@@ -8,6 +8,7 @@
 #define GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_CALL_ENVIRONMENT_H_
 
 #include "src/client_interceptors/breaker_event_queue.h"
+#include "src/client_interceptors/call_timers.h"
 #include "src/core/clock.h"
 #include "src/core/timeout_scheduler.h"
 
@@ -25,6 +26,8 @@ struct CallEnvironment {
   Clock* breaker_clock = &Clock::Real();
   // Where single-attempt calls' timeouts are scheduled.
   TimeoutScheduler* timeouts = nullptr;
+  // How retried calls set their backoff and hedging timers.
+  CallTimers* timers = &CallTimers::Real();
   // The channel's breaker events, null when nobody listens.
   BreakerEventQueue* events = nullptr;
 

@@ -10,11 +10,13 @@
 namespace resilience {
 
 ResilientCallFactory::ResilientCallFactory(std::shared_ptr<ClientResilience> resilience,
-                                           Clock& clock, TimeoutScheduler* timeouts)
+                                           Clock& clock, TimeoutScheduler* timeouts,
+                                           CallTimers* timers)
     : resilience_(std::move(resilience)) {
   env_.clock = &clock;
   env_.breaker_clock = &resilience_->clock();
   env_.timeouts = timeouts != nullptr ? timeouts : &TimeoutScheduler::Global();
+  if (timers != nullptr) env_.timers = timers;
   env_.events = resilience_->breaker_events();
 }
 

@@ -32,12 +32,14 @@ namespace resilience {
 // gRPC may create several calls' interceptors at once.
 class ResilientCallFactory final : public grpc::experimental::ClientInterceptorFactoryInterface {
  public:
-  // `clock` and `timeouts`: the calls' time source and timer thread
-  // (Clock::Real() and TimeoutScheduler::Global() by default; tests inject
-  // simulated ones).
+  // `clock`, `timeouts` and `timers`: the calls' time source, the timer
+  // thread of single-attempt calls' timeouts and the retried calls' timers
+  // (Clock::Real(), TimeoutScheduler::Global() and CallTimers::Real() by
+  // default; tests inject simulated ones, which must outlive the channel).
   explicit ResilientCallFactory(std::shared_ptr<ClientResilience> resilience,
                                 Clock& clock = Clock::Real(),
-                                TimeoutScheduler* timeouts = nullptr);
+                                TimeoutScheduler* timeouts = nullptr,
+                                CallTimers* timers = nullptr);
 
   grpc::experimental::Interceptor* CreateClientInterceptor(
       grpc::experimental::ClientRpcInfo* info) override;

@@ -78,7 +78,7 @@ void RetriedUnaryCall::Cancel() {
   // as this interceptor, which lives as long as the caller's context, on
   // which TryCancel() is running; with cancelled_ set no new one is made.
   for (grpc::ClientContext* attempt : attempts) attempt->TryCancel();
-  if (alarm != nullptr) alarm->Cancel();
+  if (alarm != nullptr) env_.timers->Cancel(alarm);
 }
 
 void RetriedUnaryCall::Start(grpc::experimental::InterceptorBatchMethods* methods) {
@@ -204,10 +204,10 @@ void RetriedUnaryCall::OnTimer(Timer* timer, bool fired) {
 
 void RetriedUnaryCall::Execute(const Actions& actions) {
   for (grpc::ClientContext* context : actions.cancel) context->TryCancel();
-  if (actions.cancel_timer != nullptr) actions.cancel_timer->Cancel();
+  if (actions.cancel_timer != nullptr) env_.timers->Cancel(actions.cancel_timer);
   if (actions.arm != nullptr) {
-    actions.arm->alarm.Set(cq_, absl::ToChronoTime(actions.arm->at),
-                           static_cast<AttemptCompletionQueue::Tag*>(actions.arm));
+    env_.timers->Set(&actions.arm->alarm, cq_, actions.arm->at,
+                     static_cast<AttemptCompletionQueue::Tag*>(actions.arm));
   }
   for (Attempt* attempt : actions.send) {
     // kAttemptSuffix: should gRPC hand this attempt to our factory again,
