@@ -15,7 +15,7 @@
 #include "grpcpp/client_context.h"
 #include "grpcpp/security/credentials.h"
 #include "src/core/simulated_clock.h"
-#include "src/client_interceptors/breaker_interceptor.h"
+#include "src/client_interceptors/local_rejection.h"
 #include "src/client_interceptors/resilient_channel.h"
 #include "src/grpc_common/status_conversion.h"
 

@@ -14,7 +14,7 @@
 #include "experiments/goodput/run_recorder.h"
 #include "experiments/goodput/schedule_fault_interceptor.h"
 #include "experiments/goodput/scheduled_faults.h"
-#include "src/client_interceptors/breaker_interceptor.h"
+#include "src/client_interceptors/local_rejection.h"
 #include "src/client_interceptors/resilient_channel.h"
 #include "src/core/mutex.h"
 #include "src/core/random_source.h"

@@ -1,16 +1,15 @@
 #include "src/client_interceptors/call_plan.h"
 
-#include "src/client_interceptors/stub_kind.h"
+#include "src/client_interceptors/grpc_internals.h"
 
 namespace resilience {
 namespace {
 
 using grpc::experimental::ClientRpcInfo;
 
-thread_local bool creating_attempt = false;
-
-// Whether the call came from a protobuf generated stub (stub_kind.h), the
-// only stubs whose receive buffer is known to be a protobuf::MessageLite.
+// Whether the call came from a protobuf generated stub (grpc_internals.h),
+// the only stubs whose receive buffer is known to be a
+// protobuf::MessageLite.
 bool FromGeneratedStub(const char* method, ClientMethodState& state) {
   if (state.generated_stub_name.load(std::memory_order_acquire) == method) return true;
   if (!state.protobuf_method || !internal::InReadOnlyStaticStorage(method)) return false;
@@ -20,24 +19,15 @@ bool FromGeneratedStub(const char* method, ClientMethodState& state) {
 
 }  // namespace
 
-namespace internal {
-bool CreatingAttempt() { return creating_attempt; }
-void SetCreatingAttempt(bool creating) { creating_attempt = creating; }
-}  // namespace internal
-
 CallPlan PlanCall(ClientResilienceImpl& resilience, ClientRpcInfo* info) {
   CallPlan plan;
-  if (creating_attempt) return plan;
   ClientMethodState* state = resilience.ForMethod(info->method());
   if (state == nullptr) return plan;
   plan.state = state;
-  // A call none of our others takes still gets the metrics interceptor
-  // when it must be counted, or heard by the channel's retryThrottling.
-  const bool counted = state->metrics || state->throttle != nullptr;
-  if (state->policy == nullptr) {
-    plan.metrics = counted;
-    return plan;
-  }
+  // Counted when it must be counted, or heard by the channel's
+  // retryThrottling.
+  plan.metrics = state->metrics || state->throttle != nullptr;
+  if (state->policy == nullptr) return plan;
   const bool unary = info->type() == ClientRpcInfo::Type::UNARY;
   if (unary && state->wraps_unary) {
     if (FromGeneratedStub(info->method(), *state)) {
@@ -49,7 +39,6 @@ CallPlan PlanCall(ClientResilienceImpl& resilience, ClientRpcInfo* info) {
   plan.timeout = state->policy->timeout.has_value() ||
                  (unary && state->retry.per_attempt_timeout.has_value());
   plan.breaker = state->breaker != nullptr;
-  plan.metrics = counted && !plan.timeout && !plan.breaker;
   return plan;
 }
 

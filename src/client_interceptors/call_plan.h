@@ -1,7 +1,8 @@
 // File: src/client_interceptors/call_plan.h
 //
-// Which of our client interceptors a call gets: decided in one place,
-// PlanCall(), which every factory of the chain asks.
+// Which stages of the chain a call gets: decided once per call, by
+// PlanCall(), which the ResilientCallFactory asks when gRPC creates the
+// call's interceptors.
 
 #ifndef GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_CALL_PLAN_H_
 #define GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_CALL_PLAN_H_
@@ -14,25 +15,21 @@ namespace resilience {
 
 // CallPlan
 //
-// | the call                                   | retry | timeout | breaker | metrics |
-// |--------------------------------------------|-------|---------|---------|---------|
-// | unary, from a generated stub, of a method  |  yes  |    -    |    -    |    -    |
-// | whose policy allows > 1 attempt            |       |         |         |         |
-// | an attempt the retry interceptor makes     |   -   |    -    |    -    |    -    |
-// | any other call of a method with a policy   |   -   |   (1)   |   (2)   |   (3)   |
-// | a call of a method without a policy        |   -   |    -    |    -    |   (4)   |
+// | the call                                   | call object       | retry | timeout | breaker | metrics |
+// |--------------------------------------------|-------------------|-------|---------|---------|---------|
+// | unary, from a generated stub, of a method  | RetriedUnaryCall  |  yes  | per attempt (real deadline) | per attempt | yes |
+// | whose policy allows > 1 attempt            |                   |       |         |         |         |
+// | an attempt a RetriedUnaryCall makes        | none              |   -   |    -    |    -    |    -    |
+// | any other call of a method with a policy   | SingleAttemptCall |   -   |   (1)   |   (2)   |   (3)   |
+// | a call of a method without a policy        | SingleAttemptCall |   -   |    -    |    -    |   (3)   |
 //
 // (1) when the policy has a `timeout`, or the call is unary and the policy a
 //     perAttemptTimeout (then the call's one attempt gets it);
 // (2) when the policy has a breaker;
-// (3) with metrics on, or a retryThrottling in the policy file (every call
-//     feeds it, retry_throttle_feed.h), when neither (1) nor (2);
-// (4) likewise.
-// The retry interceptor does what the others would for its attempts: each
-// attempt's deadline is its timeout, and it asks and tells the breaker
-// itself, so an attempt carries none of our interceptors (only the
-// application's inner ones). The outermost of ours meters the call
-// (CallMeter): retry, else timeout, else breaker, else metrics.
+// (3) every call the chain takes is counted (`calls`, `attempts`); by status
+//     and latency with metrics on; the channel's retryThrottling hears it.
+// A call with nothing to do (no retry, timeout or breaker, metrics off and no
+// retryThrottling) gets no call object and is not counted.
 struct CallPlan {
   ClientMethodState* state = nullptr;  // null: the call gets none of ours
   bool retry = false;
@@ -40,26 +37,19 @@ struct CallPlan {
   bool breaker = false;
   bool metrics = false;
   // A unary call of a retried method that does not come from a protobuf
-  // generated stub: it is not retried (stub_kind.h).
+  // generated stub: it is not retried (grpc_internals.h), but counted and
+  // reported.
   bool unretried_stub = false;
+
+  // Whether the call gets a SingleAttemptCall (when not `retry`).
+  bool single_attempt() const { return timeout || breaker || metrics || unretried_stub; }
 };
 
 // PlanCall()
 //
-// The plan for the call `info` describes, created on this thread. Cheap
-// (one MethodCache lookup) and without side effects but the method's first
-// resolution, so each factory of a call's chain may ask.
+// The plan for the call `info` describes. One MethodCache lookup; no side
+// effects but the method's first resolution. Called once per call.
 CallPlan PlanCall(ClientResilienceImpl& resilience, grpc::experimental::ClientRpcInfo* info);
-
-namespace internal {
-
-// True while the retry interceptor creates one of its attempts on this
-// thread: gRPC 1.51 creates a call's interceptors synchronously, on the
-// calling thread, so the flag reaches exactly that attempt's factories.
-bool CreatingAttempt();
-void SetCreatingAttempt(bool creating);
-
-}  // namespace internal
 
 }  // namespace resilience
 

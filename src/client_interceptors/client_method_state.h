@@ -8,7 +8,6 @@
 
 #include <array>
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -38,10 +37,10 @@ namespace resilience {
   /* attempts it took), counted when they start. */                                 \
   X(calls)                                                                          \
   /* Attempts made, with or without a breaker: each attempt of a retried call */    \
-  /* (counted by the retry interceptor), and the one attempt of every other */      \
-  /* call, including those the breaker rejected (counted by the interceptor */      \
-  /* that counts the call, see CallMeter). attempts - retries = calls that */       \
-  /* made an attempt. */                                                            \
+  /* (a RetriedUnaryCall), and the one attempt of every other call, including */    \
+  /* those the breaker rejected. attempts - retries = calls that made an */         \
+  /* attempt. Every counter is incremented by CallCounters (call_counters.h) */     \
+  /* only. */                                                                       \
   X(attempts)                                                                       \
   /* Attempts after a call's first: retries, or a hedged call's hedges. */         \
   X(retries)                                                                        \
@@ -57,7 +56,7 @@ namespace resilience {
   X(pushback_stops)                                                                 \
   /* Unary calls of a retried method that were passed through without retry */     \
   /* because they did not come from a protobuf generated stub (e.g. a */            \
-  /* GenericStub); see stub_kind.h. */                                              \
+  /* GenericStub); see grpc_internals.h. */                                              \
   X(not_retried_stub_calls)
 
 // MakeHedgingDecider()
@@ -82,21 +81,21 @@ inline std::unique_ptr<HedgingDecider> MakeHedgingDecider(
 //
 // With ClientResilience::Options::metrics, every method called has one, with
 // or without a policy: then `policy` is null, nothing else is set but the
-// counters, and only the metrics interceptor (metrics_interceptor.h) sees
+// counters, and only the SingleAttemptCall that counts (single_attempt_call.h) sees
 // its calls.
 struct ClientMethodState {
   std::string method;
   const MethodPolicy* policy = nullptr;  // null: no policy, the calls are only counted
   // Calls are counted by final status and latency (`meter`).
   bool metrics = false;
-  // Unary calls of this method go through the retry interceptor (the policy
+  // Unary calls of this method are RetriedUnaryCalls (the policy
   // allows more than one attempt); it then owns their attempts, per-attempt
-  // timeouts and the call's deadline. Otherwise the timeout interceptor
+  // timeouts and the call's deadline. Otherwise their SingleAttemptCall
   // enforces those.
   bool wraps_unary = false;
-  // The method is in protobuf's generated descriptor pool (stub_kind.h).
+  // The method is in protobuf's generated descriptor pool (grpc_internals.h).
   bool protobuf_method = false;
-  // The name address a generated stub's calls carry, once seen (stub_kind.h);
+  // The name address a generated stub's calls carry, once seen (grpc_internals.h);
   // a call with this address needs no further check.
   std::atomic<const char*> generated_stub_name{nullptr};
   std::atomic<bool> reported_stub_pass_through{false};
@@ -106,16 +105,16 @@ struct ClientMethodState {
   // The retry policy with its backoff and budget (set with a policy).
   std::unique_ptr<RetryDecider> retry_decider;
   // The hedging policy with its budget, when the policy has a hedgingPolicy
-  // (then wraps_unary is set and the retry interceptor hedges the unary
+  // (then wraps_unary is set and RetriedUnaryCall hedges the unary
   // calls instead of retrying them).
   std::unique_ptr<HedgingDecider> hedging_decider;
   // The channel's retryThrottling (null: none). The deciders feed it with
-  // the attempts of the calls the retry interceptor takes; the interceptor
+  // the attempts of RetriedUnaryCalls; the SingleAttemptCall
   // that meters any other call feeds it with that call (ThrottleHears()).
   RetryBudget* throttle = nullptr;
   // The channel's: told of every call and attempt that ends UNAVAILABLE
-  // (our breaker's rejections included) by the interceptor that meters the
-  // call, and by the retry interceptor for each attempt. Never null.
+  // (our breaker's rejections included) by the call object of the
+  // call, for each attempt of a RetriedUnaryCall. Never null.
   ReconnectWatch* reconnect = nullptr;
 
   // calls, attempts, retries, ...: GRPC_RESILIENCE_CLIENT_COUNTERS.
@@ -123,61 +122,11 @@ struct ClientMethodState {
 
   // With `metrics`: calls by the final status the application got, and
   // their latency from start to final status (retries and backoff
-  // included). Kept by one interceptor per call (CallMeter).
+  // included). Kept by CallCounters (call_counters.h).
   MethodMeter meter;
   // Breaker state changes, indexed [from][to] by BreakerState; counted by
   // the breaker's listener.
   std::array<std::array<std::atomic<int64_t>, 3>, 3> breaker_transitions{};
-};
-
-// CallMeter
-//
-// The call-level metrics of one application call: its final status code and
-// latency. Exactly one interceptor of each call keeps them, the outermost of
-// ours that the call has: the retry interceptor for a call it took, else the
-// timeout interceptor, else the breaker interceptor, else (with metrics on)
-// the metrics interceptor. Attempts of a retried call are never metered.
-// Not thread-safe: used from the call's own hooks, which gRPC serializes.
-class CallMeter {
- public:
-  // Begin()
-  //
-  // The call starts (its first PRE_SEND_INITIAL_METADATA); idempotent.
-  void Begin(const ClientMethodState& state) {
-    if (begun_) return;
-    begun_ = true;
-    if (state.metrics) start_ = std::chrono::steady_clock::now();
-  }
-
-  // BeginOneAttempt()
-  //
-  // Begin() for a call that is its own one attempt (no retry interceptor
-  // takes it): counts that attempt too. For the interceptor that meters the
-  // call, once, at its first PRE_SEND_INITIAL_METADATA.
-  void BeginOneAttempt(ClientMethodState& state) {
-    if (begun_) return;
-    state.attempts.fetch_add(1, std::memory_order_relaxed);
-    Begin(state);
-  }
-
-  // End()
-  //
-  // The call has its final status `code` (POST_RECV_STATUS, after our
-  // interceptors rewrote it); counted once.
-  void End(ClientMethodState& state, int code) {
-    if (ended_) return;
-    ended_ = true;
-    if (!state.metrics) return;
-    state.meter.CountStatus(code);
-    if (begun_) {
-      state.meter.ObserveLatency(absl::FromChrono(std::chrono::steady_clock::now() - start_));
-    }
-  }
-
- private:
-  std::chrono::steady_clock::time_point start_;
-  bool begun_ = false;
-  bool ended_ = false;
 };
 
 }  // namespace resilience

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <initializer_list>
 
+#include "src/client_interceptors/breaker_event_queue.h"
 #include "src/metrics/metric_catalog.h"
 #include "src/policy/method_catalog.h"
 
@@ -26,7 +27,10 @@ ClientResilienceImpl::ClientResilienceImpl(PolicySet policies, Options options, 
       throttle_(policies_.retry_throttling().has_value()
                     ? std::make_unique<RetryBudget>(policies_.retry_throttling()->max_tokens,
                                                      policies_.retry_throttling()->token_ratio)
-                    : nullptr) {}
+                    : nullptr),
+      breaker_events_(options_.events != nullptr
+                          ? std::make_shared<BreakerEventQueue>(options_.events)
+                          : nullptr) {}
 
 MethodCache<ClientMethodState>::Resolution ClientResilienceImpl::Resolve(const char* method) {
   const PolicySet::Match match = policies_.Find(method);
@@ -78,16 +82,17 @@ MethodCache<ClientMethodState>::Resolution ClientResilienceImpl::Resolve(const c
   }
   BreakerSettings breaker = policy.breaker;
   if (breaker.kind != BreakerKind::kNone) {
-    // Counts every transition, and tells the events listener if there is
-    // one. The breaker calls this outside its locks; the state outlives its
-    // breaker.
+    // Counts every transition, and queues it for the events listener if
+    // there is one: the breaker calls this outside its own locks, but the
+    // call that asked it may hold its own; the call delivers the queue once
+    // it holds none (BreakerEventQueue). The state outlives its breaker.
     ClientMethodState* const raw = state.get();
     BreakerListener listener = [this, raw](const BreakerTransition& transition) {
       raw->breaker_transitions[static_cast<size_t>(transition.from) % 3]
                               [static_cast<size_t>(transition.to) % 3]
                                   .fetch_add(1, std::memory_order_relaxed);
-      if (options_.events != nullptr) {
-        options_.events->OnBreakerTransition(
+      if (breaker_events_ != nullptr) {
+        breaker_events_->Push(
             BreakerEvent{options_.name, raw->method, transition, raw->breaker->Snapshot()});
       }
     };

@@ -31,7 +31,9 @@
 
 namespace resilience {
 
-struct CallPlan;  // call_plan.h
+struct CallPlan;             // call_plan.h
+class BreakerEventQueue;     // breaker_event_queue.h
+class ResilientCallFactory;  // resilient_call_factory.h
 
 // ClientResilienceImpl
 //
@@ -81,13 +83,11 @@ class ClientResilienceImpl {
   }
 
  private:
-  // The interceptors reach the per-method state through their CallPlan.
+  // The call objects reach the per-method state through their CallPlan;
+  // the factory takes the breakers' clock and the event queue.
   friend CallPlan PlanCall(ClientResilienceImpl& resilience,
                            grpc::experimental::ClientRpcInfo* info);
-  friend grpc::experimental::Interceptor* MakeRetryInterceptor(
-      ClientResilienceImpl& resilience, grpc::experimental::ClientRpcInfo* info);
-  friend grpc::experimental::Interceptor* MakeBreakerInterceptor(
-      ClientResilienceImpl& resilience, grpc::experimental::ClientRpcInfo* info);
+  friend class ResilientCallFactory;
   friend class ClientResilienceTestPeer;
 
   static ClientMethodStats StatsOf(const ClientMethodState& state);
@@ -99,6 +99,9 @@ class ClientResilienceImpl {
   // names nobody vouches for.
   ClientMethodState* ForMethod(const char* method);
   Clock& clock() { return clock_; }
+  // Where the breakers' transitions wait for delivery to Options::events;
+  // null when there is no listener.
+  BreakerEventQueue* breaker_events() { return breaker_events_.get(); }
 
   MethodCache<ClientMethodState>::Resolution Resolve(const char* method);
 
@@ -108,36 +111,8 @@ class ClientResilienceImpl {
   // Before methods_: their states point to these.
   const std::unique_ptr<RetryBudget> throttle_;
   ReconnectWatch reconnect_;
+  const std::shared_ptr<BreakerEventQueue> breaker_events_;
   MethodCache<ClientMethodState> methods_;
-};
-
-// What a factory of the chain gives a call: an interceptor, or null for
-// none.
-using ClientInterceptorMaker = grpc::experimental::Interceptor* (*)(
-    ClientResilienceImpl& resilience, grpc::experimental::ClientRpcInfo* info);
-
-// ClientChainFactory
-//
-// The factory of one interceptor of the client chain, sharing the channel's
-// ClientResilienceImpl: for each call it returns what `Make` chooses from the
-// call's CallPlan (call_plan.h). The chain's factories differ in that
-// function only (RetryInterceptorFactory, TimeoutInterceptorFactory,
-// BreakerInterceptorFactory).
-// Thread-safe: it holds nothing but the shared state (itself thread-safe),
-// and gRPC may create the interceptors of several calls at once.
-template <ClientInterceptorMaker Make>
-class ClientChainFactory final : public grpc::experimental::ClientInterceptorFactoryInterface {
- public:
-  explicit ClientChainFactory(std::shared_ptr<ClientResilienceImpl> state)
-      : state_(std::move(state)) {}
-
-  grpc::experimental::Interceptor* CreateClientInterceptor(
-      grpc::experimental::ClientRpcInfo* info) override {
-    return Make(*state_, info);
-  }
-
- private:
-  const std::shared_ptr<ClientResilienceImpl> state_;
 };
 
 }  // namespace resilience

@@ -2,13 +2,13 @@
 
 #include <thread>
 
-#include "absl/time/clock.h"
 #include "grpcpp/completion_queue.h"
 
 namespace resilience {
 
 void ReconnectWatch::Poke(grpc::ChannelInterface* channel) {
-  shared_->last_poke_ns.store(absl::GetCurrentTimeNanos(), std::memory_order_relaxed);
+  shared_->last_poke_ns.store(absl::ToUnixNanos(shared_->clock->Now()),
+                             std::memory_order_relaxed);
   if (shared_->running.load(std::memory_order_acquire)) return;
   auto* grpc_channel = dynamic_cast<grpc::Channel*>(channel);
   if (grpc_channel == nullptr) return;
@@ -32,12 +32,13 @@ void ReconnectWatch::Run(std::shared_ptr<Shared> shared, std::shared_ptr<grpc::C
   for (;;) {
     const grpc_connectivity_state state = channel->GetState(/*try_to_connect=*/true);
     if (state == GRPC_CHANNEL_READY || state == GRPC_CHANNEL_SHUTDOWN) break;
-    const absl::Time now = absl::Now();
+    // Idleness on the monotonic clock; the watch's deadline is wall time.
     const absl::Time last_poke =
         absl::FromUnixNanos(shared->last_poke_ns.load(std::memory_order_relaxed));
-    if (now - last_poke > kIdle) break;
+    if (shared->clock->Now() - last_poke > kIdle) break;
     // Polling `cq` for this watch is what moves the reconnection on.
-    channel->NotifyOnStateChange(state, absl::ToChronoTime(now + kTurn), &cq, &cq);
+    channel->NotifyOnStateChange(state, absl::ToChronoTime(shared->clock->WallNow() + kTurn),
+                                 &cq, &cq);
     void* tag = nullptr;
     bool changed = false;
     if (!cq.Next(&tag, &changed)) break;  // never: the queue is shut down below

@@ -14,6 +14,7 @@
 #include "grpcpp/channel.h"
 #include "grpcpp/impl/channel_interface.h"
 #include "grpcpp/support/status.h"
+#include "src/core/clock.h"
 
 namespace resilience {
 
@@ -23,7 +24,7 @@ namespace resilience {
 // some thread polls it (its reconnect timer fires on gRPC's timer thread,
 // but the connection attempt it starts completes through polling). A
 // blocking caller's attempts complete on a queue of their own, polled only
-// while the caller waits (stub_kind.h), and a busy client whose calls all
+// while the caller waits (grpc_internals.h), and a busy client whose calls all
 // fail fast (our breaker's local rejections never enter gRPC; a call on a
 // channel in TRANSIENT_FAILURE fails at once) polls nothing: the channel
 // then waits for gRPC's backup poller (every 5 s) at each step, and a
@@ -49,6 +50,8 @@ class ReconnectWatch {
   static constexpr absl::Duration kIdle = absl::Seconds(1);
   static constexpr absl::Duration kTurn = absl::Milliseconds(200);
 
+  explicit ReconnectWatch(Clock& clock = Clock::Real()) { shared_->clock = &clock; }
+
   // Poke()
   //
   // A call of `channel` (a grpc::Channel; others are ignored) ended with
@@ -65,6 +68,7 @@ class ReconnectWatch {
 
  private:
   struct Shared {
+    Clock* clock = &Clock::Real();  // must outlive every watch
     std::atomic<bool> running{false};
     std::atomic<int64_t> last_poke_ns{0};
     std::atomic<int64_t> started{0};

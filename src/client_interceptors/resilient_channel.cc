@@ -9,9 +9,7 @@
 #include "grpc/grpc.h"
 #include "grpc/support/log.h"
 #include "grpcpp/create_channel.h"
-#include "src/client_interceptors/breaker_interceptor.h"
-#include "src/client_interceptors/retry_interceptor.h"
-#include "src/client_interceptors/timeout_interceptor.h"
+#include "src/client_interceptors/resilient_call_factory.h"
 #include "src/policy/builtin_retry_config.h"
 
 namespace resilience {
@@ -19,9 +17,9 @@ namespace resilience {
 ClientInterceptorFactoryList ClientInterceptorFactories(std::shared_ptr<ClientResilience> resilience) {
   const std::shared_ptr<ClientResilienceImpl>& state = resilience->impl();
   ClientInterceptorFactoryList factories;
-  factories.push_back(std::make_unique<RetryInterceptorFactory>(state));    // outermost
-  factories.push_back(std::make_unique<TimeoutInterceptorFactory>(state));
-  factories.push_back(std::make_unique<BreakerInterceptorFactory>(state));  // sees every attempt
+  // One factory: each call gets one call object of ours, which runs the
+  // stages retry -> timeout -> breaker -> metrics (docs/client-chain.md).
+  factories.push_back(std::make_unique<ResilientCallFactory>(std::move(state)));
   return factories;
 }
 

@@ -11,7 +11,7 @@ TimeoutScheduler& TimeoutScheduler::Global() {
   return *scheduler;
 }
 
-TimeoutScheduler::TimeoutScheduler() : thread_([this] { Run(); }) {}
+TimeoutScheduler::TimeoutScheduler(Clock& clock) : clock_(clock), thread_([this] { Run(); }) {}
 
 TimeoutScheduler::~TimeoutScheduler() {
   {
@@ -109,7 +109,7 @@ void TimeoutScheduler::Run() {
       ++wakeups_;
       continue;
     }
-    const absl::Time now = absl::Now();
+    const absl::Time now = clock_.Now();
     Timer* earliest = heap_[0];
     if (earliest->when_ > now) {
       // when_ - now is in (0, InfiniteDuration()]; never hand the condition

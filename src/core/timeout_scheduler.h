@@ -13,6 +13,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
+#include "src/core/clock.h"
 #include "src/core/mutex.h"
 
 namespace resilience {
@@ -66,13 +67,14 @@ class TimeoutScheduler {
 
   static TimeoutScheduler& Global();
 
-  TimeoutScheduler();
+  // Times are on `clock`'s Now() (monotonic): a timeout is a duration.
+  explicit TimeoutScheduler(Clock& clock = Clock::Real());
   ~TimeoutScheduler() ABSL_LOCKS_EXCLUDED(mu_);
 
   // Schedule()
   //
-  // Fires `timer` on the scheduler's thread at or soon after `when`. The
-  // timer must not be pending already.
+  // Fires `timer` on the scheduler's thread at or soon after `when`, a time
+  // on clock().Now(). The timer must not be pending already.
   void Schedule(Timer* timer, absl::Time when) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Cancel()
@@ -81,6 +83,14 @@ class TimeoutScheduler {
   // from the timer's own Fire(), which it then does not wait for), so the
   // caller may destroy it. Returns true if the timer was still pending.
   bool Cancel(Timer* timer) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Wake()
+  //
+  // Makes the thread look at the clock again now: for a simulated clock
+  // that a test moved (a real clock needs no help).
+  void Wake() { wake_.Signal(); }
+
+  Clock& clock() { return clock_; }
 
   // Timers scheduled and not yet fired or cancelled (for metrics and tests).
   size_t pending() ABSL_LOCKS_EXCLUDED(mu_);
@@ -97,6 +107,7 @@ class TimeoutScheduler {
   void SiftDown(size_t slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Remove(Timer* timer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  Clock& clock_;
   Mutex mu_;
   CondVar wake_;   // the thread: an earlier timer, or stopping
   CondVar fired_;  // Cancel(): the timer it waits for has fired

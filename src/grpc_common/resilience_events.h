@@ -50,11 +50,15 @@ inline constexpr absl::Duration kThrottleQuietPeriod = absl::Seconds(1);
 
 // ResilienceEvents
 //
-// Called on the thread of the call that caused the event, outside every lock
-// of the library, at most once per change (a breaker's every transition; a
-// throttle's first rejection, and its first admission after a quiet period
-// without rejections). Keep it short: it runs on a gRPC thread. Implementations must
-// be thread-safe.
+// Called outside every lock of the library, at most once per change (a
+// breaker's every transition; a throttle's first rejection, and its first
+// admission after a quiet period without rejections). A client breaker's
+// transitions arrive in the order they happened, one at a time: on the
+// thread of a blocking (sync stub) caller whose call caused them, else on
+// the library's events thread (EventsThread), never on a thread that must
+// not block; a listener that blocks delays later events, not calls. Server
+// events run on the thread of the call that caused them: keep them short.
+// Implementations must be thread-safe.
 class ResilienceEvents {
  public:
   virtual ~ResilienceEvents() = default;

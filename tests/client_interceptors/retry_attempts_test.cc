@@ -13,7 +13,7 @@
 #include "gtest/gtest.h"
 #include "src/client_interceptors/local_rejection.h"
 #include "src/client_interceptors/resilient_channel.h"
-#include "src/client_interceptors/stub_kind.h"
+#include "src/client_interceptors/grpc_internals.h"
 #include "tests/client_interceptors/all_call_types.h"
 #include "tests/client_interceptors/client_test_fixture.h"
 #include "tests/testing/eventually.h"

@@ -41,10 +41,10 @@ TEST(TimeoutSchedulerTest, FiresEachTimerAtItsTime) {
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < kPerThread; ++i) {
-        const absl::Time when = absl::Now() + absl::Milliseconds((i * 7 + t) % 50);
+        const absl::Time when = Clock::Real().Now() + absl::Milliseconds((i * 7 + t) % 50);
         FunctionTimer& timer = timers[t * kPerThread + i];
         timer.set_callback([&, when] {
-          if (absl::Now() < when) early++;
+          if (Clock::Real().Now() < when) early++;
           if (++ran == kThreads * kPerThread) all_done.Notify();
         });
         scheduler.Schedule(&timer, when);
@@ -65,11 +65,11 @@ TEST(TimeoutSchedulerTest, EarlierTimerWakesTheThread) {
   absl::Notification late_fired, soon_fired;
   FunctionTimer late([&] { late_fired.Notify(); });
   FunctionTimer soon([&] { soon_fired.Notify(); });
-  scheduler.Schedule(&late, absl::Now() + absl::Seconds(30));
-  const absl::Time start = absl::Now();
-  scheduler.Schedule(&soon, absl::Now() + absl::Milliseconds(10));
+  scheduler.Schedule(&late, Clock::Real().Now() + absl::Seconds(30));
+  const absl::Time start = Clock::Real().Now();
+  scheduler.Schedule(&soon, Clock::Real().Now() + absl::Milliseconds(10));
   ASSERT_TRUE(soon_fired.WaitForNotificationWithTimeout(absl::Seconds(5)));
-  EXPECT_LT(absl::Now() - start, absl::Seconds(1));
+  EXPECT_LT(Clock::Real().Now() - start, absl::Seconds(1));
   EXPECT_FALSE(late_fired.HasBeenNotified());
   EXPECT_TRUE(scheduler.Cancel(&late));
 }
@@ -83,7 +83,7 @@ TEST(TimeoutSchedulerTest, CancelledTimersNeverFire) {
   std::mutex mu;
   std::vector<int> fired;
   absl::Notification last;
-  const absl::Time base = absl::Now() + absl::Milliseconds(50);
+  const absl::Time base = Clock::Real().Now() + absl::Milliseconds(50);
   for (int i = 0; i < kTimers; ++i) {
     timers[i].set_callback([&, i] {
       std::lock_guard<std::mutex> lock(mu);
@@ -122,7 +122,7 @@ TEST(TimeoutSchedulerTest, CancelWaitsForAFireInProgress) {
     release.WaitForNotification();
     finished = true;
   });
-  scheduler.Schedule(&timer, absl::Now());
+  scheduler.Schedule(&timer, Clock::Real().Now());
   ASSERT_TRUE(entered.WaitForNotificationWithTimeout(absl::Seconds(5)));
   std::thread releaser([&] {
     absl::SleepFor(absl::Milliseconds(20));
@@ -142,7 +142,7 @@ TEST(TimeoutSchedulerTest, CancelFromFireDoesNotDeadlock) {
     EXPECT_FALSE(scheduler.Cancel(&timer));
     done.Notify();
   });
-  scheduler.Schedule(&timer, absl::Now());
+  scheduler.Schedule(&timer, Clock::Real().Now());
   ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(5)));
   EXPECT_FALSE(scheduler.Cancel(&timer));  // waits for the Fire() to return
 }
@@ -166,7 +166,7 @@ TEST(TimeoutSchedulerTest, ExtremeTimersNeitherFireNorSpin) {
   uint64_t wakeups = scheduler.wakeups();
   for (const auto& [timer, after] : timers) {
     // Each is earlier than the ones before: the thread's next sleep is for it.
-    scheduler.Schedule(timer, absl::Now() + after);
+    scheduler.Schedule(timer, Clock::Real().Now() + after);
     // A spinning thread wakes millions of times in this.
     absl::SleepFor(absl::Milliseconds(100));
     EXPECT_LE(scheduler.wakeups(), wakeups + 2) << absl::FormatDuration(after);
@@ -175,10 +175,10 @@ TEST(TimeoutSchedulerTest, ExtremeTimersNeitherFireNorSpin) {
 
   absl::Notification soon_fired;
   FunctionTimer soon([&] { soon_fired.Notify(); });
-  const absl::Time start = absl::Now();
+  const absl::Time start = Clock::Real().Now();
   scheduler.Schedule(&soon, start + absl::Milliseconds(20));
   ASSERT_TRUE(soon_fired.WaitForNotificationWithTimeout(absl::Seconds(5)));
-  const absl::Duration took = absl::Now() - start;
+  const absl::Duration took = Clock::Real().Now() - start;
   EXPECT_GE(took, absl::Milliseconds(20));
   EXPECT_LT(took, absl::Seconds(1));
   EXPECT_FALSE(scheduler.Cancel(&soon));
@@ -209,7 +209,7 @@ TEST(TimeoutSchedulerTest, InfiniteTimerAloneThenAnEarlierOne) {
   EXPECT_LE(asleep, 2u);
   absl::Notification fired;
   FunctionTimer now_timer([&] { fired.Notify(); });
-  scheduler.Schedule(&now_timer, absl::Now());
+  scheduler.Schedule(&now_timer, Clock::Real().Now());
   ASSERT_TRUE(fired.WaitForNotificationWithTimeout(absl::Seconds(5)));
   EXPECT_FALSE(scheduler.Cancel(&now_timer));
   absl::SleepFor(absl::Milliseconds(100));
@@ -222,15 +222,15 @@ TEST(TimeoutSchedulerTest, InfiniteTimerAloneThenAnEarlierOne) {
 // (the destructor does not wait for the timer).
 TEST(TimeoutSchedulerTest, StopsPromptlyWithAnInfiniteTimerPending) {
   FunctionTimer forever([] { ADD_FAILURE() << "an infinite timer fired"; });
-  const absl::Time start = absl::Now();
+  const absl::Time start = Clock::Real().Now();
   {
     TimeoutScheduler scheduler;
-    scheduler.Schedule(&forever, absl::Now() + absl::InfiniteDuration());
+    scheduler.Schedule(&forever, Clock::Real().Now() + absl::InfiniteDuration());
     absl::SleepFor(absl::Milliseconds(20));
     EXPECT_TRUE(scheduler.Cancel(&forever));
     scheduler.Schedule(&forever, absl::InfiniteFuture());
   }
-  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  EXPECT_LT(Clock::Real().Now() - start, absl::Seconds(5));
 }
 
 }  // namespace

@@ -1,10 +1,11 @@
-// File: src/client_interceptors/retry_interceptor.h
+// File: src/client_interceptors/retried_unary_call.h
 //
-// The outermost client interceptor: retries of unary calls, each attempt
-// with its own deadline and its own breaker admission.
+// The call object of a retried (or hedged) unary call: the execution that
+// makes its attempts, each with its own deadline (the per-attempt timeout),
+// its own breaker admission, counted in one place.
 
-#ifndef GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_RETRY_INTERCEPTOR_H_
-#define GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_RETRY_INTERCEPTOR_H_
+#ifndef GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_RETRIED_UNARY_CALL_H_
+#define GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_RETRIED_UNARY_CALL_H_
 
 #include <map>
 #include <memory>
@@ -20,20 +21,27 @@
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/client_interceptor.h"
 #include "src/breaker/breaker.h"
-#include "src/core/clock.h"
-#include "src/core/mutex.h"
 #include "src/client_interceptors/attempt_completion_queue.h"
-#include "src/client_interceptors/client_resilience_impl.h"
+#include "src/client_interceptors/attempt_end.h"
+#include "src/client_interceptors/breaker_stage.h"
+#include "src/client_interceptors/call_counters.h"
+#include "src/client_interceptors/call_environment.h"
+#include "src/client_interceptors/client_method_state.h"
 #include "src/client_interceptors/local_status.h"
+#include "src/core/mutex.h"
 #include "src/grpc_common/metadata_keys.h"
 
 namespace resilience {
 
-// RetryInterceptor
+// RetriedUnaryCall
 //
+// The one interceptor of ours on such a call (ResilientCallFactory makes
+// it); its stages, in the contract order: retry/hedging (the deciders of
+// src/retry) -> per-attempt timeout (each attempt's real deadline) ->
+// breaker (BreakerStage, per attempt) -> metrics (CallCounters, per call).
 // Takes the unary calls of a method whose policy allows more than one
 // attempt (retryPolicy.maxAttempts > 1, or a hedgingPolicy), from protobuf
-// generated stubs (stub_kind.h). At the call's PRE_SEND_INITIAL_METADATA it
+// generated stubs (grpc_internals.h). At the call's PRE_SEND_INITIAL_METADATA it
 // takes the caller's metadata, serialized request and deadline, and does not
 // Proceed(): it hijacks the call and makes the attempts itself. gRPC 1.51
 // leaves no cheaper way: a call that went out as the caller's own cannot be
@@ -46,9 +54,11 @@ namespace resilience {
 //   2. is a new ClientContext (caller metadata, credentials and
 //      compression copied; deadline = min(call deadline, now +
 //      perAttemptTimeout); waitForReady from the policy) sent on the
-//      channel past our interceptors, so that only the application's inner
-//      interceptors see it: its deadline is its timeout, and this
-//      interceptor reports its outcome to the breaker. Attempt N+1 carries
+//      channel past our interceptor (GetInterceptedChannel()), so that only
+//      the application's inner interceptors see it: its deadline is its
+//      timeout; its end is classified once (ClassifyAttemptEnd()) and
+//      reported to the breaker. It carries kAttemptSuffix
+//      (grpc_internals.h), so our factory never takes it. Attempt N+1 carries
 //      `grpc-previous-rpc-attempts: N` and `x-retry-attempt: N`;
 //   3. ends in the method's decider (src/retry): RetryDecider::Decide()
 //      says whether and after how long to retry; with a hedgingPolicy,
@@ -65,14 +75,18 @@ namespace resilience {
 // retry backoff or the hedging delay, a grpc::Alarm) complete on one
 // completion queue as AttemptCompletionQueue::Tag events, which update the
 // state under `mu_`; what follows (sending attempts, cancelling them,
-// arming the timer) is done outside the lock (Actions). Where the events
+// arming the timer) is done outside the lock (Actions), and so is the
+// delivery of breaker events (BreakerEventQueue): the breaker's listener
+// only queues them while Admit()/Record() run under `mu_`. Where the events
 // are polled:
 //   - a blocking (sync stub) caller waits on its own thread anyway, so its
-//     attempts and timer complete on a completion queue of the call's own,
-//     polled right there: no other thread is involved (stub_kind.h,
-//     CallerBlocks());
+//     attempts and timer complete on that thread's completion queue (one
+//     per caller thread, reused by its calls), polled right there: no other
+//     thread is involved (grpc_internals.h, CallerBlocks()); breaker events
+//     are delivered on that thread too;
 //   - any other caller (callback or async stub) must not be blocked: its
-//     events complete on the AttemptCompletionQueue's thread.
+//     events complete on the AttemptCompletionQueue's thread, which runs no
+//     user code: breaker events go to the EventsThread.
 // Caller cancellation (PRE_SEND_CANCEL, on the canceller's thread) cancels
 // the attempts in flight and the timer at once.
 //
@@ -83,23 +97,23 @@ namespace resilience {
 // destroy the interceptor as soon as it runs). Streaming calls are not
 // retried here (their messages would have to be buffered and replayed);
 // gRPC's built-in retry takes those (builtin_retry_config.h).
-class RetryInterceptor final : public grpc::experimental::Interceptor {
+class RetriedUnaryCall final : public grpc::experimental::Interceptor {
  public:
-  RetryInterceptor(grpc::experimental::ClientRpcInfo* info, ClientMethodState* state,
-                   Clock& breaker_clock);
-  ~RetryInterceptor() override;
+  RetriedUnaryCall(grpc::experimental::ClientRpcInfo* info, ClientMethodState& state,
+                   const CallEnvironment& env);
+  ~RetriedUnaryCall() override;
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override;
 
  private:
   // One attempt: its call and what it brought back.
   struct Attempt final : AttemptCompletionQueue::Tag {
-    explicit Attempt(RetryInterceptor* o) : owner(o) {}
+    explicit Attempt(RetriedUnaryCall* o) : owner(o) {}
     void Done(bool /*ok: always true for a unary Finish()*/) override {
       owner->OnAttemptDone(this);
     }
 
-    RetryInterceptor* const owner;
+    RetriedUnaryCall* const owner;
     std::unique_ptr<grpc::ClientContext> context;  // null: rejected locally
     // Lives in the attempt's call arena: declared after the context, so it
     // is destroyed first.
@@ -107,7 +121,8 @@ class RetryInterceptor final : public grpc::experimental::Interceptor {
     grpc::ByteBuffer response;  // written by the call, read after it ended
     grpc::Status status;        // likewise
     Admission admission;        // from the breaker
-    absl::Time sent_at;
+    absl::Time sent_at;         // wall clock, for deadlines
+    absl::Time sent_monotonic;  // for its latency
     absl::Time deadline = absl::InfiniteFuture();
     bool per_attempt_deadline = false;
     bool rejected_locally = false;
@@ -117,10 +132,10 @@ class RetryInterceptor final : public grpc::experimental::Interceptor {
 
   // The call's timer: a retry backoff or the hedging delay.
   struct Timer final : AttemptCompletionQueue::Tag {
-    explicit Timer(RetryInterceptor* o) : owner(o) {}
+    explicit Timer(RetriedUnaryCall* o) : owner(o) {}
     void Done(bool fired) override { owner->OnTimer(this, fired); }
 
-    RetryInterceptor* const owner;
+    RetriedUnaryCall* const owner;
     grpc::Alarm alarm;
     absl::Time at;
   };
@@ -140,6 +155,8 @@ class RetryInterceptor final : public grpc::experimental::Interceptor {
   // Ends one event: the last one (for a non-blocking caller) hijacks.
   void Release();
   void Execute(const Actions& actions);
+  // Delivers breaker events queued meanwhile; no lock held.
+  void DeliverEvents() { env_.DeliverEvents(caller_blocks_); }
 
   // State changes, under mu_.
   // Makes the next attempt: into actions.send, or ended at once (breaker
@@ -162,9 +179,10 @@ class RetryInterceptor final : public grpc::experimental::Interceptor {
 
   grpc::experimental::ClientRpcInfo* const info_;
   ClientMethodState* const state_;
-  Clock& breaker_clock_;
+  const CallEnvironment& env_;
+  BreakerStage breaker_;
   // The method name, from the generated stub's static storage: it outlives
-  // every attempt (stub_kind.h).
+  // every attempt (grpc_internals.h).
   const char* const method_;
   // Null: the method retries (RetryDecider); else it hedges.
   const HedgingDecider* const hedging_;
@@ -175,12 +193,11 @@ class RetryInterceptor final : public grpc::experimental::Interceptor {
   std::multimap<std::string, std::string> metadata_;
   grpc::ByteBuffer request_;
   absl::Time call_deadline_ = absl::InfiniteFuture();
-  DeadlineSource deadline_source_ = DeadlineSource::kCaller;
+  CallDeadlines deadlines_;  // what its statuses say about deadlines
   // The channel past our interceptors (only the application's inner ones).
   std::unique_ptr<grpc::ChannelInterface> channel_;
-  // Where attempts and timers complete: own_cq_ for a blocking caller, else
-  // the AttemptCompletionQueue's.
-  std::unique_ptr<grpc::CompletionQueue> own_cq_;
+  // Where attempts and timers complete: the caller's thread's queue for a
+  // blocking caller, else the AttemptCompletionQueue's.
   grpc::CompletionQueue* cq_ = nullptr;
 
   Mutex mu_;
@@ -192,28 +209,15 @@ class RetryInterceptor final : public grpc::experimental::Interceptor {
   Timer* live_timer_ ABSL_GUARDED_BY(mu_) = nullptr;  // the one that counts
   bool timer_is_backoff_ ABSL_GUARDED_BY(mu_) = false;
   HedgingDecider::Call hedge_ ABSL_GUARDED_BY(mu_);
-  bool stop_counted_ ABSL_GUARDED_BY(mu_) = false;  // hedge_.stopped was counted
   // The attempt whose metadata, trailers and response the caller gets: the
   // deciding one, or the last that ended.
   Attempt* shown_ ABSL_GUARDED_BY(mu_) = nullptr;
   grpc::Status final_status_;  // written once before the last Release(), read after
-  // The call's status code and latency (this interceptor meters the calls
-  // it takes; their attempts are not metered). Start() and the re-entry
-  // after Hijack() only.
-  CallMeter meter_;
+  // The call's counters: under mu_, and in Start() and the re-entry after
+  // Hijack() (which the last Release() orders after every other use).
+  CallCounters counters_;
 };
-
-// MakeRetryInterceptor()
-//
-// The first factory of ours in the chain: it counts every call its CallPlan
-// gives a state (and reports, once per method, unary calls it cannot retry
-// because they do not come from a generated stub), and gives a
-// RetryInterceptor to the calls the plan says retry for.
-grpc::experimental::Interceptor* MakeRetryInterceptor(ClientResilienceImpl& resilience,
-                                                      grpc::experimental::ClientRpcInfo* info);
-
-using RetryInterceptorFactory = ClientChainFactory<MakeRetryInterceptor>;
 
 }  // namespace resilience
 
-#endif  // GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_RETRY_INTERCEPTOR_H_
+#endif  // GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_RETRIED_UNARY_CALL_H_

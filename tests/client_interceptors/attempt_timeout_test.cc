@@ -2,7 +2,7 @@
 // calls the retry interceptor does not take (streams, and unary calls of
 // methods that are not retried), and its timers.
 
-#include "src/client_interceptors/timeout_interceptor.h"
+#include "src/client_interceptors/attempt_timeout.h"
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"

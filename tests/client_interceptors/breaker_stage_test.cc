@@ -2,7 +2,8 @@
 // type and stub flavour, opening on failures and recovering, and the outcome
 // it records for each attempt.
 
-#include "src/client_interceptors/breaker_interceptor.h"
+#include "src/client_interceptors/breaker_stage.h"
+#include "src/client_interceptors/local_rejection.h"
 
 #include <thread>
 

@@ -1,7 +1,13 @@
-// File: src/client_interceptors/stub_kind.h
+// File: src/client_interceptors/grpc_internals.h
 //
-// Which kind of stub made a call, as far as an interceptor can tell: a
-// protobuf generated one or not, blocking or not.
+// The one adapter between the client chain and what gRPC does not offer
+// publicly: which kind of stub made a call, as far as an interceptor can
+// tell (a protobuf generated one or not, blocking or not), and how the
+// chain marks the attempts it issues. Everything in the library that
+// depends on gRPC 1.51's private members or unexported symbols is in
+// grpc_internals.cc, behind a compile-time check of the gRPC version
+// (GRPC_CPP_VERSION_MAJOR/MINOR, grpcpp/version_info.h): on another version
+// it compiles the fallback, which uses public API only (see CallerBlocks()).
 //
 // The retry interceptor hijacks a unary call and, once an attempt
 // succeeded, parses the response into the caller's receive buffer. gRPC 1.51
@@ -20,8 +26,8 @@
 // std::string, whose characters are always on the heap, the stack or in
 // writable data.
 
-#ifndef GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_STUB_KIND_H_
-#define GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_STUB_KIND_H_
+#ifndef GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_GRPC_INTERNALS_H_
+#define GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_GRPC_INTERNALS_H_
 
 #include "absl/strings/string_view.h"
 
@@ -43,7 +49,7 @@ namespace resilience::internal {
 // PLUCK kind, which no other unary call uses (async stubs complete on the
 // application's NEXT queues, callbacks on the CALLBACK one). gRPC 1.51 shows
 // an interceptor neither the call nor its queue, so the call is read from
-// the batch object and the queue's kind asked from gRPC core (stub_kind.cc);
+// the batch object and the queue's kind asked from gRPC core (grpc_internals.cc);
 // when the batch is not gRPC's own implementation the answer is false, the
 // safe one.
 bool CallerBlocks(grpc::experimental::InterceptorBatchMethods* methods);
@@ -55,6 +61,20 @@ bool CallerBlocks(grpc::experimental::InterceptorBatchMethods* methods);
 // and remember the answer.
 bool InReadOnlyStaticStorage(const void* p);
 
+// kAttemptSuffix
+//
+// The `suffix_for_stats` (grpc::internal::RpcMethod, public in
+// ClientRpcInfo::suffix_for_stats()) of every attempt the chain issues: an
+// empty string at an address of ours. gRPC 1.51 mis-indexes
+// GetInterceptedChannel() when a factory before ours returned nullptr, and
+// then hands our own attempt to our factory again; the factory knows it by
+// this address (one pointer compare, no thread-local) and stays out.
+extern const char kAttemptSuffix[];
+
+// Whether this build reads gRPC's private members (gRPC 1.51), or uses the
+// public-API fallback.
+bool UsesGrpcPrivateMembers();
+
 }  // namespace resilience::internal
 
-#endif  // GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_STUB_KIND_H_
+#endif  // GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_GRPC_INTERNALS_H_

@@ -1,14 +1,25 @@
-#include "src/client_interceptors/stub_kind.h"
+#include "src/client_interceptors/grpc_internals.h"
 
 #include <link.h>
 
 #include <cstdint>
 
+#include "grpcpp/support/client_interceptor.h"
+#include "grpcpp/version_info.h"
+
+// The private parts below were read from gRPC 1.51's headers; another
+// version compiles the public-API fallback (grpc_internals.h).
+#if GRPC_CPP_VERSION_MAJOR == 1 && GRPC_CPP_VERSION_MINOR == 51
+#define GRPC_RESILIENCE_GRPC_PRIVATE_MEMBERS 1
+#else
+#define GRPC_RESILIENCE_GRPC_PRIVATE_MEMBERS 0
+#endif
+
+#if GRPC_RESILIENCE_GRPC_PRIVATE_MEMBERS
 #include "grpc/grpc.h"
 #include "grpcpp/completion_queue.h"
 #include "grpcpp/impl/call.h"
 #include "grpcpp/impl/codegen/interceptor_common.h"
-#include "grpcpp/support/client_interceptor.h"
 
 // gRPC core's answer to "what kind is this completion queue", exported by
 // libgrpc (src/core/lib/surface/completion_queue.h) but not in its public
@@ -33,6 +44,14 @@ struct ExposeMember {
 template struct ExposeMember<BatchCall, &grpc::internal::InterceptorBatchMethodsImpl::call_>;
 
 }  // namespace
+}  // namespace resilience::internal
+#endif  // GRPC_RESILIENCE_GRPC_PRIVATE_MEMBERS
+
+namespace resilience::internal {
+
+const char kAttemptSuffix[] = "";
+
+bool UsesGrpcPrivateMembers() { return GRPC_RESILIENCE_GRPC_PRIVATE_MEMBERS != 0; }
 
 bool InReadOnlyStaticStorage(const void* p) {
   struct Query {
@@ -58,11 +77,16 @@ bool InReadOnlyStaticStorage(const void* p) {
 }
 
 bool CallerBlocks(grpc::experimental::InterceptorBatchMethods* methods) {
+#if GRPC_RESILIENCE_GRPC_PRIVATE_MEMBERS
   auto* batch = dynamic_cast<grpc::internal::InterceptorBatchMethodsImpl*>(methods);
   if (batch == nullptr) return false;
   grpc::internal::Call* call = batch->*MemberOf(BatchCall{});
   if (call == nullptr || call->cq() == nullptr) return false;
   return grpc_get_cq_completion_type(call->cq()->cq()) == GRPC_CQ_PLUCK;
+#else
+  (void)methods;
+  return false;  // the public-API fallback: treat every caller as non-blocking
+#endif
 }
 
 }  // namespace resilience::internal

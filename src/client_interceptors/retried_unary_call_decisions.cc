@@ -1,0 +1,241 @@
+// The decisions of a RetriedUnaryCall: what each event changes (under its
+// mu_), in the order of the stages: retry/hedging -> per-attempt timeout ->
+// breaker -> counters. retried_unary_call.cc has the hooks, the queue and
+// the actions done outside the lock.
+
+#include <cstring>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "grpcpp/client_context.h"
+#include "src/client_interceptors/retried_unary_call.h"
+
+namespace resilience {
+namespace {
+
+// The value of trailer `key` in `trailers`, if there.
+std::optional<grpc::string_ref> Trailer(
+    const std::multimap<grpc::string_ref, grpc::string_ref>& trailers, const char* key) {
+  auto it = trailers.find(grpc::string_ref(key, std::strlen(key)));
+  if (it == trailers.end()) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace
+
+int RetriedUnaryCall::InFlight() const {
+  int n = 0;
+  for (const auto& a : attempts_) n += a->ended ? 0 : 1;
+  return n;
+}
+
+void RetriedUnaryCall::Launch(Actions& actions) {
+  const absl::Time now = env_.clock->WallNow();
+  const int made = static_cast<int>(attempts_.size());
+  if (cancelled_ || now >= call_deadline_) {
+    if (hedging_ == nullptr) {
+      Finish(cancelled_ ? CancelledStatus(method_, "")
+                        : OwnDeadlineStatus(deadlines_, LocalEnd::kCallDeadline, made, made),
+             actions);
+      return;
+    }
+    // The decider counted this hedge as sent: it ends before it started.
+    AttemptOutcome outcome;
+    outcome.cancelled = cancelled_;
+    outcome.code = cancelled_ ? absl::StatusCode::kCancelled : absl::StatusCode::kDeadlineExceeded;
+    outcome.deadline_passed = !cancelled_;
+    ApplyHedgeStep(hedging_->OnAttemptEnd(hedge_, outcome, now, call_deadline_), nullptr, outcome,
+                   actions);
+    return;
+  }
+  // Counters: a hedge is decided when it is launched, a retry when the
+  // attempt before it ended (Ended()).
+  counters_.AttemptMade();
+  if (made > 0 && hedging_ != nullptr) counters_.RetryDecided(/*hedge=*/true);
+  attempts_.push_back(std::make_unique<Attempt>(this));
+  Attempt& a = *attempts_.back();
+  a.sent_at = now;
+  a.sent_monotonic = env_.clock->Now();
+  // Per-attempt timeout: the attempt's own deadline, set below. Breaker:
+  // a rejection makes no call at all.
+  a.admission = breaker_.Admit();
+  if (!a.admission.admitted()) {
+    a.rejected_locally = true;
+    counters_.RejectedByBreaker();
+    Ended(a, actions);
+    return;
+  }
+  a.context = std::make_unique<grpc::ClientContext>();
+  grpc::ClientContext* attempt = a.context.get();
+  for (const auto& [key, value] : metadata_) attempt->AddMetadata(key, value);
+  if (made > 0) {
+    const std::string previous = absl::StrCat(made);
+    attempt->AddMetadata(kPreviousAttemptsKey, previous);
+    attempt->AddMetadata(kRetryAttemptKey, previous);
+  }
+  // The caller's compression request is in its metadata, copied above.
+  grpc::ClientContext* caller = info_->client_context();
+  if (caller->credentials() != nullptr) attempt->set_credentials(caller->credentials());
+  a.deadline = call_deadline_;
+  if (const std::optional<absl::Duration>& limit = state_->retry.per_attempt_timeout;
+      hedging_ == nullptr && limit.has_value() && now + *limit < call_deadline_) {
+    a.deadline = now + *limit;
+    a.per_attempt_deadline = true;
+  }
+  if (a.deadline != absl::InfiniteFuture()) attempt->set_deadline(absl::ToChronoTime(a.deadline));
+  if (const std::optional<bool>& wait = state_->policy->wait_for_ready; wait.has_value()) {
+    attempt->set_wait_for_ready(*wait);
+  }
+  ++outstanding_;
+  actions.send.push_back(&a);
+}
+
+void RetriedUnaryCall::Ended(Attempt& a, Actions& actions) {
+  a.ended = true;
+  const absl::Time now = env_.clock->WallNow();
+  grpc::Status status =
+      a.rejected_locally ? breaker_.Rejection(method_, a.admission) : a.status;
+  // The attempt's end, classified once.
+  AttemptEnd end;
+  end.code = status.error_code();
+  end.cancelled_here = cancelled_ || a.loser;  // a loser says nothing either
+  end.per_attempt = a.per_attempt_deadline;
+  end.deadline = a.deadline;
+  end.sent_at = a.sent_at;
+  end.ended_at = now;
+  const LocalEnd local = a.rejected_locally ? LocalEnd::kNone : ClassifyAttemptEnd(end);
+  AttemptOutcome outcome;
+  outcome.code = static_cast<absl::StatusCode>(status.error_code());
+  outcome.rejected_locally = a.rejected_locally;
+  outcome.cancelled = cancelled_;
+  outcome.deadline_passed = DeadlinePassed(end, local);
+  outcome.per_attempt_deadline = a.per_attempt_deadline;
+  if (!a.rejected_locally && !status.ok() && !a.loser) {
+    if (std::optional<grpc::string_ref> pushback =
+            Trailer(a.context->GetServerTrailingMetadata(), kPushbackKey)) {
+      outcome.pushback = Pushback::Parse(absl::string_view(pushback->data(), pushback->size()));
+    }
+  }
+  breaker_.Record(a.admission, end.code, local, env_.breaker_clock->Now());
+  if (hedging_ != nullptr && !a.rejected_locally && !cancelled_) {
+    hedging_->RecordLatency(env_.clock->Now() - a.sent_monotonic);
+  }
+  // A breaker rejection, or a channel that is not READY failing fast: keep
+  // its reconnection going (reconnect_watch.h).
+  state_->reconnect->Poke(info_->channel(), status.error_code());
+  if (finished_) return;  // a loser, cancelled after the call was decided
+  shown_ = &a;
+  if (hedging_ != nullptr) {
+    ApplyHedgeStep(hedging_->OnAttemptEnd(hedge_, outcome, now, call_deadline_), &a, outcome,
+                   actions);
+    return;
+  }
+  const int made = static_cast<int>(attempts_.size());
+  const RetryDecision decision = state_->retry_decider->Decide(made, outcome, now, call_deadline_);
+  if (decision.verdict == RetryVerdict::kRetry) {
+    counters_.RetryDecided(/*hedge=*/false);
+    if (decision.attempt_timed_out) counters_.AttemptTimedOut();
+    ArmTimer(decision.delay, /*backoff=*/true, actions);
+    return;
+  }
+  Finish(FinalStatus(decision, std::move(status)), actions);
+}
+
+void RetriedUnaryCall::ApplyHedgeStep(const HedgeStep& step, Attempt* last,
+                                      const AttemptOutcome& outcome, Actions& actions) {
+  // Counted once per call, when hedging stops for it.
+  if (hedge_.stopped.has_value()) counters_.RetriesStopped(*hedge_.stopped);
+  if (step.finished()) {
+    RetryDecision decision;
+    decision.verdict = step.verdict;
+    decision.delay = outcome.pushback.delay;
+    grpc::Status status = last != nullptr ? last->status : grpc::Status();
+    if (last != nullptr && last->rejected_locally) {
+      status = breaker_.Rejection(method_, last->admission);
+    }
+    if (last == nullptr) {
+      status = grpc::Status(static_cast<grpc::StatusCode>(outcome.code), "");
+    }
+    Finish(FinalStatus(decision, std::move(status)), actions);
+    return;
+  }
+  if (step.cancel_timer || step.arm_timer.has_value()) DisarmTimer(actions);
+  if (step.arm_timer.has_value()) ArmTimer(*step.arm_timer, /*backoff=*/false, actions);
+  if (step.send) Launch(actions);
+}
+
+void RetriedUnaryCall::Finish(grpc::Status status, Actions& actions) {
+  finished_ = true;
+  final_status_ = std::move(status);
+  for (const auto& a : attempts_) {
+    if (a->ended || a->context == nullptr) continue;
+    a->loser = true;
+    actions.cancel.push_back(a->context.get());
+  }
+  DisarmTimer(actions);
+}
+
+void RetriedUnaryCall::ArmTimer(absl::Duration delay, bool backoff, Actions& actions) {
+  timers_.push_back(std::make_unique<Timer>(this));
+  live_timer_ = timers_.back().get();
+  live_timer_->at = env_.clock->WallNow() + delay;
+  timer_is_backoff_ = backoff;
+  ++outstanding_;
+  actions.arm = live_timer_;
+}
+
+void RetriedUnaryCall::DisarmTimer(Actions& actions) {
+  if (live_timer_ == nullptr) return;
+  if (actions.arm == live_timer_) {
+    // Armed by this same state change and not set yet: it never will be,
+    // so no event will come for its count.
+    actions.arm = nullptr;
+    --outstanding_;
+  } else {
+    // Its event still comes (not fired) and ends its count.
+    actions.cancel_timer = &live_timer_->alarm;
+  }
+  live_timer_ = nullptr;
+}
+
+grpc::Status RetriedUnaryCall::FinalStatus(const RetryDecision& decision, grpc::Status last) {
+  const int made = static_cast<int>(attempts_.size());
+  if (decision.attempt_timed_out) {
+    counters_.AttemptTimedOut();
+    last = OwnDeadlineStatus(deadlines_, LocalEnd::kPerAttemptTimeout, made, made);
+  }
+  // A hedged call's stop was counted when hedging stopped (ApplyHedgeStep()).
+  if (hedging_ == nullptr) counters_.RetriesStopped(decision.verdict);
+  switch (decision.verdict) {
+    case RetryVerdict::kCallDeadline:
+      return OwnDeadlineStatus(deadlines_, LocalEnd::kCallDeadline, made, made);
+    case RetryVerdict::kCancelled:
+      return CancelledStatus(method_, "");
+    case RetryVerdict::kPushbackStop:
+      return NotRetriedStatus(method_, made,
+                              "the server's grpc-retry-pushback-ms says not to retry", last);
+    case RetryVerdict::kBudgetSpent:
+      // Which of the two refused: the channel's throttle first (it is the
+      // one other methods can have spent).
+      return NotRetriedStatus(method_, made,
+                              state_->throttle != nullptr && !state_->throttle->AllowRetry()
+                                  ? "the channel's retryThrottling is spent (at most maxTokens "
+                                    "/ 2 tokens left)"
+                                  : "the method's retryBudget on this channel is spent",
+                              last);
+    case RetryVerdict::kBackoffPastDeadline:
+      return NotRetriedStatus(method_, made,
+                              absl::StrCat("a retry after ", absl::FormatDuration(decision.delay),
+                                           " could not start before the call's deadline"),
+                              last);
+    case RetryVerdict::kSucceeded:
+    case RetryVerdict::kRetry:
+    case RetryVerdict::kRejectedLocally:
+    case RetryVerdict::kNotRetryable:
+    case RetryVerdict::kAttemptsExhausted:
+      break;
+  }
+  return last;
+}
+
+}  // namespace resilience
