@@ -24,7 +24,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "cache/v1/cache.grpc.pb.h"
-#include "src/grpc_common/log_events.h"
+#include "grpc_resilience/events.h"
 #include "examples/cache_service/adaptive_limit_demo.h"
 #include "examples/cache_service/cache_calls.h"
 #include "examples/cache_service/cache_server.h"
@@ -37,10 +37,10 @@
 #include "shipped_policies.h"
 #include "src/client_interceptors/resilient_channel.h"
 #include "src/grpc_common/status_conversion.h"
-#include "src/metrics/prometheus_text.h"
-#include "src/policy/policy_set.h"
+#include "grpc_resilience/prometheus_text.h"
+#include "grpc_resilience/policy.h"
 #ifdef CACHE_SERVICE_HAS_METRICS_HTTP
-#include "src/metrics_http/metrics_http_server.h"
+#include "grpc_resilience/metrics_http.h"
 #endif
 
 ABSL_FLAG(int, metrics_port, 0,

@@ -13,7 +13,7 @@
 #include "resilience/v1/policy.pb.h"
 #include "src/core/random_source.h"
 #include "src/core/simulated_clock.h"
-#include "src/policy/policy_set.h"
+#include "grpc_resilience/policy.h"
 #include "shipped_policies.h"
 
 namespace goodput {

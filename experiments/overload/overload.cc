@@ -17,7 +17,7 @@
 #include "src/limits/concurrency_limiter.h"
 #include "src/limits/gradient_concurrency_limiter.h"
 #include "src/policy/method_policy.h"
-#include "src/policy/policy_set.h"
+#include "grpc_resilience/policy.h"
 
 namespace overload {
 namespace {

@@ -10,13 +10,14 @@ namespace resilience {
 ClientResilience::ClientResilience(PolicySet policies, Options options)
     : policies_(std::move(policies)),
       options_(std::move(options)),
-      throttle_(policies_.retry_throttling().has_value()
-                    ? std::make_unique<RetryBudget>(policies_.retry_throttling()->max_tokens,
-                                                     policies_.retry_throttling()->token_ratio)
+      throttle_(PolicySetAccess::Table(policies_).retry_throttling().has_value()
+                    ? std::make_unique<RetryBudget>(
+                          PolicySetAccess::Table(policies_).retry_throttling()->max_tokens,
+                          PolicySetAccess::Table(policies_).retry_throttling()->token_ratio)
                     : nullptr) {}
 
 MethodCache<ClientMethodState>::Resolution ClientResilience::Resolve(const char* method) {
-  const PolicySet::Match match = policies_.Find(method);
+  const PolicyTable::Match match = PolicySetAccess::Table(policies_).Find(method);
   const bool linked = MethodCatalog::Linked().Find(method) != nullptr;
   // An exact name of the policy file ("svc/method", not "svc/" or "").
   const bool named = !match.scope.empty() && match.scope.back() != '/';

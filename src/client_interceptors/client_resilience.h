@@ -22,11 +22,11 @@
 #include "src/core/clock.h"
 #include "src/client_interceptors/client_method_state.h"
 #include "src/core/method_cache.h"
-#include "src/grpc_common/resilience_events.h"
+#include "grpc_resilience/events.h"
 #include "src/metrics/latency_histogram.h"
-#include "src/metrics/prometheus_text.h"
+#include "grpc_resilience/prometheus_text.h"
 #include "src/metrics/status_code_counters.h"
-#include "src/policy/policy_set.h"
+#include "src/policy/policy_set_access.h"
 
 namespace resilience {
 

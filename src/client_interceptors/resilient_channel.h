@@ -56,7 +56,7 @@
 #include "grpcpp/support/client_interceptor.h"
 #include "src/client_interceptors/client_resilience.h"
 #include "src/policy/method_catalog.h"
-#include "src/policy/policy_set.h"
+#include "src/policy/policy_set_access.h"
 
 namespace resilience {
 
