@@ -115,7 +115,8 @@ linked_libraries() {
       n = split(line, deps, ";")
       for (i = 1; i <= n; i++) {
         sub(/^\\\$<LINK_ONLY:/, "", deps[i]); sub(/>$/, "", deps[i])  # private deps
-        if (deps[i] ~ /^grpc_resilience::/) {
+        # (grpc_resilience::civetweb is the imported system library, not ours)
+        if (deps[i] ~ /^grpc_resilience::/ && deps[i] != "grpc_resilience::civetweb") {
           sub(/^grpc_resilience::/, "", deps[i]); edges[target] = edges[target] " " deps[i]
         }
       }
