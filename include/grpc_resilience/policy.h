@@ -38,8 +38,9 @@ struct PolicySetLoadOptions {
 // The policies of one file, as the client (CreateResilientChannel) and the
 // server (AddServerInterceptors) take them. Matching follows gRPC's service
 // config: an exact {service, method} name beats a {service} name (all of its
-// methods), which beats the {} default. Immutable once loaded; copies share
-// the loaded data (cheap), and const methods are thread-safe.
+// methods), which beats the {} default. Immutable once loaded; copies and
+// moves share the loaded data (cheap; a moved-from set keeps its policies),
+// and const methods are thread-safe.
 class PolicySet {
  public:
   using LoadOptions = PolicySetLoadOptions;

@@ -46,7 +46,8 @@ PolicySet::PolicySet(std::shared_ptr<const PolicyTable> table) : table_(std::mov
 PolicySet::~PolicySet() = default;
 PolicySet::PolicySet(const PolicySet&) = default;
 PolicySet& PolicySet::operator=(const PolicySet&) = default;
-// A moved-from set is an empty one, not a null table.
+// A move copies the pointer: the moved-from set keeps its policies (the
+// table is immutable and shared), so it never holds a null table.
 PolicySet::PolicySet(PolicySet&& other) noexcept : table_(other.table_) {}
 PolicySet& PolicySet::operator=(PolicySet&& other) noexcept {
   table_ = other.table_;
