@@ -11,13 +11,10 @@ install(TARGETS ${libraries}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-# Public headers, then (until the public headers stop including them) the
-# library's own ones, at their repository paths under grpc_resilience/private.
+# The public headers only: none of them includes a header of src/
+# (scripts/check_layering.sh, scripts/check_public_headers.sh).
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/grpc_resilience
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-  FILES_MATCHING PATTERN "*.h")
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/src
-  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/grpc_resilience/private
   FILES_MATCHING PATTERN "*.h")
 
 set(config_dir ${CMAKE_INSTALL_LIBDIR}/cmake/grpc_resilience)
