@@ -34,7 +34,7 @@
 #include "examples/common/command_line.h"
 #include "src/global_limits/global_rate_limit.h"
 #include "src/limits/token_bucket.h"
-#include "src/metrics/prometheus_text.h"
+#include "grpc_resilience/prometheus_text.h"
 #include "src/server_interceptors/server_interceptors.h"
 #include "tests/testing/test_server.h"
 

@@ -33,7 +33,7 @@
 #include "benchmark/benchmark.h"
 #include "src/metrics/latency_histogram.h"
 #include "src/metrics/metric_catalog.h"
-#include "src/metrics/prometheus_text.h"
+#include "grpc_resilience/prometheus_text.h"
 #include "src/metrics/status_code_counters.h"
 
 namespace resilience {

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# Checks that another project can adopt the library: installs it, then builds
-# and runs tests/consumer (a project of its own with its own service) the
-# three CMake ways, find_package against the install, add_subdirectory and
-# FetchContent, then the same program with the installed pkg-config file's
-# flags alone, and compiles the README's C++ snippets against the install.
+# Checks that another project can adopt the library: installs it, checks that
+# every installed public header compiles on its own, then builds and runs
+# tests/consumer (a project of its own with its own service: inventory_check,
+# client and server, and client_only_check, which links grpc_resilience::client
+# alone) the three CMake ways, find_package against the install,
+# add_subdirectory and FetchContent, then the same programs with the installed
+# pkg-config files' flags alone (grpc_resilience_client.pc and _server.pc; a
+# metrics endpoint program with grpc_resilience_metrics_http.pc), and compiles
+# the README's C++ snippets against the install.
 #
 #   scripts/consumer.sh              builds the libraries in build-consumer-lib/
 #                                    (no tests, benchmarks or examples)
@@ -19,7 +23,7 @@ jobs="${CONSUMER_JOBS:-2}"
 # What building and consuming the libraries takes; no GoogleTest, no Google
 # Benchmark.
 ensure_packages cmake ninja-build g++ pkg-config libgrpc++-dev protobuf-compiler-grpc \
-  libprotobuf-dev protobuf-compiler libabsl-dev libhiredis-dev
+  libprotobuf-dev protobuf-compiler libabsl-dev libhiredis-dev libcivetweb-dev
 
 prefix="$REPO_ROOT/build-consumer-prefix"
 timings=()
@@ -56,8 +60,16 @@ log "installing into $prefix"
 cmake --install "$lib_build" --prefix "$prefix" > /dev/null
 timings+=("library build and install: $(since "$t0") s")
 
-# 2. The README's snippets against the installed headers.
+# 2. Each installed public header on its own, then the README's snippets
+#    against the installed headers.
 status=0
+t0="$(now)"
+if bash "$REPO_ROOT/scripts/check_public_headers.sh" "$prefix/include"; then
+  timings+=("installed public headers alone: $(since "$t0") s")
+else
+  timings+=("installed public headers alone: FAILED")
+  status=1
+fi
 t0="$(now)"
 if bash "$REPO_ROOT/scripts/check_readme_snippets.sh" "$prefix"; then
   timings+=("README snippets: $(since "$t0") s")
@@ -103,7 +115,8 @@ linked_libraries() {
       n = split(line, deps, ";")
       for (i = 1; i <= n; i++) {
         sub(/^\\\$<LINK_ONLY:/, "", deps[i]); sub(/>$/, "", deps[i])  # private deps
-        if (deps[i] ~ /^grpc_resilience::/) {
+        # (grpc_resilience::civetweb is the imported system library, not ours)
+        if (deps[i] ~ /^grpc_resilience::/ && deps[i] != "grpc_resilience::civetweb") {
           sub(/^grpc_resilience::/, "", deps[i]); edges[target] = edges[target] " " deps[i]
         }
       }
@@ -122,7 +135,7 @@ linked_libraries() {
     }
   ' "$export_file"
 }
-consumer_libs=(libshop_proto.a inventory_check)
+consumer_libs=(libshop_proto.a inventory_check client_only_check)
 mapfile -t our_libs < <(linked_libraries)
 log "grpc_resilience::client and ::server link: ${our_libs[*]}"
 
@@ -159,53 +172,108 @@ for mode in find_package subdirectory fetchcontent; do
     log "consumer ($mode): GoogleTest or Google Benchmark was looked up"
     checks_ok=0
   fi
-  if ! (cd "$dir" && ctest -N | grep -q "Total Tests: 1$"); then
+  if ! (cd "$dir" && ctest -N | grep -q "Total Tests: 2$"); then
     log "consumer ($mode): tests other than the consumer's own are registered"
     checks_ok=0
   fi
-  log "consumer ($mode): running inventory_check"
-  t0="$(now)"
-  if ! timeout 120 "$dir/inventory_check"; then
-    log "consumer ($mode): inventory_check FAILED"
+  # client_only_check links grpc_resilience::client alone: none of the
+  # server's libraries, no hiredis, no civetweb on its link line.
+  client_link="$(ninja -C "$dir" -t commands client_only_check | tail -n 1)"
+  if grep -qE 'grpc_resilience_(server|global_limits|redis|metrics_http)|hiredis|civetweb' \
+       <<<"$client_link"; then
+    log "consumer ($mode): client_only_check links more than the client: $client_link"
     checks_ok=0
   fi
+  t0="$(now)"
+  for program in inventory_check client_only_check; do
+    log "consumer ($mode): running $program"
+    if ! timeout 120 "$dir/$program"; then
+      log "consumer ($mode): $program FAILED"
+      checks_ok=0
+    fi
+  done
   timings+=("consumer $mode: build $build_time s, run $(since "$t0") s$(
     [ "$checks_ok" -eq 1 ] || echo ", FAILED")")
   [ "$checks_ok" -eq 1 ] || status=1
 done
 
-# 4. The installed pkg-config file, as a build system other than CMake uses
-#    it: the same program compiled and linked with its flags alone.
+# 4. The installed pkg-config files, as a build system other than CMake uses
+#    them: the same programs compiled and linked with their flags alone
+#    (inventory_check with grpc_resilience_client and _server,
+#    client_only_check with grpc_resilience_client only, which must name
+#    neither hiredis nor civetweb), and a program that serves /metrics with
+#    grpc_resilience_metrics_http.
 dir="$REPO_ROOT/build-consumer-pkg-config"
 rm -rf "$dir"
 mkdir -p "$dir"
 log "consumer (pkg-config): compiling and linking in $dir"
 t0="$(now)"
-pc_file="$(find "$prefix" -name grpc_resilience.pc | head -n 1)"
+pc_file="$(find "$prefix" -name grpc_resilience_client.pc | head -n 1)"
 PKG_CONFIG_PATH="$(dirname "$pc_file")${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 export PKG_CONFIG_PATH
 pc_ok=1
-pc_includedir="$(pkg-config --variable=includedir grpc_resilience 2>&1)" || pc_ok=0
+pc_includedir="$(pkg-config --variable=includedir grpc_resilience_client 2>&1)" || pc_ok=0
 if [ "$pc_ok" -eq 1 ] && [ ! -f "$pc_includedir/grpc_resilience/client.h" ]; then
   log "consumer (pkg-config): includedir is '$pc_includedir', which has no" \
       "grpc_resilience/client.h (installed under $prefix)"
   pc_ok=0
 fi
 if [ "$pc_ok" -eq 1 ]; then
-  protoc -I "$REPO_ROOT/tests/consumer" --cpp_out="$dir" --grpc_out="$dir" \
-    --plugin=protoc-gen-grpc="$(command -v grpc_cpp_plugin)" \
-    "$REPO_ROOT/tests/consumer/shop/v1/inventory.proto"
-  # shellcheck disable=SC2046  # pkg-config's output is a list of flags
-  if ! g++ -std=c++17 -o "$dir/inventory_check" -I "$dir" "$REPO_ROOT/tests/consumer/inventory_check.cc" \
-       "$dir/shop/v1/inventory.pb.cc" "$dir/shop/v1/inventory.grpc.pb.cc" \
-       $(pkg-config --cflags --libs grpc_resilience) > "$dir/log" 2>&1; then
-    cat "$dir/log" >&2
+  client_flags="$(pkg-config --libs grpc_resilience_client)"
+  if grep -qE 'hiredis|civetweb|grpc_resilience_server' <<<"$client_flags"; then
+    log "consumer (pkg-config): grpc_resilience_client.pc names more than the client: $client_flags"
     pc_ok=0
   fi
 fi
+# pc_build OUT SOURCE MODULE...: compiles SOURCE with the service's generated
+# code and the MODULEs' flags alone.
+pc_build() {
+  local out="$1" source="$2"; shift 2
+  # shellcheck disable=SC2046  # pkg-config's output is a list of flags
+  g++ -std=c++17 -o "$dir/$out" -I "$dir" "$source" \
+    "$dir/shop/v1/inventory.pb.cc" "$dir/shop/v1/inventory.grpc.pb.cc" \
+    $(pkg-config --cflags --libs "$@") >> "$dir/log" 2>&1
+}
+if [ "$pc_ok" -eq 1 ]; then
+  protoc -I "$REPO_ROOT/tests/consumer" --cpp_out="$dir" --grpc_out="$dir" \
+    --plugin=protoc-gen-grpc="$(command -v grpc_cpp_plugin)" \
+    "$REPO_ROOT/tests/consumer/shop/v1/inventory.proto"
+  pc_build inventory_check "$REPO_ROOT/tests/consumer/inventory_check.cc" \
+    grpc_resilience_client grpc_resilience_server || pc_ok=0
+  pc_build client_only_check "$REPO_ROOT/tests/consumer/client_only_check.cc" \
+    grpc_resilience_client || pc_ok=0
+  if pkg-config --exists grpc_resilience_metrics_http; then
+    cat > "$dir/metrics_endpoint.cc" <<'CC'
+#include <cstdio>
+#include "grpc_resilience/metrics.h"
+#include "grpc_resilience/metrics_http.h"
+int main() {
+  auto server = resilience::MetricsHttpServer::Start({}, [] {
+    resilience::PrometheusText text;
+    text.Gauge("up", "Whether the program runs.").Sample({}, 1);
+    return text.Finish();
+  });
+  if (!server.ok() || (*server)->port() <= 0) return 1;
+  std::printf("metrics endpoint on port %d\n", (*server)->port());
+  return 0;
+}
+CC
+    # shellcheck disable=SC2046
+    g++ -std=c++17 -o "$dir/metrics_endpoint" "$dir/metrics_endpoint.cc" \
+      $(pkg-config --cflags --libs grpc_resilience_metrics_http) >> "$dir/log" 2>&1 || pc_ok=0
+  else
+    log "consumer (pkg-config): no grpc_resilience_metrics_http.pc (civetweb not found at build)"
+  fi
+  [ "$pc_ok" -eq 1 ] || cat "$dir/log" >&2
+fi
 build_time="$(since "$t0")"
 t0="$(now)"
-if [ "$pc_ok" -eq 1 ] && ! timeout 120 "$dir/inventory_check"; then pc_ok=0; fi
+if [ "$pc_ok" -eq 1 ]; then
+  for program in inventory_check client_only_check metrics_endpoint; do
+    [ -x "$dir/$program" ] || continue
+    timeout 120 "$dir/$program" || { log "consumer (pkg-config): $program FAILED"; pc_ok=0; }
+  done
+fi
 if [ "$pc_ok" -eq 1 ]; then
   timings+=("consumer pkg-config: build $build_time s, run $(since "$t0") s")
 else
@@ -217,7 +285,7 @@ fi
 log "timings"
 printf '  %s\n' "${timings[@]}" >&2
 if [ "$status" -eq 0 ]; then
-  log "consumer: all three ways build and pass"
+  log "consumer: all four ways build and pass"
 else
   log "consumer: FAILED"
 fi

@@ -14,7 +14,7 @@
 #include "examples/cache_service/bounded_capacity_service.h"
 #include "src/core/mutex.h"
 #include "src/core/random_source.h"
-#include "src/policy/policy_set.h"
+#include "grpc_resilience/policy.h"
 
 namespace cache_service {
 namespace {

@@ -21,7 +21,7 @@
 #include "cache/v1/cache.grpc.pb.h"
 #include "grpcpp/server.h"
 #include "src/core/mutex.h"
-#include "src/policy/policy_set.h"
+#include "grpc_resilience/policy.h"
 #include "src/server_interceptors/server_resilience.h"
 
 namespace cache_service {

@@ -42,17 +42,18 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "cache/v1/cache.grpc.pb.h"
-#include "src/grpc_common/log_events.h"
+#include "grpc_resilience/events.h"
 #include "examples/cache_service/load_generator.h"
 #include "examples/common/command_line.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "src/grpc_common/status_conversion.h"
 #include "grpc_resilience/resilient_channel.h"
-#include "src/metrics/prometheus_text.h"
-#include "src/policy/policy_set.h"
+#include "grpc_resilience/prometheus_text.h"
+#include "grpc_resilience/policy.h"
+#include "src/client_interceptors/resilient_channel.h"
 #ifdef CACHE_SERVICE_HAS_METRICS_HTTP
-#include "src/metrics_http/metrics_http_server.h"
+#include "grpc_resilience/metrics_http.h"
 #endif
 
 ABSL_FLAG(std::string, target, "127.0.0.1:50051", "Server address, HOST:PORT.");

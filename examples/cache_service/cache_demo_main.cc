@@ -23,15 +23,16 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "cache/v1/cache.grpc.pb.h"
+#include "grpc_resilience/events.h"
 #include "examples/cache_service/cache_server.h"
 #include "examples/cache_service/demo_scenarios.h"
 #include "examples/cache_service/demo_session.h"
 #include "examples/cache_service/load_generator.h"
 #include "examples/common/command_line.h"
 #include "grpc_resilience/resilient_channel.h"
-#include "src/metrics/prometheus_text.h"
+#include "grpc_resilience/prometheus_text.h"
 #ifdef CACHE_SERVICE_HAS_METRICS_HTTP
-#include "src/metrics_http/metrics_http_server.h"
+#include "grpc_resilience/metrics_http.h"
 #endif
 
 ABSL_FLAG(int, metrics_port, 0,

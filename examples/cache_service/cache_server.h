@@ -16,7 +16,7 @@
 #include "examples/cache_service/cache_service_impl.h"
 #include "examples/cache_service/cache_store.h"
 #include "grpcpp/server.h"
-#include "src/policy/policy_set.h"
+#include "grpc_resilience/policy.h"
 #include "src/server_interceptors/server_interceptors.h"
 #include "src/server_interceptors/server_resilience.h"
 

@@ -36,13 +36,13 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "examples/cache_service/cache_server.h"
-#include "src/grpc_common/log_events.h"
+#include "grpc_resilience/events.h"
 #include "examples/common/command_line.h"
-#include "src/metrics/prometheus_text.h"
+#include "grpc_resilience/prometheus_text.h"
 #include "src/global_limits/global_throttle_credentials.h"
-#include "src/policy/policy_set.h"
+#include "grpc_resilience/policy.h"
 #ifdef CACHE_SERVICE_HAS_METRICS_HTTP
-#include "src/metrics_http/metrics_http_server.h"
+#include "grpc_resilience/metrics_http.h"
 #endif
 
 ABSL_FLAG(std::string, host, "127.0.0.1",

@@ -7,7 +7,7 @@
 #include "grpcpp/security/credentials.h"
 #include "shipped_policies.h"
 #include "src/client_interceptors/resilient_channel.h"
-#include "src/grpc_common/log_events.h"
+#include "grpc_resilience/events.h"
 #include "src/grpc_common/status_conversion.h"
 
 namespace cache_service {

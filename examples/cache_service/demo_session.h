@@ -22,7 +22,7 @@
 #include "grpcpp/channel.h"
 #include "resilience/v1/policy.pb.h"
 #include "src/client_interceptors/client_resilience_impl.h"
-#include "src/policy/policy_set.h"
+#include "grpc_resilience/policy.h"
 
 namespace cache_service {
 

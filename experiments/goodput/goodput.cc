@@ -13,7 +13,9 @@
 #include "resilience/v1/policy.pb.h"
 #include "src/core/random_source.h"
 #include "src/core/simulated_clock.h"
-#include "src/policy/policy_set.h"
+#include "grpc_resilience/policy.h"
+#include "src/policy/method_policy.h"
+#include "src/policy/policy_table.h"
 #include "shipped_policies.h"
 
 namespace goodput {
@@ -178,8 +180,8 @@ absl::Status CheckPolicy(const Policy& policy) {
 
 std::unique_ptr<resilience::Breaker> MakeBreaker(const Policy& policy, resilience::Clock& clock,
                                                  uint64_t seed) {
-  absl::StatusOr<resilience::PolicySet> set =
-      resilience::PolicySet::FromJsonString(PolicyFileFor(policy));
+  absl::StatusOr<resilience::PolicyTable> set =
+      resilience::PolicyTable::FromJsonString(PolicyFileFor(policy));
   if (!set.ok()) {
     std::fprintf(stderr, "goodput: policy %s: %s\n", policy.key.c_str(),
                  std::string(set.status().message()).c_str());

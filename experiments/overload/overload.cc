@@ -17,7 +17,7 @@
 #include "src/limits/concurrency_limiter.h"
 #include "src/limits/gradient_concurrency_limiter.h"
 #include "src/policy/method_policy.h"
-#include "src/policy/policy_set.h"
+#include "src/policy/policy_table.h"
 
 namespace overload {
 namespace {
@@ -68,8 +68,8 @@ double Percentile(std::vector<double>& v, double q) {
 absl::StatusOr<std::unique_ptr<ConcurrencyLimiter>> MakeLimiter(const Policy& policy,
                                                                 resilience::Clock& clock) {
   if (policy.throttle_json.empty()) return std::unique_ptr<ConcurrencyLimiter>();
-  absl::StatusOr<resilience::PolicySet> set =
-      resilience::PolicySet::FromJsonString(PolicyFileJson(policy));
+  absl::StatusOr<resilience::PolicyTable> set =
+      resilience::PolicyTable::FromJsonString(PolicyFileJson(policy));
   if (!set.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("policy ", policy.name, ": ", set.status().message()));

@@ -1,11 +1,104 @@
 // File: include/grpc_resilience/metrics_http.h
 //
-// The optional /metrics HTTP endpoint (library grpc_resilience::metrics_http,
-// on civetweb).
+// An optional embedded HTTP endpoint for Prometheus scrapes: GET /metrics
+// answers with the text a callback renders. Library grpc_resilience::metrics_http
+// (on Debian's civetweb, which this header does not show: the server is a
+// pimpl over src/metrics_http); the rest of the metrics need no HTTP server.
 
 #ifndef GRPC_RESILIENCE_METRICS_HTTP_H_
 #define GRPC_RESILIENCE_METRICS_HTTP_H_
 
-#include "src/metrics_http/metrics_http_server.h"
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace resilience {
+
+// MetricsHttpServer
+//
+// Serves, on its own threads:
+//   GET or HEAD <path>   200, Content-Type: text/plain; version=0.0.4;
+//                        charset=utf-8, the body the render callback returns
+//                        (a query string is ignored)
+//   other methods there  405, with Allow: GET, HEAD
+//   any other path       404
+//   render throws        500
+// The render callback is called once per GET or HEAD of <path>, by one
+// thread at a time, so it needs no locking of its own against itself (it
+// must still be safe against the threads that update the metrics it reads).
+// No files are served; connections are not kept alive.
+//
+// Stop() (or the destructor) closes the listening socket, waits for the
+// requests being served and joins the threads: after it returns the render
+// callback is not called again.
+//
+// This class is thread-safe.
+//
+// Example:
+//   MetricsHttpServer::Options options;
+//   options.port = 9464;
+//   absl::StatusOr<std::unique_ptr<MetricsHttpServer>> server =
+//       MetricsHttpServer::Start(options, [&] { return RenderMetrics(); });
+//   if (!server.ok()) return server.status();   // e.g. the port is in use
+//   std::cout << "metrics on port " << (*server)->port() << "\n";
+class MetricsHttpServer {
+ public:
+  struct Options {
+    // The IPv4 address to listen on: "127.0.0.1" (this host only) or
+    // "0.0.0.0" (every interface), or any other IPv4 address of this host.
+    std::string bind_address = "127.0.0.1";
+    // 0: a free port the system picks; port() tells which.
+    int port = 0;
+    // The path of the metrics.
+    std::string path = "/metrics";
+    // Connections served at the same time (renders are one at a time
+    // anyway). Each thread serves one connection from its accept until it
+    // closes, and a connection that sends its request slowly (slowloris) or
+    // not at all holds its thread for request_timeout: with T threads, T - 1
+    // such connections leave scrapes unaffected, and beyond that a scrape
+    // waits request_timeout per T connections ahead of it. Idle threads cost
+    // their stacks' address space only.
+    int num_threads = 32;
+    // How long a request may take to arrive, and its answer to leave: long
+    // enough for a scrape on a LAN (milliseconds); raise it for scrapes of
+    // a large exposition over a slow link.
+    absl::Duration request_timeout = absl::Seconds(1);
+  };
+  using RenderFunction = std::function<std::string()>;
+
+  // Start()
+  //
+  // Listens and serves. InvalidArgument for bad options (an address that is
+  // not an IPv4 address, a port outside 0..65535, a path not starting with
+  // '/', num_threads < 1, a request_timeout under a millisecond, no render
+  // callback); Unavailable when the server cannot start (e.g. the port is
+  // in use), with civetweb's reason.
+  static absl::StatusOr<std::unique_ptr<MetricsHttpServer>> Start(Options options,
+                                                                  RenderFunction render);
+
+  ~MetricsHttpServer();
+  MetricsHttpServer(const MetricsHttpServer&) = delete;
+  MetricsHttpServer& operator=(const MetricsHttpServer&) = delete;
+
+  // The port it listens on (the one picked when Options::port was 0).
+  int port() const;
+  const Options& options() const;
+
+  // Stop()
+  //
+  // Stops serving; returns once no request is being served. Idempotent.
+  void Stop();
+
+ private:
+  class Impl;
+  explicit MetricsHttpServer(std::unique_ptr<Impl> impl);
+
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace resilience
 
 #endif  // GRPC_RESILIENCE_METRICS_HTTP_H_

@@ -21,25 +21,13 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "grpc_resilience/breaker_state.h"
 #include "src/breaker/outcome.h"
 #include "src/breaker/rolling_window.h"
 
 namespace resilience {
 
 class Breaker;
-
-// The state a breaker reports. SreBreaker has no states of its own: it is
-// kClosed while its drop probability is 0 and kOpen while it is above 0.
-enum class BreakerState { kClosed, kOpen, kHalfOpen };
-
-// Operating mode (ThreeStateBreaker; SreBreaker is always kNormal).
-enum class BreakerMode {
-  kNormal,       // the state machine decides
-  kForceOpen,    // reject everything (Hystrix forceOpen)
-  kForceClosed,  // admit everything, keep counting (Hystrix forceClosed)
-  kDisabled,     // admit everything, count nothing (resilience4j DISABLED)
-  kMetricsOnly,  // count and report, never reject or change state (resilience4j)
-};
 
 enum class RejectReason {
   kNone,                // admitted
@@ -50,47 +38,8 @@ enum class RejectReason {
   kDropped,             // SRE: dropped with the current drop probability
 };
 
-// Why a breaker changed state.
-enum class TransitionCause {
-  kFailureRate,          // three-state: failure rate reached its threshold
-  kConsecutiveFailures,  // three-state: that many failures in a row
-  kSlowCallRate,         // three-state: slow-call rate reached its threshold
-  kOpenPeriodEnded,      // three-state: open -> half-open
-  kProbeFailed,          // three-state: a half-open probe failed
-  kProbeTimedOut,        // three-state: a probe took longer than halfOpenMaxWait
-  kProbesSucceeded,      // three-state: enough probes succeeded to close
-  kDropsStarted,         // SRE: the drop probability rose above 0
-  kDropsStopped,         // SRE: the drop probability fell back to 0
-};
-
-absl::string_view BreakerStateName(BreakerState state);
-absl::string_view BreakerModeName(BreakerMode mode);
 absl::string_view RejectReasonName(RejectReason reason);
-absl::string_view TransitionCauseName(TransitionCause cause);
 
-// What a breaker looks like now, for metrics, logs and tests.
-struct BreakerSnapshot {
-  BreakerState state = BreakerState::kClosed;
-  BreakerMode mode = BreakerMode::kNormal;
-  RollingWindow::Counts counts;
-  // failure / (success + failure) over the window; 0 when nothing completed.
-  double failure_rate = 0;
-  // slow / (success + failure) over the window; 0 when nothing completed.
-  double slow_call_rate = 0;
-  // SRE: the current drop probability. Three-state: 1 when open, else 0.
-  double drop_probability = 0;
-  int64_t consecutive_failures = 0;
-  // Bumped on every state change; reports from older generations are ignored.
-  uint64_t generation = 0;
-};
-
-// A state change, given to the listener outside every breaker lock.
-struct BreakerTransition {
-  BreakerState from;
-  BreakerState to;
-  absl::Time at;
-  TransitionCause cause;
-};
 using BreakerListener = std::function<void(const BreakerTransition&)>;
 
 // Admission

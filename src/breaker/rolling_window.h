@@ -13,6 +13,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "grpc_resilience/breaker_state.h"
 #include "src/core/mutex.h"
 #include "absl/time/time.h"
 
@@ -55,18 +56,8 @@ class RollingWindow {
   static constexpr int kStripes = 8;
   static constexpr int kMaxBuckets = 1000;
 
-  struct Counts {
-    int64_t success = 0;
-    int64_t failure = 0;
-    int64_t rejected = 0;
-    int64_t slow = 0;
-    // Calls that reached the backend and ended with success or failure.
-    int64_t completed() const { return success + failure; }
-    bool operator==(const Counts& o) const {
-      return success == o.success && failure == o.failure && rejected == o.rejected &&
-             slow == o.slow;
-    }
-  };
+  // What the window counted (the public BreakerWindowCounts).
+  using Counts = BreakerWindowCounts;
 
   // Validate()
   //

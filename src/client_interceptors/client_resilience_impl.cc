@@ -24,16 +24,17 @@ ClientResilienceImpl::ClientResilienceImpl(PolicySet policies, Options options, 
     : policies_(std::move(policies)),
       options_(std::move(options)),
       clock_(clock),
-      throttle_(policies_.retry_throttling().has_value()
-                    ? std::make_unique<RetryBudget>(policies_.retry_throttling()->max_tokens,
-                                                     policies_.retry_throttling()->token_ratio)
+      throttle_(PolicySetAccess::Table(policies_).retry_throttling().has_value()
+                    ? std::make_unique<RetryBudget>(
+                          PolicySetAccess::Table(policies_).retry_throttling()->max_tokens,
+                          PolicySetAccess::Table(policies_).retry_throttling()->token_ratio)
                     : nullptr),
       breaker_events_(options_.events != nullptr
                           ? std::make_shared<BreakerEventQueue>(options_.events)
                           : nullptr) {}
 
 MethodCache<ClientMethodState>::Resolution ClientResilienceImpl::Resolve(const char* method) {
-  const PolicySet::Match match = policies_.Find(method);
+  const PolicyTable::Match match = PolicySetAccess::Table(policies_).Find(method);
   const bool linked = MethodCatalog::Linked().Find(method) != nullptr;
   // An exact name of the policy file ("svc/method", not "svc/" or "").
   const bool named = !match.scope.empty() && match.scope.back() != '/';

@@ -23,11 +23,11 @@
 #include "src/core/clock.h"
 #include "src/client_interceptors/client_method_state.h"
 #include "src/core/method_cache.h"
-#include "src/grpc_common/resilience_events.h"
+#include "grpc_resilience/events.h"
 #include "src/metrics/latency_histogram.h"
-#include "src/metrics/prometheus_text.h"
+#include "grpc_resilience/prometheus_text.h"
 #include "src/metrics/status_code_counters.h"
-#include "src/policy/policy_set.h"
+#include "src/policy/policy_set_access.h"
 
 namespace resilience {
 
@@ -79,7 +79,7 @@ class ClientResilienceImpl {
   const RetryBudget* retry_throttle() const { return throttle_.get(); }
   // Its settings, from the policy file; nullopt when it has none.
   const std::optional<RetryBudgetSettings>& retry_throttling() const {
-    return policies_.retry_throttling();
+    return PolicySetAccess::Table(policies_).retry_throttling();
   }
 
  private:

@@ -54,7 +54,8 @@ std::optional<int> IntArg(const grpc::ChannelArguments& args, const char* key) {
 std::vector<std::string> ConfigureBuiltInRetries(const PolicySet& policies,
                                                  grpc::ChannelArguments& args,
                                                  const MethodCatalog& catalog) {
-  const BuiltInRetryConfig config = BuiltInRetryConfig::Build(policies, catalog);
+  const BuiltInRetryConfig config =
+      BuiltInRetryConfig::Build(PolicySetAccess::Table(policies), catalog);
   // The config's own warnings are the policy file's: the loader put them in
   // PolicySet::warnings() already, so a program that prints both lists
   // prints each once.

@@ -16,7 +16,7 @@
 #include "src/client_interceptors/client_resilience_impl.h"
 #include "src/core/clock.h"
 #include "src/policy/method_catalog.h"
-#include "src/policy/policy_set.h"
+#include "src/policy/policy_set_access.h"
 
 namespace resilience {
 

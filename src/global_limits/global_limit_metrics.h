@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "src/global_limits/global_rate_limit.h"
-#include "src/metrics/prometheus_text.h"
+#include "grpc_resilience/prometheus_text.h"
 
 namespace resilience {
 

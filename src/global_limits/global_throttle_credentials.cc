@@ -12,7 +12,7 @@ namespace resilience {
 
 absl::Status CheckGlobalThrottleCredentials(const PolicySet& policies) {
   absl::flat_hash_set<std::string> checked;
-  for (const MethodPolicy& policy : policies.policies()) {
+  for (const MethodPolicy& policy : PolicySetAccess::Table(policies).policies()) {
     if (!policy.throttle || !policy.throttle->global) continue;
     const GlobalThrottleSettings& g = *policy.throttle->global;
     if (g.password_env.empty() && g.password_file.empty()) continue;

@@ -7,7 +7,7 @@
 #define GRPC_RESILIENCE_SRC_GLOBAL_LIMITS_GLOBAL_THROTTLE_CREDENTIALS_H_
 
 #include "absl/status/status.h"
-#include "src/policy/policy_set.h"
+#include "src/policy/policy_set_access.h"
 
 namespace resilience {
 

@@ -1,8 +1,8 @@
-#include "src/grpc_common/resilience_events.h"
+#include "grpc_resilience/resilience_events.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "src/grpc_common/log_events.h"
+#include "grpc_resilience/log_events.h"
 
 namespace resilience {
 

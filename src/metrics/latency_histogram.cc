@@ -35,7 +35,7 @@ constexpr int64_t kMaxSummedNanos = int64_t{86400} * 1'000'000'000;
 
 }  // namespace
 
-absl::Span<const double> LatencyHistogram::UpperBounds() { return kBoundsSeconds; }
+absl::Span<const double> LatencyHistogramSnapshot::UpperBounds() { return kBoundsSeconds; }
 
 size_t LatencyHistogram::BucketIndex(int64_t nanoseconds) {
   // The number of bounds below `nanoseconds`, found bit by bit (8, 4, 2, 1):

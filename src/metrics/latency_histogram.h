@@ -13,10 +13,9 @@
 
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "grpc_resilience/metric_snapshots.h"
 
 namespace resilience {
-
-struct LatencyHistogramSnapshot;
 
 // LatencyHistogram
 //
@@ -48,8 +47,8 @@ struct LatencyHistogramSnapshot;
 //   LatencyHistogramSnapshot s = histogram.Snapshot();
 class LatencyHistogram {
  public:
-  static constexpr size_t kNumBounds = 14;
-  static constexpr size_t kNumBuckets = kNumBounds + 1;  // with +Inf
+  static constexpr size_t kNumBounds = LatencyHistogramSnapshot::kNumBounds;
+  static constexpr size_t kNumBuckets = LatencyHistogramSnapshot::kNumBuckets;  // with +Inf
 
   LatencyHistogram() = default;
   LatencyHistogram(const LatencyHistogram&) = delete;
@@ -59,7 +58,7 @@ class LatencyHistogram {
   //
   // The finite bucket bounds in seconds, ascending:
   // 0.0005 0.001 0.0025 0.005 0.01 0.025 0.05 0.1 0.25 0.5 1 2.5 5 10.
-  static absl::Span<const double> UpperBounds();
+  static absl::Span<const double> UpperBounds() { return LatencyHistogramSnapshot::UpperBounds(); }
 
   // BucketIndex()
   //
@@ -80,18 +79,6 @@ class LatencyHistogram {
  private:
   std::array<std::atomic<uint64_t>, kNumBuckets> buckets_{};
   std::atomic<uint64_t> sum_micros_{0};
-};
-
-// What a LatencyHistogram held when it was read.
-struct LatencyHistogramSnapshot {
-  // Observations per bucket, not cumulative: bucket_counts[i] counts the
-  // latencies in (bound[i-1], bound[i]] of LatencyHistogram::UpperBounds();
-  // the last element counts those above the last bound (the +Inf bucket).
-  std::array<uint64_t, LatencyHistogram::kNumBuckets> bucket_counts{};
-  // The sum of bucket_counts.
-  uint64_t count = 0;
-  // The sum of the observed latencies, in seconds (kept to the microsecond).
-  double sum_seconds = 0;
 };
 
 }  // namespace resilience

@@ -9,7 +9,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "src/metrics/latency_histogram.h"
-#include "src/metrics/prometheus_text.h"
+#include "grpc_resilience/prometheus_text.h"
 #include "src/metrics/status_code_counters.h"
 
 namespace resilience {

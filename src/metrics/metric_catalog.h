@@ -11,7 +11,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "src/metrics/prometheus_text.h"
+#include "grpc_resilience/prometheus_text.h"
 
 namespace resilience {
 

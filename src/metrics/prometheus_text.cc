@@ -1,6 +1,6 @@
 // File: src/metrics/prometheus_text.cc
 
-#include "src/metrics/prometheus_text.h"
+#include "grpc_resilience/prometheus_text.h"
 
 #include <algorithm>
 #include <charconv>

@@ -29,7 +29,7 @@ constexpr absl::string_view kSlotNames[StatusCodeCounters::kNumSlots] = {
 
 }  // namespace
 
-absl::string_view StatusCodeCounters::SlotName(size_t slot) {
+absl::string_view StatusCodeCountsSnapshot::SlotName(size_t slot) {
   return slot < kNumSlots ? kSlotNames[slot] : absl::string_view();
 }
 

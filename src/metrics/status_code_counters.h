@@ -13,10 +13,9 @@
 #include <cstdint>
 
 #include "absl/strings/string_view.h"
+#include "grpc_resilience/metric_snapshots.h"
 
 namespace resilience {
-
-struct StatusCodeCountsSnapshot;
 
 // StatusCodeCounters
 //
@@ -36,9 +35,9 @@ struct StatusCodeCountsSnapshot;
 //   }
 class StatusCodeCounters {
  public:
-  static constexpr size_t kNumCodes = 17;          // OK .. UNAUTHENTICATED
-  static constexpr size_t kOtherSlot = kNumCodes;  // any other number
-  static constexpr size_t kNumSlots = kNumCodes + 1;
+  static constexpr size_t kNumCodes = StatusCodeCountsSnapshot::kNumCodes;
+  static constexpr size_t kOtherSlot = StatusCodeCountsSnapshot::kOtherSlot;
+  static constexpr size_t kNumSlots = StatusCodeCountsSnapshot::kNumSlots;
 
   StatusCodeCounters() = default;
   StatusCodeCounters(const StatusCodeCounters&) = delete;
@@ -55,7 +54,7 @@ class StatusCodeCounters {
   //
   // The label value of a slot: the code's canonical name ("OK",
   // "DEADLINE_EXCEEDED", ...), "OTHER" for kOtherSlot; "" past the last slot.
-  static absl::string_view SlotName(size_t slot);
+  static absl::string_view SlotName(size_t slot) { return StatusCodeCountsSnapshot::SlotName(slot); }
 
   // Increment()
   //
@@ -74,15 +73,6 @@ class StatusCodeCounters {
 
  private:
   std::array<std::atomic<uint64_t>, kNumSlots> counts_{};
-};
-
-// What a StatusCodeCounters held when it was read.
-struct StatusCodeCountsSnapshot {
-  // Indexed by slot: code number, kOtherSlot last.
-  std::array<uint64_t, StatusCodeCounters::kNumSlots> counts{};
-
-  // The sum over all slots.
-  uint64_t total() const;
 };
 
 }  // namespace resilience

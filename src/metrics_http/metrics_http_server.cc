@@ -1,6 +1,6 @@
 // File: src/metrics_http/metrics_http_server.cc
 
-#include "src/metrics_http/metrics_http_server.h"
+#include "grpc_resilience/metrics_http.h"
 
 #include <arpa/inet.h>
 #include <civetweb.h>
@@ -21,7 +21,9 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "src/core/clock.h"
-#include "src/metrics/prometheus_text.h"
+#include "grpc_resilience/prometheus_text.h"
+#include "absl/base/thread_annotations.h"
+#include "src/core/mutex.h"
 
 namespace resilience {
 namespace {
@@ -89,10 +91,40 @@ constexpr absl::string_view kPlainText = "text/plain; charset=utf-8";
 
 }  // namespace
 
-MetricsHttpServer::MetricsHttpServer(Options options, RenderFunction render)
-    : options_(std::move(options)), render_(std::move(render)) {}
+// The server's state behind the public class: civetweb's context, and the
+// render callback, which civetweb's threads call through HandleRequest().
+class MetricsHttpServer::Impl {
+ public:
+  Impl(Options options, RenderFunction render)
+      : options_(std::move(options)), render_(std::move(render)) {}
+
+  // Starts civetweb; the Impl must not move afterwards (civetweb holds it).
+  absl::Status Listen();
+  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
+  int port() const { return port_; }
+  const Options& options() const { return options_; }
+
+ private:
+  static int HandleRequest(mg_connection* connection, void* self);
+  int Serve(mg_connection* connection) ABSL_LOCKS_EXCLUDED(render_mu_);
+
+  const Options options_;
+  int port_ = 0;  // set by Listen() before the object is shared
+  Mutex render_mu_;
+  RenderFunction render_ ABSL_GUARDED_BY(render_mu_);
+  Mutex mu_;
+  mg_context* context_ ABSL_GUARDED_BY(mu_) = nullptr;
+};
+
+MetricsHttpServer::MetricsHttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 MetricsHttpServer::~MetricsHttpServer() { Stop(); }
+
+int MetricsHttpServer::port() const { return impl_->port(); }
+
+const MetricsHttpServer::Options& MetricsHttpServer::options() const { return impl_->options(); }
+
+void MetricsHttpServer::Stop() { impl_->Stop(); }
 
 absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(Options options,
                                                                             RenderFunction render) {
@@ -123,9 +155,13 @@ absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(Opti
     return absl::InvalidArgumentError("metrics HTTP server: no render callback");
   }
 
-  std::unique_ptr<MetricsHttpServer> server(
-      new MetricsHttpServer(std::move(options), std::move(render)));
-  const Options& o = server->options_;
+  auto impl = std::make_unique<Impl>(std::move(options), std::move(render));
+  if (absl::Status s = impl->Listen(); !s.ok()) return s;
+  return std::unique_ptr<MetricsHttpServer>(new MetricsHttpServer(std::move(impl)));
+}
+
+absl::Status MetricsHttpServer::Impl::Listen() {
+  const Options& o = options_;
   // inet_pton accepted it: no ',' or other civetweb syntax can be in it.
   const std::string listening = absl::StrCat(o.bind_address, ":", o.port);
   const std::string threads = absl::StrCat(o.num_threads);
@@ -143,7 +179,7 @@ absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(Opti
   mg_callbacks callbacks = {};
   mg_init_data init = {};
   init.callbacks = &callbacks;
-  init.user_data = server.get();
+  init.user_data = this;
   init.configuration_options = configuration;
   char error_text[256] = "";
   unsigned error_code = 0;
@@ -161,7 +197,7 @@ absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(Opti
                      " did not start: ", error_text[0] != '\0' ? error_text : "no reason given"));
   }
   // Every path: Serve() answers 404 for the others.
-  mg_set_request_handler(context, "**", &MetricsHttpServer::HandleRequest, server.get());
+  mg_set_request_handler(context, "**", &Impl::HandleRequest, this);
   mg_server_port ports[4] = {};
   const int num_ports = mg_get_server_ports(context, 4, ports);
   if (num_ports < 1 || ports[0].port <= 0) {
@@ -170,15 +206,15 @@ absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(Opti
     return absl::InternalError(
         absl::StrCat("metrics HTTP server on ", listening, ": no listening port reported"));
   }
-  server->port_ = ports[0].port;
+  port_ = ports[0].port;
   {
-    MutexLock lock(&server->mu_);
-    server->context_ = context;
+    MutexLock lock(&mu_);
+    context_ = context;
   }
-  return server;
+  return absl::OkStatus();
 }
 
-void MetricsHttpServer::Stop() {
+void MetricsHttpServer::Impl::Stop() {
   MutexLock lock(&mu_);
   if (context_ == nullptr) return;
   mg_context* const context = context_;
@@ -206,11 +242,11 @@ void MetricsHttpServer::Stop() {
   ReleaseCivetweb();
 }
 
-int MetricsHttpServer::HandleRequest(mg_connection* connection, void* self) {
-  return static_cast<MetricsHttpServer*>(self)->Serve(connection);
+int MetricsHttpServer::Impl::HandleRequest(mg_connection* connection, void* self) {
+  return static_cast<Impl*>(self)->Serve(connection);
 }
 
-int MetricsHttpServer::Serve(mg_connection* connection) {
+int MetricsHttpServer::Impl::Serve(mg_connection* connection) {
   const mg_request_info* request = mg_get_request_info(connection);
   const absl::string_view method =
       request != nullptr && request->request_method != nullptr ? request->request_method : "";

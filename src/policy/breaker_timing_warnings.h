@@ -1,7 +1,7 @@
 // File: src/policy/breaker_timing_warnings.h
 //
 // The loader's warnings about breaker timings that can never act given the
-// rest of a methodConfig entry (kept out of policy_set.cc, which calls it).
+// rest of a methodConfig entry (kept out of policy_table_builder.cc, which calls it).
 
 #ifndef GRPC_RESILIENCE_SRC_POLICY_BREAKER_TIMING_WARNINGS_H_
 #define GRPC_RESILIENCE_SRC_POLICY_BREAKER_TIMING_WARNINGS_H_

@@ -69,9 +69,9 @@ std::string JsonName(const std::string& service, const std::string& method) {
                       JsonString(method), "}");
 }
 
-// The policy a name of the file belongs to: the one PolicySet::Find gives
+// The policy a name of the file belongs to: the one PolicyTable::Find gives
 // the name's own scope, which is the name's entry (names are unique).
-const MethodPolicy* PolicyOfName(const PolicySet& policies, const PolicySet::Name& name) {
+const MethodPolicy* PolicyOfName(const PolicyTable& policies, const PolicyTable::Name& name) {
   if (name.service.empty()) return policies.Find("").policy;
   return policies.Find(absl::StrCat("/", name.service, "/", name.method)).policy;
 }
@@ -121,12 +121,12 @@ struct PolicyEntries {
   std::vector<const MethodCatalog::Method*> streams;
   // Its names that need an entry for waitForReady (its own, or none to
   // shadow a less specific name's).
-  std::vector<const PolicySet::Name*> names;
+  std::vector<const PolicyTable::Name*> names;
 };
 
 }  // namespace
 
-BuiltInRetryConfig BuiltInRetryConfig::Build(const PolicySet& policies,
+BuiltInRetryConfig BuiltInRetryConfig::Build(const PolicyTable& policies,
                                              const MethodCatalog& catalog) {
   BuiltInRetryConfig config;
   const std::vector<MethodPolicy>& all = policies.policies();
@@ -149,16 +149,16 @@ BuiltInRetryConfig BuiltInRetryConfig::Build(const PolicySet& policies,
   // nullopt for an entry without it. Names go from least to most specific,
   // so that each sees the entries that would otherwise match its methods.
   absl::flat_hash_map<std::string, std::optional<bool>> given;
-  std::vector<const PolicySet::Name*> names;
-  for (const PolicySet::Name& name : policies.names()) names.push_back(&name);
-  auto rank = [](const PolicySet::Name* n) {
+  std::vector<const PolicyTable::Name*> names;
+  for (const PolicyTable::Name& name : policies.names()) names.push_back(&name);
+  auto rank = [](const PolicyTable::Name* n) {
     return n->service.empty() ? 0 : n->method.empty() ? 1 : 2;
   };
   std::stable_sort(names.begin(), names.end(),
-                   [&rank](const PolicySet::Name* a, const PolicySet::Name* b) {
+                   [&rank](const PolicyTable::Name* a, const PolicyTable::Name* b) {
                      return rank(a) < rank(b);
                    });
-  for (const PolicySet::Name* name : names) {
+  for (const PolicyTable::Name* name : names) {
     const MethodPolicy* policy = PolicyOfName(policies, *name);
     if (policy == nullptr) continue;  // cannot happen: every name has its entry
     const std::string key =
@@ -228,7 +228,7 @@ BuiltInRetryConfig BuiltInRetryConfig::Build(const PolicySet& policies,
     }
     if (!entry.names.empty()) {
       std::vector<std::string> json_names;
-      for (const PolicySet::Name* n : entry.names) {
+      for (const PolicyTable::Name* n : entry.names) {
         json_names.push_back(JsonName(n->service, n->method));
       }
       method_configs.push_back(absl::StrCat("{\"name\": [", absl::StrJoin(json_names, ", "), "]",

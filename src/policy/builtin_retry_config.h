@@ -22,7 +22,7 @@
 //    that it applies to every call and every attempt (the RetryInterceptor's
 //    attempts go through the same channel under the same method name).
 //
-// gRPC picks one entry per call, the most specific, exactly as PolicySet
+// gRPC picks one entry per call, the most specific, exactly as PolicyTable
 // does (exact > service > default). So that it picks the same policy, an
 // exact entry added for a stream carries the waitForReady its own policy
 // has, and a name whose policy sets no waitForReady gets an empty entry when
@@ -47,7 +47,7 @@
 #include <vector>
 
 #include "src/policy/method_catalog.h"
-#include "src/policy/policy_set.h"
+#include "src/policy/policy_table.h"
 
 namespace resilience {
 
@@ -75,7 +75,7 @@ class BuiltInRetryConfig {
   // has none, written whenever a stream is retried. gRPC keeps one bucket
   // per target for all its methods and channels, where our unary retries
   // keep one per channel and method.
-  static BuiltInRetryConfig Build(const PolicySet& policies, const MethodCatalog& catalog);
+  static BuiltInRetryConfig Build(const PolicyTable& policies, const MethodCatalog& catalog);
 
   // The service config JSON; empty when gRPC needs none (no stream is retried
   // and no policy sets waitForReady).
@@ -87,7 +87,7 @@ class BuiltInRetryConfig {
   // Settings gRPC's retry of streams does not apply as the policy says
   // (maxAttempts above 5, jitter other than 0.2 or fullJitter,
   // perAttemptTimeout); one line each, starting with the JSON path. The
-  // loader adds them to PolicySet::warnings().
+  // loader adds them to PolicyTable::warnings().
   const std::vector<std::string>& warnings() const { return warnings_; }
 
  private:

@@ -1,7 +1,7 @@
 // File: src/policy/hedging_settings.h
 //
 // The loader's reading of a methodConfig entry's hedgingPolicy (kept out of
-// policy_set.cc, which calls it).
+// policy_table_builder.cc, which calls it).
 
 #ifndef GRPC_RESILIENCE_SRC_POLICY_HEDGING_SETTINGS_H_
 #define GRPC_RESILIENCE_SRC_POLICY_HEDGING_SETTINGS_H_

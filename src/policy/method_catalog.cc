@@ -131,10 +131,10 @@ std::optional<std::string> MethodCatalog::NearestMethod(absl::string_view servic
   return methods_[best->second].full_name();
 }
 
-std::vector<std::string> UnlinkedNameWarnings(const PolicySet& policies,
+std::vector<std::string> UnlinkedNameWarnings(const PolicyTable& policies,
                                               const MethodCatalog& catalog) {
   std::vector<std::string> warnings;
-  for (const PolicySet::Name& name : policies.names()) {
+  for (const PolicyTable::Name& name : policies.names()) {
     if (name.service.empty()) continue;  // the default
     if (!catalog.HasService(name.service)) {
       std::string warning = absl::StrCat(name.path, ": service \"", name.service,

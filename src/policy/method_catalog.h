@@ -24,7 +24,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
-#include "src/policy/policy_set.h"
+#include "src/policy/policy_table.h"
 
 namespace google::protobuf {
 class DescriptorPool;
@@ -119,7 +119,7 @@ class MethodCatalog {
 //   shop.v1.Inventory (did you mean "/shop.v1.Inventory/GetItem"?)
 // The default name ({}) never warns. A process that calls methods it has no
 // generated code for (generic stubs) gets warnings for them too.
-std::vector<std::string> UnlinkedNameWarnings(const PolicySet& policies,
+std::vector<std::string> UnlinkedNameWarnings(const PolicyTable& policies,
                                               const MethodCatalog& catalog);
 
 }  // namespace resilience

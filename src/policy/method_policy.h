@@ -2,7 +2,7 @@
 //
 // The resolved settings of one methodConfig entry: every default applied,
 // every value validated, in the library's own types (absl::Duration, the
-// breaker Options structs). Produced only by PolicySet; the interceptors read
+// breaker Options structs). Produced only by PolicyTable; the interceptors read
 // it. See proto/resilience/v1/policy.proto for the meaning of each field.
 
 #ifndef GRPC_RESILIENCE_SRC_POLICY_METHOD_POLICY_H_
@@ -117,7 +117,7 @@ struct BreakerSettings {
 //
 // The breaker `settings` describe, on `clock`; null for kNone. `seed` seeds
 // the SRE breaker's drop decisions. The policy loader validated the options,
-// so this cannot fail for settings from a PolicySet.
+// so this cannot fail for settings from a PolicyTable.
 std::unique_ptr<Breaker> CreateBreaker(const BreakerSettings& settings, Clock& clock,
                                        uint64_t seed);
 
@@ -153,7 +153,7 @@ struct ThrottleSettings {
 // The concurrency limiter `settings` describe, on `clock`: adaptive,
 // fixed, or null when the throttle has no concurrency limit. The policy
 // loader validated the settings, so this cannot fail for settings from a
-// PolicySet.
+// PolicyTable.
 std::unique_ptr<ConcurrencyLimiter> CreateConcurrencyLimiter(const ThrottleSettings& settings,
                                                              Clock& clock);
 

@@ -26,7 +26,7 @@
 #include "grpcpp/server_builder.h"
 #include "grpcpp/support/server_interceptor.h"
 #include "src/core/clock.h"
-#include "src/policy/policy_set.h"
+#include "src/policy/policy_set_access.h"
 #include "src/server_interceptors/server_resilience.h"
 
 namespace resilience {

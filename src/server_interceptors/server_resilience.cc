@@ -15,7 +15,7 @@ namespace resilience {
 namespace {
 
 bool AnyPolicy(const PolicySet& policies, bool (*has)(const MethodPolicy&)) {
-  for (const MethodPolicy& p : policies.policies()) {
+  for (const MethodPolicy& p : PolicySetAccess::Table(policies).policies()) {
     if (has(p)) return true;
   }
   return false;
@@ -161,7 +161,7 @@ ServerMethodState* ServerResilience::ForMethod(const char* method) {
 }
 
 MethodCache<ServerMethodState>::Resolution ServerResilience::Resolve(const char* method) {
-  const PolicySet::Match match = policies_.Find(method);
+  const PolicyTable::Match match = PolicySetAccess::Table(policies_).Find(method);
   // A method the file names exactly, or one linked into the process, is
   // known to the program; other names come from clients and are bounded.
   const bool named = (!match.scope.empty() && match.scope.back() != '/') ||

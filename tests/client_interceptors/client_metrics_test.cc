@@ -11,7 +11,7 @@
 #include "gmock/gmock.h"
 #include "src/core/simulated_clock.h"
 #include "src/client_interceptors/local_rejection.h"
-#include "src/metrics/prometheus_text.h"
+#include "grpc_resilience/prometheus_text.h"
 #include "gtest/gtest.h"
 #include "tests/client_interceptors/all_call_types.h"
 #include "tests/client_interceptors/client_test_fixture.h"

@@ -12,7 +12,7 @@
 #include "client_interceptors/test_service.grpc.pb.h"
 #include "gtest/gtest.h"
 #include "src/core/mutex.h"
-#include "src/policy/policy_set.h"
+#include "grpc_resilience/policy.h"
 
 namespace resilience::testing {
 

@@ -26,6 +26,7 @@
 #include "src/core/mutex.h"
 #include "src/client_interceptors/resilient_channel.h"
 #include "src/policy/builtin_retry_config.h"
+#include "src/policy/policy_set_access.h"
 #include "tests/client_interceptors/all_call_types.h"
 #include "tests/client_interceptors/stream_service.h"
 #include "tests/testing/test_server.h"
@@ -88,8 +89,9 @@ class StreamingRetryTest : public ::testing::Test {
 };
 
 TEST_F(StreamingRetryTest, TheConfigRetriesTheStreamsOfTheTestService) {
+  const PolicySet policies = MustParse(kRetryAll);
   const BuiltInRetryConfig config =
-      BuiltInRetryConfig::Build(MustParse(kRetryAll), MethodCatalog::Linked());
+      BuiltInRetryConfig::Build(PolicySetAccess::Table(policies), MethodCatalog::Linked());
   EXPECT_THAT(config.retried_streams(),
               ::testing::ElementsAre("/resilience.test.TestService/Bidi",
                                      "/resilience.test.TestService/ClientStream",
@@ -219,7 +221,8 @@ TEST_F(StreamingRetryTest, GrpcAcceptsTheGeneratedConfig) {
                        "retryableStatusCodes": ["UNAVAILABLE", "RESOURCE_EXHAUSTED"]}},
       {"name": [{"service": "other.Service"}], "timeout": "1s"}],
       "retryThrottling": {"maxTokens": 1000, "tokenRatio": 0.0001}})");
-  const BuiltInRetryConfig config = BuiltInRetryConfig::Build(policies, MethodCatalog::Linked());
+  const BuiltInRetryConfig config =
+      BuiltInRetryConfig::Build(PolicySetAccess::Table(policies), MethodCatalog::Linked());
   EXPECT_THAT(config.service_config(), HasSubstr(R"({"name": [{}], "waitForReady": true})"));
   EXPECT_THAT(config.service_config(), HasSubstr(R"({"name": [{"service": "other.Service"}]})"));
   EXPECT_THAT(config.service_config(), HasSubstr(R"("tokenRatio": 0.001)"));

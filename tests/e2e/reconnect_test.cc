@@ -24,7 +24,8 @@
 #include "grpcpp/support/channel_arguments.h"
 #include "gtest/gtest.h"
 #include "grpc_resilience/resilient_channel.h"
-#include "src/policy/policy_set.h"
+#include "grpc_resilience/policy.h"
+#include "src/client_interceptors/resilient_channel.h"
 #include "tests/testing/subprocess.h"
 
 namespace resilience::testing {

@@ -19,7 +19,7 @@
 #include "absl/strings/strip.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "src/metrics/prometheus_text.h"
+#include "grpc_resilience/prometheus_text.h"
 
 #ifndef METRICS_DOC_PATH
 #error "METRICS_DOC_PATH (docs/metrics.md in the source tree) must be defined by the build"

@@ -1,6 +1,6 @@
 // MetricsHttpServer over real sockets, with a plain HTTP/1.0 client.
 
-#include "src/metrics_http/metrics_http_server.h"
+#include "grpc_resilience/metrics_http.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -25,7 +25,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
-#include "src/metrics/prometheus_text.h"
+#include "grpc_resilience/prometheus_text.h"
 #include "gtest/gtest.h"
 #include "tests/metrics/sample_exposition.h"
 #include "tests/testing/loopback_socket.h"

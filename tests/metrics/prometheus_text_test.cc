@@ -1,6 +1,6 @@
 // PrometheusText: the exact text, escaping, values, and the rules it keeps.
 
-#include "src/metrics/prometheus_text.h"
+#include "grpc_resilience/prometheus_text.h"
 
 #include <cmath>
 #include <cstdint>

@@ -12,7 +12,7 @@
 #include "src/core/simulated_clock.h"
 #include "src/limits/gradient_concurrency_limiter.h"
 #include "src/policy/method_catalog.h"
-#include "src/policy/policy_set.h"
+#include "src/policy/policy_table.h"
 
 namespace resilience {
 namespace {
@@ -25,21 +25,21 @@ const MethodCatalog& Methods() {
   return *methods;
 }
 
-absl::StatusOr<PolicySet> Load(const std::string& throttle) {
-  PolicySet::LoadOptions options;
+absl::StatusOr<PolicyTable> Load(const std::string& throttle) {
+  PolicyTable::LoadOptions options;
   options.methods = &Methods();
-  return PolicySet::FromJsonString(
+  return PolicyTable::FromJsonString(
       absl::StrCat(R"({"methodConfig": [{"name": [{"service": "s.S", "method": "M"}], "throttle": )",
                    throttle, "}]}"),
       options);
 }
 
-const ThrottleSettings& ThrottleOf(const PolicySet& set) {
+const ThrottleSettings& ThrottleOf(const PolicyTable& set) {
   return *set.Find("/s.S/M").policy->throttle;
 }
 
 TEST(AdaptiveThrottlePolicyTest, AnEmptyObjectIsAGradientLimitWithTheDocumentedDefaults) {
-  absl::StatusOr<PolicySet> set = Load(R"({"adaptive": {}})");
+  absl::StatusOr<PolicyTable> set = Load(R"({"adaptive": {}})");
   ASSERT_TRUE(set.ok()) << set.status();
   EXPECT_TRUE(set->warnings().empty());
   const ThrottleSettings& t = ThrottleOf(*set);
@@ -65,7 +65,7 @@ TEST(AdaptiveThrottlePolicyTest, AnEmptyObjectIsAGradientLimitWithTheDocumentedD
 }
 
 TEST(AdaptiveThrottlePolicyTest, EveryFieldLandsWhereItBelongs) {
-  absl::StatusOr<PolicySet> set = Load(
+  absl::StatusOr<PolicyTable> set = Load(
       R"({"ratePerSecond": 50, "adaptive": {"algorithm": "GRADIENT", "minLimit": 2, "maxLimit": 64,
           "initialLimit": 8, "sampleWindow": "0.25s", "minSamples": 4, "baselineInterval": "30s",
           "baselineSamples": 7, "tolerance": 0.5, "smoothing": 0.2}})");
@@ -100,7 +100,7 @@ TEST(AdaptiveThrottlePolicyTest, EveryFieldLandsWhereItBelongs) {
 // A maxLimit under the default initial limit pulls the initial limit down
 // instead of refusing a file that never set it.
 TEST(AdaptiveThrottlePolicyTest, InitialLimitDefaultsIntoTheBounds) {
-  absl::StatusOr<PolicySet> set = Load(R"({"adaptive": {"maxLimit": 8}})");
+  absl::StatusOr<PolicyTable> set = Load(R"({"adaptive": {"maxLimit": 8}})");
   ASSERT_TRUE(set.ok()) << set.status();
   EXPECT_EQ(ThrottleOf(*set).adaptive->gradient.initial_limit, 8);
   set = Load(R"({"adaptive": {"minLimit": 50}})");
@@ -148,7 +148,7 @@ TEST(AdaptiveThrottlePolicyTest, ErrorsNameThePathAndTheValue) {
       {R"({"adaptive": {"speed": 1}})", "speed"},
   };
   for (const auto& [json, message] : cases) {
-    absl::StatusOr<PolicySet> set = Load(json);
+    absl::StatusOr<PolicyTable> set = Load(json);
     ASSERT_FALSE(set.ok()) << json;
     EXPECT_EQ(set.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(std::string(set.status().message()), HasSubstr(message)) << json;
@@ -157,7 +157,7 @@ TEST(AdaptiveThrottlePolicyTest, ErrorsNameThePathAndTheValue) {
 
 // Fields only the other algorithm reads: loaded, and a warning says so.
 TEST(AdaptiveThrottlePolicyTest, TheOtherAlgorithmsFieldsAreAWarning) {
-  absl::StatusOr<PolicySet> set =
+  absl::StatusOr<PolicyTable> set =
       Load(R"({"adaptive": {"algorithm": "AIMD", "tolerance": 0.1, "baselineSamples": 5}})");
   ASSERT_TRUE(set.ok()) << set.status();
   EXPECT_THAT(set->warnings(),

@@ -9,7 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "src/policy/method_catalog.h"
-#include "src/policy/policy_set.h"
+#include "src/policy/policy_table.h"
 
 namespace resilience {
 namespace {
@@ -20,12 +20,12 @@ using ::testing::IsEmpty;
 // The warnings of loading one entry for s.S/M with `fields`; it must load.
 std::vector<std::string> WarningsOf(const std::string& fields) {
   static const MethodCatalog* const methods = new MethodCatalog({{"s.S", "M"}, {"a.S", "M"}});
-  PolicySet::LoadOptions options;
+  PolicyTable::LoadOptions options;
   options.methods = methods;
   const std::string json =
       absl::StrCat(R"({"methodConfig": [{"name": [{"service": "s.S", "method": "M"}], )", fields,
                    "}]}");
-  absl::StatusOr<PolicySet> set = PolicySet::FromJsonString(json, options);
+  absl::StatusOr<PolicyTable> set = PolicyTable::FromJsonString(json, options);
   EXPECT_TRUE(set.ok()) << json << ": " << set.status();
   return set.ok() ? set->warnings() : std::vector<std::string>{};
 }

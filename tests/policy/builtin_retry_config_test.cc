@@ -31,10 +31,10 @@ MethodCatalog Shop() {
   });
 }
 
-PolicySet MustParse(const std::string& json) {
-  absl::StatusOr<PolicySet> set = PolicySet::FromJsonString(json);
+PolicyTable MustParse(const std::string& json) {
+  absl::StatusOr<PolicyTable> set = PolicyTable::FromJsonString(json);
   EXPECT_TRUE(set.ok()) << set.status() << "\n" << json;
-  return set.ok() ? *std::move(set) : PolicySet();
+  return set.ok() ? *std::move(set) : PolicyTable();
 }
 
 // The generated config as gRPC reads it: entries by name key ("" the
@@ -97,8 +97,8 @@ GrpcView Read(const std::string& json) {
 
 // The invariants every generated config keeps, for the methods of `catalog`
 // and a few that are not linked: a retryPolicy only on exact names of linked
-// streaming methods, and the waitForReady of the policy PolicySet picks.
-void ExpectMirrors(const PolicySet& policies, const MethodCatalog& catalog,
+// streaming methods, and the waitForReady of the policy PolicyTable picks.
+void ExpectMirrors(const PolicyTable& policies, const MethodCatalog& catalog,
                    const BuiltInRetryConfig& config) {
   if (config.service_config().empty()) return;
   const GrpcView view = Read(config.service_config());
@@ -125,7 +125,7 @@ constexpr char kRetry[] =
                        "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]})";
 
 TEST(BuiltInRetryConfigTest, StreamsOfARetriedServiceGetExactEntriesAndUnaryNone) {
-  const PolicySet policies = MustParse(absl::StrCat(
+  const PolicyTable policies = MustParse(absl::StrCat(
       R"({"methodConfig": [{"name": [{"service": "shop.v1.Inventory"}], )", kRetry, "}]}"));
   const BuiltInRetryConfig config = BuiltInRetryConfig::Build(policies, Shop());
   EXPECT_EQ(config.service_config(),
@@ -143,7 +143,7 @@ TEST(BuiltInRetryConfigTest, StreamsOfARetriedServiceGetExactEntriesAndUnaryNone
 }
 
 TEST(BuiltInRetryConfigTest, ADefaultRetryPolicyReachesEveryLinkedStreamButNoUnaryMethod) {
-  const PolicySet policies =
+  const PolicyTable policies =
       MustParse(absl::StrCat(R"({"methodConfig": [{"name": [{}], )", kRetry, "}]}"));
   const BuiltInRetryConfig config = BuiltInRetryConfig::Build(policies, Shop());
   EXPECT_THAT(config.retried_streams(),
@@ -161,7 +161,7 @@ TEST(BuiltInRetryConfigTest, ADefaultRetryPolicyReachesEveryLinkedStreamButNoUna
 TEST(BuiltInRetryConfigTest, TheMostSpecificPolicyDecidesWhetherAStreamIsRetried) {
   // Inventory retries, but Sync has an entry of its own without retryPolicy
   // and Upload one with maxAttempts 1.
-  const PolicySet policies = MustParse(absl::StrCat(
+  const PolicyTable policies = MustParse(absl::StrCat(
       R"({"methodConfig": [{"name": [{"service": "shop.v1.Inventory"}], )", kRetry, R"(},
           {"name": [{"service": "shop.v1.Inventory", "method": "Sync"}], "timeout": "1s"},
           {"name": [{"service": "shop.v1.Inventory", "method": "Upload"}],
@@ -172,18 +172,18 @@ TEST(BuiltInRetryConfigTest, TheMostSpecificPolicyDecidesWhetherAStreamIsRetried
 }
 
 TEST(BuiltInRetryConfigTest, NothingToGiveGrpcIsAnEmptyConfig) {
-  const PolicySet policies = MustParse(absl::StrCat(
+  const PolicyTable policies = MustParse(absl::StrCat(
       R"({"methodConfig": [{"name": [{"service": "shop.v1.Inventory", "method": "GetItem"}], )",
       kRetry, R"(, "timeout": "1s"}, {"name": [{}], "breaker": {"sre": {}}}]})"));
   const BuiltInRetryConfig config = BuiltInRetryConfig::Build(policies, Shop());
   EXPECT_EQ(config.service_config(), "");
   EXPECT_THAT(config.retried_streams(), IsEmpty());
   EXPECT_THAT(config.warnings(), IsEmpty());
-  EXPECT_EQ(BuiltInRetryConfig::Build(PolicySet(), Shop()).service_config(), "");
+  EXPECT_EQ(BuiltInRetryConfig::Build(PolicyTable(), Shop()).service_config(), "");
 }
 
 TEST(BuiltInRetryConfigTest, WritesEveryRetrySettingInGrpcsForm) {
-  const PolicySet policies = MustParse(R"({"methodConfig": [{
+  const PolicyTable policies = MustParse(R"({"methodConfig": [{
       "name": [{"service": "shop.v1.Billing", "method": "Watch"}],
       "retryPolicy": {"maxAttempts": 4, "initialBackoff": "0.0125s", "maxBackoff": "90s",
                       "backoffMultiplier": 1.5,
@@ -199,7 +199,7 @@ TEST(BuiltInRetryConfigTest, WritesEveryRetrySettingInGrpcsForm) {
 }
 
 TEST(BuiltInRetryConfigTest, CapsMaxAttemptsAtFiveForStreamsWithAWarning) {
-  const PolicySet policies = MustParse(R"({"methodConfig": [{
+  const PolicyTable policies = MustParse(R"({"methodConfig": [{
       "name": [{"service": "shop.v1.Billing"}], "retryPolicy": {"maxAttempts": 7}}]})");
   const BuiltInRetryConfig config = BuiltInRetryConfig::Build(policies, Shop());
   EXPECT_THAT(config.service_config(), HasSubstr(R"("maxAttempts": 5,)"));
@@ -210,14 +210,14 @@ TEST(BuiltInRetryConfigTest, CapsMaxAttemptsAtFiveForStreamsWithAWarning) {
 }
 
 TEST(BuiltInRetryConfigTest, WarnsOfJitterGrpcDoesNotApplyToStreams) {
-  const PolicySet jitter = MustParse(R"({"methodConfig": [{
+  const PolicyTable jitter = MustParse(R"({"methodConfig": [{
       "name": [{"service": "shop.v1.Inventory"}], "retryPolicy": {"jitter": 0.5}}]})");
   EXPECT_THAT(BuiltInRetryConfig::Build(jitter, Shop()).warnings(),
               ElementsAre("methodConfig[0].retryPolicy.jitter: gRPC's built-in retry, which "
                           "retries the streams /shop.v1.Inventory/ListItems, "
                           "/shop.v1.Inventory/Sync, /shop.v1.Inventory/Upload, backs off with "
                           "its own jitter (0.2); 0.5 applies to unary calls only"));
-  const PolicySet full = MustParse(R"({"methodConfig": [{
+  const PolicyTable full = MustParse(R"({"methodConfig": [{
       "name": [{}], "retryPolicy": {"fullJitter": true}}]})");
   EXPECT_THAT(BuiltInRetryConfig::Build(full, Shop()).warnings(),
               ElementsAre("methodConfig[0].retryPolicy.fullJitter: gRPC's built-in retry, which "
@@ -226,14 +226,14 @@ TEST(BuiltInRetryConfigTest, WarnsOfJitterGrpcDoesNotApplyToStreams) {
                           "backs off with its own jitter (0.2); fullJitter applies to unary "
                           "calls only"));
   // No stream retried: nothing to say.
-  const PolicySet unary = MustParse(R"({"methodConfig": [{
+  const PolicyTable unary = MustParse(R"({"methodConfig": [{
       "name": [{"service": "shop.v1.Billing", "method": "Charge"}],
       "retryPolicy": {"jitter": 0.5}}]})");
   EXPECT_THAT(BuiltInRetryConfig::Build(unary, Shop()).warnings(), IsEmpty());
 }
 
 TEST(BuiltInRetryConfigTest, WarnsOfPerAttemptTimeoutOnRetriedStreams) {
-  const PolicySet policies = MustParse(R"({"methodConfig": [{
+  const PolicyTable policies = MustParse(R"({"methodConfig": [{
       "name": [{"service": "shop.v1.Billing"}],
       "retryPolicy": {"perAttemptTimeout": "0.5s"}}]})");
   EXPECT_THAT(BuiltInRetryConfig::Build(policies, Shop()).warnings(),
@@ -246,7 +246,7 @@ TEST(BuiltInRetryConfigTest, WarnsOfPerAttemptTimeoutOnRetriedStreams) {
 // (UnlinkedNameWarnings(), "did you mean"), once: the config adds none of
 // its own about them, and retries the streams it can find.
 TEST(BuiltInRetryConfigTest, UnlinkedNamesAreNotWarnedAboutAgain) {
-  const PolicySet policies = MustParse(absl::StrCat(
+  const PolicyTable policies = MustParse(absl::StrCat(
       R"({"methodConfig": [{"name": [{"service": "shop.v1.Inventory", "method": "Gone"},
                                      {"service": "shop.v2.Inventory"},
                                      {"service": "shop.v1.Billing", "method": "Watch"}], )",
@@ -257,7 +257,7 @@ TEST(BuiltInRetryConfigTest, UnlinkedNamesAreNotWarnedAboutAgain) {
 }
 
 TEST(BuiltInRetryConfigTest, ThrottlingIsWrittenOnlyWhenAStreamIsRetried) {
-  const PolicySet policies = MustParse(R"({"methodConfig": [{
+  const PolicyTable policies = MustParse(R"({"methodConfig": [{
       "name": [{"service": "shop.v1.Inventory"}], "waitForReady": true}],
       "retryThrottling": {"maxTokens": 20, "tokenRatio": 0.5}})");
   const BuiltInRetryConfig config = BuiltInRetryConfig::Build(policies, Shop());
@@ -270,7 +270,7 @@ TEST(BuiltInRetryConfigTest, ThrottlingIsWrittenOnlyWhenAStreamIsRetried) {
 TEST(BuiltInRetryConfigTest, AStreamEntryCarriesTheWaitForReadyOfItsPolicy) {
   // Inventory's streams get exact entries; they must keep the service's
   // waitForReady, which the service entry gives GetItem.
-  const PolicySet policies = MustParse(absl::StrCat(
+  const PolicyTable policies = MustParse(absl::StrCat(
       R"({"methodConfig": [{"name": [{"service": "shop.v1.Inventory"}], "waitForReady": true, )",
       kRetry, "}]}"));
   const BuiltInRetryConfig config = BuiltInRetryConfig::Build(policies, Shop());
@@ -286,7 +286,7 @@ TEST(BuiltInRetryConfigTest, NamesWithoutWaitForReadyShadowALessSpecificOne) {
   // The default waits for ready; Inventory (service) and Billing/Charge
   // (exact) have policies without it, so gRPC must not give them the
   // default's. Inventory/GetItem has its own policy, which does not wait.
-  const PolicySet policies = MustParse(R"({"methodConfig": [
+  const PolicyTable policies = MustParse(R"({"methodConfig": [
       {"name": [{}], "waitForReady": true},
       {"name": [{"service": "shop.v1.Inventory"}], "timeout": "1s"},
       {"name": [{"service": "shop.v1.Inventory", "method": "GetItem"}], "waitForReady": false},
@@ -303,7 +303,7 @@ TEST(BuiltInRetryConfigTest, NamesWithoutWaitForReadyShadowALessSpecificOne) {
 
 TEST(BuiltInRetryConfigTest, NoShadowWhereNothingLessSpecificWaits) {
   // Only an exact name waits: the other policies need no entry.
-  const PolicySet policies = MustParse(R"({"methodConfig": [
+  const PolicyTable policies = MustParse(R"({"methodConfig": [
       {"name": [{}], "timeout": "1s"},
       {"name": [{"service": "shop.v1.Inventory"}], "timeout": "1s"},
       {"name": [{"service": "shop.v1.Inventory", "method": "Sync"}], "waitForReady": true}]})");
@@ -337,13 +337,13 @@ TEST(BuiltInRetryConfigTest, MirrorsPolicySetMatchingForMixedFiles) {
   };
   for (const std::string& file : files) {
     SCOPED_TRACE(file);
-    const PolicySet policies = MustParse(file);
+    const PolicyTable policies = MustParse(file);
     ExpectMirrors(policies, Shop(), BuiltInRetryConfig::Build(policies, Shop()));
   }
 }
 
 TEST(BuiltInRetryConfigTest, EscapesNamesFromTheFile) {
-  const PolicySet policies = MustParse(R"({"methodConfig": [{
+  const PolicyTable policies = MustParse(R"({"methodConfig": [{
       "name": [{"service": "a\"b\\c"}], "waitForReady": true}]})");
   const BuiltInRetryConfig config = BuiltInRetryConfig::Build(policies, Shop());
   const GrpcView view = Read(config.service_config());

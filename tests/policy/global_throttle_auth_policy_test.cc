@@ -15,7 +15,7 @@
 #include "gtest/gtest.h"
 #include "src/policy/global_throttle_policy.h"
 #include "src/policy/method_catalog.h"
-#include "src/policy/policy_set.h"
+#include "src/policy/policy_table.h"
 
 namespace resilience {
 namespace {
@@ -25,19 +25,19 @@ using ::testing::Not;
 
 constexpr char kPath[] = "methodConfig[0].throttle.global";
 
-absl::StatusOr<PolicySet> LoadGlobal(const std::string& auth) {
+absl::StatusOr<PolicyTable> LoadGlobal(const std::string& auth) {
   static const MethodCatalog* const methods =
       new MethodCatalog({{"cache.v1.CacheService", "Get"}, {"cache.v1.CacheService", "Store"}});
-  PolicySet::LoadOptions options;
+  PolicyTable::LoadOptions options;
   options.methods = methods;
-  return PolicySet::FromJsonString(
+  return PolicyTable::FromJsonString(
       absl::StrCat(R"({"methodConfig":[{"name":[{"service":"cache.v1.CacheService"}],)",
                    R"("throttle":{"global":{"redis":"127.0.0.1:6379","ratePerSecond":10,)",
                    R"("expectedReplicas":2)", auth, "}}}]}"),
       options);
 }
 
-const GlobalThrottleSettings& Global(const PolicySet& set) {
+const GlobalThrottleSettings& Global(const PolicyTable& set) {
   return *set.Find("/cache.v1.CacheService/Get").policy->throttle->global;
 }
 
@@ -50,7 +50,7 @@ std::string TempFile(const std::string& name, const std::string& text) {
 
 TEST(GlobalThrottleAuthPolicyTest, PasswordFromAnEnvironmentVariable) {
   ASSERT_EQ(setenv("GLOBAL_AUTH_TEST_PW", "env-secret-1", 1), 0);
-  absl::StatusOr<PolicySet> set = LoadGlobal(R"(,"passwordEnv":"GLOBAL_AUTH_TEST_PW")");
+  absl::StatusOr<PolicyTable> set = LoadGlobal(R"(,"passwordEnv":"GLOBAL_AUTH_TEST_PW")");
   ASSERT_TRUE(set.ok()) << set.status();
   EXPECT_EQ(Global(*set).password_env, "GLOBAL_AUTH_TEST_PW");
   EXPECT_EQ(Global(*set).path, kPath);
@@ -60,7 +60,7 @@ TEST(GlobalThrottleAuthPolicyTest, PasswordFromAnEnvironmentVariable) {
 
 TEST(GlobalThrottleAuthPolicyTest, AclUserAndPasswordFromAFile) {
   const std::string file = TempFile("redis-pw", "file-secret-2\n");  // as `echo` writes it
-  absl::StatusOr<PolicySet> set =
+  absl::StatusOr<PolicyTable> set =
       LoadGlobal(absl::StrCat(R"(,"username":"fleet","passwordFile":")", file, "\""));
   ASSERT_TRUE(set.ok()) << set.status();
   EXPECT_EQ(Global(*set).username, "fleet");
@@ -72,7 +72,7 @@ TEST(GlobalThrottleAuthPolicyTest, AclUserAndPasswordFromAFile) {
 
 TEST(GlobalThrottleAuthPolicyTest, UnreadableSourcesAreLoadErrorsNamingPathAndSource) {
   unsetenv("GLOBAL_AUTH_TEST_UNSET");
-  absl::StatusOr<PolicySet> set = LoadGlobal(R"(,"passwordEnv":"GLOBAL_AUTH_TEST_UNSET")");
+  absl::StatusOr<PolicyTable> set = LoadGlobal(R"(,"passwordEnv":"GLOBAL_AUTH_TEST_UNSET")");
   ASSERT_FALSE(set.ok());
   EXPECT_THAT(set.status().message(),
               HasSubstr(absl::StrCat(kPath, ".passwordEnv: environment variable "
@@ -96,7 +96,7 @@ TEST(GlobalThrottleAuthPolicyTest, UnreadableSourcesAreLoadErrorsNamingPathAndSo
 }
 
 TEST(GlobalThrottleAuthPolicyTest, MalformedFieldsAreLoadErrors) {
-  absl::StatusOr<PolicySet> set =
+  absl::StatusOr<PolicyTable> set =
       LoadGlobal(R"(,"passwordEnv":"A","passwordFile":"/etc/redis-pw")");
   ASSERT_FALSE(set.ok());
   EXPECT_THAT(set.status().message(),

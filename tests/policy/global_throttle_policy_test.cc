@@ -13,7 +13,7 @@
 #include "src/limits/global_rate_limiter.h"
 #include "src/policy/global_throttle_policy.h"
 #include "src/policy/method_catalog.h"
-#include "src/policy/policy_set.h"
+#include "src/policy/policy_table.h"
 
 namespace resilience {
 namespace {
@@ -21,26 +21,26 @@ namespace {
 using ::testing::HasSubstr;
 
 // A whole file, with the cache service's methods linked.
-absl::StatusOr<PolicySet> LoadFile(const std::string& json) {
+absl::StatusOr<PolicyTable> LoadFile(const std::string& json) {
   static const MethodCatalog* const methods =
       new MethodCatalog({{"cache.v1.CacheService", "Get"}, {"cache.v1.CacheService", "Store"}});
-  PolicySet::LoadOptions options;
+  PolicyTable::LoadOptions options;
   options.methods = methods;
-  return PolicySet::FromJsonString(json, options);
+  return PolicyTable::FromJsonString(json, options);
 }
 
-absl::StatusOr<PolicySet> LoadGlobal(const std::string& global) {
+absl::StatusOr<PolicyTable> LoadGlobal(const std::string& global) {
   return LoadFile(
       R"({"methodConfig":[{"name":[{"service":"cache.v1.CacheService"}],"throttle":{"global":)" +
       global + "}}]}");
 }
 
 TEST(GlobalThrottlePolicyTest, LoadsWithDefaults) {
-  absl::StatusOr<PolicySet> set =
+  absl::StatusOr<PolicyTable> set =
       LoadGlobal(R"({"redis":"127.0.0.1:6380","ratePerSecond":250,"expectedReplicas":3})");
   ASSERT_TRUE(set.ok()) << set.status();
   EXPECT_TRUE(set->warnings().empty());
-  const PolicySet::Match match = set->Find("/cache.v1.CacheService/Get");
+  const PolicyTable::Match match = set->Find("/cache.v1.CacheService/Get");
   ASSERT_NE(match.policy, nullptr);
   ASSERT_TRUE(match.policy->throttle.has_value());
   ASSERT_TRUE(match.policy->throttle->global.has_value());
@@ -61,7 +61,7 @@ TEST(GlobalThrottlePolicyTest, LoadsWithDefaults) {
 }
 
 TEST(GlobalThrottlePolicyTest, LoadsEveryField) {
-  absl::StatusOr<PolicySet> set = LoadGlobal(
+  absl::StatusOr<PolicyTable> set = LoadGlobal(
       R"({"redis":"redis.internal:6379","key":"fleet:cache","ratePerSecond":0.5,"burst":3,)"
       R"("expectedReplicas":10,"leaseInterval":"0.05s","timeout":"1s"})");
   ASSERT_TRUE(set.ok()) << set.status();
@@ -102,7 +102,7 @@ TEST(GlobalThrottlePolicyTest, RefusalsNamePathAndValue) {
       {R"({"redis":"h:1","ratePerSecond":10,"expectedReplicas":1,"lease":"1s"})", "lease"},
   };
   for (const auto& [global, expected] : cases) {
-    absl::StatusOr<PolicySet> set = LoadGlobal(global);
+    absl::StatusOr<PolicyTable> set = LoadGlobal(global);
     ASSERT_FALSE(set.ok()) << global;
     EXPECT_THAT(set.status().message(), HasSubstr(expected)) << global;
   }
@@ -115,7 +115,7 @@ TEST(GlobalThrottlePolicyTest, LoaderAndLimiterAgree) {
   for (const char* rate : {"0.001", "0.5", "1", "1000", "1e9"}) {
     for (const char* replicas : {"1", "3", "10000"}) {
       for (const char* interval : {"0.001s", "0.1s", "10s"}) {
-        absl::StatusOr<PolicySet> set =
+        absl::StatusOr<PolicyTable> set =
             LoadGlobal(absl::StrCat(R"({"redis":"h:1","ratePerSecond":)", rate,
                                     R"(,"expectedReplicas":)", replicas,
                                     R"(,"leaseInterval":")", interval, "\"}"));
@@ -135,7 +135,7 @@ TEST(GlobalThrottlePolicyTest, LoaderAndLimiterAgree) {
 // whichever numbers leased last, and the slower scope starved beside the
 // faster one. A load error naming both paths, the key and both values.
 TEST(GlobalThrottleKeysTest, OneKeyWithTwoRatesIsALoadError) {
-  absl::StatusOr<PolicySet> set = LoadFile(
+  absl::StatusOr<PolicyTable> set = LoadFile(
       R"({"methodConfig":[
         {"name":[{"service":"cache.v1.CacheService","method":"Store"}],
          "throttle":{"global":{"redis":"127.0.0.1:6379","key":"shared","ratePerSecond":1000,
@@ -153,7 +153,7 @@ TEST(GlobalThrottleKeysTest, OneKeyWithTwoRatesIsALoadError) {
 
 // A key written as another scope's default key is the same bucket too.
 TEST(GlobalThrottleKeysTest, ExplicitKeyEqualToAnotherScopesDefaultKeyIsChecked) {
-  absl::StatusOr<PolicySet> set = LoadFile(
+  absl::StatusOr<PolicyTable> set = LoadFile(
       R"({"methodConfig":[
         {"name":[{"service":"cache.v1.CacheService"}],
          "throttle":{"global":{"redis":"127.0.0.1:6379","ratePerSecond":100,"expectedReplicas":1}}},
@@ -167,7 +167,7 @@ TEST(GlobalThrottleKeysTest, ExplicitKeyEqualToAnotherScopesDefaultKeyIsChecked)
 // Sharing with the same numbers is one budget for both scopes, as
 // documented; the same key on another Redis is another bucket.
 TEST(GlobalThrottleKeysTest, SameNumbersOrAnotherRedisLoad) {
-  absl::StatusOr<PolicySet> set = LoadFile(
+  absl::StatusOr<PolicyTable> set = LoadFile(
       R"({"methodConfig":[
         {"name":[{"service":"cache.v1.CacheService","method":"Store"},
                  {"service":"cache.v1.CacheService","method":"Get"}],

@@ -26,10 +26,10 @@ MethodCatalog Shop() {
   });
 }
 
-PolicySet MustParse(const std::string& json) {
-  absl::StatusOr<PolicySet> set = PolicySet::FromJsonString(json);
+PolicyTable MustParse(const std::string& json) {
+  absl::StatusOr<PolicyTable> set = PolicyTable::FromJsonString(json);
   EXPECT_TRUE(set.ok()) << set.status();
-  return set.ok() ? *std::move(set) : PolicySet();
+  return set.ok() ? *std::move(set) : PolicyTable();
 }
 
 TEST(MethodCatalogTest, FindsMethodsByFullName) {
@@ -129,7 +129,7 @@ TEST(MethodCatalogTest, NearestMethodFindsTyposAndCase) {
 }
 
 TEST(MethodCatalogTest, WarnsOfNamesThatMatchNothingLinked) {
-  const PolicySet policies = MustParse(R"({"methodConfig": [
+  const PolicyTable policies = MustParse(R"({"methodConfig": [
       {"name": [{"service": "shop.Inventory"}, {"service": "payments.Ledger"}], "timeout": "1s"},
       {"name": [{"service": "shop.v1.Inventory", "method": "getItem"},
                 {"service": "shop.v1.Inventory", "method": "DeleteEverything"},
@@ -151,11 +151,11 @@ TEST(MethodCatalogTest, WarnsOfNamesThatMatchNothingLinked) {
 }
 
 TEST(MethodCatalogTest, NoWarningsWhenEveryNameIsLinked) {
-  const PolicySet policies = MustParse(R"({"methodConfig": [
+  const PolicyTable policies = MustParse(R"({"methodConfig": [
       {"name": [{"service": "shop.v1.Inventory", "method": "GetItem"}, {"service": "audit.Log"},
                 {}], "timeout": "1s"}]})");
   EXPECT_THAT(UnlinkedNameWarnings(policies, Shop()), IsEmpty());
-  EXPECT_THAT(UnlinkedNameWarnings(PolicySet(), Shop()), IsEmpty());
+  EXPECT_THAT(UnlinkedNameWarnings(PolicyTable(), Shop()), IsEmpty());
 }
 
 // The loader checks every name against the services linked into the
@@ -168,7 +168,7 @@ TEST(MethodCatalogTest, TheLoaderWarnsOfNamesThatMatchNothingLinked) {
       {"name": [{"service": "resilience.test.TestService", "method": "unary"},
                 {"service": "resilience.test.TestService", "method": "Bidi"}],
        "timeout": "1s"}]})";
-  absl::StatusOr<PolicySet> set = PolicySet::FromJsonString(json);
+  absl::StatusOr<PolicyTable> set = PolicyTable::FromJsonString(json);
   ASSERT_TRUE(set.ok()) << set.status();
   EXPECT_THAT(
       set->warnings(),
@@ -177,16 +177,16 @@ TEST(MethodCatalogTest, TheLoaderWarnsOfNamesThatMatchNothingLinked) {
                   "methodConfig[1].name[0]: method \"unary\" is not in service "
                   "resilience.test.TestService (did you mean "
                   "\"/resilience.test.TestService/Unary\"?)"));
-  absl::StatusOr<PolicySet> strict =
-      PolicySet::FromJsonString(json, PolicySet::LoadOptions{/*strict=*/true});
+  absl::StatusOr<PolicyTable> strict =
+      PolicyTable::FromJsonString(json, PolicyTable::LoadOptions{/*strict=*/true});
   ASSERT_FALSE(strict.ok());
   EXPECT_THAT(std::string(strict.status().message()),
               ::testing::StartsWith("strict mode: 2 warning(s): methodConfig[0].name[0]"));
   // Every name linked: nothing to say.
-  absl::StatusOr<PolicySet> fine = PolicySet::FromJsonString(
+  absl::StatusOr<PolicyTable> fine = PolicyTable::FromJsonString(
       R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
                             "timeout": "1s"}]})",
-      PolicySet::LoadOptions{/*strict=*/true});
+      PolicyTable::LoadOptions{/*strict=*/true});
   ASSERT_TRUE(fine.ok()) << fine.status();
 }
 

@@ -40,72 +40,11 @@
 #include "src/breaker/three_state_breaker.h"
 #include "src/limits/token_bucket.h"
 #include "src/policy/method_policy.h"
-#include "src/policy/policy_set.h"
+#include "src/policy/policy_table.h"
+#include "tests/policy/policy_fuzz_support.h"
 
 namespace resilience {
 namespace {
-
-[[noreturn]] void Die(const std::string& source, const char* what,
-                      const absl::Status& status = absl::OkStatus()) {
-  std::fprintf(stderr, "policy_fuzzer: %s: %s %s\n", source.c_str(), what,
-               status.ok() ? "" : status.ToString().c_str());
-  std::abort();
-}
-
-// The simulated clocks start a day after the epoch; random steps stop at
-// 200 years after it, so that one more step as long as the largest token
-// bucket refill (1e9 s, about 32 years) still fits in int64 nanoseconds
-// (about 292 years).
-const absl::Time kLatest = absl::UnixEpoch() + absl::Hours(24 * 365 * 200);
-
-// Moves `clock` by `d` unless that would pass kLatest.
-void Advance(SimulatedClock& clock, absl::Duration d) {
-  if (d <= absl::ZeroDuration() || clock.Now() + d > kLatest) return;
-  clock.AdvanceTime(d);
-}
-
-// Draws for the decisions, fixed by the input.
-class Draws {
- public:
-  explicit Draws(uint64_t seed) : random_(seed) {}
-  uint64_t Next(uint64_t n) {
-    return static_cast<uint64_t>(random_.NextUniform() * static_cast<double>(n)) % n;
-  }
-
-  // A clock step: mostly small, sometimes one of `periods` (the policy's
-  // own durations) give or take a nanosecond, sometimes years.
-  absl::Duration Step(const std::vector<absl::Duration>& periods) {
-    switch (Next(8)) {
-      case 0:
-        return absl::ZeroDuration();
-      case 1:
-        return absl::Nanoseconds(1);
-      case 2:
-        return absl::Milliseconds(static_cast<int64_t>(Next(1000)));
-      case 3:
-      case 4: {
-        if (periods.empty()) return absl::Seconds(1);
-        const absl::Duration d = periods[Next(periods.size())];
-        return d + absl::Nanoseconds(static_cast<int64_t>(Next(3)) - 1);
-      }
-      case 5:
-        return absl::Hours(1) * static_cast<int64_t>(Next(48));
-      case 6:
-        return absl::Hours(24 * 365) * static_cast<int64_t>(1 + Next(10));
-      default:
-        return absl::Microseconds(static_cast<int64_t>(Next(1000000)));
-    }
-  }
-
- private:
-  SplitMixRandom random_;
-};
-
-uint64_t Fnv1a(const uint8_t* data, size_t size) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (size_t i = 0; i < size; ++i) h = (h ^ data[i]) * 0x100000001b3ULL;
-  return h;
-}
 
 // Durations the loader promised to bound.
 void CheckDurations(const MethodPolicy& p) {
@@ -220,139 +159,7 @@ void ExerciseBreaker(const MethodPolicy& p, uint64_t seed, Draws& draws) {
   }
 }
 
-// An adaptive limit built from the loaded settings: slots taken and given
-// back with any outcome and latency while the clock jumps by the policy's own
-// periods; the limit stays in [minLimit, maxLimit] and no slot is lost.
-void ExerciseAdaptiveLimit(const MethodPolicy& p, Draws& draws) {
-  const AdaptiveLimitSettings& a = *p.throttle->adaptive;
-  const bool aimd = a.algorithm == AdaptiveLimitSettings::Algorithm::kAimd;
-  const absl::Status valid = aimd ? AimdConcurrencyLimiter::Validate(a.aimd)
-                                  : GradientConcurrencyLimiter::Validate(a.gradient);
-  if (!valid.ok()) Die(p.source, "the adaptive limiter refuses a loaded throttle:", valid);
-  const AdaptiveConcurrencyLimiter::Options& o =
-      aimd ? static_cast<const AdaptiveConcurrencyLimiter::Options&>(a.aimd) : a.gradient;
-  SimulatedClock clock;
-  std::unique_ptr<ConcurrencyLimiter> limiter = CreateConcurrencyLimiter(*p.throttle, clock);
-  if (limiter == nullptr) Die(p.source, "CreateConcurrencyLimiter returned null");
-  const std::vector<absl::Duration> periods = {o.sample_window, a.gradient.baseline_interval,
-                                               a.aimd.timeout};
-  const absl::Duration latencies[] = {absl::ZeroDuration(), absl::Nanoseconds(1),
-                                      -absl::Seconds(1), kMaxPolicyCallTime,
-                                      absl::InfiniteDuration()};
-  int64_t held = 0;
-  for (int i = 0; i < 256; ++i) {
-    if (draws.Next(2) == 0 && held < 512) {
-      if (limiter->TryAcquire()) ++held;
-    } else if (held > 0) {
-      const Outcome outcome = static_cast<Outcome>(draws.Next(3));
-      const absl::Duration latency =
-          draws.Next(2) == 0 ? latencies[draws.Next(sizeof(latencies) / sizeof(latencies[0]))]
-                             : draws.Step(periods);
-      limiter->Release(outcome, latency);
-      --held;
-    }
-    if (draws.Next(4) == 0) Advance(clock, draws.Step(periods));
-    if (limiter->limit() < o.min_limit || limiter->limit() > o.max_limit) {
-      Die(p.source, "adaptive limit out of [minLimit, maxLimit]");
-    }
-    if (limiter->in_flight() != held) Die(p.source, "adaptive limiter lost count of its slots");
-  }
-  while (held-- > 0) limiter->Release(Outcome::kSuccess, absl::Milliseconds(1));
-  if (limiter->in_flight() != 0) Die(p.source, "adaptive limiter did not return to 0");
-}
-
-void ExerciseThrottle(const MethodPolicy& p, Draws& draws) {
-  if (!p.throttle) return;
-  const ThrottleSettings& t = *p.throttle;
-  if (t.min_pushback > t.max_pushback) Die(p.source, "minPushback > maxPushback");
-  if (t.max_concurrency > 0) {
-    absl::StatusOr<std::unique_ptr<FixedConcurrencyLimiter>> made =
-        FixedConcurrencyLimiter::Create(t.max_concurrency);
-    if (!made.ok()) {
-      Die(p.source, "FixedConcurrencyLimiter::Create refuses a loaded throttle:", made.status());
-    }
-    FixedConcurrencyLimiter& limiter = **made;
-    const int64_t n = std::min<int64_t>(t.max_concurrency, 256);
-    for (int64_t i = 0; i < n; ++i) {
-      if (!limiter.TryAcquire()) Die(p.source, "the limiter refused a slot under its limit");
-    }
-    if (n == t.max_concurrency && limiter.TryAcquire()) Die(p.source, "limiter over its limit");
-    for (int64_t i = 0; i < n; ++i) limiter.Release(Outcome::kSuccess, absl::ZeroDuration());
-    if (limiter.in_flight() != 0) Die(p.source, "limiter did not return to 0");
-  }
-  if (t.adaptive) ExerciseAdaptiveLimit(p, draws);
-  if (t.rate_per_second <= 0) return;
-  SimulatedClock clock;
-  absl::StatusOr<std::unique_ptr<TokenBucket>> created =
-      TokenBucket::Create(t.rate_per_second, t.burst, clock);
-  if (!created.ok()) {
-    Die(p.source, "TokenBucket::Create refuses a loaded throttle:", created.status());
-  }
-  TokenBucket& bucket = **created;
-  const absl::Duration interval = absl::Nanoseconds(TokenBucket::IntervalNanos(t.rate_per_second));
-  const absl::Duration refill = interval * t.burst;
-  const std::vector<absl::Duration> periods = {interval, refill, t.max_pushback};
-  const int64_t tries = std::min<int64_t>(t.burst, 64);
-  for (int i = 0; i < 32; ++i) {
-    for (int64_t k = 0; k <= tries; ++k) {
-      absl::Duration retry_after;
-      if (!bucket.TryAcquire(&retry_after)) {
-        // Refused: the next token is at most one interval away.
-        if (!(retry_after > absl::ZeroDuration() && retry_after <= interval)) {
-          Die(p.source, "token bucket retry_after out of (0, interval]");
-        }
-        break;
-      }
-    }
-    Advance(clock, draws.Step(periods));
-  }
-  // From any state, one full refill later the bucket holds `burst` tokens.
-  clock.AdvanceTime(refill);
-  for (int64_t k = 0; k < tries; ++k) {
-    if (!bucket.TryAcquire()) Die(p.source, "token bucket not full after a full refill");
-  }
-}
-
-// throttle.global: the limiter the server builds (its Redis client is not
-// started: nothing here connects), through start, leases, a failure and the
-// way back, on a clock moved by the draws.
-void ExerciseGlobalThrottle(const MethodPolicy& p, Draws& draws) {
-  if (!p.throttle || !p.throttle->global) return;
-  const GlobalThrottleSettings& g = *p.throttle->global;
-  SimulatedClock clock;
-  absl::StatusOr<std::unique_ptr<GlobalRateLimiter>> made =
-      GlobalRateLimiter::Create(LimiterOptions(g), clock);
-  if (!made.ok()) Die(p.source, "GlobalRateLimiter::Create refuses a loaded throttle:", made.status());
-  GlobalRateLimiter& limiter = **made;
-  const std::vector<absl::Duration> periods = {g.lease_interval, absl::Seconds(1)};
-  for (int i = 0; i < 32; ++i) {
-    for (int k = 0; k < 8; ++k) {
-      absl::Duration retry_after;
-      if (!limiter.TryAcquire(&retry_after) && retry_after < absl::ZeroDuration()) {
-        Die(p.source, "global limiter retry_after negative");
-      }
-    }
-    const int64_t want = limiter.LeaseWanted();
-    if (want < 0 || want > limiter.MaxLease()) Die(p.source, "lease size out of [0, MaxLease]");
-    switch (draws.Next(3)) {
-      case 0:
-        limiter.OnLease(want, static_cast<int64_t>(draws.Next(static_cast<uint64_t>(want) + 1)),
-                        static_cast<double>(draws.Next(100)));
-        break;
-      case 1:
-        limiter.OnFailure("fuzz");
-        if (!(limiter.local_rate() > 0 && limiter.local_rate() <= g.rate_per_second * 1.000001)) {
-          Die(p.source, "local share out of (0, rate]");
-        }
-        break;
-      default:
-        break;
-    }
-    Advance(clock, draws.Step(periods));
-  }
-}
-
-void ExerciseRetry(const PolicySet& set, const MethodPolicy& p, uint64_t seed, Draws& draws) {
+void ExerciseRetry(const PolicyTable& set, const MethodPolicy& p, uint64_t seed, Draws& draws) {
   if (p.retry) {
     const RetrySettings& r = *p.retry;
     SplitMixRandom random(seed);
@@ -425,11 +232,11 @@ void ExerciseRetry(const PolicySet& set, const MethodPolicy& p, uint64_t seed, D
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using resilience::MethodPolicy;
   const std::string json(reinterpret_cast<const char*>(data), size);
-  absl::StatusOr<resilience::PolicySet> set = resilience::PolicySet::FromJsonString(json);
+  absl::StatusOr<resilience::PolicyTable> set = resilience::PolicyTable::FromJsonString(json);
   // Strict mode loads exactly what loads without warnings; otherwise it
   // lists the warnings, or fails as the normal mode does.
-  absl::StatusOr<resilience::PolicySet> strict =
-      resilience::PolicySet::FromJsonString(json, resilience::PolicySet::LoadOptions{true});
+  absl::StatusOr<resilience::PolicyTable> strict =
+      resilience::PolicyTable::FromJsonString(json, resilience::PolicyTable::LoadOptions{true});
   if (!set.ok()) {
     if (set.status().message().empty()) __builtin_trap();  // every error must say what was wrong
     if (strict.ok() || strict.status() != set.status()) __builtin_trap();

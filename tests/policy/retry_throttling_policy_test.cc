@@ -9,7 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "src/policy/method_catalog.h"
-#include "src/policy/policy_set.h"
+#include "src/policy/policy_table.h"
 
 namespace resilience {
 namespace {
@@ -18,12 +18,12 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-absl::StatusOr<PolicySet> Load(const std::string& json) {
+absl::StatusOr<PolicyTable> Load(const std::string& json) {
   static const MethodCatalog* const methods = new MethodCatalog(
       {{"a.S", "Get"}, {"a.S", "Store"}, {"a.S", "Put"}, {"a.S", "Ping"}});
-  PolicySet::LoadOptions options;
+  PolicyTable::LoadOptions options;
   options.methods = methods;
-  return PolicySet::FromJsonString(json, options);
+  return PolicyTable::FromJsonString(json, options);
 }
 
 // Four entries: Get retries, Store hedges, Put retries with a retryBudget of
@@ -39,14 +39,14 @@ std::string File(const std::string& top) {
                       top, "}");
 }
 
-const MethodPolicy& Of(const PolicySet& set, const char* method) {
+const MethodPolicy& Of(const PolicyTable& set, const char* method) {
   return *set.Find(method).policy;
 }
 
 // Without retryThrottling, every entry that retries or hedges keeps a
 // budget of its own, with the defaults unless it wrote one.
 TEST(RetryThrottlingPolicyTest, WithoutRetryThrottlingEachReissuingMethodHasABudget) {
-  absl::StatusOr<PolicySet> set = Load(File(""));
+  absl::StatusOr<PolicyTable> set = Load(File(""));
   ASSERT_TRUE(set.ok()) << set.status();
   EXPECT_THAT(set->warnings(), IsEmpty());
   EXPECT_FALSE(set->retry_throttling().has_value());
@@ -66,7 +66,7 @@ TEST(RetryThrottlingPolicyTest, WithoutRetryThrottlingEachReissuingMethodHasABud
 // default, since gRPC's throttle charges failures only and cannot bound
 // hedges on a backend that is slow without failing.
 TEST(RetryThrottlingPolicyTest, WithRetryThrottlingWrittenBudgetsAndHedgesKeepTheirs) {
-  absl::StatusOr<PolicySet> set =
+  absl::StatusOr<PolicyTable> set =
       Load(File(R"(, "retryThrottling": {"maxTokens": 100, "tokenRatio": 0.2})"));
   ASSERT_TRUE(set.ok()) << set.status();
   EXPECT_THAT(set->warnings(), IsEmpty());
@@ -84,7 +84,7 @@ TEST(RetryThrottlingPolicyTest, WithRetryThrottlingWrittenBudgetsAndHedgesKeepTh
 }
 
 TEST(RetryThrottlingPolicyTest, BadBudgetsNameTheirPath) {
-  absl::StatusOr<PolicySet> set = Load(R"({"methodConfig": [{"name": [{"service": "a.S"}],
+  absl::StatusOr<PolicyTable> set = Load(R"({"methodConfig": [{"name": [{"service": "a.S"}],
       "retryPolicy": {"maxAttempts": 2}, "retryBudget": {"maxTokens": 0}}]})");
   ASSERT_FALSE(set.ok());
   EXPECT_THAT(std::string(set.status().message()),
@@ -102,7 +102,7 @@ TEST(RetryThrottlingPolicyTest, BadBudgetsNameTheirPath) {
 
 // A retryBudget on an entry that makes one attempt per call acts on nothing.
 TEST(RetryThrottlingPolicyTest, BudgetOfAnEntryThatNeverReissuesWarns) {
-  absl::StatusOr<PolicySet> set = Load(R"({"methodConfig": [{"name": [{"service": "a.S"}],
+  absl::StatusOr<PolicyTable> set = Load(R"({"methodConfig": [{"name": [{"service": "a.S"}],
       "timeout": "1s", "retryBudget": {"maxTokens": 5}}]})");
   ASSERT_TRUE(set.ok()) << set.status();
   EXPECT_THAT(set->warnings(),

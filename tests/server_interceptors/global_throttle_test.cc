@@ -11,7 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "src/grpc_common/metadata_keys.h"
-#include "src/metrics/prometheus_text.h"
+#include "grpc_resilience/prometheus_text.h"
 #include "tests/server_interceptors/echo_services.h"
 #include "tests/testing/eventually.h"
 #include "tests/testing/guarded_server.h"

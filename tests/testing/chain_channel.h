@@ -11,7 +11,7 @@
 #include "grpcpp/support/channel_arguments.h"
 #include "src/client_interceptors/resilient_channel.h"
 #include "src/core/clock.h"
-#include "src/policy/policy_set.h"
+#include "grpc_resilience/policy.h"
 #include "tests/testing/test_server.h"
 
 namespace resilience::testing {

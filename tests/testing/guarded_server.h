@@ -13,7 +13,7 @@
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
 #include "grpcpp/server_builder.h"
-#include "src/policy/policy_set.h"
+#include "grpc_resilience/policy.h"
 #include "src/server_interceptors/server_interceptors.h"
 #include "src/server_interceptors/server_resilience.h"
 #include "tests/testing/test_server.h"

@@ -18,8 +18,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
-#include "src/metrics/prometheus_text.h"
-#include "src/policy/policy_set.h"
+#include "grpc_resilience/prometheus_text.h"
+#include "grpc_resilience/policy.h"
 #include "tests/testing/promtool.h"
 
 namespace resilience::testing {

@@ -9,7 +9,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "src/core/mutex.h"
-#include "src/grpc_common/resilience_events.h"
+#include "grpc_resilience/events.h"
 
 namespace resilience::testing {
 

@@ -1,20 +1,21 @@
-// File: src/grpc_common/resilience_events.h
+// File: include/grpc_resilience/resilience_events.h
 //
 // What an operator wants to hear about as it happens: a circuit breaker that
 // changes state, a throttle that starts or stops rejecting. Give a
 // ResilienceEvents to ClientResilience::Options::events (client) or
 // ServerResilienceOptions::events (server); LogEvents writes one line per
-// event.
+// event. Implemented in src/grpc_common (library grpc_resilience::grpc_common,
+// linked by ::client and ::server).
 
-#ifndef GRPC_RESILIENCE_SRC_GRPC_COMMON_RESILIENCE_EVENTS_H_
-#define GRPC_RESILIENCE_SRC_GRPC_COMMON_RESILIENCE_EVENTS_H_
+#ifndef GRPC_RESILIENCE_RESILIENCE_EVENTS_H_
+#define GRPC_RESILIENCE_RESILIENCE_EVENTS_H_
 
 #include <cstdint>
 #include <string>
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "src/breaker/breaker.h"
+#include "grpc_resilience/breaker_state.h"
 
 namespace resilience {
 
@@ -80,4 +81,4 @@ std::string FormatEvent(const ThrottleEvent& event);
 
 }  // namespace resilience
 
-#endif  // GRPC_RESILIENCE_SRC_GRPC_COMMON_RESILIENCE_EVENTS_H_
+#endif  // GRPC_RESILIENCE_RESILIENCE_EVENTS_H_

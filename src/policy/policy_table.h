@@ -1,17 +1,21 @@
-// File: src/policy/policy_set.h
+// File: src/policy/policy_table.h
 //
 // The per-method policies of one policy file, looked up by the method name
-// gRPC gives a call ("/cache.v1.CacheService/Get").
+// gRPC gives a call ("/cache.v1.CacheService/Get"): the data behind the
+// public resilience::PolicySet (include/grpc_resilience/policy.h), which
+// the interceptors reach with PolicySetAccess::Table()
+// (src/policy/policy_set_access.h). Tests load a PolicyTable directly to
+// check names against a catalog of their own (LoadOptions::methods).
 //
 // Example:
-//   absl::StatusOr<resilience::PolicySet> policies =
-//       resilience::PolicySet::FromJsonFile("policies.json");
+//   absl::StatusOr<resilience::PolicyTable> policies =
+//       resilience::PolicyTable::FromJsonFile("policies.json");
 //   if (!policies.ok()) { std::cerr << policies.status().message(); return 2; }
-//   resilience::PolicySet::Match m = policies->Find("/cache.v1.CacheService/Get");
+//   resilience::PolicyTable::Match m = policies->Find("/cache.v1.CacheService/Get");
 //   if (m.policy != nullptr && m.policy->retry) { ... }
 
-#ifndef GRPC_RESILIENCE_SRC_POLICY_POLICY_SET_H_
-#define GRPC_RESILIENCE_SRC_POLICY_POLICY_SET_H_
+#ifndef GRPC_RESILIENCE_SRC_POLICY_POLICY_TABLE_H_
+#define GRPC_RESILIENCE_SRC_POLICY_POLICY_TABLE_H_
 
 #include <cstddef>
 #include <optional>
@@ -27,7 +31,8 @@ namespace resilience {
 
 class MethodCatalog;
 
-// How PolicySet loads a file (PolicySet::LoadOptions).
+// How PolicyTable loads a file (PolicyTable::LoadOptions); the public
+// PolicySet::LoadOptions is its `strict`.
 struct PolicyLoadOptions {
   // Every warning becomes an error: loading fails with InvalidArgument
   // listing them all.
@@ -38,16 +43,16 @@ struct PolicyLoadOptions {
   const MethodCatalog* methods = nullptr;
 };
 
-// PolicySet
+// PolicyTable
 //
 // Matching follows gRPC's service config: an exact {service, method} name
 // beats a {service} name (all of its methods), which beats the {} default.
 // A method named twice, or two defaults, is an error. Find() splits the name
 // and does at most three hash lookups, with no allocation; callers on a hot
 // path resolve once per method and keep the pointer, which stays valid for
-// the PolicySet's life (also across moves). Immutable once built; const
+// the PolicyTable's life (also across moves). Immutable once built; const
 // methods are thread-safe.
-class PolicySet {
+class PolicyTable {
  public:
   using LoadOptions = PolicyLoadOptions;
 
@@ -73,7 +78,7 @@ class PolicySet {
   // built from it (breakers, token buckets, timers) accept. With
   // `options.strict`, any warning fails the load: "strict mode: N
   // warning(s): " and the warnings joined by "; ".
-  static absl::StatusOr<PolicySet> FromJsonString(absl::string_view json,
+  static absl::StatusOr<PolicyTable> FromJsonString(absl::string_view json,
                                                   LoadOptions options = {});
 
   // FromJsonFile()
@@ -81,11 +86,11 @@ class PolicySet {
   // Reads `path` and parses it; every error message starts with
   // `policy file "<path>": `. NotFound for a missing file, InvalidArgument for
   // an empty, oversized (> kMaxFileBytes) or invalid one.
-  static absl::StatusOr<PolicySet> FromJsonFile(const std::string& path,
+  static absl::StatusOr<PolicyTable> FromJsonFile(const std::string& path,
                                                 LoadOptions options = {});
 
   // An empty set: no method has a policy.
-  PolicySet() = default;
+  PolicyTable() = default;
 
   struct Match {
     const MethodPolicy* policy = nullptr;
@@ -123,7 +128,7 @@ class PolicySet {
   const std::vector<std::string>& warnings() const { return warnings_; }
 
  private:
-  friend class PolicySetBuilder;
+  friend class PolicyTableBuilder;
 
   std::vector<MethodPolicy> policies_;
   // "svc/method" and "svc/" -> index into policies_. Node-based, so that the
@@ -137,4 +142,4 @@ class PolicySet {
 
 }  // namespace resilience
 
-#endif  // GRPC_RESILIENCE_SRC_POLICY_POLICY_SET_H_
+#endif  // GRPC_RESILIENCE_SRC_POLICY_POLICY_TABLE_H_

@@ -1,10 +1,11 @@
-// File: src/metrics/prometheus_text.h
+// File: include/grpc_resilience/prometheus_text.h
 //
 // A builder of Prometheus' text exposition format, version 0.0.4: what a
-// /metrics endpoint answers a scrape with.
+// /metrics endpoint answers a scrape with. Pure C++ and Abseil; implemented in
+// src/metrics (library grpc_resilience::metrics).
 
-#ifndef GRPC_RESILIENCE_SRC_METRICS_PROMETHEUS_TEXT_H_
-#define GRPC_RESILIENCE_SRC_METRICS_PROMETHEUS_TEXT_H_
+#ifndef GRPC_RESILIENCE_PROMETHEUS_TEXT_H_
+#define GRPC_RESILIENCE_PROMETHEUS_TEXT_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -89,7 +90,7 @@ struct HistogramData {
 //     calls.Sample({{"grpc_method", method}, {"grpc_code", "OK"}}, state.ok);
 //     LatencyHistogramSnapshot s = state.latency.Snapshot();
 //     duration.Sample({{"grpc_method", method}},
-//                     {LatencyHistogram::UpperBounds(), s.bucket_counts, s.sum_seconds});
+//                     {LatencyHistogramSnapshot::UpperBounds(), s.bucket_counts, s.sum_seconds});
 //   }
 //   std::string body = text.Finish();
 class PrometheusText {
@@ -199,4 +200,4 @@ class PrometheusText {
 
 }  // namespace resilience
 
-#endif  // GRPC_RESILIENCE_SRC_METRICS_PROMETHEUS_TEXT_H_
+#endif  // GRPC_RESILIENCE_PROMETHEUS_TEXT_H_

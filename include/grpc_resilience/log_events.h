@@ -1,15 +1,15 @@
-// File: src/grpc_common/log_events.h
+// File: include/grpc_resilience/log_events.h
 //
 // A ResilienceEvents that writes each event as one line.
 
-#ifndef GRPC_RESILIENCE_SRC_GRPC_COMMON_LOG_EVENTS_H_
-#define GRPC_RESILIENCE_SRC_GRPC_COMMON_LOG_EVENTS_H_
+#ifndef GRPC_RESILIENCE_LOG_EVENTS_H_
+#define GRPC_RESILIENCE_LOG_EVENTS_H_
 
 #include <cstdio>
 #include <string>
 #include <utility>
 
-#include "src/grpc_common/resilience_events.h"
+#include "grpc_resilience/resilience_events.h"
 
 namespace resilience {
 
@@ -34,4 +34,4 @@ class LogEvents final : public ResilienceEvents {
 
 }  // namespace resilience
 
-#endif  // GRPC_RESILIENCE_SRC_GRPC_COMMON_LOG_EVENTS_H_
+#endif  // GRPC_RESILIENCE_LOG_EVENTS_H_

@@ -1,0 +1,192 @@
+#include "src/policy/policy_table.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <initializer_list>
+#include <optional>
+#include <sstream>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/strip.h"
+#include "google/protobuf/duration.pb.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "resilience/v1/policy.pb.h"
+#include "src/limits/aimd_concurrency_limiter.h"
+#include "src/limits/fixed_concurrency_limiter.h"
+#include "src/limits/gradient_concurrency_limiter.h"
+#include "src/limits/token_bucket.h"
+#include "src/policy/breaker_timing_warnings.h"
+#include "src/policy/builtin_retry_config.h"
+#include "src/policy/hedging_settings.h"
+#include "src/policy/global_throttle_policy.h"
+#include "src/policy/json_scanner.h"
+#include "src/policy/json_text.h"
+#include "src/policy/method_catalog.h"
+#include "src/policy/policy_table_builder.h"
+#include "src/policy/shape_checker.h"
+#include "src/policy/status_codes.h"
+#include "src/retry/backoff.h"
+#include "src/retry/retry_budget.h"
+
+namespace resilience {
+namespace {
+
+namespace pb = ::resilience::v1;
+
+using internal::FirstInvalidUtf8;
+using internal::Position;
+using internal::Printable;
+using internal::SnakeToCamel;
+
+// protobuf reports paths with proto field names ("method_config[0].retry_policy");
+// users wrote JSON names ("methodConfig[0].retryPolicy"). Converts the path,
+// which protobuf puts in parentheses at the start of its message.
+std::string JsonNamesInParseError(absl::string_view message) {
+  const size_t close = message.find(')');
+  if (message.empty() || message[0] != '(' || close == absl::string_view::npos) {
+    return std::string(message);
+  }
+  return absl::StrCat(SnakeToCamel(message.substr(1, close - 1)), ":",
+                      absl::StripPrefix(message.substr(close + 1), ":"));
+}
+
+// One line out of the JSON parser's error: its first line, where it is (the
+// parser shows the input from the error on, which locates it), and no raw
+// input bytes.
+std::string ParseErrorLine(absl::string_view json, absl::string_view message) {
+  const size_t newline = message.find('\n');
+  std::string line(message.substr(0, newline));
+  if (newline != absl::string_view::npos) {
+    absl::string_view rest = message.substr(newline + 1);
+    const size_t caret = rest.rfind('\n');
+    const absl::string_view shown = caret == absl::string_view::npos ? rest : rest.substr(0, caret);
+    if (!shown.empty() && absl::EndsWith(json, shown)) {
+      absl::StrAppend(&line, " at ", Position(json, json.size() - shown.size()));
+    }
+  }
+  // Printable ASCII stays; anything else is shown as \xNN.
+  return Printable(line, line.size());
+}
+
+}  // namespace
+
+absl::StatusOr<PolicyTable> PolicyTable::FromJsonString(absl::string_view json,
+                                                    LoadOptions options) {
+  // Editors on Windows start UTF-8 files with a byte-order mark; RFC 8259
+  // lets a parser ignore it, and protobuf's would refuse the file without
+  // saying where. Positions below are counted without it, as an editor
+  // shows them.
+  absl::ConsumePrefix(&json, "\xEF\xBB\xBF");
+  if (absl::StripAsciiWhitespace(json).empty()) {
+    return absl::InvalidArgumentError("policy JSON is empty (expected an object such as "
+                                      "{\"methodConfig\": [...]})");
+  }
+  if (const size_t bad = FirstInvalidUtf8(json); bad != absl::string_view::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("policy JSON: not valid UTF-8 at ", Position(json, bad), " (byte ", bad, ")"));
+  }
+  // Strict JSON first, then the shape of every value against the schema:
+  // both refuse what protobuf's parser would quietly accept or reinterpret.
+  if (absl::Status s = JsonScanner(json).Check(); !s.ok()) return s;
+  google::protobuf::util::JsonParseOptions parse_options;
+  parse_options.ignore_unknown_fields = false;
+  const auto parse_error = [&](const auto& status) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "policy JSON: ",
+        ParseErrorLine(json, JsonNamesInParseError(status.message().as_string()))));
+  };
+  const google::protobuf::StringPiece text(json.data(), json.size());
+  google::protobuf::Value value;
+  if (const auto parsed = google::protobuf::util::JsonStringToMessage(text, &value, parse_options);
+      !parsed.ok()) {
+    return parse_error(parsed);
+  }
+  if (absl::Status s = ShapeChecker::Check(value); !s.ok()) return s;
+  pb::PolicyFile file;
+  if (const auto parsed = google::protobuf::util::JsonStringToMessage(text, &file, parse_options);
+      !parsed.ok()) {
+    return parse_error(parsed);
+  }
+  absl::StatusOr<PolicyTable> set = PolicyTableBuilder().Build(file);
+  if (!set.ok()) return set;
+  // Names that match nothing linked, and retry settings gRPC's own retry
+  // (which serves streams) cannot apply.
+  const MethodCatalog& methods =
+      options.methods != nullptr ? *options.methods : MethodCatalog::Linked();
+  for (std::string& warning : UnlinkedNameWarnings(*set, methods)) {
+    set->warnings_.push_back(std::move(warning));
+  }
+  const BuiltInRetryConfig builtin = BuiltInRetryConfig::Build(*set, methods);
+  for (const std::string& warning : builtin.warnings()) set->warnings_.push_back(warning);
+  if (options.strict && !set->warnings().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("strict mode: ", set->warnings().size(),
+                                                   " warning(s): ",
+                                                   absl::StrJoin(set->warnings(), "; ")));
+  }
+  return set;
+}
+
+absl::StatusOr<PolicyTable> PolicyTable::FromJsonFile(const std::string& path,
+                                                  LoadOptions options) {
+  const std::string where = absl::StrCat("policy file \"", path, "\": ");
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) {
+    const int err = errno;
+    const std::string reason = absl::StrCat(where, "cannot open: ", std::strerror(err));
+    return err == ENOENT ? absl::NotFoundError(reason) : absl::InvalidArgumentError(reason);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return absl::InvalidArgumentError(absl::StrCat(where, "not a regular file"));
+  }
+  if (static_cast<size_t>(st.st_size) > kMaxFileBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(where, "is ", st.st_size,
+                                                   " bytes, over the limit of ", kMaxFileBytes));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, "cannot open: ", std::strerror(errno)));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return absl::InvalidArgumentError(absl::StrCat(where, "read error"));
+  absl::StatusOr<PolicyTable> set = FromJsonString(text.str(), options);
+  if (!set.ok()) {
+    return absl::Status(set.status().code(), absl::StrCat(where, set.status().message()));
+  }
+  return set;
+}
+
+PolicyTable::Match PolicyTable::Find(absl::string_view full_method) const {
+  Match match;
+  absl::string_view name = full_method;
+  absl::ConsumePrefix(&name, "/");
+  const size_t slash = name.rfind('/');
+  if (slash != absl::string_view::npos && slash > 0) {
+    if (auto it = by_name_.find(name); it != by_name_.end()) {          // "svc/method"
+      match.policy = &policies_[it->second];
+      match.scope = it->first;
+      return match;
+    }
+    if (auto it = by_name_.find(name.substr(0, slash + 1)); it != by_name_.end()) {  // "svc/"
+      match.policy = &policies_[it->second];
+      match.scope = it->first;
+      return match;
+    }
+  }
+  if (default_index_.has_value()) match.policy = &policies_[*default_index_];
+  return match;
+}
+
+}  // namespace resilience

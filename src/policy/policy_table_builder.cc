@@ -1,0 +1,320 @@
+// File: src/policy/policy_table_builder.cc
+//
+// PolicyTableBuilder: the file, its entries and names, the shared checks.
+
+#include "src/policy/policy_table_builder.h"
+
+#include <algorithm>
+#include <initializer_list>
+#include <optional>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "src/limits/aimd_concurrency_limiter.h"
+#include "src/limits/fixed_concurrency_limiter.h"
+#include "src/limits/gradient_concurrency_limiter.h"
+#include "src/limits/token_bucket.h"
+#include "src/policy/breaker_timing_warnings.h"
+#include "src/policy/hedging_settings.h"
+#include "src/policy/json_text.h"
+#include "src/policy/status_codes.h"
+#include "src/retry/backoff.h"
+#include "src/retry/retry_budget.h"
+
+namespace resilience {
+namespace {
+
+namespace pb = ::resilience::v1;
+
+using internal::Printable;
+using internal::SnakeToCamel;
+
+}  // namespace
+
+absl::StatusOr<PolicyTable> PolicyTableBuilder::Build(const pb::PolicyFile& file) {
+  if (file.load_balancing_policy().size() > 0) NotApplied("loadBalancingPolicy");
+  if (file.load_balancing_config_size() > 0) NotApplied("loadBalancingConfig");
+  if (file.has_health_check_config()) NotApplied("healthCheckConfig");
+  for (int i = 0; i < file.method_config_size(); ++i) {
+    if (absl::Status s = AddEntry(file.method_config(i), absl::StrCat("methodConfig[", i, "]"));
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (absl::Status s = CheckGlobalThrottleKeys(GlobalThrottleScopes()); !s.ok()) return s;
+  if (file.has_retry_throttling()) {
+    absl::StatusOr<RetryBudgetSettings> t =
+        ReadRetryBudget(file.retry_throttling(), "retryThrottling");
+    if (!t.ok()) return t.status();
+    set_.retry_throttling_ = *t;
+    if (!any_retries_) {
+      Warn(
+          "retryThrottling: no methodConfig entry retries (a retryPolicy with maxAttempts "
+          "above 1) or hedges, so it has no effect");
+    }
+  }
+  // The library's safety default: a method that hedges always keeps a
+  // budget of its own, since gRPC's throttle charges failures only and so
+  // cannot bound hedges on a backend that is slow without failing; a
+  // method that retries keeps one when gRPC's throttle is absent.
+  for (MethodPolicy& policy : set_.policies_) {
+    const bool needs_budget =
+        policy.hedging.has_value() || (!file.has_retry_throttling() && Reissues(policy));
+    if (needs_budget && !policy.retry_budget.has_value()) {
+      policy.retry_budget = RetryBudgetSettings();
+    }
+  }
+  return std::move(set_);
+}
+
+// Every scope with a throttle.global: the names of the file, and the
+// default entry's "".
+std::vector<GlobalThrottleScope> PolicyTableBuilder::GlobalThrottleScopes() const {
+  std::vector<GlobalThrottleScope> scopes;
+  auto add = [&](const std::string& scope, size_t index) {
+    const MethodPolicy& p = set_.policies_[index];
+    if (p.throttle && p.throttle->global) scopes.push_back({scope, &*p.throttle->global});
+  };
+  for (const auto& [scope, index] : set_.by_name_) add(scope, index);
+  if (set_.default_index_) add("", *set_.default_index_);
+  return scopes;
+}
+
+// A long injected delay in front of a concurrency limit: on gRPC 1.51's
+// callback API a caller that cancels during the delay is not seen before
+// the delay ends (no cancellation reaches a call whose handler has not
+// started), so its slot stays taken that long. Said at load, so that the
+// trade-off is chosen, not met in production.
+void PolicyTableBuilder::WarnIfDelaysHoldSlots(const MethodPolicy& policy,
+                                               const std::string& path) {
+  const FaultInjectionSettings& f = *policy.fault_injection;
+  if (!policy.throttle.has_value() || f.delay_fraction <= 0 || f.delay < kLongHeldDelay) return;
+  const ThrottleSettings& t = *policy.throttle;
+  if (t.max_concurrency == 0 && !t.adaptive.has_value()) return;
+  Warn(absl::StrCat(path, ".faultInjection.delay: ", absl::FormatDuration(f.delay), " in front of ",
+                    path,
+                    ".throttle's concurrency limit: on the callback API a caller that "
+                    "cancels during the delay keeps its slot until the delay ends (gRPC 1.51 "
+                    "reports no cancellation before the handler starts; the caller's "
+                    "deadline does end it); use a delay under ",
+                    absl::FormatDuration(kLongHeldDelay), " or give callers deadlines"));
+}
+
+// A gRPC service config setting grpc-resilience does not apply.
+void PolicyTableBuilder::NotApplied(absl::string_view path, absl::string_view hint) {
+  Warn(absl::StrCat(path, ": accepted for compatibility with gRPC service configs, not applied",
+                    hint.empty() ? "" : "; ", hint));
+}
+
+std::string PolicyTableBuilder::Show(const google::protobuf::Duration& d) {
+  return absl::FormatDuration(ToDuration(d));
+}
+
+// A fraction in [0, 1]; NaN fails.
+absl::Status PolicyTableBuilder::CheckFraction(absl::string_view path, double value) {
+  if (!(value >= 0.0 && value <= 1.0)) return Invalid(path, "in [0, 1]", value);
+  return absl::OkStatus();
+}
+
+// ReadDurations()
+//
+// The one "check, then assign" of the file's durations: each field the
+// file sets, in order, is checked against its range and stored in `*out`;
+// the first out of range is InvalidArgument "<path>.<name>: must be in
+// (0, 1h], got 2h", and the fields after it are left alone. Every duration
+// of the file passes here (or through a core class's Validate()) with an
+// upper bound (kMaxPolicy*), so no later arithmetic on it can overflow.
+absl::Status PolicyTableBuilder::ReadDurations(absl::string_view path,
+                                               std::initializer_list<DurationField> fields) {
+  for (const DurationField& f : fields) {
+    if (!f.set) continue;
+    const absl::Duration value = ToDuration(f.value);
+    const bool low_ok = f.range.low_open ? value > f.range.low : value >= f.range.low;
+    if (!low_ok || value > f.range.high) {
+      return Invalid(
+          absl::StrCat(path, ".", f.name),
+          absl::StrCat("in ", f.range.low_open ? "(" : "[", absl::FormatDuration(f.range.low), ", ",
+                       absl::FormatDuration(f.range.high), "]"),
+          absl::FormatDuration(value));
+    }
+    if (f.out != nullptr) *f.out = value;
+  }
+  return absl::OkStatus();
+}
+
+// AtPath()
+//
+// A core class's Validate() names its fields in snake_case after a prefix
+// of its own ("sre.max_drop_probability", "backoff.initial_backoff") or
+// none ("rate_per_second"); the file says
+// "methodConfig[0].breaker.sre.maxDropProbability". Rewrites every
+// `prefix` in the message to `path` + "." (with no prefix, puts `path` +
+// "." in front) and the names to JSON's camelCase.
+absl::Status PolicyTableBuilder::AtPath(const absl::Status& s, absl::string_view prefix,
+                                        absl::string_view path) {
+  if (s.ok()) return s;
+  const std::string message =
+      prefix.empty() ? absl::StrCat(path, ".", s.message())
+                     : absl::StrReplaceAll(s.message(), {{prefix, absl::StrCat(path, ".")}});
+  return absl::InvalidArgumentError(SnakeToCamel(message));
+}
+
+absl::StatusOr<absl::StatusCode> PolicyTableBuilder::Code(absl::string_view path,
+                                                          absl::string_view name) {
+  absl::StatusOr<absl::StatusCode> code = ParseStatusCodeName(name);
+  if (!code.ok()) {
+    // The message quotes the name: again with the name made printable
+    // (the same name when it is), so that no raw byte reaches it.
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": ", ParseStatusCodeName(Printable(name, 64)).status().message()));
+  }
+  return code;
+}
+
+absl::Status PolicyTableBuilder::AddEntry(const pb::MethodConfig& entry, const std::string& path) {
+  MethodPolicy policy;
+  policy.source = path;
+  if (entry.name_size() == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ".name: must list at least one name ({\"service\": ...} or {} for the default)"));
+  }
+  if (entry.has_hedging_policy() && entry.has_retry_policy()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ".hedgingPolicy: cannot be set together with ", path,
+                     ".retryPolicy (as in gRPC, an entry either retries or hedges)"));
+  }
+  absl::Duration timeout, deadline;
+  if (absl::Status s = ReadDurations(path, {{"timeout", entry.has_timeout(), entry.timeout(),
+                                             Positive(kMaxPolicyCallTime), &timeout},
+                                            {"deadline", entry.has_deadline(), entry.deadline(),
+                                             Positive(kMaxPolicyCallTime), &deadline}});
+      !s.ok()) {
+    return s;
+  }
+  if (entry.has_timeout()) policy.timeout = timeout;
+  // Where the entry's timeout came from, for messages.
+  std::string timeout_path = path + ".timeout";
+  if (entry.has_deadline()) {
+    if (entry.has_timeout()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ".deadline (", Show(entry.deadline()), ") and ", path, ".timeout (",
+          Show(entry.timeout()),
+          ") are both set; deadline is a deprecated alias of timeout (the call's overall "
+          "deadline): keep only timeout (a limit per attempt is "
+          "retryPolicy.perAttemptTimeout)"));
+    }
+    policy.timeout = deadline;
+    timeout_path = path + ".deadline";
+    Warn(absl::StrCat(path,
+                      ".deadline: deprecated alias of timeout (the call's overall deadline); "
+                      "write timeout"));
+  }
+  if (entry.has_retry_policy()) {
+    absl::StatusOr<RetrySettings> retry =
+        Retry(entry.retry_policy(), path + ".retryPolicy", policy.timeout, timeout_path);
+    if (!retry.ok()) return retry.status();
+    policy.retry = *std::move(retry);
+  }
+  if (Reissues(policy)) any_retries_ = true;
+  if (entry.has_retry_budget()) {
+    absl::StatusOr<RetryBudgetSettings> budget =
+        ReadRetryBudget(entry.retry_budget(), path + ".retryBudget");
+    if (!budget.ok()) return budget.status();
+    policy.retry_budget = *budget;
+    if (!Reissues(policy) && !entry.has_hedging_policy()) {
+      Warn(absl::StrCat(path,
+                        ".retryBudget: the entry neither retries (a retryPolicy with "
+                        "maxAttempts above 1) nor hedges, so it has no effect"));
+    }
+  }
+  if (entry.has_wait_for_ready()) policy.wait_for_ready = entry.wait_for_ready();
+  if (entry.has_breaker()) {
+    if (absl::Status s = Breaker(entry.breaker(), path + ".breaker", policy.breaker); !s.ok()) {
+      return s;
+    }
+  }
+  if (entry.has_throttle()) {
+    absl::StatusOr<ThrottleSettings> t = Throttle(entry.throttle(), path + ".throttle");
+    if (!t.ok()) return t.status();
+    policy.throttle = *t;
+  }
+  if (entry.has_fault_injection()) {
+    absl::StatusOr<FaultInjectionSettings> f =
+        FaultInjection(entry.fault_injection(), path + ".faultInjection");
+    if (!f.ok()) return f.status();
+    policy.fault_injection = *f;
+    WarnIfDelaysHoldSlots(policy, path);
+  }
+  if (entry.has_max_request_message_bytes()) NotApplied(path + ".maxRequestMessageBytes");
+  if (entry.has_max_response_message_bytes()) NotApplied(path + ".maxResponseMessageBytes");
+  if (entry.has_hedging_policy()) {
+    absl::StatusOr<HedgingSettings> hedging =
+        ReadHedgingSettings(entry.hedging_policy(), path + ".hedgingPolicy", set_.warnings_);
+    if (!hedging.ok()) return hedging.status();
+    policy.hedging = *std::move(hedging);
+    any_retries_ = true;  // hedges are throttled too
+  }
+
+  if (entry.has_breaker()) {
+    AppendBreakerTimingWarnings(entry.breaker(), policy, path, set_.warnings_);
+  }
+  const size_t index = set_.policies_.size();
+  set_.policies_.push_back(std::move(policy));
+  for (int n = 0; n < entry.name_size(); ++n) {
+    const pb::MethodName& name = entry.name(n);
+    const std::string name_path = absl::StrCat(path, ".name[", n, "]");
+    set_.names_.push_back(PolicyTable::Name{name.service(), name.method(), name_path});
+    if (name.service().empty() && !name.method().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          name_path, ": method \"", Printable(name.method(), 64), "\" needs a service"));
+    }
+    if (name.service().find('/') != std::string::npos ||
+        name.method().find('/') != std::string::npos) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          name_path, ": service and method must not contain '/', got \"",
+          Printable(name.service(), 64), "\", \"", Printable(name.method(), 64), "\""));
+    }
+    if (name.service().empty()) {
+      if (set_.default_index_.has_value()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(name_path, ": a second default ({}); the first is in ", default_path_));
+      }
+      set_.default_index_ = index;
+      default_path_ = name_path;
+      continue;
+    }
+    const std::string key = absl::StrCat(name.service(), "/", name.method());
+    auto [it, inserted] = set_.by_name_.emplace(key, index);
+    if (!inserted) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name_path, ": ", name.method().empty() ? "service " : "method ", key,
+                       " is named twice; first in ", name_paths_[key]));
+    }
+    name_paths_[key] = name_path;
+  }
+  return absl::OkStatus();
+}
+
+// retryThrottling or a retryBudget at `path`: the set fields over
+// RetryBudget::Options' defaults, checked by RetryBudget itself.
+absl::StatusOr<RetryBudgetSettings> PolicyTableBuilder::ReadRetryBudget(
+    const pb::RetryThrottling& p, const std::string& path) {
+  RetryBudget::Options o;
+  if (p.has_max_tokens()) o.max_tokens = p.max_tokens();
+  if (p.has_token_ratio()) o.token_ratio = p.token_ratio();
+  if (absl::Status s = AtPath(RetryBudget::Validate(o), "retry_budget.", path); !s.ok()) {
+    return s;
+  }
+  return o;
+}
+
+// The policy makes more than one attempt of a call: retries or hedges.
+bool PolicyTableBuilder::Reissues(const MethodPolicy& policy) {
+  return (policy.retry.has_value() && policy.retry->max_attempts > 1) || policy.hedging.has_value();
+}
+
+}  // namespace resilience

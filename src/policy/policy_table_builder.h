@@ -1,0 +1,181 @@
+// File: src/policy/policy_table_builder.h
+//
+// Builds a PolicyTable from a parsed policy file (resilience.v1.PolicyFile),
+// for PolicyTable::FromJsonString(). Its parts are implemented by meaning:
+// the file and its entries (policy_table_builder.cc), the client's settings,
+// retry and breaker (policy_table_builder_client.cc), the server's, throttle
+// and fault injection (policy_table_builder_server.cc).
+
+#ifndef GRPC_RESILIENCE_SRC_POLICY_POLICY_TABLE_BUILDER_H_
+#define GRPC_RESILIENCE_SRC_POLICY_POLICY_TABLE_BUILDER_H_
+
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "google/protobuf/duration.pb.h"
+#include "resilience/v1/policy.pb.h"
+#include "src/policy/global_throttle_policy.h"
+#include "src/policy/method_policy.h"
+#include "src/policy/policy_table.h"
+
+namespace resilience {
+
+inline absl::Duration ToDuration(const google::protobuf::Duration& d) {
+  return absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos());
+}
+
+// The range a duration of the file must be in: [low, high], or (low, high]
+// when `low_open`.
+struct DurationRange {
+  absl::Duration low;
+  bool low_open;
+  absl::Duration high;
+};
+
+// In (0, high].
+constexpr DurationRange Positive(absl::Duration high) {
+  return {absl::ZeroDuration(), /*low_open=*/true, high};
+}
+
+// In [0, high].
+constexpr DurationRange NonNegative(absl::Duration high) {
+  return {absl::ZeroDuration(), /*low_open=*/false, high};
+}
+
+// A rolling window: in [1ms, 1h] (RollingWindow also wants whole
+// milliseconds that divide into the buckets; its Validate() says so).
+inline constexpr DurationRange kWindowRange = {absl::Milliseconds(1), /*low_open=*/false,
+                                               kMaxPolicyInterval};
+
+// Turns a parsed PolicyFile into a PolicyTable, applying defaults and checking
+// every rule; the first error wins. Paths in messages use JSON names. The
+// settings of the core's classes (breakers, backoff, retry budget, token
+// bucket, concurrency limiter) are checked by the classes' own Validate(),
+// whose messages are rewritten to the file's paths (AtPath()), so that
+// whatever loads, their Create() accepts.
+class PolicyTableBuilder {
+ public:
+  absl::StatusOr<PolicyTable> Build(const v1::PolicyFile& file);
+
+ private:
+  // Every scope with a throttle.global: the names of the file, and the
+  // default entry's "".
+  std::vector<GlobalThrottleScope> GlobalThrottleScopes() const;
+
+  // A setting that is accepted but ignored or has no effect; `message` starts
+  // with its JSON path.
+  void Warn(std::string message) { set_.warnings_.push_back(std::move(message)); }
+
+  // A long injected delay in front of a concurrency limit: on gRPC 1.51's
+  // callback API a caller that cancels during the delay is not seen before
+  // the delay ends (no cancellation reaches a call whose handler has not
+  // started), so its slot stays taken that long. Said at load, so that the
+  // trade-off is chosen, not met in production.
+  void WarnIfDelaysHoldSlots(const MethodPolicy& policy, const std::string& path);
+  static constexpr absl::Duration kLongHeldDelay = absl::Seconds(1);
+
+  // A gRPC service config setting grpc-resilience does not apply.
+  void NotApplied(absl::string_view path, absl::string_view hint = "");
+
+  template <typename T>
+  static absl::Status Invalid(absl::string_view path, absl::string_view rule, const T& value) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": must be ", rule, ", got ", value));
+  }
+
+  static std::string Show(const google::protobuf::Duration& d);
+
+  // A fraction in [0, 1]; NaN fails.
+  static absl::Status CheckFraction(absl::string_view path, double value);
+
+  // One duration field of the file, for ReadDurations().
+  struct DurationField {
+    absl::string_view name;  // its JSON name, after the path given to ReadDurations()
+    bool set;                // the file sets it
+    const google::protobuf::Duration& value;
+    DurationRange range;
+    absl::Duration* out;  // where it goes; null: checked only (a field not applied)
+  };
+
+  // ReadDurations()
+  //
+  // The one "check, then assign" of the file's durations: each field the
+  // file sets, in order, is checked against its range and stored in `*out`;
+  // the first out of range is InvalidArgument "<path>.<name>: must be in
+  // (0, 1h], got 2h", and the fields after it are left alone. Every duration
+  // of the file passes here (or through a core class's Validate()) with an
+  // upper bound (kMaxPolicy*), so no later arithmetic on it can overflow.
+  static absl::Status ReadDurations(absl::string_view path,
+                                    std::initializer_list<DurationField> fields);
+
+  // AtPath()
+  //
+  // A core class's Validate() names its fields in snake_case after a prefix
+  // of its own ("sre.max_drop_probability", "backoff.initial_backoff") or
+  // none ("rate_per_second"); the file says
+  // "methodConfig[0].breaker.sre.maxDropProbability". Rewrites every
+  // `prefix` in the message to `path` + "." (with no prefix, puts `path` +
+  // "." in front) and the names to JSON's camelCase.
+  static absl::Status AtPath(const absl::Status& s, absl::string_view prefix,
+                             absl::string_view path);
+
+  static absl::StatusOr<absl::StatusCode> Code(absl::string_view path, absl::string_view name);
+
+  absl::Status AddEntry(const v1::MethodConfig& entry, const std::string& path);
+
+  // `timeout` is the entry's (from `timeout_path`), for the warning about a
+  // perAttemptTimeout that can never fire.
+  absl::StatusOr<RetrySettings> Retry(const v1::RetryPolicy& p, const std::string& path,
+                                      std::optional<absl::Duration> timeout,
+                                      const std::string& timeout_path);
+
+  absl::Status Breaker(const v1::BreakerPolicy& p, const std::string& path, BreakerSettings& out);
+
+  // Copies the set fields onto `o` (which holds the defaults), then lets the
+  // breaker's own validation speak, with the JSON path in front.
+  absl::Status Sre(const v1::SreBreakerPolicy& p, const std::string& path, SreBreaker::Options& o);
+
+  // The bounds of the durations are checked here (its Validate() checks how
+  // they relate to each other), the rest by ThreeStateBreaker::Validate().
+  absl::Status ThreeState(const v1::ThreeStateBreakerPolicy& p, const std::string& path,
+                          ThreeStateBreaker::Options& o);
+
+  // The limits: each checked by the class that enforces it
+  // (FixedConcurrencyLimiter, TokenBucket), so that whatever loads, their
+  // Create() accepts.
+  absl::StatusOr<ThrottleSettings> Throttle(const v1::ThrottlePolicy& p, const std::string& path);
+
+  // throttle.adaptive: the algorithm's options over their defaults,
+  // checked by the limiter's own Validate(). With maxConcurrency too: an
+  // error (two concurrency limits, one of them fixed, is a contradiction).
+  absl::StatusOr<AdaptiveLimitSettings> AdaptiveLimit(const v1::AdaptiveThrottle& p,
+                                                      const std::string& path,
+                                                      bool has_max_concurrency,
+                                                      const std::string& throttle_path);
+
+  absl::StatusOr<FaultInjectionSettings> FaultInjection(const v1::FaultInjectionPolicy& p,
+                                                        const std::string& path);
+
+  // retryThrottling or a retryBudget at `path`: the set fields over
+  // RetryBudget::Options' defaults, checked by RetryBudget itself.
+  absl::StatusOr<RetryBudgetSettings> ReadRetryBudget(const v1::RetryThrottling& p,
+                                                      const std::string& path);
+
+  // The policy makes more than one attempt of a call: retries or hedges.
+  static bool Reissues(const MethodPolicy& policy);
+
+  PolicyTable set_;
+  bool any_retries_ = false;  // some entry has a retryPolicy with maxAttempts > 1
+  std::string default_path_;
+  absl::flat_hash_map<std::string, std::string> name_paths_;  // name -> where
+};
+
+}  // namespace resilience
+
+#endif  // GRPC_RESILIENCE_SRC_POLICY_POLICY_TABLE_BUILDER_H_

@@ -1,0 +1,271 @@
+// File: src/policy/policy_table_builder_client.cc
+//
+// PolicyTableBuilder: the client's settings of an entry, retryPolicy and breaker.
+
+#include <algorithm>
+#include <initializer_list>
+#include <optional>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "src/limits/aimd_concurrency_limiter.h"
+#include "src/limits/fixed_concurrency_limiter.h"
+#include "src/limits/gradient_concurrency_limiter.h"
+#include "src/limits/token_bucket.h"
+#include "src/policy/breaker_timing_warnings.h"
+#include "src/policy/hedging_settings.h"
+#include "src/policy/json_text.h"
+#include "src/policy/policy_table_builder.h"
+#include "src/policy/status_codes.h"
+#include "src/retry/backoff.h"
+#include "src/retry/retry_budget.h"
+
+namespace resilience {
+namespace {
+
+namespace pb = ::resilience::v1;
+
+using internal::Printable;
+using internal::SnakeToCamel;
+
+}  // namespace
+
+// `timeout` is the entry's (from `timeout_path`), for the warning about a
+// perAttemptTimeout that can never fire.
+absl::StatusOr<RetrySettings> PolicyTableBuilder::Retry(const pb::RetryPolicy& p,
+                                                        const std::string& path,
+                                                        std::optional<absl::Duration> timeout,
+                                                        const std::string& timeout_path) {
+  RetrySettings r;
+  if (p.has_max_attempts()) {
+    if (p.max_attempts() < 1 || p.max_attempts() > 10) {
+      return Invalid(path + ".maxAttempts", "in [1, 10]", p.max_attempts());
+    }
+    r.max_attempts = p.max_attempts();
+  }
+  // The backoff: the set fields over Backoff::Options' defaults, checked
+  // by Backoff itself.
+  if (p.has_initial_backoff()) r.initial_backoff = ToDuration(p.initial_backoff());
+  if (p.has_max_backoff()) r.max_backoff = ToDuration(p.max_backoff());
+  if (p.has_backoff_multiplier()) r.backoff_multiplier = p.backoff_multiplier();
+  if (p.has_jitter()) r.jitter = p.jitter();
+  r.full_jitter = p.full_jitter();
+  if (absl::Status s = AtPath(Backoff::Validate(r.backoff()), "backoff.", path); !s.ok()) {
+    return s;
+  }
+  if (p.retryable_status_codes_size() > 0) {
+    r.retryable_status_codes.clear();
+    for (int i = 0; i < p.retryable_status_codes_size(); ++i) {
+      const std::string code_path = absl::StrCat(path, ".retryableStatusCodes[", i, "]");
+      absl::StatusOr<absl::StatusCode> code = Code(code_path, p.retryable_status_codes(i));
+      if (!code.ok()) return code.status();
+      if (*code == absl::StatusCode::kOk) return Invalid(code_path, "an error code", "OK");
+      r.retryable_status_codes.push_back(*code);
+    }
+  }
+  absl::Duration per_attempt_timeout;
+  // perAttemptRecvTimeout is not applied, but checked like every duration
+  // (gRPC wants it > 0 too).
+  if (absl::Status s = ReadDurations(
+          path, {{"perAttemptTimeout", p.has_per_attempt_timeout(), p.per_attempt_timeout(),
+                  Positive(kMaxPolicyCallTime), &per_attempt_timeout},
+                 {"perAttemptRecvTimeout", p.has_per_attempt_recv_timeout(),
+                  p.per_attempt_recv_timeout(), Positive(kMaxPolicyCallTime), nullptr}});
+      !s.ok()) {
+    return s;
+  }
+  if (p.has_per_attempt_timeout()) r.per_attempt_timeout = per_attempt_timeout;
+  if (p.has_per_attempt_recv_timeout()) {
+    NotApplied(path + ".perAttemptRecvTimeout",
+               "the limit of each attempt is retryPolicy.perAttemptTimeout");
+  }
+
+  // Settings that are accepted but can have no effect.
+  if (r.per_attempt_timeout.has_value() && timeout.has_value() &&
+      *r.per_attempt_timeout >= *timeout) {
+    // An attempt starts no earlier than the call, so its own deadline is
+    // never the earlier one.
+    Warn(absl::StrCat(path, ".perAttemptTimeout: ", absl::FormatDuration(*r.per_attempt_timeout),
+                      " is not shorter than ", timeout_path, " (", absl::FormatDuration(*timeout),
+                      "), so it never ends an attempt"));
+  } else if (r.per_attempt_timeout.has_value() && r.max_attempts > 1 &&
+             std::find(r.retryable_status_codes.begin(), r.retryable_status_codes.end(),
+                       absl::StatusCode::kDeadlineExceeded) == r.retryable_status_codes.end()) {
+    // The timed-out attempt ends DEADLINE_EXCEEDED, which this policy
+    // does not retry: the timeout only shortens the call.
+    Warn(absl::StrCat(path, ".perAttemptTimeout: DEADLINE_EXCEEDED is not in ", path,
+                      ".retryableStatusCodes, so an attempt it ends is not retried: the call "
+                      "ends then, with attempts left (add DEADLINE_EXCEEDED to retry it)"));
+  }
+  if (r.max_attempts == 1) {
+    if (!r.per_attempt_timeout.has_value()) {
+      Warn(absl::StrCat(path,
+                        ": maxAttempts 1 makes no retry and perAttemptTimeout is not set, so "
+                        "the retryPolicy has no effect"));
+    } else {
+      std::vector<absl::string_view> unused;
+      if (p.has_initial_backoff()) unused.push_back("initialBackoff");
+      if (p.has_max_backoff()) unused.push_back("maxBackoff");
+      if (p.has_backoff_multiplier()) unused.push_back("backoffMultiplier");
+      if (p.has_jitter()) unused.push_back("jitter");
+      if (p.has_full_jitter()) unused.push_back("fullJitter");
+      if (p.retryable_status_codes_size() > 0) unused.push_back("retryableStatusCodes");
+      if (!unused.empty()) {
+        Warn(absl::StrCat(path, ": ", absl::StrJoin(unused, ", "),
+                          unused.size() == 1 ? " has" : " have",
+                          " no effect with maxAttempts 1 (no retry)"));
+      }
+    }
+  } else if (r.full_jitter && p.has_jitter()) {
+    Warn(absl::StrCat(path,
+                      ".jitter: ignored with fullJitter (each backoff is a uniform draw "
+                      "in [0, backoff])"));
+  }
+  return r;
+}
+
+absl::Status PolicyTableBuilder::Breaker(const pb::BreakerPolicy& p, const std::string& path,
+                                         BreakerSettings& out) {
+  if (p.has_sre() == p.has_three_state()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": must set exactly one of \"sre\" and \"threeState\", got ",
+                     p.has_sre() ? "both" : "neither"));
+  }
+  if (p.has_sre()) {
+    out.kind = BreakerKind::kSre;
+    if (absl::Status s = Sre(p.sre(), path + ".sre", out.sre); !s.ok()) return s;
+  } else {
+    out.kind = BreakerKind::kThreeState;
+    if (absl::Status s = ThreeState(p.three_state(), path + ".threeState", out.three_state);
+        !s.ok()) {
+      return s;
+    }
+  }
+  bool listed_as_failure[kNumStatusCodes] = {};
+  for (int i = 0; i < p.failure_codes_size(); ++i) {
+    const std::string code_path = absl::StrCat(path, ".failureCodes[", i, "]");
+    absl::StatusOr<absl::StatusCode> code = Code(code_path, p.failure_codes(i));
+    if (!code.ok()) return code.status();
+    // Every successful call would count against the backend.
+    if (*code == absl::StatusCode::kOk) return Invalid(code_path, "an error code", "OK");
+    listed_as_failure[static_cast<int>(*code)] = true;
+    out.classifier.Set(*code, Outcome::kFailure);
+  }
+  for (int i = 0; i < p.success_codes_size(); ++i) {
+    const std::string code_path = absl::StrCat(path, ".successCodes[", i, "]");
+    absl::StatusOr<absl::StatusCode> code = Code(code_path, p.success_codes(i));
+    if (!code.ok()) return code.status();
+    if (listed_as_failure[static_cast<int>(*code)]) {
+      return absl::InvalidArgumentError(absl::StrCat(code_path, ": ",
+                                                     Printable(p.success_codes(i), 64),
+                                                     " is also in ", path, ".failureCodes"));
+    }
+    if (*code == absl::StatusCode::kOk) {
+      Warn(absl::StrCat(code_path, ": OK is always a success; listing it has no effect"));
+    }
+    out.classifier.Set(*code, Outcome::kSuccess);
+  }
+  if (p.has_caller_deadline()) {
+    if (p.caller_deadline() == "FAILURE") {
+      out.caller_deadline = CallerDeadline::kFailure;
+    } else if (p.caller_deadline() == "NEUTRAL") {
+      out.caller_deadline = CallerDeadline::kNeutral;
+    } else {
+      return Invalid(path + ".callerDeadline", "\"FAILURE\" or \"NEUTRAL\"",
+                     absl::StrCat("\"", Printable(p.caller_deadline(), 64), "\""));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Copies the set fields onto `o` (which holds the defaults), then lets the
+// breaker's own validation speak, with the JSON path in front.
+absl::Status PolicyTableBuilder::Sre(const pb::SreBreakerPolicy& p, const std::string& path,
+                                     SreBreaker::Options& o) {
+  if (absl::Status s = ReadDurations(
+          path, {{"window", p.has_window(), p.window(), kWindowRange, &o.window},
+                 {"forcePassInterval", p.has_force_pass_interval(), p.force_pass_interval(),
+                  NonNegative(kMaxPolicyInterval), &o.force_pass_interval},
+                 {"slowCallThreshold", p.has_slow_call_threshold(), p.slow_call_threshold(),
+                  NonNegative(kMaxPolicyCallTime), &o.slow_call_threshold}});
+      !s.ok()) {
+    return s;
+  }
+  if (p.has_k()) o.k = p.k();
+  if (p.has_protection()) o.protection = p.protection();
+  if (p.has_buckets()) o.buckets = p.buckets();
+  if (p.has_count_local_rejections()) o.count_local_rejections = p.count_local_rejections();
+  if (p.has_recovery_acceleration()) o.recovery_acceleration = p.recovery_acceleration();
+  if (p.has_max_drop_probability()) o.max_drop_probability = p.max_drop_probability();
+  // The window must hold at least one refresh interval.
+  o.refresh_interval = std::min(o.refresh_interval, o.window / 2);
+  return AtPath(SreBreaker::Validate(o), "sre.", path);
+}
+
+// The bounds of the durations are checked here (its Validate() checks how
+// they relate to each other), the rest by ThreeStateBreaker::Validate().
+absl::Status PolicyTableBuilder::ThreeState(const pb::ThreeStateBreakerPolicy& p,
+                                            const std::string& path,
+                                            ThreeStateBreaker::Options& o) {
+  if (absl::Status s = ReadDurations(
+          path, {{"slowCallThreshold", p.has_slow_call_threshold(), p.slow_call_threshold(),
+                  NonNegative(kMaxPolicyCallTime), &o.slow_call_threshold},
+                 {"window", p.has_window(), p.window(), kWindowRange, &o.window},
+                 {"openDuration", p.has_open_duration(), p.open_duration(),
+                  Positive(kMaxPolicyOpenTime), &o.open_duration},
+                 {"maxOpenDuration", p.has_max_open_duration(), p.max_open_duration(),
+                  Positive(kMaxPolicyOpenTime), &o.max_open_duration},
+                 {"probeInterval", p.has_probe_interval(), p.probe_interval(),
+                  NonNegative(kMaxPolicyInterval), &o.probe_interval},
+                 {"halfOpenMaxWait", p.has_half_open_max_wait(), p.half_open_max_wait(),
+                  Positive(kMaxPolicyOpenTime), &o.half_open_max_wait},
+                 {"probeOverdue", p.has_probe_overdue(), p.probe_overdue(),
+                  NonNegative(kMaxPolicyInterval), &o.probe_overdue}});
+      !s.ok()) {
+    return s;
+  }
+  if (p.has_failure_rate_threshold()) o.failure_rate_threshold = p.failure_rate_threshold();
+  if (p.has_min_requests()) o.min_requests = p.min_requests();
+  if (p.has_consecutive_failures()) o.consecutive_failures = p.consecutive_failures();
+  if (p.has_slow_call_rate_threshold()) o.slow_call_rate_threshold = p.slow_call_rate_threshold();
+  if (p.has_buckets()) o.buckets = p.buckets();
+  if (p.has_open_duration_multiplier()) o.open_duration_multiplier = p.open_duration_multiplier();
+  if (!p.has_max_open_duration()) {
+    o.max_open_duration = std::max(o.max_open_duration, o.open_duration);
+  }
+  if (p.has_max_open_duration() && p.has_open_duration_multiplier() &&
+      p.open_duration_multiplier() == 1.0) {
+    Warn(absl::StrCat(path,
+                      ".maxOpenDuration: no effect with openDurationMultiplier 1 (the "
+                      "open period stays openDuration)"));
+  }
+  if (p.has_half_open_max_probes()) o.half_open_max_probes = p.half_open_max_probes();
+  if (p.has_half_open_successes_to_close()) {
+    o.half_open_successes_to_close = p.half_open_successes_to_close();
+  }
+  if (!p.mode().empty()) {
+    const std::string mode = absl::AsciiStrToLower(p.mode());
+    if (mode == "normal") {
+      o.mode = BreakerMode::kNormal;
+    } else if (mode == "force_open") {
+      o.mode = BreakerMode::kForceOpen;
+    } else if (mode == "force_closed") {
+      o.mode = BreakerMode::kForceClosed;
+    } else if (mode == "disabled") {
+      o.mode = BreakerMode::kDisabled;
+    } else if (mode == "metrics_only") {
+      o.mode = BreakerMode::kMetricsOnly;
+    } else {
+      return Invalid(path + ".mode",
+                     "one of normal, force_open, force_closed, disabled, metrics_only",
+                     absl::StrCat("\"", Printable(p.mode(), 64), "\""));
+    }
+  }
+  return AtPath(ThreeStateBreaker::Validate(o), "three_state.", path);
+}
+
+}  // namespace resilience

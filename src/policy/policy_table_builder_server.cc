@@ -1,0 +1,211 @@
+// File: src/policy/policy_table_builder_server.cc
+//
+// PolicyTableBuilder: the server's settings of an entry, throttle (with its
+// adaptive limit) and faultInjection.
+
+#include <algorithm>
+#include <initializer_list>
+#include <optional>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "src/limits/aimd_concurrency_limiter.h"
+#include "src/limits/fixed_concurrency_limiter.h"
+#include "src/limits/gradient_concurrency_limiter.h"
+#include "src/limits/token_bucket.h"
+#include "src/policy/breaker_timing_warnings.h"
+#include "src/policy/hedging_settings.h"
+#include "src/policy/json_text.h"
+#include "src/policy/policy_table_builder.h"
+#include "src/policy/status_codes.h"
+#include "src/retry/backoff.h"
+#include "src/retry/retry_budget.h"
+
+namespace resilience {
+namespace {
+
+namespace pb = ::resilience::v1;
+
+using internal::Printable;
+using internal::SnakeToCamel;
+
+}  // namespace
+
+// The limits: each checked by the class that enforces it
+// (FixedConcurrencyLimiter, TokenBucket), so that whatever loads, their
+// Create() accepts.
+absl::StatusOr<ThrottleSettings> PolicyTableBuilder::Throttle(const pb::ThrottlePolicy& p,
+                                                              const std::string& path) {
+  ThrottleSettings t;
+  if (!p.has_max_concurrency() && !p.has_rate_per_second() && !p.has_adaptive() &&
+      !p.has_global()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": set maxConcurrency or adaptive, ratePerSecond, or both (or global)"));
+  }
+  if (p.has_adaptive()) {
+    absl::StatusOr<AdaptiveLimitSettings> a =
+        AdaptiveLimit(p.adaptive(), path + ".adaptive", p.has_max_concurrency(), path);
+    if (!a.ok()) return a.status();
+    t.adaptive = *a;
+  }
+  if (p.has_max_concurrency()) {
+    if (absl::Status s = AtPath(FixedConcurrencyLimiter::Validate(p.max_concurrency()), "", path);
+        !s.ok()) {
+      return s;
+    }
+    t.max_concurrency = p.max_concurrency();
+  }
+  if (p.has_burst() && !p.has_rate_per_second()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ".burst: needs ratePerSecond"));
+  }
+  if (p.has_rate_per_second()) {
+    const double rate = p.rate_per_second();
+    // Without a burst: one second's worth of calls, at least 1, always
+    // within TokenBucket::MaxBurst() of a valid rate. The comparisons keep
+    // an invalid rate (NaN included) out of the conversion.
+    int64_t burst = 1;
+    if (p.has_burst()) {
+      burst = p.burst();
+    } else if (rate >= TokenBucket::kMaxBurst) {
+      burst = TokenBucket::kMaxBurst;
+    } else if (rate >= 1.0) {
+      burst = static_cast<int64_t>(rate);  // floor
+    }
+    if (absl::Status s = AtPath(TokenBucket::Validate(rate, burst), "", path); !s.ok()) {
+      return s;
+    }
+    t.rate_per_second = rate;
+    t.burst = static_cast<int>(burst);  // Validate(): in [1, 1e9]
+  }
+  if (absl::Status s = ReadDurations(path, {{"minPushback", p.has_min_pushback(), p.min_pushback(),
+                                             Positive(kMaxPolicyInterval), &t.min_pushback},
+                                            {"maxPushback", p.has_max_pushback(), p.max_pushback(),
+                                             Positive(kMaxPolicyInterval), &t.max_pushback}});
+      !s.ok()) {
+    return s;
+  }
+  if (p.has_global()) {
+    absl::StatusOr<GlobalThrottleSettings> g = ReadGlobalThrottle(p.global(), path + ".global");
+    if (!g.ok()) return g.status();
+    t.global = *std::move(g);
+  }
+  if (t.max_pushback < t.min_pushback) {
+    return Invalid(path + ".maxPushback",
+                   absl::StrCat(">= minPushback (", absl::FormatDuration(t.min_pushback), ")"),
+                   absl::FormatDuration(t.max_pushback));
+  }
+  return t;
+}
+
+// throttle.adaptive: the algorithm's options over their defaults,
+// checked by the limiter's own Validate(). With maxConcurrency too: an
+// error (two concurrency limits, one of them fixed, is a contradiction).
+absl::StatusOr<AdaptiveLimitSettings> PolicyTableBuilder::AdaptiveLimit(
+    const pb::AdaptiveThrottle& p, const std::string& path, bool has_max_concurrency,
+    const std::string& throttle_path) {
+  if (has_max_concurrency) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": cannot be set together with ", throttle_path,
+        ".maxConcurrency (a fixed limit); cap the adaptive limit with ", path, ".maxLimit"));
+  }
+  AdaptiveLimitSettings a;
+  if (p.algorithm() == "AIMD") {
+    a.algorithm = AdaptiveLimitSettings::Algorithm::kAimd;
+  } else if (!p.algorithm().empty() && p.algorithm() != "GRADIENT") {
+    return Invalid(path + ".algorithm", "\"GRADIENT\" or \"AIMD\"",
+                   absl::StrCat("\"", Printable(p.algorithm(), 64), "\""));
+  }
+  const bool aimd = a.algorithm == AdaptiveLimitSettings::Algorithm::kAimd;
+  AdaptiveConcurrencyLimiter::Options& common =
+      aimd ? static_cast<AdaptiveConcurrencyLimiter::Options&>(a.aimd) : a.gradient;
+  if (p.has_min_limit()) common.min_limit = p.min_limit();
+  if (p.has_max_limit()) common.max_limit = p.max_limit();
+  if (p.has_initial_limit()) {
+    common.initial_limit = p.initial_limit();
+  } else if (common.min_limit <= common.max_limit) {
+    common.initial_limit = std::clamp(common.initial_limit, common.min_limit, common.max_limit);
+  }
+  if (p.has_min_samples()) common.min_samples = p.min_samples();
+  if (absl::Status s = ReadDurations(
+          path, {{"sampleWindow", p.has_sample_window(), p.sample_window(), kWindowRange,
+                  &common.sample_window},
+                 {"baselineInterval", p.has_baseline_interval(), p.baseline_interval(),
+                  Positive(kMaxPolicyInterval), &a.gradient.baseline_interval},
+                 {"timeout", p.has_timeout(), p.timeout(), Positive(kMaxPolicyCallTime),
+                  &a.aimd.timeout}});
+      !s.ok()) {
+    return s;
+  }
+  if (p.has_baseline_samples()) a.gradient.baseline_samples = p.baseline_samples();
+  if (p.has_tolerance()) a.gradient.tolerance = p.tolerance();
+  if (p.has_smoothing()) a.gradient.smoothing = p.smoothing();
+  if (p.has_backoff_ratio()) a.aimd.backoff_ratio = p.backoff_ratio();
+  // The other algorithm's fields: read by nothing.
+  std::vector<absl::string_view> unused;
+  if (aimd) {
+    if (p.has_baseline_interval()) unused.push_back("baselineInterval");
+    if (p.has_baseline_samples()) unused.push_back("baselineSamples");
+    if (p.has_tolerance()) unused.push_back("tolerance");
+    if (p.has_smoothing()) unused.push_back("smoothing");
+  } else {
+    if (p.has_backoff_ratio()) unused.push_back("backoffRatio");
+    if (p.has_timeout()) unused.push_back("timeout");
+  }
+  if (!unused.empty()) {
+    Warn(absl::StrCat(path, ": ", absl::StrJoin(unused, ", "), unused.size() == 1 ? " is" : " are",
+                      " not used by algorithm ", aimd ? "AIMD" : "GRADIENT", ", ignored"));
+  }
+  const absl::Status valid = aimd ? AimdConcurrencyLimiter::Validate(a.aimd)
+                                  : GradientConcurrencyLimiter::Validate(a.gradient);
+  if (!valid.ok()) return AtPath(valid, "", path);
+  return a;
+}
+
+absl::StatusOr<FaultInjectionSettings> PolicyTableBuilder::FaultInjection(
+    const pb::FaultInjectionPolicy& p, const std::string& path) {
+  FaultInjectionSettings f;
+  if (absl::Status s = ReadDurations(
+          path, {{"delay", p.has_delay(), p.delay(), NonNegative(kMaxPolicyInterval), &f.delay}});
+      !s.ok()) {
+    return s;
+  }
+  if (p.has_delay()) f.delay_fraction = 1.0;
+  if (p.has_delay_fraction()) {
+    if (!p.has_delay()) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ".delayFraction: needs delay"));
+    }
+    if (absl::Status s = CheckFraction(path + ".delayFraction", p.delay_fraction()); !s.ok()) {
+      return s;
+    }
+    f.delay_fraction = p.delay_fraction();
+  }
+  if (!p.abort_code().empty()) {
+    absl::StatusOr<absl::StatusCode> code = Code(path + ".abortCode", p.abort_code());
+    if (!code.ok()) return code.status();
+    if (*code == absl::StatusCode::kOk) return Invalid(path + ".abortCode", "an error code", "OK");
+    f.abort_code = *code;
+    f.abort_fraction = 1.0;
+  }
+  if (p.has_abort_fraction()) {
+    if (p.abort_code().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ".abortFraction: needs abortCode"));
+    }
+    if (absl::Status s = CheckFraction(path + ".abortFraction", p.abort_fraction()); !s.ok()) {
+      return s;
+    }
+    f.abort_fraction = p.abort_fraction();
+  }
+  if (p.has_seed()) f.seed = p.seed();
+  if (p.has_delay() && f.delay == absl::ZeroDuration()) {
+    Warn(absl::StrCat(path, ".delay: 0s adds no latency"));
+  } else if (!p.has_delay() && p.abort_code().empty()) {
+    Warn(absl::StrCat(path, ": sets neither delay nor abortCode, so it injects nothing"));
+  }
+  return f;
+}
+
+}  // namespace resilience
