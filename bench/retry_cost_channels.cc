@@ -74,7 +74,7 @@ absl::StatusOr<Client> MakeClient(const ChannelSpec& spec, const std::string& ta
       break;
     }
     case ChannelSpec::Kind::kOurChain: {
-      resilience::PolicyLoadOptions load;
+      resilience::PolicySet::LoadOptions load;
       load.strict = true;  // a field we got wrong should not be silently ignored
       absl::StatusOr<resilience::PolicySet> policies =
           resilience::PolicySet::FromJsonString(ChainPolicyJson(spec.chain), load);

@@ -11,6 +11,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "src/client_interceptors/client_resilience_impl.h"
 #include "src/client_interceptors/resilient_call_factory.h"
 #include "src/core/simulated_clock.h"
 #include "src/core/timeout_scheduler.h"
@@ -44,9 +45,8 @@ class CallTimingTest : public ::testing::Test {
     absl::StatusOr<PolicySet> policies = PolicySet::FromJsonString(policy_json);
     ASSERT_TRUE(policies.ok()) << policies.status();
     ClientResilience::Options options;
-    options.clock = &clock_;
     options.seed = 7;
-    resilience_ = std::make_shared<ClientResilience>(*std::move(policies), options);
+    resilience_ = std::make_shared<ClientResilienceImpl>(*std::move(policies), options, clock_);
     std::vector<std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>> chain;
     chain.push_back(
         std::make_unique<ResilientCallFactory>(resilience_, clock_, &scheduler_, &timers_));
@@ -68,7 +68,7 @@ class CallTimingTest : public ::testing::Test {
   TimeoutScheduler scheduler_;
   ScriptedService service_;
   std::unique_ptr<TestServer> server_;
-  std::shared_ptr<ClientResilience> resilience_;
+  std::shared_ptr<ClientResilienceImpl> resilience_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<resilience::test::TestService::Stub> stub_;
 };

@@ -207,23 +207,25 @@ TEST_F(ClientInterceptorsTest, RetryThrottlingIsSharedByEveryMethodOfTheChannel)
   Connect(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService", "method": "Unary"}],
       "retryPolicy": {"maxAttempts": 2, "initialBackoff": "0.001s", "maxBackoff": "0.001s"}}],
       "retryThrottling": {"maxTokens": 4, "tokenRatio": 0.5}})");
-  const RetryBudget& throttle = *resilience_->retry_throttle();
+  const auto tokens = [&] { return resilience_->retry_throttle()->tokens; };
+  EXPECT_EQ(resilience_->retry_throttle()->max_tokens, 4);
+  EXPECT_EQ(resilience_->retry_throttle()->token_ratio, 0.5);
   service_.FailNext(3);
   EXPECT_EQ(Unary().error_code(), grpc::StatusCode::UNAVAILABLE);  // retried: 4 -> 3 -> 2
   EXPECT_EQ(Unary().error_code(), grpc::StatusCode::UNAVAILABLE);  // not retried: 2 -> 1
   EXPECT_EQ(service_.handled(), 3);
-  EXPECT_EQ(throttle.tokens(), 1.0);
+  EXPECT_EQ(tokens(), 1.0);
   service_.FailNext(1);  // no policy, no pushback: costs nothing
   EXPECT_EQ(MakeCall(*stub_, CallType::kClientStream, Flavour::kSync).status.error_code(),
             grpc::StatusCode::UNAVAILABLE);
-  EXPECT_EQ(throttle.tokens(), 1.0);
+  EXPECT_EQ(tokens(), 1.0);
   for (int i = 0; i < 6; ++i) {
     EXPECT_TRUE(MakeCall(*stub_, CallType::kClientStream, Flavour::kSync).status.ok());
   }
-  EXPECT_EQ(throttle.tokens(), 4.0);  // 1 + 6 x 0.5, at most 4
+  EXPECT_EQ(tokens(), 4.0);  // 1 + 6 x 0.5, at most 4
   service_.FailNext(1);
   EXPECT_TRUE(Unary().ok());  // retried again: 4 -> 3, then + 0.5
-  EXPECT_EQ(throttle.tokens(), 3.5);
+  EXPECT_EQ(tokens(), 3.5);
   EXPECT_EQ(Stats().retries, 2);
   EXPECT_EQ(Stats().retry_budget_exhausted, 1);
 }
