@@ -44,7 +44,7 @@ ABSL_FLAG(double, seconds, 2, "Length of each measured round.");
 namespace {
 
 struct Server {
-  std::shared_ptr<resilience::ServerResilience> state;
+  std::shared_ptr<resilience::ServerResilienceImpl> state;
   std::unique_ptr<resilience::testing::TestServer> server;
 };
 
@@ -55,7 +55,7 @@ Server Start(cache_service::CacheServiceImpl* service, const std::string& policy
     std::exit(1);
   }
   Server s;
-  s.state = std::make_shared<resilience::ServerResilience>(*std::move(policies),
+  s.state = std::make_shared<resilience::ServerResilienceImpl>(*std::move(policies),
                                                            resilience::Clock::Real());
   resilience::testing::TestServer::Options options;
   options.interceptors = resilience::ServerInterceptorFactories(s.state);
@@ -70,7 +70,7 @@ Server Start(cache_service::CacheServiceImpl* service, const std::string& policy
 }
 
 // The lines of the server's metrics that start with `prefix`.
-std::string MetricLines(resilience::ServerResilience& state, absl::string_view prefix) {
+std::string MetricLines(resilience::ServerResilienceImpl& state, absl::string_view prefix) {
   resilience::PrometheusText text;
   state.AppendMetrics(text);
   std::string out;

@@ -205,7 +205,7 @@ inline std::unique_ptr<resilience::testing::TestServer> StartServer(
     bool metrics = true) {
   resilience::testing::TestServer::Options options;
   if (policy_json != nullptr) {
-    auto state = std::make_shared<resilience::ServerResilience>(
+    auto state = std::make_shared<resilience::ServerResilienceImpl>(
         Policies(policy_json), resilience::Clock::Real(), nullptr, metrics);
     options.interceptors = resilience::ServerInterceptorFactories(state);
     if (guarded) {

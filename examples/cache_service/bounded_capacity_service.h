@@ -22,7 +22,7 @@
 #include "grpcpp/server.h"
 #include "src/core/mutex.h"
 #include "grpc_resilience/policy.h"
-#include "src/server_interceptors/server_resilience.h"
+#include "grpc_resilience/server.h"
 
 namespace cache_service {
 

@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
   if (metrics_port != 0) {
     resilience::MetricsHttpServer::Options metrics_options;
     metrics_options.port = metrics_port;
-    resilience::ServerResilience* const server_state = &server->resilience();
+    resilience::ServerResilienceImpl* const server_state = &server->resilience();
     resilience::ClientResilience* const client_state = client_stats.get();
     absl::StatusOr<std::unique_ptr<resilience::MetricsHttpServer>> started =
         resilience::MetricsHttpServer::Start(metrics_options, [server_state, client_state] {

@@ -152,7 +152,7 @@ absl::StatusOr<std::unique_ptr<CacheServer>> CacheServer::Start(const Options& o
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 2);
   builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, 600000);
   server->resilience_ =
-      std::make_shared<resilience::ServerResilience>(options.policies, *options.clock,
+      std::make_shared<resilience::ServerResilienceImpl>(options.policies, *options.clock,
                                                      options.events);
   // Behind the guard, a call the interceptors reject never reaches the store.
   if (absl::Status s = server->resilience_->RegisterGuardedService<cache::v1::CacheService>(

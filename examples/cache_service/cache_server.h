@@ -18,7 +18,7 @@
 #include "grpcpp/server.h"
 #include "grpc_resilience/policy.h"
 #include "src/server_interceptors/server_interceptors.h"
-#include "src/server_interceptors/server_resilience.h"
+#include "src/server_interceptors/server_resilience_impl.h"
 
 namespace cache_service {
 
@@ -62,9 +62,9 @@ class CacheServer {
     std::shared_ptr<resilience::ResilienceEvents> events;
     // Interceptors of the application's own, registered before
     // grpc-resilience's (so the throttle decides first). Called once by
-    // Start(), with the server's ServerResilience (an interceptor that
+    // Start(), with the server's ServerResilienceImpl (an interceptor that
     // rejects calls Reject()s them in its call_verdicts()). Defaults to none.
-    std::function<resilience::ServerInterceptorFactoryList(resilience::ServerResilience&)>
+    std::function<resilience::ServerInterceptorFactoryList(resilience::ServerResilienceImpl&)>
         extra_interceptors;
   };
 
@@ -87,7 +87,7 @@ class CacheServer {
 
   CacheStore& store() { return store_; }
   // The server interceptors' counters (per method).
-  resilience::ServerResilience& resilience() { return *resilience_; }
+  resilience::ServerResilienceImpl& resilience() { return *resilience_; }
 
   // Shutdown()
   //
@@ -96,7 +96,7 @@ class CacheServer {
   // calls still running then are cancelled. When a stream was among them,
   // its client may still be reading: connections stay open until the end of
   // the grace period. Then closes the connections within
-  // resilience::kShutdownSettle (ServerResilience::DrainAndShutdown()).
+  // resilience::kShutdownSettle (ServerResilienceImpl::DrainAndShutdown()).
   // Returns when all calls are done and every connection is closed.
   void Shutdown(absl::Duration grace);
 
@@ -110,7 +110,7 @@ class CacheServer {
 
   CacheStore store_;
   CacheServiceImpl service_;
-  std::shared_ptr<resilience::ServerResilience> resilience_;
+  std::shared_ptr<resilience::ServerResilienceImpl> resilience_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
   std::string address_;

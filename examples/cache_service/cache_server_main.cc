@@ -169,7 +169,7 @@ int main(int argc, char** argv) {
   if (metrics_port != 0) {
     resilience::MetricsHttpServer::Options metrics_options;
     metrics_options.port = metrics_port;
-    resilience::ServerResilience* const server_resilience = &(*server)->resilience();
+    resilience::ServerResilienceImpl* const server_resilience = &(*server)->resilience();
     absl::StatusOr<std::unique_ptr<resilience::MetricsHttpServer>> started =
         resilience::MetricsHttpServer::Start(metrics_options, [server_resilience] {
           resilience::PrometheusText text;

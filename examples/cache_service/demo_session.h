@@ -21,7 +21,7 @@
 #include "examples/cache_service/cache_server.h"
 #include "grpcpp/channel.h"
 #include "resilience/v1/policy.pb.h"
-#include "src/client_interceptors/client_resilience_impl.h"
+#include "grpc_resilience/client_resilience.h"
 #include "grpc_resilience/policy.h"
 
 namespace cache_service {

@@ -54,7 +54,7 @@ void ScheduleFaultInterceptor::Intercept(grpc::experimental::InterceptorBatchMet
 
 absl::StatusOr<std::unique_ptr<cache_service::CacheServer>> StartScheduledServer(
     ScheduledFaults& faults, cache_service::CacheServer::Options options, absl::string_view key) {
-  options.extra_interceptors = [&faults](resilience::ServerResilience& resilience) {
+  options.extra_interceptors = [&faults](resilience::ServerResilienceImpl& resilience) {
     resilience::ServerInterceptorFactoryList list;
     list.push_back(
         std::make_unique<ScheduleFaultInterceptorFactory>(faults, resilience.call_verdicts()));

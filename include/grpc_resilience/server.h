@@ -7,6 +7,7 @@
 //
 //   grpc::ServerBuilder builder;
 //   auto resilience = resilience::AddServerInterceptors(builder, *policies);
+//   for (const std::string& w : resilience->warnings()) std::cerr << w << "\n";
 //   absl::Status guarded =
 //       resilience->RegisterGuardedService<cache::v1::CacheService>(builder, &service);
 //
@@ -15,11 +16,10 @@
 #ifndef GRPC_RESILIENCE_SERVER_H_
 #define GRPC_RESILIENCE_SERVER_H_
 
-#include "src/global_limits/global_throttle_credentials.h"
-#include "src/server_interceptors/server_interceptors.h"
-#include "src/server_interceptors/server_resilience.h"
 #include "grpc_resilience/events.h"
 #include "grpc_resilience/metrics.h"
 #include "grpc_resilience/policy.h"
+#include "grpc_resilience/server_interceptors.h"
+#include "grpc_resilience/server_resilience.h"
 
 #endif  // GRPC_RESILIENCE_SERVER_H_

@@ -25,7 +25,7 @@ namespace resilience {
 // background, and until it has a lease the scope admits its local share.
 // Transitions are logged to stderr, one line each. Destroying it stops the
 // client's thread; destroy it only once no call is in TryAcquire() (the
-// server's limits go with its ServerResilience, after the server stopped).
+// server's limits go with its ServerResilienceImpl, after the server stopped).
 // This class is thread-safe.
 class GlobalRateLimit {
  public:

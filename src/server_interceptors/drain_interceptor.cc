@@ -7,13 +7,13 @@ namespace resilience {
 
 using grpc::experimental::InterceptionHookPoints;
 
-grpc::experimental::Interceptor* MakeDrainInterceptor(ServerResilience& resilience,
+grpc::experimental::Interceptor* MakeDrainInterceptor(ServerResilienceImpl& resilience,
                                                       grpc::experimental::ServerRpcInfo* info) {
   return new DrainInterceptor(info, resilience);
 }
 
 DrainInterceptor::DrainInterceptor(grpc::experimental::ServerRpcInfo* info,
-                                   ServerResilience& resilience)
+                                   ServerResilienceImpl& resilience)
     : info_(info), resilience_(resilience), refuse_(resilience.draining()) {
   if (!refuse_) resilience_.open_calls_.fetch_add(1, std::memory_order_acq_rel);
 }

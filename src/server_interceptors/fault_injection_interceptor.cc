@@ -24,7 +24,7 @@ absl::Time RealWallNow() { return Clock::Real().WallNow(); }
 }  // namespace
 
 grpc::experimental::Interceptor* MakeFaultInjectionInterceptor(
-    ServerResilience& resilience, grpc::experimental::ServerRpcInfo* info) {
+    ServerResilienceImpl& resilience, grpc::experimental::ServerRpcInfo* info) {
   if (!resilience.any_fault_injection()) return nullptr;
   ServerMethodState* state = resilience.ForMethod(info->method());
   if (state == nullptr || state->fault == nullptr) return nullptr;

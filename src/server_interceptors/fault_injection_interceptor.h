@@ -15,7 +15,7 @@
 #include "grpcpp/support/server_interceptor.h"
 #include "src/server_interceptors/call_verdicts.h"
 #include "src/server_interceptors/server_chain_factory.h"
-#include "src/server_interceptors/server_resilience.h"
+#include "src/server_interceptors/server_resilience_impl.h"
 
 namespace resilience {
 
@@ -96,7 +96,7 @@ class FaultInjectionInterceptor final : public grpc::experimental::Interceptor {
 // The choice of the first factory of ours: a FaultInjectionInterceptor for
 // a method with fault injection, else nothing.
 grpc::experimental::Interceptor* MakeFaultInjectionInterceptor(
-    ServerResilience& resilience, grpc::experimental::ServerRpcInfo* info);
+    ServerResilienceImpl& resilience, grpc::experimental::ServerRpcInfo* info);
 
 using FaultInjectionInterceptorFactory = ServerChainFactory<MakeFaultInjectionInterceptor>;
 

@@ -9,18 +9,18 @@
 #include <utility>
 
 #include "grpcpp/support/server_interceptor.h"
-#include "src/server_interceptors/server_resilience.h"
+#include "src/server_interceptors/server_resilience_impl.h"
 
 namespace resilience {
 
 // What a factory of ours gives a call: an interceptor, or null for none.
 using ServerInterceptorMaker = grpc::experimental::Interceptor* (*)(
-    ServerResilience& resilience, grpc::experimental::ServerRpcInfo* info);
+    ServerResilienceImpl& resilience, grpc::experimental::ServerRpcInfo* info);
 
 // ServerChainFactory
 //
 // The factory of one of our server interceptors, sharing the server's
-// ServerResilience: for each call it returns what `Make` chooses from the
+// ServerResilienceImpl: for each call it returns what `Make` chooses from the
 // call's method state. Our factories differ in that function only
 // (FaultInjectionInterceptorFactory, ThrottleInterceptorFactory); their
 // order is ServerInterceptorFactories()'. Thread-safe: it holds nothing but
@@ -29,7 +29,7 @@ using ServerInterceptorMaker = grpc::experimental::Interceptor* (*)(
 template <ServerInterceptorMaker Make>
 class ServerChainFactory final : public grpc::experimental::ServerInterceptorFactoryInterface {
  public:
-  explicit ServerChainFactory(std::shared_ptr<ServerResilience> state)
+  explicit ServerChainFactory(std::shared_ptr<ServerResilienceImpl> state)
       : state_(std::move(state)) {}
 
   grpc::experimental::Interceptor* CreateServerInterceptor(
@@ -38,7 +38,7 @@ class ServerChainFactory final : public grpc::experimental::ServerInterceptorFac
   }
 
  private:
-  const std::shared_ptr<ServerResilience> state_;
+  const std::shared_ptr<ServerResilienceImpl> state_;
 };
 
 }  // namespace resilience

@@ -1,18 +1,22 @@
 #include "src/server_interceptors/server_interceptors.h"
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "src/server_interceptors/drain_interceptor.h"
 #include "src/server_interceptors/fault_injection_interceptor.h"
 #include "src/server_interceptors/throttle_interceptor.h"
 
 namespace resilience {
 
-ServerInterceptorFactoryList ServerInterceptorFactories(std::shared_ptr<ServerResilience> state) {
+ServerInterceptorFactoryList ServerInterceptorFactories(std::shared_ptr<ServerResilienceImpl> state) {
   // gRPC 1.51 runs server interceptors' receive hooks (POST_RECV_*) from the
   // last registered to the first, and send hooks in registration order (see
   // RunInterceptorsPostRecv / SetReverse in call_op_set.h). The throttle must
   // decide before fault injection at POST_RECV_INITIAL_METADATA, so it is
   // registered last. Its factory also makes the metrics-only interceptor of
-  // calls that get neither (ServerResilience's `metrics`): the last of ours
+  // calls that get neither (ServerResilienceImpl's `metrics`): the last of ours
   // in send order, so the status the counting interceptor sees is the one
   // sent, whichever it is.
   // The drain interceptor is first: its PRE_SEND_STATUS, which refuses a
@@ -24,11 +28,23 @@ ServerInterceptorFactoryList ServerInterceptorFactories(std::shared_ptr<ServerRe
   return factories;
 }
 
+ServerInterceptorFactoryList ServerInterceptorFactories(std::shared_ptr<ServerResilience> state) {
+  return ServerInterceptorFactories(state->impl());
+}
+
 std::shared_ptr<ServerResilience> AddServerInterceptors(grpc::ServerBuilder& builder,
                                                         PolicySet policies,
                                                         ServerResilienceOptions options) {
-  auto state = std::make_shared<ServerResilience>(std::move(policies), *options.clock,
-                                                  std::move(options.events), options.metrics);
+  return AddServerInterceptors(builder, std::move(policies), std::move(options), Clock::Real());
+}
+
+std::shared_ptr<ServerResilience> AddServerInterceptors(grpc::ServerBuilder& builder,
+                                                        PolicySet policies,
+                                                        ServerResilienceOptions options,
+                                                        Clock& clock) {
+  std::vector<std::string> warnings = policies.warnings();
+  auto state = std::make_shared<ServerResilienceImpl>(std::move(policies), clock,
+                                                      std::move(options.events), options.metrics);
   // gRPC 1.51 runs a server's receive hooks from the last registered to the
   // first and its send hooks in registration order: the last registered is
   // the one nearest the network. So the application's outer interceptors
@@ -39,7 +55,7 @@ std::shared_ptr<ServerResilience> AddServerInterceptors(grpc::ServerBuilder& bui
   for (auto& ours : ServerInterceptorFactories(state)) all.push_back(std::move(ours));
   for (auto& outer : options.outer_interceptors) all.push_back(std::move(outer));
   builder.experimental().SetInterceptorCreators(std::move(all));
-  return state;
+  return std::make_shared<ServerResilience>(std::move(state), std::move(warnings));
 }
 
 }  // namespace resilience

@@ -1,90 +1,36 @@
 // File: src/server_interceptors/server_interceptors.h
 //
-// One call adds grpc-resilience's server interceptors, in the right order, to
-// a ServerBuilder, for every method the policies give a `throttle` or a
-// `faultInjection`, and (ServerResilienceOptions::metrics, on by default) a
-// minimal one that only counts the calls of every other method.
-//
-// Register the services behind the guard too, so that a rejected call never
-// runs their handlers (ServerResilience::RegisterGuardedService()).
-//
-// Example:
-//   grpc::ServerBuilder builder;
-//   std::shared_ptr<resilience::ServerResilience> resilience =
-//       resilience::AddServerInterceptors(builder, *policies);
-//   absl::Status s =
-//       resilience->RegisterGuardedService<cache::v1::CacheService>(builder, &service);
-//   ...
-//   resilience->Stats("/cache.v1.CacheService/Get").rejected_concurrency;
+// The library's own route to the server interceptors
+// (grpc_resilience/server_interceptors.h): over a ServerResilienceImpl, and
+// with the clock of the throttles given (tests, benches: a SimulatedClock).
 
 #ifndef GRPC_RESILIENCE_SRC_SERVER_INTERCEPTORS_SERVER_INTERCEPTORS_H_
 #define GRPC_RESILIENCE_SRC_SERVER_INTERCEPTORS_SERVER_INTERCEPTORS_H_
 
 #include <memory>
-#include <vector>
 
+#include "grpc_resilience/server_interceptors.h"
 #include "grpcpp/server_builder.h"
-#include "grpcpp/support/server_interceptor.h"
 #include "src/core/clock.h"
 #include "src/policy/policy_set_access.h"
-#include "src/server_interceptors/server_resilience.h"
+#include "src/server_interceptors/server_resilience_impl.h"
 
 namespace resilience {
 
-using ServerInterceptorFactoryList =
-    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>;
-
 // ServerInterceptorFactories()
 //
-// The factories in their working order, sharing `state`; for callers that
-// combine them with interceptors of their own.
-ServerInterceptorFactoryList ServerInterceptorFactories(std::shared_ptr<ServerResilience> state);
-
-struct ServerResilienceOptions {
-  // The throttles' and breakers' clock; must outlive the server.
-  Clock* clock = &Clock::Real();
-  // Interceptors of your own. gRPC keeps one interceptor list per
-  // ServerBuilder and AddServerInterceptors() sets it, so give yours here.
-  // From the network to the handler:
-  //   outer_interceptors -> drain, throttle, fault injection -> inner_interceptors
-  // (gRPC registers them as inner, ours, outer: it runs receive hooks from
-  // the last registered to the first, send hooks in registration order).
-  //   - outer: every call, before any of ours decides (at
-  //     POST_RECV_INITIAL_METADATA), and the status the client gets at
-  //     PRE_SEND_STATUS: ours rejecting it (RESOURCE_EXHAUSTED "<method>:
-  //     concurrency limit 5 reached" with grpc-retry-pushback-ms in the
-  //     trailing metadata), fault injection's abort code and message, a
-  //     drain's UNAVAILABLE, or the handler's.
-  //   - inner: every call too, after ours decided (CallVerdicts says whether
-  //     the handler will run), and at PRE_SEND_STATUS the status before ours
-  //     rewrite it: the handler's, or, for a call ours answer without the
-  //     handler, the GuardedService's placeholder (sync API:
-  //     RESOURCE_EXHAUSTED "<method>: rejected by a grpc-resilience server
-  //     interceptor"; callback API: the UNIMPLEMENTED with no message that
-  //     gRPC 1.51's callback handlers answer to a refused request), without
-  //     our pushback trailer.
-  // Within each list, gRPC's order holds: the last given is nearer the
-  // network.
-  ServerInterceptorFactoryList outer_interceptors;
-  ServerInterceptorFactoryList inner_interceptors;
-  // Told when a throttle starts or stops rejecting (LogEvents prints it),
-  // on a thread of the library's own, in order, with no lock held and no
-  // call waiting (ServerResilience::FlushEvents()); null: nobody.
-  std::shared_ptr<ResilienceEvents> events;
-  // Count every method's calls, with or without a policy: by the status
-  // sent, handler latency and in flight (ServerResilience::AppendMetrics(),
-  // AllStats()); see the ServerResilience constructor. false: methods
-  // without throttle or fault injection pass through untouched.
-  bool metrics = true;
-};
+// The factories in their working order, sharing `state`.
+ServerInterceptorFactoryList ServerInterceptorFactories(
+    std::shared_ptr<ServerResilienceImpl> state);
 
 // AddServerInterceptors()
 //
-// Sets the builder's interceptor list to `options`' interceptors around
-// grpc-resilience's. Works for the sync and the callback server APIs.
+// The public AddServerInterceptors(), whose throttles time calls on `clock`
+// (it must outlive the server).
 std::shared_ptr<ServerResilience> AddServerInterceptors(grpc::ServerBuilder& builder,
                                                         PolicySet policies,
-                                                        ServerResilienceOptions options = {});
+                                                        ServerResilienceOptions options,
+                                                        Clock& clock);
 
 }  // namespace resilience
 

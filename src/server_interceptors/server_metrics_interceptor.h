@@ -7,7 +7,7 @@
 #define GRPC_RESILIENCE_SRC_SERVER_INTERCEPTORS_SERVER_METRICS_INTERCEPTOR_H_
 
 #include "grpcpp/support/server_interceptor.h"
-#include "src/server_interceptors/server_resilience.h"
+#include "src/server_interceptors/server_resilience_impl.h"
 
 namespace resilience {
 

@@ -1,294 +1,59 @@
-#include "src/server_interceptors/server_resilience.h"
+// The public ServerResilience (grpc_resilience/server_resilience.h): a
+// facade that forwards to the ServerResilienceImpl of its server.
 
-#include <algorithm>
-#include <thread>
-#include <vector>
+#include "grpc_resilience/server_resilience.h"
 
-#include "absl/time/clock.h"
+#include <utility>
 
-#include "src/global_limits/global_limit_metrics.h"
-#include "src/metrics/metric_catalog.h"
-#include "src/policy/method_catalog.h"
+#include "src/metrics/status_code_counters.h"
+#include "src/server_interceptors/server_resilience_impl.h"
 
 namespace resilience {
 
-namespace {
-
-bool AnyPolicy(const PolicySet& policies, bool (*has)(const MethodPolicy&)) {
-  for (const MethodPolicy& p : PolicySetAccess::Table(policies).policies()) {
-    if (has(p)) return true;
-  }
-  return false;
+uint64_t ServerMethodStats::CallsWithCode(int code) const {
+  return calls_by_code.counts[StatusCodeCounters::Slot(code)];
 }
 
-}  // namespace
+ServerResilience::ServerResilience(std::shared_ptr<ServerResilienceImpl> impl,
+                                   std::vector<std::string> warnings)
+    : impl_(std::move(impl)), warnings_(std::move(warnings)) {}
 
-ServerResilience::ServerResilience(PolicySet policies, Clock& clock,
-                                   std::shared_ptr<ResilienceEvents> events, bool metrics)
-    : policies_(std::move(policies)),
-      clock_(clock),
-      events_(events == nullptr ? nullptr
-                                : std::make_unique<EventDeliveryThread>(std::move(events))),
-      any_throttle_(AnyPolicy(policies_, [](const MethodPolicy& p) { return p.throttle.has_value(); })),
-      any_fault_injection_(AnyPolicy(
-          policies_, [](const MethodPolicy& p) { return p.fault_injection.has_value(); })),
-      metrics_(metrics) {
-  unknown_.method = std::string(kUnknownMethod);
-  unknown_.metrics = metrics_;
-  unknown_.clock = &clock_;
+ServerResilience::~ServerResilience() = default;
+
+ServerMethodStats ServerResilience::Stats(absl::string_view method) const {
+  return impl_->Stats(method);
 }
 
-namespace {
-
-// Drain() and DrainAndShutdown() wait for real calls and real connections,
-// against a wall-clock deadline that gRPC's Shutdown() shares: the real
-// wall clock, whatever clock the throttles are given.
-absl::Time RealWallNow() { return Clock::Real().WallNow(); }
-
-}  // namespace
-
-bool ServerResilience::Drain(absl::Time deadline) {
-  const absl::Time start = RealWallNow();
-  EndHoldsAt(deadline);
-  draining_.store(true, std::memory_order_release);
-  const absl::Time refuse_until = std::min(deadline, start + kMinDrain);
-  // Polled: a shutdown is rare, and the loop ends by `deadline`.
-  bool done = false;
-  for (absl::Time now = start;; now = RealWallNow()) {
-    done = open_calls() == 0;
-    if (now >= deadline) break;
-    if (done) {
-      // After a stream, until the deadline, its last kParkWindow parked.
-      const absl::Time until = stream_ended_while_draining_.load(std::memory_order_acquire)
-                                   ? deadline - kParkWindow
-                                   : refuse_until;
-      if (now >= until) break;
-    }
-    absl::SleepFor(std::min(absl::Milliseconds(5), deadline - now));
-  }
-  // The last kParkWindow: refused calls wait for their answer.
-  const absl::Time now = RealWallNow();
-  const absl::Duration park = std::min(kParkWindow, deadline - now);
-  if (park > absl::ZeroDuration()) {
-    {
-      MutexLock lock(&park_mu_);
-      parking_ = true;
-    }
-    absl::SleepFor(park);
-  }
-  return done;
+std::vector<std::pair<std::string, ServerMethodStats>> ServerResilience::AllStats() const {
+  return impl_->AllStats();
 }
 
-bool ServerResilience::Park(grpc::experimental::InterceptorBatchMethods* methods) {
-  MutexLock lock(&park_mu_);
-  if (!parking_) return false;
-  parked_.push_back(methods);
-  return true;
-}
+void ServerResilience::AppendMetrics(PrometheusText& text) const { impl_->AppendMetrics(text); }
 
-void ServerResilience::ReleaseRefusedCalls() {
-  std::vector<grpc::experimental::InterceptorBatchMethods*> parked;
-  {
-    MutexLock lock(&park_mu_);
-    parking_ = false;
-    parked.swap(parked_);
-  }
-  // Proceed() runs a sync handler on the calling thread: the executor's.
-  for (grpc::experimental::InterceptorBatchMethods* methods : parked) {
-    executor_.Run([methods] { methods->Proceed(); });
-  }
-}
+bool ServerResilience::metrics() const { return impl_->metrics(); }
+
+const PolicySet& ServerResilience::policies() const { return impl_->policies(); }
+
+void ServerResilience::FlushEvents() { impl_->FlushEvents(); }
 
 void ServerResilience::DrainAndShutdown(grpc::Server& server, absl::Time deadline) {
-  const bool all_done = Drain(deadline);
-  // Calls still running are cancelled at once by Shutdown(): the kept ones
-  // are answered before, not cancelled with them.
-  if (!all_done) ReleaseRefusedCalls();
-  // Shutdown() blocks until the calls are done, the kept ones included: they
-  // are answered from here once the GOAWAY has had its head start.
-  std::thread release([this] {
-    absl::SleepFor(kGoawayHeadStart);
-    ReleaseRefusedCalls();
-  });
-  const absl::Time now = RealWallNow();
-  server.Shutdown(absl::ToChronoTime(all_done ? now + kShutdownSettle : now));
-  release.join();
+  impl_->DrainAndShutdown(server, deadline);
 }
 
-ScopeLimits* ServerResilience::LimitsFor(absl::string_view scope,
-                                         const ThrottleSettings& settings) {
-  std::unique_ptr<ScopeLimits>& limits = scopes_[scope];
-  if (limits == nullptr) {
-    limits = std::make_unique<ScopeLimits>();
-    limits->scope = std::string(scope);
-    limits->min_pushback = settings.min_pushback;
-    limits->max_pushback = settings.max_pushback;
-    limits->concurrency = CreateConcurrencyLimiter(settings, clock_);
-    limits->adaptive = settings.adaptive.has_value();
-    if (settings.rate_per_second > 0) {
-      // The policy loader checks rate and burst with the bucket's own rules,
-      // so this cannot fail for a loaded policy; if it did, the scope would
-      // admit nothing and say why rather than crash or admit everything.
-      absl::StatusOr<std::unique_ptr<TokenBucket>> bucket =
-          TokenBucket::Create(settings.rate_per_second, settings.burst, clock_);
-      if (bucket.ok()) {
-        limits->rate = *std::move(bucket);
-      } else {
-        limits->unusable = std::string(bucket.status().message());
-      }
-    }
-    if (settings.global && limits->unusable.empty()) {
-      // Starts the Redis client's thread; never waits on Redis.
-      absl::StatusOr<std::unique_ptr<GlobalRateLimit>> global =
-          GlobalRateLimit::Create(*settings.global, scope, clock_);
-      if (global.ok()) {
-        limits->global = *std::move(global);
-      } else {
-        limits->unusable = std::string(global.status().message());
-      }
-    }
-  }
-  return limits.get();
-}
+bool ServerResilience::Drain(absl::Time deadline) { return impl_->Drain(deadline); }
 
-ServerMethodState* ServerResilience::ForMethod(const char* method) {
-  ServerMethodState* state =
-      methods_.Find(method, [this](const char* name) { return Resolve(name); });
-  // Names no one vouches for (and any past MethodCache's bound) are counted
-  // together.
-  if (state == nullptr && metrics_) return &unknown_;
-  return state;
-}
+void ServerResilience::ReleaseRefusedCalls() { impl_->ReleaseRefusedCalls(); }
 
-MethodCache<ServerMethodState>::Resolution ServerResilience::Resolve(const char* method) {
-  const PolicyTable::Match match = PolicySetAccess::Table(policies_).Find(method);
-  // A method the file names exactly, or one linked into the process, is
-  // known to the program; other names come from clients and are bounded.
-  const bool named = (!match.scope.empty() && match.scope.back() != '/') ||
-                     MethodCatalog::Linked().Find(method) != nullptr;
-  if (match.policy == nullptr || (!match.policy->throttle && !match.policy->fault_injection)) {
-    // Counted only, on its own when the name is known to the program; the
-    // others under kUnknownMethod (ForMethod()).
-    if (!metrics_ || !named) return {nullptr, named};
-    auto state = std::make_unique<ServerMethodState>();
-    state->method = method;
-    state->clock = &clock_;
-    state->metrics = true;
-    return {std::move(state), named};
-  }
-  auto state = std::make_unique<ServerMethodState>();
-  state->method = method;
-  state->clock = &clock_;
-  state->metrics = metrics_;
-  state->events = events_.get();
-  if (match.policy->fault_injection) {
-    state->fault = &*match.policy->fault_injection;
-    state->fault_random = std::make_unique<SplitMixRandom>(state->fault->seed);
-  }
-  MutexLock lock(&mu_);
-  state->guarded = guarded_methods_.contains(state->method);
-  if (match.policy->throttle) state->limits = LimitsFor(match.scope, *match.policy->throttle);
-  return {std::move(state), named};
-}
+bool ServerResilience::draining() const { return impl_->draining(); }
+
+int64_t ServerResilience::open_calls() const { return impl_->open_calls(); }
+
+void ServerResilience::EndHoldsAt(absl::Time when) { impl_->EndHoldsAt(when); }
 
 absl::Status ServerResilience::RegisterGuardedService(grpc::ServerBuilder& builder,
                                                       grpc::Service* service,
                                                       absl::string_view full_name) {
-  absl::StatusOr<std::unique_ptr<GuardedService>> guard =
-      GuardedService::Create(service, full_name, &call_verdicts_);
-  if (!guard.ok()) return guard.status();
-  builder.RegisterService(guard->get());
-  MutexLock lock(&mu_);
-  for (const std::string& method : (*guard)->methods()) guarded_methods_.insert(method);
-  guards_.push_back(*std::move(guard));
-  return absl::OkStatus();
-}
-
-ServerMethodStats ServerResilience::StatsOf(const ServerMethodState& from) {
-  ServerMethodStats to;
-  GRPC_RESILIENCE_SERVER_COUNTERS(GRPC_RESILIENCE_LOAD_COUNTER)
-  to.calls_by_code = from.meter.StatusCounts();
-  to.latency = from.meter.Latencies();
-  if (from.limits != nullptr && from.limits->concurrency != nullptr) {
-    to.concurrency_limit = from.limits->concurrency->limit();
-  }
-  return to;
-}
-
-ServerMethodStats ServerResilience::Stats(absl::string_view method) {
-  const ServerMethodState* state = methods_.Get(method);
-  if (state == nullptr && method == kUnknownMethod) state = &unknown_;
-  if (state == nullptr) return ServerMethodStats{};
-  return StatsOf(*state);
-}
-
-std::vector<const ServerMethodState*> ServerResilience::SortedStates() {
-  std::vector<ServerMethodState*> made = methods_.States();
-  std::vector<const ServerMethodState*> states(made.begin(), made.end());
-  if (unknown_.meter.StatusCounts().total() > 0 ||
-      unknown_.in_flight.load(std::memory_order_relaxed) != 0) {
-    states.push_back(&unknown_);
-  }
-  std::sort(states.begin(), states.end(),
-            [](const ServerMethodState* a, const ServerMethodState* b) { return a->method < b->method; });
-  return states;
-}
-
-std::vector<std::pair<std::string, ServerMethodStats>> ServerResilience::AllStats() {
-  std::vector<std::pair<std::string, ServerMethodStats>> all;
-  for (const ServerMethodState* s : SortedStates()) all.emplace_back(s->method, StatsOf(*s));
-  return all;
-}
-
-void ServerResilience::AppendMetrics(PrometheusText& text) {
-  // Declared first, all of them and always in this order, so that the
-  // families come out in the same order whatever is called.
-  PrometheusText::Family& calls = MetricCatalog::Declare(text, MetricId::kServerCalls);
-  PrometheusText::Family& rejections = MetricCatalog::Declare(text, MetricId::kServerRejections);
-  PrometheusText::Family& in_flight = MetricCatalog::Declare(text, MetricId::kServerInFlight);
-  PrometheusText::Family& duration = MetricCatalog::Declare(text, MetricId::kServerHandlerDuration);
-  PrometheusText::Family& delayed = MetricCatalog::Declare(text, MetricId::kServerInjectedDelays);
-  PrometheusText::Family& expired =
-      MetricCatalog::Declare(text, MetricId::kServerExpiredWhileDelayed);
-  PrometheusText::Family& limit = MetricCatalog::Declare(text, MetricId::kServerConcurrencyLimit);
-
-  for (const ServerMethodState* s : SortedStates()) {
-    const MetricLabel method{"grpc_method", s->method};
-    if (s->metrics) s->meter.AppendCalls(calls, {method});
-    // The causes the method's policy can reject for (an unusable rate
-    // limit counts as the rate's).
-    if (s->limits != nullptr && s->limits->concurrency != nullptr) {
-      rejections.Sample({method, {"cause", "concurrency"}},
-                        s->rejected_concurrency.load(std::memory_order_relaxed));
-    }
-    if (s->limits != nullptr && (s->limits->rate != nullptr || s->limits->global != nullptr ||
-                                 !s->limits->unusable.empty())) {
-      rejections.Sample({method, {"cause", "rate"}},
-                        s->rejected_rate.load(std::memory_order_relaxed));
-    }
-    if (s->fault != nullptr) {
-      rejections.Sample({method, {"cause", "injected_abort"}},
-                        s->faults_aborted.load(std::memory_order_relaxed));
-    }
-    in_flight.Sample({method}, s->in_flight.load(std::memory_order_relaxed));
-    if (s->metrics) s->meter.AppendLatency(duration, {method});
-    if (s->fault != nullptr) {
-      delayed.Sample({method}, s->faults_delayed.load(std::memory_order_relaxed));
-      expired.Sample({method}, s->expired_while_delayed.load(std::memory_order_relaxed));
-    }
-    if (s->limits != nullptr && s->limits->concurrency != nullptr) {
-      limit.Sample({method}, s->limits->concurrency->limit());
-    }
-  }
-  // The fleet-wide limits, by Redis key (declared only when a policy has one).
-  std::vector<GlobalRateLimit*> globals;
-  {
-    MutexLock lock(&mu_);
-    for (const auto& [scope, limits] : scopes_) {
-      if (limits->global != nullptr) globals.push_back(limits->global.get());
-    }
-  }
-  AppendGlobalLimitMetrics(text, std::move(globals));
+  return impl_->RegisterGuardedService(builder, service, full_name);
 }
 
 }  // namespace resilience

@@ -14,7 +14,7 @@ using grpc::experimental::InterceptionHookPoints;
 
 }  // namespace
 
-grpc::experimental::Interceptor* MakeThrottleInterceptor(ServerResilience& resilience,
+grpc::experimental::Interceptor* MakeThrottleInterceptor(ServerResilienceImpl& resilience,
                                                          grpc::experimental::ServerRpcInfo* info) {
   if (!resilience.any_throttle() && !resilience.metrics()) return nullptr;
   ServerMethodState* state = resilience.ForMethod(info->method());

@@ -15,7 +15,7 @@
 #include "src/breaker/outcome.h"
 #include "src/server_interceptors/call_verdicts.h"
 #include "src/server_interceptors/server_chain_factory.h"
-#include "src/server_interceptors/server_resilience.h"
+#include "src/server_interceptors/server_resilience_impl.h"
 
 namespace resilience {
 
@@ -47,7 +47,7 @@ namespace resilience {
 // never twice.
 //
 // The last of our interceptors in send order, it also counts the call
-// (ServerResilience's metrics): the status sent at PRE_SEND_STATUS
+// (ServerResilienceImpl's metrics): the status sent at PRE_SEND_STATUS
 // (its own rejection's, fault injection's abort, the handler's), and the
 // handler latency of an admitted call, from admission to PRE_SEND_STATUS
 // (on a method with fault injection, that interceptor times the handler:
@@ -109,7 +109,7 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
 // call that gets neither throttle nor fault injection (the
 // FaultInjectionInterceptor counts the calls of a method with fault
 // injection only); else nothing.
-grpc::experimental::Interceptor* MakeThrottleInterceptor(ServerResilience& resilience,
+grpc::experimental::Interceptor* MakeThrottleInterceptor(ServerResilienceImpl& resilience,
                                                          grpc::experimental::ServerRpcInfo* info);
 
 using ThrottleInterceptorFactory = ServerChainFactory<MakeThrottleInterceptor>;

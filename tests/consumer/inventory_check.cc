@@ -251,6 +251,8 @@ int main() {
       std::make_unique<CountingServerFactory>(&server_counter));
   std::shared_ptr<resilience::ServerResilience> server_resilience =
       resilience::AddServerInterceptors(builder, *server_policies, std::move(server_options));
+  Check(server_resilience->warnings().empty(), "server resilience warnings",
+        "none, as the policies loaded");
   absl::Status guarded =
       server_resilience->RegisterGuardedService<shop::v1::Inventory>(builder, &service);
   if (!guarded.ok()) {

@@ -75,9 +75,8 @@ class GuardedServiceTest : public ::testing::TestWithParam<bool> {
       service = sync_.get();
     }
     ServerResilienceOptions options;
-    options.clock = &clock;
     GuardedServer started =
-        StartGuardedServer<TestService>(*std::move(policies), service, std::move(options));
+        StartGuardedServer<TestService>(*std::move(policies), service, std::move(options), clock);
     state_ = started.resilience;
     server_ = std::move(started.server);
     ASSERT_NE(server_, nullptr);
@@ -88,7 +87,7 @@ class GuardedServiceTest : public ::testing::TestWithParam<bool> {
     if (server_ != nullptr) server_->Shutdown(absl::Seconds(5));
     // Every rejection was handed over and cleaned up.
     if (state_ != nullptr) {
-      EXPECT_EQ(state_->call_verdicts().size(), 0);
+      EXPECT_EQ(state_->impl()->call_verdicts().size(), 0);
     }
   }
 

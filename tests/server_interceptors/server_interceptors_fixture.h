@@ -150,10 +150,9 @@ class ServerInterceptorsTest : public ::testing::TestWithParam<bool> {
     }
     // The handlers above never check for rejection: the guard keeps
     // rejected calls away from them.
-    options.clock = &clock;
     options.events = std::move(events);
     GuardedServer started = StartGuardedServer<cache::v1::CacheService>(
-        *std::move(policies), service, std::move(options));
+        *std::move(policies), service, std::move(options), clock);
     state_ = started.resilience;
     server_ = std::move(started.server);
     ASSERT_NE(server_, nullptr);

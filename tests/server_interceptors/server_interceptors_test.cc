@@ -4,6 +4,8 @@
 #include "src/server_interceptors/server_interceptors.h"
 
 #include <atomic>
+#include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -384,6 +386,30 @@ INSTANTIATE_TEST_SUITE_P(SyncAndCallbackApis, ServerInterceptorsTest, ::testing:
                          [](const ::testing::TestParamInfo<bool>& info) {
                            return info.param ? "Callback" : "Sync";
                          });
+
+// AddServerInterceptors() hands the policy file's warnings on, as
+// CreateResilientChannel() does a client's; none for a file without any.
+TEST(AddServerInterceptorsTest, GivesThePolicyFilesWarnings) {
+  absl::StatusOr<PolicySet> warned = PolicySet::FromJsonString(
+      R"({"methodConfig": [{"name": [{"service": "cache.v1.CacheService", "method": "Get"}],
+          "throttle": {"adaptive": {"algorithm": "AIMD", "tolerance": 0.1}}}]})");
+  ASSERT_TRUE(warned.ok()) << warned.status();
+  const std::vector<std::string> expected = warned->warnings();
+  ASSERT_THAT(expected, ::testing::Contains(HasSubstr(
+                            "throttle.adaptive: tolerance is not used by algorithm AIMD")));
+  grpc::ServerBuilder builder;
+  std::shared_ptr<ServerResilience> resilience =
+      AddServerInterceptors(builder, *std::move(warned));
+  EXPECT_EQ(resilience->warnings(), expected);
+
+  absl::StatusOr<PolicySet> clean = PolicySet::FromJsonString(
+      R"({"methodConfig": [{"name": [{"service": "cache.v1.CacheService", "method": "Get"}],
+          "throttle": {"maxConcurrency": 3}}]})");
+  ASSERT_TRUE(clean.ok()) << clean.status();
+  ASSERT_TRUE(clean->warnings().empty());
+  grpc::ServerBuilder other;
+  EXPECT_TRUE(AddServerInterceptors(other, *std::move(clean))->warnings().empty());
+}
 
 }  // namespace
 }  // namespace resilience

@@ -93,9 +93,8 @@ class ThrottleSamplesTest : public ::testing::TestWithParam<bool> {
     grpc::Service* service = GetParam() ? static_cast<grpc::Service*>(&callback_service_)
                                         : static_cast<grpc::Service*>(&sync_service_);
     ServerResilienceOptions options;
-    options.clock = &clock_;
     GuardedServer started = StartGuardedServer<cache::v1::CacheService>(
-        *std::move(policies), service, std::move(options));
+        *std::move(policies), service, std::move(options), clock_);
     resilience_ = started.resilience;
     server_ = std::move(started.server);
     ASSERT_NE(server_, nullptr);

@@ -15,7 +15,7 @@
 #include "grpcpp/server_builder.h"
 #include "grpc_resilience/policy.h"
 #include "src/server_interceptors/server_interceptors.h"
-#include "src/server_interceptors/server_resilience.h"
+#include "src/core/clock.h"
 #include "tests/testing/test_server.h"
 
 namespace resilience::testing {
@@ -31,7 +31,8 @@ struct GuardedServer {
 // AddServerInterceptors(builder, policies, options) and then `service`, an
 // implementation of the generated service `Generated` (sync or callback
 // API), behind the guard: RegisterGuardedService(), a test failure if it
-// refuses. `service` must outlive the server.
+// refuses. The throttles run on `clock` (it must outlive the server).
+// `service` must outlive the server.
 //
 // Example:
 //   GuardedServer started = StartGuardedServer<resilience::test::TestService>(
@@ -40,14 +41,17 @@ struct GuardedServer {
 //   auto stub = resilience::test::TestService::NewStub(started.server->NewChannel());
 template <typename Generated>
 GuardedServer StartGuardedServer(PolicySet policies, grpc::Service* service,
-                                 ServerResilienceOptions options = {}) {
+                                 ServerResilienceOptions options = {},
+                                 Clock& clock = Clock::Real()) {
   GuardedServer started;
   // TestServer::Options::configure is a std::function, which must be
   // copyable: the move-only options wait in a shared_ptr.
   auto pending = std::make_shared<ServerResilienceOptions>(std::move(options));
   TestServer::Options server_options;
-  server_options.configure = [&started, &policies, pending, service](grpc::ServerBuilder& builder) {
-    started.resilience = AddServerInterceptors(builder, std::move(policies), std::move(*pending));
+  server_options.configure = [&started, &policies, pending, service,
+                              &clock](grpc::ServerBuilder& builder) {
+    started.resilience =
+        AddServerInterceptors(builder, std::move(policies), std::move(*pending), clock);
     const absl::Status registered = started.resilience->RegisterGuardedService(
         builder, service, Generated::service_full_name());
     EXPECT_TRUE(registered.ok()) << registered;

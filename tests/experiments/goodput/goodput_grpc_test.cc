@@ -95,7 +95,7 @@ TEST(ScheduleFaultInterceptorTest, FailsWhatTheScheduleSays) {
   const std::vector<Period> schedule = {healthy, down};
   ScheduledFaults faults(schedule, 1);
   cache_service::CacheServer::Options options;
-  options.extra_interceptors = [&faults](resilience::ServerResilience& resilience) {
+  options.extra_interceptors = [&faults](resilience::ServerResilienceImpl& resilience) {
     resilience::ServerInterceptorFactoryList list;
     list.push_back(
         std::make_unique<ScheduleFaultInterceptorFactory>(faults, resilience.call_verdicts()));

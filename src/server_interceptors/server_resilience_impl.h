@@ -1,12 +1,12 @@
-// File: src/server_interceptors/server_resilience.h
+// File: src/server_interceptors/server_resilience_impl.h
 //
 // The state the server interceptors share: per-method settings resolved from
 // the policies, the limiters (per method, or per service / default scope when
 // the policy names a whole service or is the default), and per-method
 // counters for metrics and tests.
 
-#ifndef GRPC_RESILIENCE_SRC_SERVER_INTERCEPTORS_SERVER_RESILIENCE_H_
-#define GRPC_RESILIENCE_SRC_SERVER_INTERCEPTORS_SERVER_RESILIENCE_H_
+#ifndef GRPC_RESILIENCE_SRC_SERVER_INTERCEPTORS_SERVER_RESILIENCE_IMPL_H_
+#define GRPC_RESILIENCE_SRC_SERVER_INTERCEPTORS_SERVER_RESILIENCE_IMPL_H_
 
 #include <array>
 #include <atomic>
@@ -23,6 +23,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "grpc_resilience/server_resilience.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
 #include "grpcpp/support/server_interceptor.h"
@@ -49,9 +50,9 @@
 namespace resilience {
 
 // The counters of one method, declared once (counter_list.h): the atomics
-// of ServerMethodState the interceptors count with, the fields of
-// ServerMethodStats that ServerResilience::Stats() returns, and the copy
-// from one to the other.
+// of ServerMethodState the interceptors count with, and the copy to the
+// fields of the public ServerMethodStats (grpc_resilience/server_resilience.h)
+// that ServerResilienceImpl::Stats() returns, which names each of them.
 #define GRPC_RESILIENCE_SERVER_COUNTERS(X)                                             \
   /* Calls let through to the handler (by the throttle; without one, every */       \
   /* call that fault injection did not abort). */                                   \
@@ -66,33 +67,12 @@ namespace resilience {
   /* Delayed calls whose deadline passed during the delay: handler skipped. */      \
   X(expired_while_delayed)
 
-// Counters of one method, as read by ServerResilience::Stats().
-struct ServerMethodStats {
-  // int64_t admitted, rejected_concurrency, rejected_rate, in_flight,
-  // faults_aborted, faults_delayed, expired_while_delayed: what each counts
-  // is said in GRPC_RESILIENCE_SERVER_COUNTERS.
-  GRPC_RESILIENCE_SERVER_COUNTERS(GRPC_RESILIENCE_COUNTER_FIELD)
-  // With metrics on: the calls answered, by the status sent
-  // (counts[StatusCodeCounters::Slot(code)]), rejected ones included, and
-  // the handler latency of admitted calls (admission to status).
-  StatusCodeCountsSnapshot calls_by_code;
-  LatencyHistogramSnapshot latency;
-  // The concurrency limit of the method's scope now (fixed, or where an
-  // adaptive limit stands); 0 without one.
-  int64_t concurrency_limit = 0;
-
-  // The calls answered with `code`.
-  uint64_t CallsWithCode(int code) const {
-    return calls_by_code.counts[StatusCodeCounters::Slot(code)];
-  }
-};
-
 // Drain(): the pushback of the calls it refuses, and how long it refuses
 // calls at least.
 inline constexpr absl::Duration kDrainPushback = absl::Seconds(1);
 inline constexpr absl::Duration kMinDrain = absl::Milliseconds(100);
 // The end of a drain during which refused calls wait for their answer until
-// the GOAWAY is out (ServerResilience::Drain()).
+// the GOAWAY is out (ServerResilienceImpl::Drain()).
 inline constexpr absl::Duration kParkWindow = absl::Milliseconds(50);
 // DrainAndShutdown(): how long connections have to close once no call is
 // left (a gRPC client closes its own at once; an idle socket is closed), and
@@ -131,8 +111,8 @@ struct ScopeLimits {
 // `limits` and `fault` are null and only the counters are used).
 struct ServerMethodState {
   std::string method;
-  // The server's clock (ServerResilienceOptions::clock): its Now() times
-  // handlers and throttles.
+  // The server's clock (given to the internal AddServerInterceptors(),
+  // server_interceptors.h): its Now() times handlers and throttles.
   Clock* clock = &Clock::Real();
   // Calls are counted by status sent and handler latency (`meter`).
   bool metrics = false;
@@ -217,16 +197,17 @@ class ServerCallMeter {
   bool status_sent_ = false;
 };
 
-// ServerResilience
+// ServerResilienceImpl
 //
-// Created by AddServerInterceptors(); shared by its factories and returned to
-// the caller for Stats(). Methods are resolved on their first call and kept
+// The engine behind the public ServerResilience
+// (grpc_resilience/server_resilience.h), which forwards to it. Created by
+// AddServerInterceptors(); shared by its factories. Methods are resolved on their first call and kept
 // in a MethodCache (lock-free lookups). This class is thread-safe.
-class ServerResilience {
+class ServerResilienceImpl {
  public:
   // The grpc_method of the calls counted together because their name is
   // the client's invention (see `metrics`).
-  static constexpr absl::string_view kUnknownMethod = "unknown";
+  static constexpr absl::string_view kUnknownMethod = ServerResilience::kUnknownMethod;
 
   // `events` (optional) hears of every throttle saturation.
   //
@@ -240,7 +221,7 @@ class ServerResilience {
   // cannot make series up. false: methods without throttle or fault
   // injection pass through untouched and nothing is counted by status or
   // latency.
-  ServerResilience(PolicySet policies, Clock& clock,
+  ServerResilienceImpl(PolicySet policies, Clock& clock,
                    std::shared_ptr<ResilienceEvents> events = nullptr, bool metrics = true);
 
   // Stats()
@@ -362,9 +343,9 @@ class ServerResilience {
   friend class DrainInterceptor;
   // The factories' access to the per-method state.
   friend grpc::experimental::Interceptor* MakeThrottleInterceptor(
-      ServerResilience& resilience, grpc::experimental::ServerRpcInfo* info);
+      ServerResilienceImpl& resilience, grpc::experimental::ServerRpcInfo* info);
   friend grpc::experimental::Interceptor* MakeFaultInjectionInterceptor(
-      ServerResilience& resilience, grpc::experimental::ServerRpcInfo* info);
+      ServerResilienceImpl& resilience, grpc::experimental::ServerRpcInfo* info);
 
   static ServerMethodStats StatsOf(const ServerMethodState& state);
   // Every state made so far, with the unknown one when it counted a call,
@@ -421,4 +402,4 @@ class ServerResilience {
 
 }  // namespace resilience
 
-#endif  // GRPC_RESILIENCE_SRC_SERVER_INTERCEPTORS_SERVER_RESILIENCE_H_
+#endif  // GRPC_RESILIENCE_SRC_SERVER_INTERCEPTORS_SERVER_RESILIENCE_IMPL_H_
