@@ -45,8 +45,10 @@ class ReadingListener final : public ResilienceEvents {
   void OnBreakerTransition(const BreakerEvent& event) override {
     // Would deadlock if delivered under a lock these take, or under the
     // call's own lock with a re-entrant read.
-    const ClientMethodStats stats = resilience->Stats(event.method);
-    const std::optional<BreakerSnapshot> snapshot = resilience->BreakerSnapshotOf(event.method);
+    const std::shared_ptr<ClientResilience> channel = resilience.lock();
+    if (channel == nullptr) return;  // the channel is gone
+    const ClientMethodStats stats = channel->Stats(event.method);
+    const std::optional<BreakerSnapshot> snapshot = channel->BreakerSnapshotOf(event.method);
     {
       MutexLock lock(&mu_);
       transitions_seen_.push_back(stats.Transitions(event.transition.from, event.transition.to));
@@ -66,7 +68,9 @@ class ReadingListener final : public ResilienceEvents {
     return open_seen_;
   }
 
-  std::shared_ptr<ClientResilience> resilience;  // set before any call
+  // Set before any call. Weak: the channel's resilience holds this listener,
+  // and a strong reference back would keep both alive forever.
+  std::weak_ptr<ClientResilience> resilience;
   std::atomic<bool> entered{false};
   std::atomic<int> left{0};
 
