@@ -1,0 +1,115 @@
+#include "experiments/fleet/fleet_policy.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "shipped_policies.h"
+#include "src/policy/policy_table.h"
+
+namespace fleet {
+namespace {
+
+using resilience::MethodPolicy;
+using resilience::PolicyTable;
+
+// The naive retry: the shipped Get's retryPolicy with 5 attempts.
+constexpr char kNaive[] = R"json({"methodConfig": [{
+  "name": [{"service": "cache.v1.CacheService", "method": "Get"}],
+  "timeout": "2s",
+  "retryPolicy": {"maxAttempts": 5, "perAttemptTimeout": "0.2s", "initialBackoff": "0.02s",
+    "maxBackoff": "0.2s", "backoffMultiplier": 2, "jitter": 0.2,
+    "retryableStatusCodes": ["UNAVAILABLE", "DEADLINE_EXCEEDED"]}}]})json";
+
+// gRPC's retryThrottling on top of it.
+constexpr char kGrpcThrottled[] = R"json({"methodConfig": [{
+  "name": [{"service": "cache.v1.CacheService", "method": "Get"}],
+  "timeout": "2s",
+  "retryPolicy": {"maxAttempts": 5, "perAttemptTimeout": "0.2s", "initialBackoff": "0.02s",
+    "maxBackoff": "0.2s", "backoffMultiplier": 2, "jitter": 0.2,
+    "retryableStatusCodes": ["UNAVAILABLE", "DEADLINE_EXCEEDED"]}}],
+  "retryThrottling": {"maxTokens": 10, "tokenRatio": 0.1}})json";
+
+constexpr char kNoRetry[] = R"json({"methodConfig": [{
+  "name": [{"service": "cache.v1.CacheService", "method": "Get"}], "timeout": "2s"}]})json";
+
+constexpr char kAdaptiveServer[] = R"json({"methodConfig": [{
+  "name": [{"service": "cache.v1.CacheService", "method": "Get"}],
+  "throttle": {"adaptive": {}}}]})json";
+
+absl::StatusOr<const MethodPolicy*> Entry(const PolicyTable& table, const std::string& what) {
+  const MethodPolicy* p = table.Find(kMethod).policy;
+  if (p == nullptr) return absl::InvalidArgumentError(absl::StrCat(what, ": no entry for ", kMethod));
+  return p;
+}
+
+}  // namespace
+
+absl::StatusOr<FleetPolicy> FromPolicyFiles(const std::string& name, const std::string& client_json,
+                                            const std::string& server_json, bool strip_budget) {
+  absl::StatusOr<PolicyTable> client = PolicyTable::FromJsonString(client_json);
+  if (!client.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": client policy: ", client.status().message()));
+  }
+  absl::StatusOr<const MethodPolicy*> entry = Entry(*client, absl::StrCat(name, ": client policy"));
+  if (!entry.ok()) return entry.status();
+  const MethodPolicy& p = **entry;
+  FleetPolicy out;
+  out.name = name;
+  if (p.timeout.has_value()) out.timeout = *p.timeout;
+  // As ClientResilienceImpl builds a method's decider.
+  if (p.retry.has_value()) {
+    out.retry.max_attempts = p.retry->max_attempts;
+    out.retry.retryable_codes = p.retry->retryable_status_codes;
+    out.retry.backoff = p.retry->backoff();
+    out.per_attempt_timeout = p.retry->per_attempt_timeout;
+  }
+  if (!strip_budget) out.retry.budget = p.retry_budget;
+  out.throttle = client->retry_throttling();
+  out.breaker = p.breaker;
+  if (!server_json.empty()) {
+    absl::StatusOr<PolicyTable> server = PolicyTable::FromJsonString(server_json);
+    if (!server.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, ": server policy: ", server.status().message()));
+    }
+    absl::StatusOr<const MethodPolicy*> s = Entry(*server, absl::StrCat(name, ": server policy"));
+    if (!s.ok()) return s.status();
+    out.server_throttle = (*s)->throttle;
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<FleetPolicy>> StandardPolicies() {
+  const std::string shipped = cache_service::kShippedPolicies;
+  struct Spec {
+    const char* name;
+    std::string client;
+    std::string server;
+    bool strip_budget;
+  };
+  const Spec specs[] = {
+      {"none", kNoRetry, "", false},
+      {"naive", kNaive, "", true},
+      {"grpc-throttled", kGrpcThrottled, "", false},
+      {"recommended", shipped, "", false},
+      {"recommended+pushback", shipped, shipped, false},
+      {"recommended+adaptive", shipped, kAdaptiveServer, false},
+  };
+  std::vector<FleetPolicy> out;
+  for (const Spec& s : specs) {
+    absl::StatusOr<FleetPolicy> p = FromPolicyFiles(s.name, s.client, s.server, s.strip_budget);
+    if (!p.ok()) return p.status();
+    out.push_back(*std::move(p));
+  }
+  return out;
+}
+
+absl::StatusOr<FleetPolicy> StandardPolicy(const std::string& name) {
+  absl::StatusOr<std::vector<FleetPolicy>> all = StandardPolicies();
+  if (!all.ok()) return all.status();
+  for (FleetPolicy& p : *all) {
+    if (p.name == name) return std::move(p);
+  }
+  return absl::NotFoundError(absl::StrCat("fleet policy: no configuration named \"", name, "\""));
+}
+
+}  // namespace fleet
