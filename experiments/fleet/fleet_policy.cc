@@ -103,9 +103,33 @@ absl::StatusOr<std::vector<FleetPolicy>> StandardPolicies() {
   return out;
 }
 
+absl::StatusOr<std::vector<FleetPolicy>> DiagnosticPolicies() {
+  const std::string shipped = cache_service::kShippedPolicies;
+  std::vector<FleetPolicy> out;
+  absl::StatusOr<FleetPolicy> no_breaker = FromPolicyFiles("recommended-no-breaker", shipped, "", false);
+  if (!no_breaker.ok()) return no_breaker.status();
+  no_breaker->breaker = resilience::BreakerSettings();
+  out.push_back(*std::move(no_breaker));
+  // The shipped SRE breaker of Get with a 4 s window (same bucket width).
+  const std::string window = R"("window": "10s", "buckets": 40)";
+  const size_t at = shipped.find(window);
+  if (at == std::string::npos) {
+    return absl::InternalError(absl::StrCat("fleet policy: the shipped policies.json has no ", window));
+  }
+  std::string short_window = shipped;
+  short_window.replace(at, window.size(), R"("window": "4s", "buckets": 16)");
+  absl::StatusOr<FleetPolicy> w4 = FromPolicyFiles("recommended-window-4s", short_window, "", false);
+  if (!w4.ok()) return w4.status();
+  out.push_back(*std::move(w4));
+  return out;
+}
+
 absl::StatusOr<FleetPolicy> StandardPolicy(const std::string& name) {
   absl::StatusOr<std::vector<FleetPolicy>> all = StandardPolicies();
   if (!all.ok()) return all.status();
+  absl::StatusOr<std::vector<FleetPolicy>> more = DiagnosticPolicies();
+  if (!more.ok()) return more.status();
+  for (FleetPolicy& p : *more) all->push_back(std::move(p));
   for (FleetPolicy& p : *all) {
     if (p.name == name) return std::move(p);
   }

@@ -66,7 +66,13 @@ absl::StatusOr<FleetPolicy> FromPolicyFiles(const std::string& name, const std::
 // The six configurations above, in that order.
 absl::StatusOr<std::vector<FleetPolicy>> StandardPolicies();
 
-// One of StandardPolicies() by name; NotFound naming it otherwise.
+// Variants that isolate a cause, run by name only: recommended-no-breaker
+// (the shipped Get entry without its breaker) and recommended-window-4s (its
+// SRE breaker with a 4 s window instead of 10 s, same 0.25 s buckets).
+absl::StatusOr<std::vector<FleetPolicy>> DiagnosticPolicies();
+
+// One of StandardPolicies() or DiagnosticPolicies() by name; NotFound
+// naming it otherwise.
 absl::StatusOr<FleetPolicy> StandardPolicy(const std::string& name);
 
 }  // namespace fleet

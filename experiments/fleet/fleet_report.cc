@@ -20,13 +20,13 @@ std::string Recovery(const RunResult& r) {
 }  // namespace
 
 std::string ToTable(const std::vector<RunResult>& runs) {
-  std::string out = absl::StrFormat("%-14s %-22s %5s %8s %9s %8s %8s %8s %8s %8s\n", "trigger",
-                                    "policy", "load", "baseline", "recovery", "amp_win",
+  std::string out = absl::StrFormat("%-14s %-22s %5s %8s %9s %8s %8s %8s %8s %8s %8s\n", "trigger",
+                                    "policy", "load", "baseline", "recovery", "amp_trig", "amp_win",
                                     "amp_peak", "amp_all", "good_win", "good_end");
   for (const RunResult& r : runs) {
-    absl::StrAppendFormat(&out, "%-14s %-22s %5.2f %8.4f %9s %8.3f %8.3f %8.3f %8.4f %8.4f\n",
+    absl::StrAppendFormat(&out, "%-14s %-22s %5.2f %8.4f %9s %8.3f %8.3f %8.3f %8.3f %8.4f %8.4f\n",
                           TriggerName(r.config.trigger.kind), r.policy, r.config.load, r.baseline,
-                          Recovery(r), r.window_amplification, r.peak_amplification,
+                          Recovery(r), r.trigger_amplification, r.window_amplification, r.peak_amplification,
                           r.amplification, r.window_goodput, r.final_goodput);
   }
   return out;
@@ -75,7 +75,7 @@ std::string ToJson(const std::vector<RunResult>& runs) {
         "\"servers\": %d, \"workers\": %d, \"service_time_ms\": %.3f, \"seed\": %d, "
         "\"capacity_per_second\": %.1f, \"bin_seconds\": %.3f, \"trigger_start_s\": %.3f, "
         "\"trigger_end_s\": %.3f, \"baseline\": %.5f, \"recovered\": %s, "
-        "\"recovery_seconds\": %.3f, \"window_amplification\": %.4f, "
+        "\"recovery_seconds\": %.3f, \"trigger_amplification\": %.4f, \"window_amplification\": %.4f, "
         "\"peak_amplification\": %.4f, \"amplification\": %.4f, \"window_goodput\": %.5f, "
         "\"final_goodput\": %.5f, \"events\": %d, \"wall_seconds\": %.3f,\n"
         "  \"goodput\": [%s],\n  \"attempts_per_call\": [%s]}",
@@ -83,7 +83,8 @@ std::string ToJson(const std::vector<RunResult>& runs) {
         absl::ToDoubleMilliseconds(c.service_time), c.seed, Capacity(c),
         absl::ToDoubleSeconds(c.bin), absl::ToDoubleSeconds(c.warmup),
         absl::ToDoubleSeconds(c.warmup + c.trigger.length), r.baseline,
-        r.recovered ? "true" : "false", r.recovery_seconds, r.window_amplification,
+        r.recovered ? "true" : "false", r.recovery_seconds, r.trigger_amplification,
+        r.window_amplification,
         r.peak_amplification, r.amplification, r.window_goodput, r.final_goodput, r.events,
         r.wall_seconds, absl::StrJoin(good, ","), absl::StrJoin(amp, ",")));
   }

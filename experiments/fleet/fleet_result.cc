@@ -48,6 +48,8 @@ void Summarize(RunResult& r) {
   const Span window = Sum(r.bins, start, end + bin_at(absl::Seconds(10)));
   r.window_amplification = Fraction(window.attempts, window.offered);
   r.window_goodput = Fraction(window.succeeded, window.offered);
+  const Span during = Sum(r.bins, start, end);
+  r.trigger_amplification = Fraction(during.attempts, during.offered);
   const Span last = Sum(r.bins, n > bin_at(absl::Seconds(10)) ? n - bin_at(absl::Seconds(10)) : 0, n);
   r.final_goodput = Fraction(last.succeeded, last.offered);
   r.peak_amplification = 0;

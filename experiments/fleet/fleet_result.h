@@ -41,9 +41,12 @@ struct RunResult {
   bool recovered = false;
   double recovery_seconds = -1;
   // Attempts sent per call offered: over the whole run; from the trigger's
-  // start to 10 s past its end (`window`); and the highest bin.
+  // start to 10 s past its end (`window`); during the trigger; and the
+  // highest bin.
   double amplification = 0;
   double window_amplification = 0;
+  // Over the trigger's span only.
+  double trigger_amplification = 0;
   double peak_amplification = 0;
   // Success fraction over the same window, and over the last 10 s.
   double window_goodput = 0;

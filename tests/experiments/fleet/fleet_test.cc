@@ -1,0 +1,141 @@
+// The fleet simulator's small case (30 clients, 3 servers of 4 workers x
+// 10 ms, 1,200 calls/s, half of it offered): what a fleet operator relies on
+// when choosing a retry configuration, deterministic for the seed.
+
+#include <string>
+
+#include "experiments/fleet/fleet_simulator.h"
+#include "gtest/gtest.h"
+
+namespace fleet {
+namespace {
+
+Config Small(TriggerKind kind, absl::Duration length) {
+  Config c;
+  c.clients = 30;
+  c.servers = 3;
+  c.workers = 4;
+  c.load = 0.5;
+  c.trigger.kind = kind;
+  c.trigger.length = length;
+  c.after = absl::Seconds(20);
+  return c;
+}
+
+RunResult RunPolicy(const Config& config, const std::string& policy) {
+  absl::StatusOr<FleetPolicy> p = StandardPolicy(policy);
+  EXPECT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<RunResult> r = Simulate(config, *p);
+  EXPECT_TRUE(r.ok()) << r.status();
+  return *std::move(r);
+}
+
+TEST(FleetPolicyTest, BuiltFromThePolicyFilesAsAChannelWould) {
+  absl::StatusOr<FleetPolicy> recommended = StandardPolicy("recommended");
+  ASSERT_TRUE(recommended.ok()) << recommended.status();
+  EXPECT_EQ(recommended->retry.max_attempts, 3);
+  ASSERT_TRUE(recommended->throttle.has_value());
+  EXPECT_EQ(recommended->throttle->max_tokens, 10);
+  EXPECT_DOUBLE_EQ(recommended->throttle->token_ratio, 0.1);
+  EXPECT_EQ(recommended->breaker.kind, resilience::BreakerKind::kSre);
+  EXPECT_EQ(recommended->per_attempt_timeout, absl::Milliseconds(200));
+  EXPECT_FALSE(recommended->server_throttle.has_value());
+
+  absl::StatusOr<FleetPolicy> naive = StandardPolicy("naive");
+  ASSERT_TRUE(naive.ok()) << naive.status();
+  EXPECT_EQ(naive->retry.max_attempts, 5);
+  EXPECT_FALSE(naive->retry.budget.has_value());
+  EXPECT_FALSE(naive->throttle.has_value());
+  EXPECT_EQ(naive->breaker.kind, resilience::BreakerKind::kNone);
+
+  absl::StatusOr<FleetPolicy> pushback = StandardPolicy("recommended+pushback");
+  ASSERT_TRUE(pushback.ok()) << pushback.status();
+  ASSERT_TRUE(pushback->server_throttle.has_value());
+  EXPECT_EQ(pushback->server_throttle->max_concurrency, 64);
+
+  EXPECT_EQ(StandardPolicy("nope").status().code(), absl::StatusCode::kNotFound);
+}
+
+// During a 5 s outage, naive retries multiply the attempts (every refused
+// attempt is retried at once, 5 times), while the recommended chain's
+// retryThrottling keeps them within 1 + its token ratio.
+TEST(FleetTest, NaiveRetriesAmplifyAnOutageTheRecommendedChainDoesNot) {
+  const Config c = Small(TriggerKind::kOutage, absl::Seconds(5));
+  const RunResult naive = RunPolicy(c, "naive");
+  const RunResult recommended = RunPolicy(c, "recommended");
+  const RunResult throttled = RunPolicy(c, "grpc-throttled");
+  EXPECT_GT(naive.trigger_amplification, 3.0);
+  EXPECT_LE(recommended.trigger_amplification, 1.1);
+  EXPECT_LE(throttled.trigger_amplification, 1.1);
+  // All of them come back once the servers do.
+  EXPECT_TRUE(naive.recovered);
+  EXPECT_TRUE(recommended.recovered);
+}
+
+// A +300 ms latency spike of 5 s at half the capacity: every attempt times
+// out at 0.2 s, naive clients send 5 of each call, the servers fill with
+// work nobody waits for and stay full after the spike is over (metastable);
+// the recommended chain recovers.
+TEST(FleetTest, NaiveRetriesStayDownAfterALatencySpikeTheRecommendedChainRecovers) {
+  const Config c = Small(TriggerKind::kLatencySpike, absl::Seconds(5));
+  const RunResult none = RunPolicy(c, "none");
+  const RunResult naive = RunPolicy(c, "naive");
+  const RunResult recommended = RunPolicy(c, "recommended");
+  EXPECT_TRUE(none.recovered);
+  EXPECT_EQ(none.recovery_seconds, 0);
+  EXPECT_FALSE(naive.recovered);
+  EXPECT_LT(naive.final_goodput, 0.05);
+  EXPECT_GT(naive.window_amplification, 4.0);
+  EXPECT_TRUE(recommended.recovered);
+  EXPECT_GT(recommended.final_goodput, 0.99);
+  EXPECT_LE(recommended.window_amplification, 1.1);
+}
+
+// A server limit answers the excess at once instead of queueing it: with
+// capacity halved for 10 s, the adaptive limit keeps most calls succeeding
+// during the trigger, where the queue alone serves late.
+TEST(FleetTest, AServerLimitKeepsGoodputThroughHalfCapacity) {
+  Config c = Small(TriggerKind::kCapacityHalf, absl::Seconds(10));
+  c.load = 0.9;
+  const RunResult recommended = RunPolicy(c, "recommended");
+  const RunResult adaptive = RunPolicy(c, "recommended+adaptive");
+  EXPECT_TRUE(adaptive.recovered);
+  EXPECT_GT(adaptive.window_goodput, recommended.window_goodput + 0.1);
+}
+
+TEST(FleetTest, DeterministicForTheSeed) {
+  Config c = Small(TriggerKind::kOutage, absl::Seconds(5));
+  c.after = absl::Seconds(10);
+  const RunResult a = RunPolicy(c, "recommended");
+  const RunResult b = RunPolicy(c, "recommended");
+  ASSERT_EQ(a.bins.size(), b.bins.size());
+  bool differs_from_other_seed = false;
+  c.seed = 2;
+  const RunResult other = RunPolicy(c, "recommended");
+  for (size_t i = 0; i < a.bins.size(); ++i) {
+    EXPECT_EQ(a.bins[i].offered, b.bins[i].offered) << "bin " << i;
+    EXPECT_EQ(a.bins[i].succeeded, b.bins[i].succeeded) << "bin " << i;
+    EXPECT_EQ(a.bins[i].attempts, b.bins[i].attempts) << "bin " << i;
+    EXPECT_EQ(a.bins[i].refused_locally, b.bins[i].refused_locally) << "bin " << i;
+    if (a.bins[i].offered != other.bins[i].offered) differs_from_other_seed = true;
+  }
+  EXPECT_EQ(a.events, b.events);
+  EXPECT_TRUE(differs_from_other_seed);
+}
+
+TEST(FleetTest, RejectsAConfigItCannotRun) {
+  absl::StatusOr<FleetPolicy> p = StandardPolicy("none");
+  ASSERT_TRUE(p.ok());
+  Config c = Small(TriggerKind::kOutage, absl::Seconds(5));
+  c.servers = 0;
+  absl::StatusOr<RunResult> r = Simulate(c, *p);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("servers"), std::string::npos) << r.status();
+  c = Small(TriggerKind::kOutage, absl::Seconds(5));
+  c.after = absl::Seconds(3);
+  EXPECT_FALSE(Simulate(c, *p).ok());
+}
+
+}  // namespace
+}  // namespace fleet
