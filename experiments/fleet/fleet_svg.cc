@@ -30,7 +30,7 @@ std::string GoodputSvg(const std::vector<RunResult>& runs, const std::string& tr
       chosen.push_back(&r);
     }
   }
-  const int w = 900, h = 420, left = 60, right = 210, top = 40, bottom = 50;
+  const int w = 1000, h = 420, left = 60, right = 310, top = 40, bottom = 50;
   const int pw = w - left - right, ph = h - top - bottom;
   std::string out = Header(w, h);
   if (chosen.empty()) return out + "<text x=\"20\" y=\"40\">no run at this load</text>\n</svg>\n";
@@ -39,7 +39,7 @@ std::string GoodputSvg(const std::vector<RunResult>& runs, const std::string& tr
   const auto x = [&](double s) { return left + pw * s / total; };
   const auto y = [&](double f) { return top + ph * (1.0 - f); };
   absl::StrAppendFormat(&out,
-                        "<text x=\"%d\" y=\"22\" font-size=\"14\">Fleet simulator: %s at %.2f C "
+                        "<text x=\"%d\" y=\"22\" font-size=\"13\">Fleet simulator: %s at %.2f C "
                         "(%d clients x %d servers, C = %.0f calls/s): calls succeeded / offered"
                         "</text>\n",
                         left, trigger, load, c.clients, c.servers, Capacity(c));
@@ -103,7 +103,7 @@ std::string BoundarySvg(const std::vector<RunResult>& runs) {
   const int w = label_w + cell_w * static_cast<int>(loads.size()) + 20;
   const int h = 40 + panel_h * static_cast<int>(triggers.size());
   std::string out = Header(w, h);
-  out += "<text x=\"10\" y=\"22\" font-size=\"14\">Recovers after the trigger? (recovery time, or "
+  out += "<text x=\"10\" y=\"22\" font-size=\"12\">Recovers after the trigger? (recovery time, or "
          "never) per offered load (x C)</text>\n";
   for (size_t ti = 0; ti < triggers.size(); ++ti) {
     const int y0 = 40 + panel_h * static_cast<int>(ti);
