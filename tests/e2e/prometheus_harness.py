@@ -173,7 +173,7 @@ def start_cache_server(processes, binary, policy_path, metrics_port, port=0, nam
         raise RuntimeError("%s did not start: first line %r\n%s" % (name, line, child.output()))
     address = line[len("listening on "):]
     expected = "cache_server: " + METRICS_LINE % metrics_port
-    if child.stderr.wait_for(lambda l: l == expected, timeout) is None:
+    if child.stderr.wait_for(lambda l: l.startswith(expected), timeout) is None:
         raise RuntimeError("%s did not say %r\n%s" % (name, expected, child.output()))
     return child, address
 
@@ -187,7 +187,7 @@ def start_load(processes, binary, target, policy_path, metrics_port, seconds, co
     argv.extend(extra)
     child = processes.start("cache_client", argv)
     expected = "cache_client: " + METRICS_LINE % metrics_port
-    if child.stderr.wait_for(lambda l: l == expected, timeout) is None:
+    if child.stderr.wait_for(lambda l: l.startswith(expected), timeout) is None:
         raise RuntimeError("cache_client did not say %r\n%s" % (expected, child.output()))
     return child
 
