@@ -247,16 +247,26 @@ absl::Status ClientResilienceImpl::ControlBreaker(absl::string_view method,
   event.command = command;
   event.origin = std::string(origin);
   ClientMethodState* s = methods_.Get(method);
+  bool known = s != nullptr;
   if (s == nullptr) {
-    // Not called yet: made now if a policy gives it a breaker (Resolve()
-    // would make a counting-only state for any other name).
+    // Not called yet: made now if a policy gives it a breaker and the name
+    // is a real method (linked into the process, or named in the file), not
+    // a typo that a service-wide entry would cover.
     const PolicyTable::Match match = PolicySetAccess::Table(policies_).Find(method);
-    if (match.policy != nullptr && match.policy->breaker.kind != BreakerKind::kNone) {
+    const bool named = !match.scope.empty() && match.scope.back() != '/';
+    known = named || MethodCatalog::Linked().Find(method) != nullptr;
+    if (known && match.policy != nullptr && match.policy->breaker.kind != BreakerKind::kNone) {
       s = methods_.FindByName(method, [this](const char* name) { return Resolve(name); });
     }
   }
   absl::Status status;
-  if (s == nullptr || s->breaker == nullptr) {
+  if (!known) {
+    status = absl::NotFoundError(absl::StrCat(
+        "breaker ", BreakerCommandName(command), " on channel '", options_.name, "': method '",
+        method, "' is not linked into this process, not named in the policy file and not",
+        " called yet (a full name, \"/package.Service/Method\")"));
+    event.error = std::string(status.message());
+  } else if (s == nullptr || s->breaker == nullptr) {
     status = absl::NotFoundError(absl::StrCat(
         "breaker ", BreakerCommandName(command), " on channel '", options_.name, "': no policy",
         " gives method '", method, "' a circuit breaker (a breaker needs a methodConfig entry",

@@ -64,11 +64,8 @@ constexpr absl::string_view kStyle =
     "ul.events{font-family:monospace;font-size:.85em}";
 
 void AppendClients(const StatusReport& r, std::string& out) {
+  if (r.client_methods.empty()) return;
   absl::StrAppend(&out, "<h2>Client methods</h2>");
-  if (r.client_methods.empty()) {
-    absl::StrAppend(&out, "<p class=none>No client method called yet.</p>");
-    return;
-  }
   absl::StrAppend(&out,
                   "<table id=client><tr><th>channel</th><th>method</th><th>breaker</th>"
                   "<th>state</th><th>mode</th><th>in state</th><th>window calls</th>"
@@ -117,11 +114,8 @@ void AppendThrottles(const StatusReport& r, std::string& out) {
 }
 
 void AppendServers(const StatusReport& r, std::string& out) {
+  if (r.server_methods.empty()) return;
   absl::StrAppend(&out, "<h2>Server methods</h2>");
-  if (r.server_methods.empty()) {
-    absl::StrAppend(&out, "<p class=none>No server method called yet.</p>");
-    return;
-  }
   absl::StrAppend(&out,
                   "<table id=server><tr><th>server</th><th>method</th><th>in flight</th>"
                   "<th>concurrency limit</th><th>admitted</th><th>rejected</th>"
@@ -157,6 +151,9 @@ std::string StatusReport::ToHtml(absl::Duration refresh) const {
                   Escape(absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", generated_at,
                                           absl::UTCTimeZone())),
                   " &middot; <a href=\"status.json\">JSON</a></p>");
+  if (client_methods.empty() && server_methods.empty()) {
+    absl::StrAppend(&out, "<p class=none>No method called yet.</p>");
+  }
   AppendClients(*this, out);
   AppendThrottles(*this, out);
   AppendServers(*this, out);

@@ -87,8 +87,13 @@ TEST_F(BreakerControlTest, NoBreakerNoCommand) {
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(s.message(), HasSubstr("channel 'test-channel'"));
   EXPECT_THAT(s.message(), HasSubstr("'/resilience.test.TestService/ServerStream'"));
+  // A misspelt name is no method at all.
+  const absl::Status typo =
+      resilience_->ControlBreaker("/resilience.test.TestService/Unarry", BreakerCommand::kReset);
+  EXPECT_EQ(typo.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(typo.message(), HasSubstr("is not linked into this process"));
   EXPECT_TRUE(resilience_->AllStats().empty());
-  ASSERT_EQ(events_->lines().size(), 1u);
+  ASSERT_EQ(events_->lines().size(), 2u);
   EXPECT_THAT(events_->lines()[0], HasSubstr("not applied: breaker force_open"));
 }
 
