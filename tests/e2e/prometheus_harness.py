@@ -313,3 +313,28 @@ def promtool_check_metrics(promtool, text, timeout=30):
     result = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True,
                             text=True, timeout=timeout)
     return result.returncode, result.stdout + result.stderr
+
+
+class Checks:
+    """Counts passed and failed checks, printing one line per check."""
+
+    def __init__(self):
+        self.passed = 0
+        self.failed = 0
+
+    def check(self, name, condition, detail=""):
+        if condition:
+            self.passed += 1
+            print("ok    " + name, flush=True)
+        else:
+            self.failed += 1
+            print("FAIL  " + name + (": " + str(detail) if detail != "" else ""), flush=True)
+        return condition
+
+
+def write_json(directory, name, value):
+    """Writes `value` as JSON to directory/name; the path."""
+    path = os.path.join(directory, name)
+    with open(path, "w") as f:
+        json.dump(value, f)
+    return path

@@ -56,26 +56,6 @@ CLIENT = {"methodConfig": [{
 }]}
 
 
-class Checks:
-    def __init__(self):
-        self.passed = 0
-        self.failed = 0
-
-    def check(self, name, condition, detail=""):
-        if condition:
-            self.passed += 1
-            print("ok    " + name, flush=True)
-        else:
-            self.failed += 1
-            print("FAIL  " + name + (": " + str(detail) if detail != "" else ""), flush=True)
-        return condition
-
-
-def write_json(directory, name, value):
-    path = os.path.join(directory, name)
-    with open(path, "w") as f:
-        json.dump(value, f)
-    return path
 
 
 def status_json(port):
@@ -128,8 +108,8 @@ def wait_until(condition, seconds, interval=0.2):
 def run(args, checks):
     with tempfile.TemporaryDirectory(prefix="status_page_test.") as tmp, \
             h.Processes() as processes:
-        server_policy = write_json(tmp, "server.json", SERVER)
-        client_policy = write_json(tmp, "client.json", CLIENT)
+        server_policy = h.write_json(tmp, "server.json", SERVER)
+        client_policy = h.write_json(tmp, "client.json", CLIENT)
         server_port, client_port = h.free_port(), h.free_port()
         server, target = h.start_cache_server(processes, args.cache_server, server_policy,
                                               server_port)
@@ -205,7 +185,7 @@ def main():
     if not args.chromium:
         print("skipped: no chromium (Debian: apt-get install chromium)")
         return SKIP
-    checks = Checks()
+    checks = h.Checks()
     try:
         run(args, checks)
     except Exception as e:  # noqa: BLE001 - reported as a failed check
