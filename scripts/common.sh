@@ -15,6 +15,7 @@ REQUIRED_PACKAGES=(
   python3-grpcio nginx
   libcivetweb-dev prometheus
   libhiredis-dev redis-server
+  chromium
 )
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

@@ -43,6 +43,7 @@
 #include "absl/time/clock.h"
 #include "cache/v1/cache.grpc.pb.h"
 #include "grpc_resilience/events.h"
+#include "grpc_resilience/recent_events.h"
 #include "examples/cache_service/load_generator.h"
 #include "examples/common/command_line.h"
 #include "grpcpp/create_channel.h"
@@ -77,7 +78,12 @@ ABSL_FLAG(double, get_fraction, 0.8, "load: share of calls that are Get.");
 ABSL_FLAG(uint64_t, seed, 1, "load: random seed.");
 ABSL_FLAG(int, metrics_port, 0,
           "load: serve the channel's metrics for Prometheus on http://127.0.0.1:PORT/metrics "
-          "while the load runs; 0: no metrics endpoint.");
+          "and its status page on /status (/status.json) while the load runs; 0: neither.");
+ABSL_FLAG(bool, admin, false,
+          "load, with --metrics_port: serve POST /admin/breaker?channel=C&method=M&command=K "
+          "(force_open, force_closed, automatic, reset) to loopback peers.");
+ABSL_FLAG(std::string, admin_token, "",
+          "With --admin: admin requests must carry \"Authorization: Bearer TOKEN\".");
 
 namespace {
 
@@ -94,7 +100,9 @@ constexpr char kUsageMessage[] =
     "                      percentiles (--calls --concurrency --duration --keys\n"
     "                      --value_size --get_fraction --seed; --metrics_port=PORT\n"
     "                      serves the channel's metrics on\n"
-    "                      http://127.0.0.1:PORT/metrics while it runs)\n\n"
+    "                      http://127.0.0.1:PORT/metrics and its status page on\n"
+    "                      /status while it runs; --admin [--admin_token=T] lets\n"
+    "                      loopback peers force its breakers)\n\n"
     "Without --deadline the client sets no deadline: the policy's `timeout` bounds the\n"
     "call. Exit status: 0 ok, 1 the call failed (\"NAME: message\" on stderr), 2 bad usage.";
 
@@ -160,7 +168,8 @@ int RunDump(cache::v1::CacheService::Stub& stub) {
   return 0;
 }
 
-int RunLoad(cache::v1::CacheService::Stub& stub, resilience::ClientResilience& channel_state) {
+int RunLoad(cache::v1::CacheService::Stub& stub, resilience::ClientResilience& channel_state,
+            const resilience::RecentEvents& recent) {
   cache_service::LoadOptions options;
   options.calls = absl::GetFlag(FLAGS_calls);
   options.concurrency = absl::GetFlag(FLAGS_concurrency);
@@ -179,6 +188,23 @@ int RunLoad(cache::v1::CacheService::Stub& stub, resilience::ClientResilience& c
   if (const int port = absl::GetFlag(FLAGS_metrics_port); port != 0) {
     resilience::MetricsHttpServer::Options metrics_options;
     metrics_options.port = port;
+    metrics_options.status = [&channel_state, &recent] {
+      resilience::StatusReport report;
+      channel_state.AppendStatus(report);
+      recent.AppendStatus(report);
+      return report;
+    };
+    metrics_options.admin.enabled = absl::GetFlag(FLAGS_admin);
+    metrics_options.admin.token = absl::GetFlag(FLAGS_admin_token);
+    metrics_options.admin.control = [&channel_state](
+                                        const resilience::BreakerCommandRequest& request) {
+      if (request.channel != channel_state.name()) {
+        return absl::NotFoundError(absl::StrCat("no channel '", request.channel,
+                                                "'; this client has '", channel_state.name(),
+                                                "'"));
+      }
+      return channel_state.ControlBreaker(request.method, request.command, request.origin);
+    };
     absl::StatusOr<std::unique_ptr<resilience::MetricsHttpServer>> started =
         resilience::MetricsHttpServer::Start(metrics_options, [&channel_state] {
           resilience::PrometheusText text;
@@ -187,11 +213,15 @@ int RunLoad(cache::v1::CacheService::Stub& stub, resilience::ClientResilience& c
         });
     if (!started.ok()) return Usage(absl::StrCat("--metrics_port: ", started.status().message()));
     metrics = *std::move(started);
-    std::fprintf(stderr, "cache_client: metrics on http://127.0.0.1:%d/metrics\n",
-                 metrics->port());
+    std::fprintf(stderr,
+                 "cache_client: metrics on http://127.0.0.1:%d/metrics, status on "
+                 "http://127.0.0.1:%d/status%s\n",
+                 metrics->port(), metrics->port(),
+                 metrics_options.admin.enabled ? ", admin on /admin/breaker" : "");
   }
 #else
   (void)channel_state;
+  (void)recent;
 #endif
   const bool live = isatty(STDOUT_FILENO);
   cache_service::LoadReport report = cache_service::RunLoad(
@@ -251,6 +281,12 @@ int main(int argc, char** argv) {
   if (command != "load" && absl::GetFlag(FLAGS_metrics_port) != 0) {
     return Usage(absl::StrCat("--metrics_port: only for load, not ", command));
   }
+  if (absl::GetFlag(FLAGS_admin) && absl::GetFlag(FLAGS_metrics_port) == 0) {
+    return Usage("--admin: needs --metrics_port (the admin endpoint is served beside /metrics)");
+  }
+  if (!absl::GetFlag(FLAGS_admin_token).empty() && !absl::GetFlag(FLAGS_admin)) {
+    return Usage("--admin_token: only with --admin");
+  }
 
   grpc::ChannelArguments channel_args;
   channel_args.SetMaxReceiveMessageSize(-1);  // values are bounded by the server
@@ -258,9 +294,11 @@ int main(int argc, char** argv) {
   // policy file every call passes through untouched.
   resilience::ResilientChannelOptions channel_options;
   channel_options.args = channel_args;
-  // Breaker transitions, one line each on stderr.
-  channel_options.resilience.events =
-      std::make_shared<resilience::LogEvents>(stderr, "cache_client: ");
+  // Breaker transitions and operators' commands, one line each on stderr,
+  // and the last 50 for the status page.
+  auto recent = std::make_shared<resilience::RecentEvents>(
+      50, std::make_shared<resilience::LogEvents>(stderr, "cache_client: "));
+  channel_options.resilience.events = recent;
   resilience::ResilientChannel channel = resilience::CreateResilientChannel(
       absl::GetFlag(FLAGS_target), grpc::InsecureChannelCredentials(), policies,
       std::move(channel_options));
@@ -271,5 +309,5 @@ int main(int argc, char** argv) {
   if (command == "get") return RunGet(*stub, args[1]);
   if (command == "store") return RunStore(*stub, args[1], args[2]);
   if (command == "dump") return RunDump(*stub);
-  return RunLoad(*stub, *channel.resilience);
+  return RunLoad(*stub, *channel.resilience, *recent);
 }

@@ -12,7 +12,8 @@
 // --metrics_port, http://127.0.0.1:PORT/metrics serves the server's metrics
 // (docs/metrics.md) for Prometheus, and a line on stderr, after the first
 // line on stdout, says so: "cache_server: metrics on
-// http://127.0.0.1:PORT/metrics". SIGINT or SIGTERM
+// http://127.0.0.1:PORT/metrics, status on http://127.0.0.1:PORT/status"
+// (the status page, docs/operations.md). SIGINT or SIGTERM
 // refuses new calls (UNAVAILABLE, with pushback), lets calls in flight finish
 // for up to --grace_period (after a stream, its client keeps the connection
 // that long to read it), closes the connections and exits 0
@@ -37,6 +38,7 @@
 #include "absl/time/time.h"
 #include "examples/cache_service/cache_server.h"
 #include "grpc_resilience/events.h"
+#include "grpc_resilience/recent_events.h"
 #include "examples/common/command_line.h"
 #include "grpc_resilience/prometheus_text.h"
 #include "src/global_limits/global_throttle_credentials.h"
@@ -65,8 +67,8 @@ ABSL_FLAG(bool, strict_policies, false,
           "Refuse a policy file with warnings (fields accepted but not applied, deprecated "
           "fields): exit 2 naming them.");
 ABSL_FLAG(int, metrics_port, 0,
-          "Serve the server's metrics for Prometheus on http://127.0.0.1:PORT/metrics; 0: "
-          "no metrics endpoint.");
+          "Serve the server's metrics for Prometheus on http://127.0.0.1:PORT/metrics and its "
+          "status page on /status (/status.json); 0: neither.");
 
 namespace {
 
@@ -147,8 +149,11 @@ int main(int argc, char** argv) {
   options.store.max_value_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_max_value_bytes));
   options.store.max_total_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_max_total_bytes));
   options.policies = std::move(policies);
-  // Throttle saturation, one line each on stderr.
-  options.events = std::make_shared<resilience::LogEvents>(stderr, "cache_server: ");
+  // Throttle saturation, one line each on stderr, and the last 50 for the
+  // status page.
+  auto recent = std::make_shared<resilience::RecentEvents>(
+      50, std::make_shared<resilience::LogEvents>(stderr, "cache_server: "));
+  options.events = recent;
 
   // Block the stop signals before gRPC starts its threads, so that only the
   // signal thread below receives them.
@@ -170,6 +175,13 @@ int main(int argc, char** argv) {
     resilience::MetricsHttpServer::Options metrics_options;
     metrics_options.port = metrics_port;
     resilience::ServerResilienceImpl* const server_resilience = &(*server)->resilience();
+    const std::string address = (*server)->address();
+    metrics_options.status = [server_resilience, address, recent] {
+      resilience::StatusReport report;
+      server_resilience->AppendStatus(report, address);
+      recent->AppendStatus(report);
+      return report;
+    };
     absl::StatusOr<std::unique_ptr<resilience::MetricsHttpServer>> started =
         resilience::MetricsHttpServer::Start(metrics_options, [server_resilience] {
           resilience::PrometheusText text;
@@ -188,7 +200,10 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
 #ifdef CACHE_SERVICE_HAS_METRICS_HTTP
   if (metrics != nullptr) {
-    std::fprintf(stderr, "cache_server: metrics on http://127.0.0.1:%d/metrics\n", metrics->port());
+    std::fprintf(stderr,
+                 "cache_server: metrics on http://127.0.0.1:%d/metrics, status on "
+                 "http://127.0.0.1:%d/status\n",
+                 metrics->port(), metrics->port());
   }
 #endif
 

@@ -10,6 +10,7 @@
 #define GRPC_RESILIENCE_BREAKER_STATE_H_
 
 #include <cstdint>
+#include <optional>
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
@@ -40,12 +41,28 @@ enum class TransitionCause {
   kProbesSucceeded,      // three-state: enough probes succeeded to close
   kDropsStarted,         // SRE: the drop probability rose above 0
   kDropsStopped,         // SRE: the drop probability fell back to 0
+  kReset,                // an operator reset the breaker (BreakerCommand::kReset)
+};
+
+// What an operator can tell a breaker at run time
+// (ClientResilience::ControlBreaker(), the admin endpoint).
+enum class BreakerCommand {
+  kForceOpen,    // reject every call until told otherwise (mode force_open)
+  kForceClosed,  // admit every call, keep counting (mode force_closed)
+  kAutomatic,    // back to the mode the policy gave it: the state machine decides
+  kReset,        // forget the window, close, restart the open period from its
+                 // first length; the mode is kept
 };
 
 // "closed", "open", "half_open"; "force_open", ...; "failure_rate", ...
 absl::string_view BreakerStateName(BreakerState state);
 absl::string_view BreakerModeName(BreakerMode mode);
 absl::string_view TransitionCauseName(TransitionCause cause);
+// "force_open", "force_closed", "automatic", "reset".
+absl::string_view BreakerCommandName(BreakerCommand command);
+// The command named `name` (BreakerCommandName's words); nullopt for any
+// other word.
+std::optional<BreakerCommand> ParseBreakerCommand(absl::string_view name);
 
 // What a breaker's rolling window counted (RollingWindow::Counts).
 struct BreakerWindowCounts {
@@ -75,6 +92,9 @@ struct BreakerSnapshot {
   int64_t consecutive_failures = 0;
   // Bumped on every state change; reports from older generations are ignored.
   uint64_t generation = 0;
+  // How long the breaker has been in `state` (SRE: since its drop
+  // probability last rose above or fell to 0; since creation before that).
+  absl::Duration time_in_state = absl::ZeroDuration();
 };
 
 // A state change, given to the listener outside every breaker lock.

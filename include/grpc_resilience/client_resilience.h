@@ -22,10 +22,12 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "grpc_resilience/events.h"
 #include "grpc_resilience/metrics.h"
 #include "grpc_resilience/policy.h"
+#include "grpc_resilience/status_report.h"
 
 namespace resilience {
 
@@ -142,6 +144,27 @@ class ClientResilience {
   void AppendMetrics(PrometheusText& text) const;
 
   const std::string& name() const;
+
+  // ControlBreaker()
+  //
+  // Gives an operator's `command` to the breaker of `method` on this
+  // channel (BreakerCommand: force_open, force_closed, automatic, reset),
+  // e.g. to force it open during an incident or closed after a false trip.
+  // A method the policy file covers but that was not called yet gets its
+  // breaker now, so it can be forced before its first call. NotFound when no
+  // policy of this channel gives `method` a breaker. Every command, applied
+  // or not, becomes an OperatorEvent for Options::events, delivered on this
+  // thread with `origin` naming who asked (e.g. "api"). Thread-safe; calls in
+  // flight end as usual.
+  absl::Status ControlBreaker(absl::string_view method, BreakerCommand command,
+                              absl::string_view origin = "api");
+
+  // AppendStatus()
+  //
+  // Adds a row per method called so far (and per method ControlBreaker()
+  // reached) to report.client_methods, in method order, and the channel's
+  // retryThrottling to report.retry_throttles when the file has one.
+  void AppendStatus(StatusReport& report) const;
 
   // The channel's retryThrottling, fed by every call on the channel
   // whatever its method; nullopt when the policy file has none.

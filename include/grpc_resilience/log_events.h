@@ -24,6 +24,7 @@ class LogEvents final : public ResilienceEvents {
 
   void OnBreakerTransition(const BreakerEvent& event) override;
   void OnThrottleSaturation(const ThrottleEvent& event) override;
+  void OnOperatorAction(const OperatorEvent& event) override;
 
  private:
   void Write(const std::string& line);

@@ -1,7 +1,8 @@
 // File: include/grpc_resilience/metrics_http.h
 //
 // An optional embedded HTTP endpoint for Prometheus scrapes: GET /metrics
-// answers with the text a callback renders. Library grpc_resilience::metrics_http
+// answers with the text a callback renders; on request also the status page
+// (/status, /status.json) and the admin endpoint that forces breakers. Library grpc_resilience::metrics_http
 // (on Debian's civetweb, which this header does not show: the server is a
 // pimpl over src/metrics_http); the rest of the metrics need no HTTP server.
 
@@ -12,10 +13,23 @@
 #include <memory>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "grpc_resilience/breaker_state.h"
+#include "grpc_resilience/status_report.h"
 
 namespace resilience {
+
+// An admin request to a breaker, as MetricsHttpServer::Options::admin.control
+// gets it.
+struct BreakerCommandRequest {
+  std::string channel;  // ClientResilience::name()
+  std::string method;   // "/pkg.Service/Method"
+  BreakerCommand command;
+  // "admin endpoint, peer <address>:<port>": for ControlBreaker()'s origin.
+  std::string origin;
+};
 
 // MetricsHttpServer
 //
@@ -26,6 +40,20 @@ namespace resilience {
 //   other methods there  405, with Allow: GET, HEAD
 //   any other path       404
 //   render throws        500
+// With Options::status set:
+//   GET or HEAD /status       the status page (StatusReport::ToHtml()), with
+//                             rates since the previous status request
+//   GET or HEAD /status.json  the same data as JSON (StatusReport::ToJson())
+// With Options::admin.enabled:
+//   POST /admin/breaker?channel=C&method=M&command=K
+//                             (or the same fields as a form body) runs
+//                             admin.control with command K (BreakerCommand's
+//                             words: force_open, force_closed, automatic,
+//                             reset); answers JSON. 403 for a peer that is
+//                             not loopback (unless admin.allow_remote), 401
+//                             without "Authorization: Bearer <admin.token>"
+//                             when a token is set, 400 for a missing or
+//                             unknown field, 404 when control says NotFound.
 // The render callback is called once per GET or HEAD of <path>, by one
 // thread at a time, so it needs no locking of its own against itself (it
 // must still be safe against the threads that update the metrics it reads).
@@ -66,6 +94,27 @@ class MetricsHttpServer {
     // enough for a scrape on a LAN (milliseconds); raise it for scrapes of
     // a large exposition over a slow link.
     absl::Duration request_timeout = absl::Seconds(1);
+
+    // The status page's data; empty: /status and /status.json are 404. It
+    // is called once per status request, one at a time.
+    std::function<StatusReport()> status;
+    // How often the HTML page reloads itself.
+    absl::Duration status_refresh = absl::Seconds(2);
+
+    struct Admin {
+      // Off unless true.
+      bool enabled = false;
+      // Not empty: every admin request must carry it as
+      // "Authorization: Bearer <token>" (compared in constant time).
+      std::string token;
+      // Serve admin requests from peers that are not loopback (127.0.0.0/8,
+      // ::1). Off: they get 403 even when bind_address is 0.0.0.0.
+      bool allow_remote = false;
+      // Carries out a command (e.g. ClientResilience::ControlBreaker() of
+      // the channel named request.channel); required when enabled.
+      std::function<absl::Status(const BreakerCommandRequest&)> control;
+    };
+    Admin admin;
   };
   using RenderFunction = std::function<std::string()>;
 

@@ -45,6 +45,21 @@ struct ThrottleEvent {
   uint64_t rejected = 0;
 };
 
+// An operator's command to a client breaker (ClientResilience::
+// ControlBreaker(), e.g. through the admin endpoint), and how it ended.
+struct OperatorEvent {
+  std::string channel;
+  std::string method;
+  BreakerCommand command;
+  // Who asked: "api", or "admin endpoint, peer 127.0.0.1:53112".
+  std::string origin;
+  // OK, or why nothing changed (e.g. NotFound: no breaker on the method).
+  bool applied = false;
+  std::string error;
+  // The breaker just after the command (when applied).
+  BreakerSnapshot snapshot;
+};
+
 // How long a saturated scope must go without rejecting before an admission
 // counts as recovered.
 inline constexpr absl::Duration kThrottleQuietPeriod = absl::Seconds(1);
@@ -65,6 +80,9 @@ class ResilienceEvents {
   virtual ~ResilienceEvents() = default;
   virtual void OnBreakerTransition(const BreakerEvent& /*event*/) {}
   virtual void OnThrottleSaturation(const ThrottleEvent& /*event*/) {}
+  // On the operator's thread (the caller of ControlBreaker(), or the admin
+  // endpoint's), after the command's own transitions were delivered.
+  virtual void OnOperatorAction(const OperatorEvent& /*event*/) {}
 };
 
 // FormatEvent()
@@ -78,6 +96,10 @@ class ResilienceEvents {
 //   admitting again (saturated for 2.5s, 1234 calls rejected)
 std::string FormatEvent(const BreakerEvent& event);
 std::string FormatEvent(const ThrottleEvent& event);
+//   operator force_open of breaker /cache.v1.CacheService/Get on
+//   localhost:50051 (admin endpoint, peer 127.0.0.1:53112): mode force_open,
+//   state closed
+std::string FormatEvent(const OperatorEvent& event);
 
 }  // namespace resilience
 

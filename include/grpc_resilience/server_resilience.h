@@ -28,6 +28,7 @@
 #include "absl/time/time.h"
 #include "grpc_resilience/metrics.h"
 #include "grpc_resilience/policy.h"
+#include "grpc_resilience/status_report.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
 
@@ -104,6 +105,13 @@ class ServerResilience {
   // declared in a fixed order, so a ClientResilience can add to the same
   // text.
   void AppendMetrics(PrometheusText& text) const;
+
+  // AppendStatus()
+  //
+  // Adds a row per method called so far to report.server_methods, in method
+  // order, each named `name` (e.g. the server's address) in its `server`
+  // field.
+  void AppendStatus(StatusReport& report, absl::string_view name = "") const;
 
   // Whether every method's calls are counted (ServerResilienceOptions::metrics).
   bool metrics() const;

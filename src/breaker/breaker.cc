@@ -68,8 +68,32 @@ absl::string_view TransitionCauseName(TransitionCause cause) {
       return "drop probability rose above 0";
     case TransitionCause::kDropsStopped:
       return "drop probability fell to 0";
+    case TransitionCause::kReset:
+      return "reset by an operator";
   }
   return "unknown";
+}
+
+absl::string_view BreakerCommandName(BreakerCommand command) {
+  switch (command) {
+    case BreakerCommand::kForceOpen:
+      return "force_open";
+    case BreakerCommand::kForceClosed:
+      return "force_closed";
+    case BreakerCommand::kAutomatic:
+      return "automatic";
+    case BreakerCommand::kReset:
+      return "reset";
+  }
+  return "unknown";
+}
+
+std::optional<BreakerCommand> ParseBreakerCommand(absl::string_view name) {
+  for (BreakerCommand c : {BreakerCommand::kForceOpen, BreakerCommand::kForceClosed,
+                           BreakerCommand::kAutomatic, BreakerCommand::kReset}) {
+    if (name == BreakerCommandName(c)) return c;
+  }
+  return std::nullopt;
 }
 
 }  // namespace resilience

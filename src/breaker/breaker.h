@@ -34,7 +34,7 @@ enum class RejectReason {
   kOpen,                // three-state: open
   kHalfOpenProbeLimit,  // three-state: half-open, all probe slots taken
   kHalfOpenProbeInterval,  // three-state: half-open, next probe not due yet
-  kForcedOpen,          // three-state: mode kForceOpen
+  kForcedOpen,          // mode kForceOpen (an operator's force_open)
   kDropped,             // SRE: dropped with the current drop probability
 };
 
@@ -105,6 +105,14 @@ class Breaker {
 
   // A short name of the algorithm ("sre", "three_state").
   virtual absl::string_view kind() const = 0;
+
+  // Control()
+  //
+  // An operator's command (BreakerCommand): force_open and force_closed set
+  // the mode, automatic restores the mode the breaker was made with, reset
+  // clears the window and closes the breaker (a state change is reported
+  // with cause kReset). Thread-safe; calls in flight are recorded as usual.
+  virtual void Control(BreakerCommand command) = 0;
 
  protected:
   friend class Admission;

@@ -54,7 +54,30 @@ SreBreaker::SreBreaker(const Options& options, Clock& clock)
       window_(options.window, options.buckets),
       random_(options.random ? options.random
                              : std::make_shared<SplitMixRandom>(options.seed)),
-      last_admit_ns_(absl::ToUnixNanos(clock.Now())) {}
+      last_admit_ns_(absl::ToUnixNanos(clock.Now())),
+      dropping_since_ns_(last_admit_ns_.load(std::memory_order_relaxed)) {}
+
+void SreBreaker::Control(BreakerCommand command) {
+  switch (command) {
+    case BreakerCommand::kForceOpen:
+      mode_.store(static_cast<int>(BreakerMode::kForceOpen), std::memory_order_release);
+      return;
+    case BreakerCommand::kForceClosed:
+      mode_.store(static_cast<int>(BreakerMode::kForceClosed), std::memory_order_release);
+      return;
+    case BreakerCommand::kAutomatic:
+      mode_.store(static_cast<int>(BreakerMode::kNormal), std::memory_order_release);
+      return;
+    case BreakerCommand::kReset: {
+      const absl::Time now = clock_.Now();
+      window_.Reset(now);
+      p_valid_until_ns_.store(INT64_MIN, std::memory_order_release);
+      cached_p_.store(0.0, std::memory_order_relaxed);
+      NoteDropping(false, now, TransitionCause::kReset);
+      return;
+    }
+  }
+}
 
 double SreBreaker::DropProbabilityAt(absl::Time now, const RollingWindow::Counts& c) {
   const double requests = static_cast<double>(
@@ -77,21 +100,30 @@ double SreBreaker::DropProbability() {
   return DropProbabilityAt(now, window_.Sum(now));
 }
 
-void SreBreaker::NoteDropping(bool dropping, absl::Time now) {
+void SreBreaker::NoteDropping(bool dropping, absl::Time now, TransitionCause stop_cause) {
   // Only the thread that flips the flag tells the listener.
   if (dropping_.load(std::memory_order_relaxed) == dropping) return;
   if (dropping_.exchange(dropping, std::memory_order_acq_rel) == dropping) return;
+  dropping_since_ns_.store(absl::ToUnixNanos(now), std::memory_order_release);
   if (options_.listener) {
-    options_.listener(dropping
-                          ? BreakerTransition{BreakerState::kClosed, BreakerState::kOpen, now,
-                                              TransitionCause::kDropsStarted}
-                          : BreakerTransition{BreakerState::kOpen, BreakerState::kClosed, now,
-                                              TransitionCause::kDropsStopped});
+    options_.listener(dropping ? BreakerTransition{BreakerState::kClosed, BreakerState::kOpen,
+                                                   now, TransitionCause::kDropsStarted}
+                               : BreakerTransition{BreakerState::kOpen, BreakerState::kClosed,
+                                                   now, stop_cause});
   }
 }
 
 Admission SreBreaker::Allow() {
   const absl::Time now = clock_.Now();
+  switch (static_cast<BreakerMode>(mode_.load(std::memory_order_acquire))) {
+    case BreakerMode::kForceOpen:
+      window_.Add(now, RollingWindow::kRejected);
+      return Reject(RejectReason::kForcedOpen);
+    case BreakerMode::kForceClosed:
+      return Admit(/*generation=*/0, now, /*probe=*/false);
+    default:
+      break;
+  }
   const int64_t now_ns = absl::ToUnixNanos(now);
   double p;
   if (now_ns < p_valid_until_ns_.load(std::memory_order_acquire)) {
@@ -135,6 +167,12 @@ BreakerSnapshot SreBreaker::Snapshot() {
   s.counts = window_.Sum(now);
   s.drop_probability = DropProbabilityAt(now, s.counts);
   s.state = s.drop_probability > 0 ? BreakerState::kOpen : BreakerState::kClosed;
+  s.mode = static_cast<BreakerMode>(mode_.load(std::memory_order_acquire));
+  if (s.mode == BreakerMode::kForceOpen) s.drop_probability = 1.0;
+  if (s.mode == BreakerMode::kForceClosed) s.drop_probability = 0.0;
+  s.time_in_state = std::max(
+      absl::ZeroDuration(),
+      now - absl::FromUnixNanos(dropping_since_ns_.load(std::memory_order_acquire)));
   SetRates(s);
   return s;
 }

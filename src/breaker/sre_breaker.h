@@ -103,6 +103,9 @@ class SreBreaker final : public Breaker {
   Admission Allow() override;
   BreakerSnapshot Snapshot() override;
   absl::string_view kind() const override { return "sre"; }
+  // force_open rejects every call (reason kForcedOpen), force_closed admits
+  // every call; both keep counting. reset clears the window.
+  void Control(BreakerCommand command) override;
 
   // DropProbability()
   //
@@ -116,7 +119,10 @@ class SreBreaker final : public Breaker {
 
   void OnRecord(const Admission& admission, Outcome outcome, absl::Duration latency) override;
   double DropProbabilityAt(absl::Time now, const RollingWindow::Counts& counts);
-  void NoteDropping(bool dropping, absl::Time now);
+  // Tells the listener when dropping flips; a stop is reported with
+  // `stop_cause`.
+  void NoteDropping(bool dropping, absl::Time now,
+                    TransitionCause stop_cause = TransitionCause::kDropsStopped);
 
   const Options options_;
   Clock& clock_;
@@ -131,6 +137,10 @@ class SreBreaker final : public Breaker {
   std::atomic<int64_t> p_valid_until_ns_{INT64_MIN};
   // Whether p_drop was last seen > 0, to tell the listener about crossings.
   std::atomic<bool> dropping_{false};
+  // When dropping_ last flipped (the clock's Now(), in nanoseconds).
+  std::atomic<int64_t> dropping_since_ns_;
+  // BreakerMode: kNormal, or an operator's kForceOpen / kForceClosed.
+  std::atomic<int> mode_{static_cast<int>(BreakerMode::kNormal)};
 };
 
 }  // namespace resilience

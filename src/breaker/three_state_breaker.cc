@@ -78,11 +78,40 @@ ThreeStateBreaker::ThreeStateBreaker(const Options& options, Clock& clock)
       clock_(clock),
       window_(options.window, options.buckets),
       mode_(static_cast<int>(options.mode)),
+      state_since_ns_(absl::ToUnixNanos(clock.Now())),
       open_duration_(options.open_duration) {}
 
 void ThreeStateBreaker::SetMode(BreakerMode mode) {
   MutexLock lock(&mu_);
   mode_.store(static_cast<int>(mode), std::memory_order_release);
+}
+
+void ThreeStateBreaker::Control(BreakerCommand command) {
+  switch (command) {
+    case BreakerCommand::kForceOpen:
+      return SetMode(BreakerMode::kForceOpen);
+    case BreakerCommand::kForceClosed:
+      return SetMode(BreakerMode::kForceClosed);
+    case BreakerCommand::kAutomatic:
+      return SetMode(options_.mode);
+    case BreakerCommand::kReset:
+      break;
+  }
+  const absl::Time now = clock_.Now();
+  Transitions transitions;
+  {
+    MutexLock lock(&mu_);
+    window_.Reset(now);
+    open_duration_ = options_.open_duration;
+    if (state() != BreakerState::kClosed) {
+      SetState(BreakerState::kClosed, now, TransitionCause::kReset, transitions);
+    } else {
+      // Admissions before the reset report into a window they did not see.
+      generation_.fetch_add(1, std::memory_order_acq_rel);
+      consecutive_failures_.store(0, std::memory_order_relaxed);
+    }
+  }
+  Notify(transitions);
 }
 
 absl::Duration ThreeStateBreaker::current_open_duration() {
@@ -105,6 +134,7 @@ void ThreeStateBreaker::SetState(BreakerState to, absl::Time now, TransitionCaus
   probes_waiting_since_ = absl::InfiniteFuture();
   superseded_before_ = absl::InfinitePast();
   state_.store(static_cast<int>(to), std::memory_order_release);
+  state_since_ns_.store(absl::ToUnixNanos(now), std::memory_order_release);
   out.Add(from, to, now, cause);
 }
 
@@ -302,6 +332,9 @@ BreakerSnapshot ThreeStateBreaker::Snapshot() {
   s.generation = generation_.load(std::memory_order_acquire);
   s.consecutive_failures = consecutive_failures_.load(std::memory_order_relaxed);
   s.drop_probability = s.state == BreakerState::kOpen || s.mode == BreakerMode::kForceOpen ? 1.0 : 0.0;
+  s.time_in_state = std::max(
+      absl::ZeroDuration(),
+      now - absl::FromUnixNanos(state_since_ns_.load(std::memory_order_acquire)));
   SetRates(s);
   return s;
 }

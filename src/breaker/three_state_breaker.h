@@ -125,6 +125,7 @@ class ThreeStateBreaker final : public Breaker {
   // Changes the operating mode at run time (e.g. an operator forcing the
   // breaker open). The state machine keeps its state.
   void SetMode(BreakerMode mode) ABSL_LOCKS_EXCLUDED(mu_);
+  void Control(BreakerCommand command) override ABSL_LOCKS_EXCLUDED(mu_);
 
   BreakerState state() const {
     return static_cast<BreakerState>(state_.load(std::memory_order_acquire));
@@ -176,6 +177,9 @@ class ThreeStateBreaker final : public Breaker {
   std::atomic<uint64_t> generation_{1};
   // Failures in a row while Closed. Atomic: updated on the hot path.
   std::atomic<int64_t> consecutive_failures_{0};
+
+  // When the breaker entered its state (the clock's Now(), in nanoseconds).
+  std::atomic<int64_t> state_since_ns_;
 
   absl::Time open_until_ ABSL_GUARDED_BY(mu_);
   absl::Duration open_duration_ ABSL_GUARDED_BY(mu_);

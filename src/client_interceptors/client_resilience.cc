@@ -39,6 +39,18 @@ void ClientResilience::AppendMetrics(PrometheusText& text) const { impl_->Append
 
 const std::string& ClientResilience::name() const { return impl_->name(); }
 
+absl::Status ClientResilience::ControlBreaker(absl::string_view method, BreakerCommand command,
+                                              absl::string_view origin) {
+  return impl_->ControlBreaker(method, command, origin);
+}
+
+void ClientResilience::AppendStatus(StatusReport& report) const {
+  impl_->AppendStatus(report);
+  if (std::optional<RetryThrottleState> t = retry_throttle(); t.has_value()) {
+    report.retry_throttles.push_back(RetryThrottleStatus{name(), t->tokens, t->max_tokens});
+  }
+}
+
 std::optional<RetryThrottleState> ClientResilience::retry_throttle() const {
   const RetryBudget* throttle = impl_->retry_throttle();
   if (throttle == nullptr) return std::nullopt;

@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <initializer_list>
 
+#include "absl/strings/str_cat.h"
+
 #include "src/client_interceptors/breaker_event_queue.h"
 #include "src/metrics/metric_catalog.h"
 #include "src/policy/method_catalog.h"
@@ -233,6 +235,69 @@ void ClientResilienceImpl::AppendMetrics(PrometheusText& text) {
       }
     }
     if (s->metrics) s->meter.AppendLatency(duration, base);
+  }
+}
+
+absl::Status ClientResilienceImpl::ControlBreaker(absl::string_view method,
+                                                  BreakerCommand command,
+                                                  absl::string_view origin) {
+  OperatorEvent event;
+  event.channel = options_.name;
+  event.method = std::string(method);
+  event.command = command;
+  event.origin = std::string(origin);
+  ClientMethodState* s = methods_.Get(method);
+  bool known = s != nullptr;
+  if (s == nullptr) {
+    // Not called yet: made now if a policy gives it a breaker and the name
+    // is a real method (linked into the process, or named in the file), not
+    // a typo that a service-wide entry would cover.
+    const PolicyTable::Match match = PolicySetAccess::Table(policies_).Find(method);
+    const bool named = !match.scope.empty() && match.scope.back() != '/';
+    known = named || MethodCatalog::Linked().Find(method) != nullptr;
+    if (known && match.policy != nullptr && match.policy->breaker.kind != BreakerKind::kNone) {
+      s = methods_.FindByName(method, [this](const char* name) { return Resolve(name); });
+    }
+  }
+  absl::Status status;
+  if (!known) {
+    status = absl::NotFoundError(absl::StrCat(
+        "breaker ", BreakerCommandName(command), " on channel '", options_.name, "': method '",
+        method, "' is not linked into this process, not named in the policy file and not",
+        " called yet (a full name, \"/package.Service/Method\")"));
+    event.error = std::string(status.message());
+  } else if (s == nullptr || s->breaker == nullptr) {
+    status = absl::NotFoundError(absl::StrCat(
+        "breaker ", BreakerCommandName(command), " on channel '", options_.name, "': no policy",
+        " gives method '", method, "' a circuit breaker (a breaker needs a methodConfig entry",
+        " covering the method with a \"breaker\" field)"));
+    event.error = std::string(status.message());
+  } else {
+    s->breaker->Control(command);
+    event.applied = true;
+    event.snapshot = s->breaker->Snapshot();
+  }
+  // A reset's transition was queued by the breaker's listener: delivered
+  // first, then the command itself.
+  if (breaker_events_ != nullptr) breaker_events_->Deliver();
+  if (options_.events != nullptr) options_.events->OnOperatorAction(event);
+  return status;
+}
+
+void ClientResilienceImpl::AppendStatus(StatusReport& report) {
+  for (const ClientMethodState* s : SortedStates()) {
+    ClientMethodStatus row;
+    row.channel = options_.name;
+    row.method = s->method;
+    if (s->breaker != nullptr) {
+      row.breaker_kind = std::string(s->breaker->kind());
+      row.breaker = s->breaker->Snapshot();
+    }
+    row.calls = s->calls.load(std::memory_order_relaxed);
+    row.attempts = s->attempts.load(std::memory_order_relaxed);
+    row.retries = s->retries.load(std::memory_order_relaxed);
+    row.rejected_locally = s->rejected_by_breaker.load(std::memory_order_relaxed);
+    report.client_methods.push_back(std::move(row));
   }
 }
 

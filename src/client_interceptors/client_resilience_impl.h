@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "grpc_resilience/client_resilience.h"
 #include "grpcpp/support/client_interceptor.h"
@@ -73,6 +74,11 @@ class ClientResilienceImpl {
   void AppendMetrics(PrometheusText& text);
 
   const std::string& name() const { return options_.name; }
+
+  // ControlBreaker() / AppendStatus(): see ClientResilience.
+  absl::Status ControlBreaker(absl::string_view method, BreakerCommand command,
+                              absl::string_view origin);
+  void AppendStatus(StatusReport& report);
 
   // The channel's retryThrottling (gRFC A6), fed by every call on the
   // channel whatever its method; null when the policy file has none.

@@ -83,6 +83,24 @@ class MethodCache {
     return state;
   }
 
+  // FindByName()
+  //
+  // Find() for a name that does not come from gRPC (e.g. an operator's): the
+  // lock-free cache is left to gRPC's addresses. The name is copied.
+  template <typename Resolve>
+  State* FindByName(absl::string_view method, Resolve&& resolve) ABSL_LOCKS_EXCLUDED(mu_) {
+    const std::string name(method);
+    MutexLock lock(&mu_);
+    auto it = states_.find(name);
+    if (it != states_.end()) return it->second.get();
+    Resolution made = resolve(name.c_str());
+    if (!made.vouched && unvouched_ >= kMaxUnvouchedNames) return nullptr;
+    if (!made.vouched) ++unvouched_;
+    State* state = made.state.get();
+    states_.emplace(name, std::move(made.state));
+    return state;
+  }
+
   // Get()
   //
   // The state of `method` if it was made, else null. Takes the lock.

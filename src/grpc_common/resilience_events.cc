@@ -27,9 +27,20 @@ std::string FormatEvent(const ThrottleEvent& event) {
                             ", ", event.rejected, " calls rejected)");
 }
 
+std::string FormatEvent(const OperatorEvent& event) {
+  const std::string head =
+      absl::StrCat("operator ", BreakerCommandName(event.command), " of breaker ", event.method,
+                   " on ", event.channel, " (", event.origin, "): ");
+  if (!event.applied) return absl::StrCat(head, "not applied: ", event.error);
+  return absl::StrCat(head, "mode ", BreakerModeName(event.snapshot.mode), ", state ",
+                      BreakerStateName(event.snapshot.state));
+}
+
 void LogEvents::OnBreakerTransition(const BreakerEvent& event) { Write(FormatEvent(event)); }
 
 void LogEvents::OnThrottleSaturation(const ThrottleEvent& event) { Write(FormatEvent(event)); }
+
+void LogEvents::OnOperatorAction(const OperatorEvent& event) { Write(FormatEvent(event)); }
 
 void LogEvents::Write(const std::string& line) {
   const std::string text = absl::StrCat(prefix_, line, "\n");

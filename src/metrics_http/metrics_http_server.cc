@@ -10,20 +10,22 @@
 
 #include <algorithm>
 #include <atomic>
-#include <initializer_list>
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "src/core/clock.h"
 #include "grpc_resilience/prometheus_text.h"
 #include "absl/base/thread_annotations.h"
 #include "src/core/mutex.h"
+#include "src/metrics_http/operations_routes.h"
 
 namespace resilience {
 namespace {
@@ -55,7 +57,7 @@ struct Header {
 
 // Sends a whole response; the return value is the handler's (the status).
 int Respond(mg_connection* connection, int status, absl::string_view content_type,
-            absl::string_view body, bool head, std::initializer_list<Header> extra = {}) {
+            absl::string_view body, bool head, absl::Span<const Header> extra = {}) {
   const std::string content_type_text(content_type);
   const std::string length = absl::StrCat(body.size());
   // Our own Date header: civetweb writes its own with gmtime(), whose one
@@ -89,6 +91,27 @@ void Knock(in_addr address, int port) {
 
 constexpr absl::string_view kPlainText = "text/plain; charset=utf-8";
 
+// What OperationsRoutes needs of a request; a form body is read (up to
+// 64 KiB) only for POSTs.
+HttpRequest ToHttpRequest(mg_connection* connection, const mg_request_info& info) {
+  HttpRequest r;
+  r.method = info.request_method != nullptr ? info.request_method : "";
+  r.path = info.local_uri != nullptr ? info.local_uri : "";
+  r.query = info.query_string != nullptr ? info.query_string : "";
+  r.peer_address = info.remote_addr;
+  r.peer_port = info.remote_port;
+  if (const char* auth = mg_get_header(connection, "Authorization")) r.authorization = auth;
+  if (const char* type = mg_get_header(connection, "Content-Type")) r.content_type = type;
+  if (r.method == "POST") {
+    char buffer[4096];
+    int n;
+    while (r.body.size() < 65536 && (n = mg_read(connection, buffer, sizeof buffer)) > 0) {
+      r.body.append(buffer, static_cast<size_t>(n));
+    }
+  }
+  return r;
+}
+
 }  // namespace
 
 // The server's state behind the public class: civetweb's context, and the
@@ -96,7 +119,7 @@ constexpr absl::string_view kPlainText = "text/plain; charset=utf-8";
 class MetricsHttpServer::Impl {
  public:
   Impl(Options options, RenderFunction render)
-      : options_(std::move(options)), render_(std::move(render)) {}
+      : options_(std::move(options)), routes_(options_), render_(std::move(render)) {}
 
   // Starts civetweb; the Impl must not move afterwards (civetweb holds it).
   absl::Status Listen();
@@ -109,6 +132,7 @@ class MetricsHttpServer::Impl {
   int Serve(mg_connection* connection) ABSL_LOCKS_EXCLUDED(render_mu_);
 
   const Options options_;
+  OperationsRoutes routes_;  // the status page and the admin endpoint
   int port_ = 0;  // set by Listen() before the object is shared
   Mutex render_mu_;
   RenderFunction render_ ABSL_GUARDED_BY(render_mu_);
@@ -153,6 +177,18 @@ absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(Opti
   }
   if (!render) {
     return absl::InvalidArgumentError("metrics HTTP server: no render callback");
+  }
+  for (absl::string_view taken : {OperationsRoutes::kStatusPath, OperationsRoutes::kStatusJsonPath,
+                                  OperationsRoutes::kAdminBreakerPath}) {
+    if (options.path == taken) {
+      return absl::InvalidArgumentError(absl::StrCat("metrics HTTP server: path \"", options.path,
+                                                     "\" is the status page's or the admin",
+                                                     " endpoint's; pick another"));
+    }
+  }
+  if (options.admin.enabled && !options.admin.control) {
+    return absl::InvalidArgumentError(
+        "metrics HTTP server: admin.enabled without an admin.control callback");
   }
 
   auto impl = std::make_unique<Impl>(std::move(options), std::move(render));
@@ -254,6 +290,16 @@ int MetricsHttpServer::Impl::Serve(mg_connection* connection) {
       request != nullptr && request->local_uri != nullptr ? request->local_uri : "";
   const bool head = method == "HEAD";
   if (path != options_.path) {
+    std::optional<HttpResponse> answer;
+    if (request != nullptr) answer = routes_.Handle(ToHttpRequest(connection, *request));
+    if (answer.has_value()) {
+      std::vector<Header> headers;
+      for (const auto& [name, value] : answer->headers) {
+        headers.push_back(Header{name.c_str(), value.c_str()});
+      }
+      return Respond(connection, answer->status, answer->content_type, answer->body, head,
+                     headers);
+    }
     return Respond(connection, 404, kPlainText, "404 page not found\n", head);
   }
   if (method != "GET" && !head) {

@@ -30,6 +30,10 @@ std::vector<std::pair<std::string, ServerMethodStats>> ServerResilience::AllStat
 
 void ServerResilience::AppendMetrics(PrometheusText& text) const { impl_->AppendMetrics(text); }
 
+void ServerResilience::AppendStatus(StatusReport& report, absl::string_view name) const {
+  impl_->AppendStatus(report, name);
+}
+
 bool ServerResilience::metrics() const { return impl_->metrics(); }
 
 const PolicySet& ServerResilience::policies() const { return impl_->policies(); }

@@ -237,6 +237,9 @@ class ServerResilienceImpl {
   // sorted by method name.
   std::vector<std::pair<std::string, ServerMethodStats>> AllStats();
 
+  // AppendStatus(): see ServerResilience.
+  void AppendStatus(StatusReport& report, absl::string_view name);
+
   // AppendMetrics()
   //
   // Adds the server's metrics to `text`, the families of docs/metrics.md

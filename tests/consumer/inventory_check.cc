@@ -11,7 +11,9 @@
 //     handler never ran;
 //   - the program's own events listener hears the throttle start rejecting,
 //     once for the whole burst;
-//   - the interceptors the program registered saw every call.
+//   - the interceptors the program registered saw every call;
+//   - an operator can force a breaker open and back, and the status report
+//     shows it.
 // Prints one line per check; exits 0 only if all hold. Every call has a
 // deadline, and an alarm ends the process if anything hangs.
 
@@ -58,7 +60,8 @@ constexpr char kClientPolicies[] = R"json({
     "retryPolicy": {"maxAttempts": 3, "perAttemptTimeout": "2s",
                     "initialBackoff": "0.01s", "maxBackoff": "0.05s",
                     "backoffMultiplier": 2,
-                    "retryableStatusCodes": ["UNAVAILABLE", "DEADLINE_EXCEEDED"]}
+                    "retryableStatusCodes": ["UNAVAILABLE", "DEADLINE_EXCEEDED"]},
+    "breaker": {"threeState": {}}
   }]
 })json";
 
@@ -393,6 +396,41 @@ int main() {
               " calls); client inner GetItem " + std::to_string(inner_get) + " (" +
               std::to_string(attempts) + " attempts); server GetItem " +
               std::to_string(server_get) + ", ListItems " + std::to_string(server_list));
+  }
+
+  // 6. An operator forces GetItem's breaker open: the next call is rejected
+  //    locally, and the status report (client, server) says so; back to
+  //    automatic, calls go out again.
+  {
+    const absl::Status forced =
+        channel.resilience->ControlBreaker(kGetItem, resilience::BreakerCommand::kForceOpen);
+    grpc::ClientContext context;
+    context.set_deadline(Deadline());
+    shop::v1::GetItemRequest request;
+    request.set_sku("apple");
+    shop::v1::Item item;
+    const grpc::Status status = stub->GetItem(&context, request, &item);
+    resilience::StatusReport report;
+    channel.resilience->AppendStatus(report);
+    server_resilience->AppendStatus(report, "inventory");
+    const std::string json = report.ToJson();
+    const bool shows_forced =
+        json.find("\"mode\":\"force_open\"") != std::string::npos &&
+        report.ToHtml().find("class=\"forced\"") != std::string::npos;
+    const absl::Status automatic =
+        channel.resilience->ControlBreaker(kGetItem, resilience::BreakerCommand::kAutomatic);
+    grpc::ClientContext again;
+    again.set_deadline(Deadline());
+    const grpc::Status after = stub->GetItem(&again, request, &item);
+    Check(forced.ok() && resilience::RejectedLocally(context) && automatic.ok() && after.ok() &&
+              shows_forced && !report.server_methods.empty(),
+          "operations",
+          "force_open -> " + forced.ToString() + ", next GetItem " + Describe(status) +
+              (resilience::RejectedLocally(context) ? " (local)" : " (not local)") +
+              "; automatic -> " + Describe(after) + "; status report " +
+              std::to_string(report.client_methods.size()) + " client and " +
+              std::to_string(report.server_methods.size()) + " server rows, forced shown: " +
+              (shows_forced ? "yes" : "no"));
   }
 
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));

@@ -173,7 +173,7 @@ def start_cache_server(processes, binary, policy_path, metrics_port, port=0, nam
         raise RuntimeError("%s did not start: first line %r\n%s" % (name, line, child.output()))
     address = line[len("listening on "):]
     expected = "cache_server: " + METRICS_LINE % metrics_port
-    if child.stderr.wait_for(lambda l: l == expected, timeout) is None:
+    if child.stderr.wait_for(lambda l: l.startswith(expected), timeout) is None:
         raise RuntimeError("%s did not say %r\n%s" % (name, expected, child.output()))
     return child, address
 
@@ -187,7 +187,7 @@ def start_load(processes, binary, target, policy_path, metrics_port, seconds, co
     argv.extend(extra)
     child = processes.start("cache_client", argv)
     expected = "cache_client: " + METRICS_LINE % metrics_port
-    if child.stderr.wait_for(lambda l: l == expected, timeout) is None:
+    if child.stderr.wait_for(lambda l: l.startswith(expected), timeout) is None:
         raise RuntimeError("cache_client did not say %r\n%s" % (expected, child.output()))
     return child
 
@@ -313,3 +313,28 @@ def promtool_check_metrics(promtool, text, timeout=30):
     result = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True,
                             text=True, timeout=timeout)
     return result.returncode, result.stdout + result.stderr
+
+
+class Checks:
+    """Counts passed and failed checks, printing one line per check."""
+
+    def __init__(self):
+        self.passed = 0
+        self.failed = 0
+
+    def check(self, name, condition, detail=""):
+        if condition:
+            self.passed += 1
+            print("ok    " + name, flush=True)
+        else:
+            self.failed += 1
+            print("FAIL  " + name + (": " + str(detail) if detail != "" else ""), flush=True)
+        return condition
+
+
+def write_json(directory, name, value):
+    """Writes `value` as JSON to directory/name; the path."""
+    path = os.path.join(directory, name)
+    with open(path, "w") as f:
+        json.dump(value, f)
+    return path

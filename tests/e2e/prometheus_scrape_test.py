@@ -61,26 +61,6 @@ CLIENT = {"methodConfig": [{
 BREAKER_METHODS = {"/cache.v1.CacheService/Get", "/cache.v1.CacheService/Store"}
 
 
-class Checks:
-    def __init__(self):
-        self.passed = 0
-        self.failed = 0
-
-    def check(self, name, condition, detail=""):
-        if condition:
-            self.passed += 1
-            print("ok    " + name, flush=True)
-        else:
-            self.failed += 1
-            print("FAIL  " + name + (": " + str(detail) if detail != "" else ""), flush=True)
-        return condition
-
-
-def write_json(directory, name, value):
-    path = os.path.join(directory, name)
-    with open(path, "w") as f:
-        json.dump(value, f)
-    return path
 
 
 def by_method(api, expr):
@@ -91,9 +71,9 @@ def by_method(api, expr):
 def run(args, checks):
     with tempfile.TemporaryDirectory(prefix="prometheus_scrape_test.") as tmp, \
             h.Processes() as processes:
-        failing = write_json(tmp, "server_failing.json", SERVER_FAILING)
-        healthy = write_json(tmp, "server_healthy.json", SERVER_HEALTHY)
-        client_policy = write_json(tmp, "client.json", CLIENT)
+        failing = h.write_json(tmp, "server_failing.json", SERVER_FAILING)
+        healthy = h.write_json(tmp, "server_healthy.json", SERVER_HEALTHY)
+        client_policy = h.write_json(tmp, "client.json", CLIENT)
         server_metrics, client_metrics, prometheus_port = (h.free_port(), h.free_port(),
                                                            h.free_port())
 
@@ -232,7 +212,7 @@ def main():
               "it): the metrics endpoints are not scraped by a real Prometheus")
         return SKIP
     args.promtool = h.find_promtool(args.prometheus)
-    checks = Checks()
+    checks = h.Checks()
     if not checks.check("promtool found beside prometheus", bool(args.promtool)):
         return 1
 

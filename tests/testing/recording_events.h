@@ -17,6 +17,7 @@ class RecordingEvents final : public ResilienceEvents {
  public:
   void OnBreakerTransition(const BreakerEvent& event) override { Keep(FormatEvent(event)); }
   void OnThrottleSaturation(const ThrottleEvent& event) override { Keep(FormatEvent(event)); }
+  void OnOperatorAction(const OperatorEvent& event) override { Keep(FormatEvent(event)); }
 
   std::vector<std::string> lines() {
     MutexLock lock(&mu_);

@@ -1,0 +1,176 @@
+// StatusReport::ToHtml() (include/grpc_resilience/status_report.h): one
+// self-contained page, styled inline, no script.
+
+#include <algorithm>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "grpc_resilience/status_report.h"
+
+namespace resilience {
+namespace {
+
+std::string Escape(absl::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string Cell(absl::string_view text) { return absl::StrCat("<td>", Escape(text), "</td>"); }
+
+std::string RateCell(const std::optional<double>& rate) {
+  return rate.has_value() ? absl::StrFormat("<td class=num>%.1f</td>", *rate)
+                          : std::string("<td class=num>&ndash;</td>");
+}
+
+std::string Seconds(absl::Duration d) {
+  const double s = absl::ToDoubleSeconds(d);
+  if (s < 60) return absl::StrFormat("%.1f s", s);
+  if (s < 3600) return absl::StrFormat("%.1f min", s / 60);
+  return absl::StrFormat("%.1f h", s / 3600);
+}
+
+constexpr absl::string_view kStyle =
+    "body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}"
+    "h1{font-size:1.4em}h2{font-size:1.1em;margin-top:1.5em}"
+    "table{border-collapse:collapse;font-size:.9em}"
+    "th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left}"
+    "th{background:#f0f0f0}td.num{text-align:right;font-variant-numeric:tabular-nums}"
+    "tr.open td{background:#fbd5d5}tr.half_open td{background:#fdf0c8}"
+    "tr.forced td{background:#e3d7fb}tr.binding td{background:#fdf0c8}"
+    ".state{font-weight:bold}.none{color:#888}"
+    "ul.events{font-family:monospace;font-size:.85em}";
+
+void AppendClients(const StatusReport& r, std::string& out) {
+  if (r.client_methods.empty()) return;
+  absl::StrAppend(&out, "<h2>Client methods</h2>");
+  absl::StrAppend(&out,
+                  "<table id=client><tr><th>channel</th><th>method</th><th>breaker</th>"
+                  "<th>state</th><th>mode</th><th>in state</th><th>window calls</th>"
+                  "<th>failure rate</th><th>calls/s</th><th>rejected locally/s</th></tr>");
+  for (const ClientMethodStatus& c : r.client_methods) {
+    std::string row_class;
+    if (c.breaker.has_value()) {
+      row_class = std::string(BreakerStateName(c.breaker->state));
+      if (row_class == "half-open") row_class = "half_open";
+      if (c.breaker->mode == BreakerMode::kForceOpen ||
+          c.breaker->mode == BreakerMode::kForceClosed) {
+        row_class = "forced";
+      }
+    }
+    absl::StrAppend(&out, "<tr class=\"", row_class, "\" data-channel=\"", Escape(c.channel),
+                    "\" data-method=\"", Escape(c.method), "\">", Cell(c.channel),
+                    Cell(c.method));
+    if (c.breaker.has_value()) {
+      const BreakerSnapshot& b = *c.breaker;
+      absl::StrAppend(&out, Cell(c.breaker_kind), "<td class=state>",
+                      Escape(BreakerStateName(b.state)), "</td>", Cell(BreakerModeName(b.mode)),
+                      Cell(Seconds(b.time_in_state)),
+                      absl::StrFormat("<td class=num>%d</td><td class=num>%.2f</td>",
+                                      b.counts.completed(), b.failure_rate));
+    } else {
+      absl::StrAppend(&out, "<td class=none colspan=6>no breaker</td>");
+    }
+    absl::StrAppend(&out, RateCell(c.calls_per_second), RateCell(c.rejections_per_second),
+                    "</tr>");
+  }
+  absl::StrAppend(&out, "</table>");
+}
+
+void AppendThrottles(const StatusReport& r, std::string& out) {
+  if (r.retry_throttles.empty()) return;
+  absl::StrAppend(&out,
+                  "<h2>Retry throttling</h2><table id=retry_throttles><tr><th>channel</th>"
+                  "<th>tokens</th><th>of</th></tr>");
+  for (const RetryThrottleStatus& t : r.retry_throttles) {
+    absl::StrAppend(&out, "<tr", t.tokens * 2 <= t.max_tokens ? " class=binding" : "", ">",
+                    Cell(t.channel),
+                    absl::StrFormat("<td class=num>%.1f</td><td class=num>%d</td></tr>",
+                                    t.tokens, t.max_tokens));
+  }
+  absl::StrAppend(&out, "</table>");
+}
+
+void AppendServers(const StatusReport& r, std::string& out) {
+  if (r.server_methods.empty()) return;
+  absl::StrAppend(&out, "<h2>Server methods</h2>");
+  absl::StrAppend(&out,
+                  "<table id=server><tr><th>server</th><th>method</th><th>in flight</th>"
+                  "<th>concurrency limit</th><th>admitted</th><th>rejected</th>"
+                  "<th>calls/s</th><th>rejected/s</th></tr>");
+  for (const ServerMethodStatus& s : r.server_methods) {
+    const bool binding = s.concurrency_limit > 0 && s.in_flight >= s.concurrency_limit;
+    const std::string limit =
+        s.concurrency_limit == 0
+            ? std::string("none")
+            : absl::StrCat(s.concurrency_limit, s.adaptive_limit ? " (adaptive)" : "");
+    absl::StrAppend(&out, "<tr", binding ? " class=binding" : "", " data-method=\"",
+                    Escape(s.method), "\">", Cell(s.server), Cell(s.method),
+                    absl::StrFormat("<td class=num>%d</td>", s.in_flight), Cell(limit),
+                    absl::StrFormat("<td class=num>%d</td><td class=num>%d</td>", s.admitted,
+                                    s.rejected),
+                    RateCell(s.calls_per_second), RateCell(s.rejections_per_second), "</tr>");
+  }
+  absl::StrAppend(&out, "</table>");
+}
+
+}  // namespace
+
+std::string StatusReport::ToHtml(absl::Duration refresh) const {
+  std::string out =
+      "<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
+      "<meta name=viewport content=\"width=device-width\">";
+  if (refresh > absl::ZeroDuration()) {
+    absl::StrAppend(&out, "<meta http-equiv=refresh content=\"",
+                    std::max<int64_t>(1, absl::ToInt64Seconds(refresh)), "\">");
+  }
+  absl::StrAppend(&out, "<title>grpc-resilience status</title><style>", kStyle,
+                  "</style></head><body><h1>grpc-resilience status</h1><p>As of ",
+                  Escape(absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", generated_at,
+                                          absl::UTCTimeZone())),
+                  " &middot; <a href=\"status.json\">JSON</a></p>");
+  if (client_methods.empty() && server_methods.empty()) {
+    absl::StrAppend(&out, "<p class=none>No method called yet.</p>");
+  }
+  AppendClients(*this, out);
+  AppendThrottles(*this, out);
+  AppendServers(*this, out);
+  absl::StrAppend(&out, "<h2>Recent events</h2>");
+  if (recent_events.empty()) {
+    absl::StrAppend(&out, "<p class=none>None yet.</p>");
+  } else {
+    absl::StrAppend(&out, "<ul class=events>");
+    for (const StatusEvent& e : recent_events) {
+      absl::StrAppend(&out, "<li>",
+                      Escape(absl::FormatTime("%H:%M:%S", e.at, absl::UTCTimeZone())), " ",
+                      Escape(e.text), "</li>");
+    }
+    absl::StrAppend(&out, "</ul>");
+  }
+  absl::StrAppend(&out, "</body></html>\n");
+  return out;
+}
+
+}  // namespace resilience

@@ -1,0 +1,204 @@
+// File: src/metrics_http/operations_routes.cc
+
+#include "src/metrics_http/operations_routes.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "src/core/clock.h"
+#include "src/metrics/status_json.h"
+
+namespace resilience {
+namespace {
+
+constexpr absl::string_view kJson = "application/json";
+
+HttpResponse JsonAnswer(int status, const std::string& body) {
+  return HttpResponse{status, std::string(kJson), body + "\n", {{"Cache-Control", "no-store"}}};
+}
+
+HttpResponse Error(int status, absl::string_view message) {
+  JsonWriter w;
+  w.BeginObject().Key("error").String(message).EndObject();
+  return JsonAnswer(status, w.Take());
+}
+
+int HttpStatusOf(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kOk:
+      return 200;
+    case absl::StatusCode::kNotFound:
+      return 404;
+    case absl::StatusCode::kInvalidArgument:
+      return 400;
+    case absl::StatusCode::kFailedPrecondition:
+      return 409;
+    default:
+      return 500;
+  }
+}
+
+// Equal in time that depends only on the lengths.
+bool SameSecret(absl::string_view a, absl::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+std::optional<std::string> UrlDecode(absl::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '+') {
+      out += ' ';
+    } else if (text[i] == '%') {
+      int value = 0;
+      if (i + 2 >= text.size()) return std::nullopt;
+      if (!absl::SimpleHexAtoi(text.substr(i + 1, 2), &value)) return std::nullopt;
+      out += static_cast<char>(value);
+      i += 2;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+OperationsRoutes::OperationsRoutes(const MetricsHttpServer::Options& options)
+    : options_(options) {}
+
+bool OperationsRoutes::IsLoopback(absl::string_view address) {
+  const std::string text(address);
+  in6_addr v6;
+  if (inet_pton(AF_INET6, text.c_str(), &v6) == 1) {
+    if (IN6_IS_ADDR_LOOPBACK(&v6)) return true;
+    if (!IN6_IS_ADDR_V4MAPPED(&v6)) return false;
+    return v6.s6_addr[12] == 127;  // ::ffff:127.x.y.z
+  }
+  in_addr v4;
+  if (inet_pton(AF_INET, text.c_str(), &v4) != 1) return false;
+  return (ntohl(v4.s_addr) >> 24) == 127;
+}
+
+std::optional<std::string> OperationsRoutes::FormField(absl::string_view text,
+                                                       absl::string_view name) {
+  for (absl::string_view pair : absl::StrSplit(text, '&', absl::SkipEmpty())) {
+    const size_t eq = pair.find('=');
+    const absl::string_view key = pair.substr(0, eq);
+    if (key != name) continue;
+    return UrlDecode(eq == absl::string_view::npos ? absl::string_view() : pair.substr(eq + 1));
+  }
+  return std::nullopt;
+}
+
+std::optional<HttpResponse> OperationsRoutes::Handle(const HttpRequest& request) {
+  const bool head = request.method == "HEAD";
+  if (options_.status && (request.path == kStatusPath || request.path == kStatusJsonPath)) {
+    if (request.method != "GET" && !head) {
+      return HttpResponse{405, "text/plain; charset=utf-8", "405 method not allowed: use GET\n",
+                          {{"Allow", "GET, HEAD"}}};
+    }
+    return Status(request.path == kStatusJsonPath, head);
+  }
+  if (options_.admin.enabled && request.path == kAdminBreakerPath) return Admin(request);
+  return std::nullopt;
+}
+
+HttpResponse OperationsRoutes::Status(bool json, bool head) {
+  StatusReport report;
+  {
+    MutexLock lock(&mu_);
+    report = options_.status();
+    if (report.generated_at == absl::UnixEpoch()) report.generated_at = Clock::Real().WallNow();
+    if (previous_.has_value()) report.RatesSince(*previous_);
+    previous_ = report;
+  }
+  HttpResponse response;
+  response.headers = {{"Cache-Control", "no-store"}};
+  if (json) {
+    response.content_type = std::string(kJson);
+    response.body = report.ToJson() + "\n";
+  } else {
+    response.content_type = "text/html; charset=utf-8";
+    response.body = report.ToHtml(options_.status_refresh);
+  }
+  if (head) response.body.clear();
+  return response;
+}
+
+HttpResponse OperationsRoutes::Admin(const HttpRequest& request) {
+  if (!options_.admin.allow_remote && !IsLoopback(request.peer_address)) {
+    return Error(403, absl::StrCat("admin requests are served to loopback peers only, not ",
+                                   request.peer_address,
+                                   " (MetricsHttpServer::Options::admin.allow_remote)"));
+  }
+  if (!options_.admin.token.empty()) {
+    absl::string_view given = request.authorization;
+    if (!absl::ConsumePrefix(&given, "Bearer ") ||
+        !SameSecret(absl::StripAsciiWhitespace(given), options_.admin.token)) {
+      HttpResponse r = Error(401, "admin requests need \"Authorization: Bearer <token>\"");
+      r.headers.emplace_back("WWW-Authenticate", "Bearer");
+      return r;
+    }
+  }
+  if (request.method != "POST") {
+    HttpResponse r = Error(405, "admin requests are POSTs");
+    r.headers.emplace_back("Allow", "POST");
+    return r;
+  }
+  const bool form = absl::StartsWith(request.content_type, "application/x-www-form-urlencoded");
+  const auto field = [&](absl::string_view name) -> std::optional<std::string> {
+    if (std::optional<std::string> v = FormField(request.query, name)) return v;
+    if (form) return FormField(request.body, name);
+    return std::nullopt;
+  };
+  BreakerCommandRequest command;
+  for (auto [name, target] : {std::pair<absl::string_view, std::string*>{"channel", &command.channel},
+                              {"method", &command.method}}) {
+    std::optional<std::string> value = field(name);
+    if (!value.has_value()) {
+      return Error(400, absl::StrCat("admin request: field '", name, "' is missing (",
+                                     kAdminBreakerPath, "?channel=C&method=M&command=K)"));
+    }
+    *target = *std::move(value);
+  }
+  const std::optional<std::string> word = field("command");
+  const std::optional<BreakerCommand> parsed =
+      word.has_value() ? ParseBreakerCommand(*word) : std::nullopt;
+  if (!parsed.has_value()) {
+    return Error(400, absl::StrCat("admin request: command '", word.value_or(""),
+                                   "' is not one of force_open, force_closed, automatic, reset"));
+  }
+  command.command = *parsed;
+  command.origin = absl::StrCat("admin endpoint, peer ", request.peer_address, ":",
+                                request.peer_port);
+  absl::Status status;
+  try {
+    status = options_.admin.control(command);
+  } catch (...) {
+    status = absl::InternalError("the control callback threw");
+  }
+  if (!status.ok()) return Error(HttpStatusOf(status), status.message());
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("applied").Bool(true);
+  w.Key("channel").String(command.channel);
+  w.Key("method").String(command.method);
+  w.Key("command").String(BreakerCommandName(command.command));
+  w.EndObject();
+  return JsonAnswer(200, w.Take());
+}
+
+}  // namespace resilience

@@ -1,0 +1,78 @@
+// File: src/metrics_http/operations_routes.h
+//
+// What the metrics endpoint answers on the status page's and the admin
+// endpoint's paths, apart from HTTP itself: a request in, a response out,
+// so that the rules (who may force a breaker, which fields an admin request
+// needs, how the rates are computed) are tested without sockets.
+
+#ifndef GRPC_RESILIENCE_SRC_METRICS_HTTP_OPERATIONS_ROUTES_H_
+#define GRPC_RESILIENCE_SRC_METRICS_HTTP_OPERATIONS_ROUTES_H_
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/strings/string_view.h"
+#include "grpc_resilience/metrics_http.h"
+#include "src/core/mutex.h"
+
+namespace resilience {
+
+// A request as civetweb parsed it.
+struct HttpRequest {
+  std::string method;          // "GET", "POST", ...
+  std::string path;            // without the query string
+  std::string query;           // after '?', still URL-encoded
+  std::string body;            // a form body (POST), URL-encoded
+  std::string content_type;    // of the body
+  std::string peer_address;    // "127.0.0.1", "::1", ...
+  int peer_port = 0;
+  std::string authorization;   // the Authorization header's value
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type;
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+// OperationsRoutes
+//
+// /status, /status.json and /admin/breaker (MetricsHttpServer's comment
+// says what each answers). Thread-safe: status requests are rendered one at
+// a time (they share the previous report, for the rates); admin requests
+// run concurrently.
+class OperationsRoutes {
+ public:
+  static constexpr absl::string_view kStatusPath = "/status";
+  static constexpr absl::string_view kStatusJsonPath = "/status.json";
+  static constexpr absl::string_view kAdminBreakerPath = "/admin/breaker";
+
+  explicit OperationsRoutes(const MetricsHttpServer::Options& options);
+
+  // The answer for `request`, or nullopt when its path is none of these
+  // (or its feature is off): the caller answers 404.
+  std::optional<HttpResponse> Handle(const HttpRequest& request);
+
+  // Whether `address` is a loopback address (127.0.0.0/8, ::1, and IPv4
+  // loopback mapped into IPv6).
+  static bool IsLoopback(absl::string_view address);
+  // The value of `name` in an application/x-www-form-urlencoded `text`,
+  // decoded; nullopt when absent or badly encoded.
+  static std::optional<std::string> FormField(absl::string_view text, absl::string_view name);
+
+ private:
+  HttpResponse Status(bool json, bool head) ABSL_LOCKS_EXCLUDED(mu_);
+  HttpResponse Admin(const HttpRequest& request);
+
+  const MetricsHttpServer::Options& options_;
+  Mutex mu_;
+  std::optional<StatusReport> previous_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace resilience
+
+#endif  // GRPC_RESILIENCE_SRC_METRICS_HTTP_OPERATIONS_ROUTES_H_

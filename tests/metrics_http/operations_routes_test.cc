@@ -1,0 +1,185 @@
+// OperationsRoutes without sockets: the status page's two forms and their
+// rates, and every rule of the admin endpoint (off by default, loopback
+// only by default, the token, the fields, what the control callback says).
+
+#include "src/metrics_http/operations_routes.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace resilience {
+namespace {
+
+using ::testing::HasSubstr;
+
+HttpRequest Post(std::string query, std::string peer = "127.0.0.1") {
+  HttpRequest r;
+  r.method = "POST";
+  r.path = "/admin/breaker";
+  r.query = std::move(query);
+  r.peer_address = std::move(peer);
+  r.peer_port = 40000;
+  return r;
+}
+
+class OperationsRoutesTest : public ::testing::Test {
+ protected:
+  OperationsRoutesTest() {
+    options_.admin.enabled = true;
+    options_.admin.control = [this](const BreakerCommandRequest& r) {
+      requests_.push_back(r);
+      return answer_;
+    };
+  }
+  MetricsHttpServer::Options options_;
+  std::vector<BreakerCommandRequest> requests_;
+  absl::Status answer_;
+};
+
+TEST_F(OperationsRoutesTest, OffUnlessAskedFor) {
+  MetricsHttpServer::Options plain;
+  OperationsRoutes routes(plain);
+  HttpRequest get;
+  get.method = "GET";
+  get.path = "/status";
+  EXPECT_FALSE(routes.Handle(get).has_value());
+  EXPECT_FALSE(routes.Handle(Post("channel=c&method=m&command=reset")).has_value());
+}
+
+TEST_F(OperationsRoutesTest, StatusPageAndJsonWithRatesFromTheRequestBefore) {
+  int64_t calls = 0;
+  absl::Time now = absl::FromUnixSeconds(1'800'000'000);
+  options_.status = [&] {
+    StatusReport r;
+    r.generated_at = now;
+    ClientMethodStatus c;
+    c.channel = "ch";
+    c.method = "/m";
+    c.calls = calls;
+    r.client_methods.push_back(c);
+    return r;
+  };
+  OperationsRoutes routes(options_);
+  HttpRequest get;
+  get.method = "GET";
+  get.path = "/status";
+  std::optional<HttpResponse> html = routes.Handle(get);
+  ASSERT_TRUE(html.has_value());
+  EXPECT_EQ(html->status, 200);
+  EXPECT_EQ(html->content_type, "text/html; charset=utf-8");
+  EXPECT_THAT(html->body, HasSubstr("data-method=\"/m\""));
+  calls = 30;
+  now += absl::Seconds(3);
+  get.path = "/status.json";
+  std::optional<HttpResponse> json = routes.Handle(get);
+  ASSERT_TRUE(json.has_value());
+  EXPECT_EQ(json->content_type, "application/json");
+  EXPECT_THAT(json->body, HasSubstr("\"calls_per_second\":10"));
+  get.method = "POST";
+  EXPECT_EQ(routes.Handle(get)->status, 405);
+  get.method = "HEAD";
+  EXPECT_TRUE(routes.Handle(get)->body.empty());
+}
+
+TEST_F(OperationsRoutesTest, AdminCommandReachesTheCallback) {
+  OperationsRoutes routes(options_);
+  std::optional<HttpResponse> r =
+      routes.Handle(Post("channel=ipv4%3A127.0.0.1%3A5&method=%2Fcache.v1.CacheService%2FGet"
+                         "&command=force_open"));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 200) << r->body;
+  EXPECT_THAT(r->body, HasSubstr("\"applied\":true"));
+  ASSERT_EQ(requests_.size(), 1u);
+  EXPECT_EQ(requests_[0].channel, "ipv4:127.0.0.1:5");
+  EXPECT_EQ(requests_[0].method, "/cache.v1.CacheService/Get");
+  EXPECT_EQ(requests_[0].command, BreakerCommand::kForceOpen);
+  EXPECT_EQ(requests_[0].origin, "admin endpoint, peer 127.0.0.1:40000");
+}
+
+TEST_F(OperationsRoutesTest, FormBodyWorksToo) {
+  OperationsRoutes routes(options_);
+  HttpRequest r = Post("");
+  r.content_type = "application/x-www-form-urlencoded";
+  r.body = "channel=c&method=%2Fm&command=reset";
+  EXPECT_EQ(routes.Handle(r)->status, 200);
+  ASSERT_EQ(requests_.size(), 1u);
+  EXPECT_EQ(requests_[0].command, BreakerCommand::kReset);
+  // A body of another type is not read as a form.
+  r.content_type = "text/plain";
+  EXPECT_EQ(routes.Handle(r)->status, 400);
+}
+
+TEST_F(OperationsRoutesTest, RemotePeersRefusedUnlessAllowed) {
+  OperationsRoutes routes(options_);
+  std::optional<HttpResponse> r = routes.Handle(Post("channel=c&method=m&command=reset", "10.1.2.3"));
+  EXPECT_EQ(r->status, 403);
+  EXPECT_THAT(r->body, HasSubstr("10.1.2.3"));
+  EXPECT_TRUE(requests_.empty());
+  options_.admin.allow_remote = true;
+  OperationsRoutes open(options_);
+  EXPECT_EQ(open.Handle(Post("channel=c&method=m&command=reset", "10.1.2.3"))->status, 200);
+}
+
+TEST_F(OperationsRoutesTest, TokenRequiredWhenSet) {
+  options_.admin.token = "s3cret";
+  OperationsRoutes routes(options_);
+  HttpRequest r = Post("channel=c&method=m&command=reset");
+  EXPECT_EQ(routes.Handle(r)->status, 401);
+  r.authorization = "Bearer wrong!";
+  EXPECT_EQ(routes.Handle(r)->status, 401);
+  r.authorization = "s3cret";  // no scheme
+  EXPECT_EQ(routes.Handle(r)->status, 401);
+  EXPECT_TRUE(requests_.empty());
+  r.authorization = "Bearer s3cret";
+  EXPECT_EQ(routes.Handle(r)->status, 200);
+  EXPECT_EQ(requests_.size(), 1u);
+}
+
+TEST_F(OperationsRoutesTest, BadRequestsNameWhatIsWrong) {
+  OperationsRoutes routes(options_);
+  std::optional<HttpResponse> r = routes.Handle(Post("channel=c&command=reset"));
+  EXPECT_EQ(r->status, 400);
+  EXPECT_THAT(r->body, HasSubstr("field 'method' is missing"));
+  r = routes.Handle(Post("channel=c&method=m&command=open"));
+  EXPECT_EQ(r->status, 400);
+  EXPECT_THAT(r->body, HasSubstr("command 'open' is not one of"));
+  r = routes.Handle(Post("channel=c&method=%zz&command=reset"));
+  EXPECT_EQ(r->status, 400);
+  HttpRequest get = Post("channel=c&method=m&command=reset");
+  get.method = "GET";
+  EXPECT_EQ(routes.Handle(get)->status, 405);
+  EXPECT_TRUE(requests_.empty());
+}
+
+TEST_F(OperationsRoutesTest, CallbackErrorsBecomeHttpStatuses) {
+  OperationsRoutes routes(options_);
+  answer_ = absl::NotFoundError("no policy gives method '/x' a circuit breaker");
+  std::optional<HttpResponse> r = routes.Handle(Post("channel=c&method=%2Fx&command=reset"));
+  EXPECT_EQ(r->status, 404);
+  EXPECT_THAT(r->body, HasSubstr("no policy gives method '/x' a circuit breaker"));
+}
+
+TEST(OperationsRoutesStaticTest, Loopback) {
+  EXPECT_TRUE(OperationsRoutes::IsLoopback("127.0.0.1"));
+  EXPECT_TRUE(OperationsRoutes::IsLoopback("127.3.2.1"));
+  EXPECT_TRUE(OperationsRoutes::IsLoopback("::1"));
+  EXPECT_TRUE(OperationsRoutes::IsLoopback("::ffff:127.0.0.1"));
+  EXPECT_FALSE(OperationsRoutes::IsLoopback("10.0.0.1"));
+  EXPECT_FALSE(OperationsRoutes::IsLoopback("127.evil.example"));
+  EXPECT_FALSE(OperationsRoutes::IsLoopback("::ffff:10.0.0.1"));
+  EXPECT_FALSE(OperationsRoutes::IsLoopback(""));
+}
+
+TEST(OperationsRoutesStaticTest, FormFields) {
+  EXPECT_EQ(OperationsRoutes::FormField("a=1&b=x+y%2F", "b"), "x y/");
+  EXPECT_EQ(OperationsRoutes::FormField("a=1", "b"), std::nullopt);
+  EXPECT_EQ(OperationsRoutes::FormField("a", "a"), "");
+  EXPECT_EQ(OperationsRoutes::FormField("a=%4", "a"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace resilience
