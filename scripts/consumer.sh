@@ -353,7 +353,7 @@ fi
 log "timings"
 printf '  %s\n' "${timings[@]}" >&2
 if [ "$status" -eq 0 ]; then
-  log "consumer: all four ways build and pass"
+  log "consumer: every way run builds and passes (${CONSUMER_MODES:-find_package subdirectory fetchcontent} pkg-config)"
 else
   log "consumer: FAILED"
 fi
