@@ -33,6 +33,8 @@
 #include "examples/cache_service/cache_store.h"
 #include "examples/common/command_line.h"
 #include "src/global_limits/global_rate_limit.h"
+#include "grpc_resilience/redis_limits.h"
+#include "src/redis_limits/redis_fleet_limit_backend.h"
 #include "src/limits/token_bucket.h"
 #include "grpc_resilience/prometheus_text.h"
 #include "src/server_interceptors/server_interceptors.h"
@@ -55,8 +57,9 @@ Server Start(cache_service::CacheServiceImpl* service, const std::string& policy
     std::exit(1);
   }
   Server s;
-  s.state = std::make_shared<resilience::ServerResilienceImpl>(*std::move(policies),
-                                                           resilience::Clock::Real());
+  s.state = std::make_shared<resilience::ServerResilienceImpl>(
+      *std::move(policies), resilience::Clock::Real(), nullptr, /*metrics=*/true,
+      resilience::RedisFleetLimits());
   resilience::testing::TestServer::Options options;
   options.interceptors = resilience::ServerInterceptorFactories(s.state);
   auto state = s.state;
@@ -156,7 +159,8 @@ int main(int argc, char** argv) {
   settings.rate_per_second = 1e9;
   settings.burst = 1'000'000'000;
   settings.expected_replicas = 1;
-  auto limit = resilience::GlobalRateLimit::Create(settings, "bench", resilience::Clock::Real());
+  auto limit = resilience::GlobalRateLimit::Create(settings, "bench", resilience::Clock::Real(),
+                                                   resilience::RedisFleetLimitBackend());
   auto bucket = resilience::TokenBucket::Create(1e9, 1'000'000'000, resilience::Clock::Real());
   if (!limit.ok() || !bucket.ok()) std::abort();
   const absl::Time until = absl::Now() + absl::Seconds(5);

@@ -1,6 +1,6 @@
 # Install rules: the libraries as the package grpc_resilience (CMake config
 # and version files, exported targets grpc_resilience::client, ::server,
-# ::policy, ::metrics_http, ...) and pkg-config files, one per component
+# ::policy, ::metrics_http, ::redis_limits, ...) and pkg-config files, one per component
 # (grpc_resilience_<component>.pc) and grpc_resilience.pc for all of them.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
@@ -79,7 +79,7 @@ endfunction()
 
 # The components: the libraries a user links by name.
 set(pc_components client server)
-foreach(component redis metrics_http)
+foreach(component redis_limits metrics_http)
   if(TARGET grpc_resilience_${component})
     list(APPEND pc_components ${component})
   endif()

@@ -2,10 +2,12 @@
 # Checks that another project can adopt the library: installs it, checks that
 # every installed public header compiles on its own, then builds and runs
 # tests/consumer (a project of its own with its own service: inventory_check,
-# client and server, and client_only_check, which links grpc_resilience::client
-# alone) the three CMake ways, find_package against the install,
-# add_subdirectory and FetchContent, then the same programs with the installed
-# pkg-config files' flags alone (grpc_resilience_client.pc and _server.pc; a
+# client and server; client_only_check, which links grpc_resilience::client
+# alone; server_only_check, which links grpc_resilience::server alone, without
+# hiredis; redis_limits_check, which links grpc_resilience::redis_limits) the
+# three CMake ways, find_package against the install, add_subdirectory and
+# FetchContent, then the same programs with the installed pkg-config files'
+# flags alone (grpc_resilience_client.pc, _server.pc and _redis_limits.pc; a
 # metrics endpoint program with grpc_resilience_metrics_http.pc), and compiles
 # the README's C++ snippets against the install.
 #
@@ -16,7 +18,10 @@
 # Install prefix: build-consumer-prefix/; the consumer's build folders:
 # build-consumer-find_package/, -subdirectory/, -fetchcontent/, -pkg-config/
 # (each from scratch). Prints the timings; exits non-zero on any failure.
-# CONSUMER_JOBS (default 2) is the build parallelism.
+# CONSUMER_JOBS (default 2) is the build parallelism. CONSUMER_MODES (default
+# "find_package subdirectory fetchcontent") picks the CMake ways to run (the
+# pkg-config way always runs): the other two build the libraries again from
+# source each.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 jobs="${CONSUMER_JOBS:-2}"
@@ -59,6 +64,14 @@ rm -rf "$prefix"
 log "installing into $prefix"
 cmake --install "$lib_build" --prefix "$prefix" > /dev/null
 timings+=("library build and install: $(since "$t0") s")
+# The exported targets name system libraries by target, never by the path
+# they have on this machine (only our own, under ${_IMPORT_PREFIX}).
+if grep -nE '"/[^"]*\.(so|a)[";]|;/[^";]*\.(so|a)[";]' \
+     "$(find "$prefix" -name grpc_resilienceTargets.cmake | head -n 1)" \
+     "$(dirname "$(find "$prefix" -name grpc_resilienceTargets.cmake | head -n 1)")"/grpc_resilienceTargets-*.cmake; then
+  log "the exported targets name a library by its absolute path (above)"
+  exit 1
+fi
 
 # 2. Each installed public header on its own, then the README's snippets
 #    against the installed headers.
@@ -101,7 +114,8 @@ expect_built() {
   fi
 }
 
-# Our libraries that grpc_resilience::client and ::server link, by file name:
+# Our libraries that grpc_resilience::client, ::server and ::redis_limits
+# link, by file name:
 # their closure over the installed export's INTERFACE_LINK_LIBRARIES.
 linked_libraries() {
   local export_file
@@ -123,7 +137,7 @@ linked_libraries() {
     }
     /^\)/ { target = "" }
     END {
-      queue[1] = "client"; queue[2] = "server"; tail = 2
+      queue[1] = "client"; queue[2] = "server"; queue[3] = "redis_limits"; tail = 3
       for (head = 1; head <= tail; head++) {
         t = queue[head]
         if (t in seen) continue
@@ -135,11 +149,28 @@ linked_libraries() {
     }
   ' "$export_file"
 }
-consumer_libs=(libshop_proto.a inventory_check client_only_check)
+consumer_libs=(libshop_proto.a inventory_check client_only_check server_only_check
+  redis_limits_check)
+consumer_programs=(inventory_check client_only_check server_only_check redis_limits_check)
 mapfile -t our_libs < <(linked_libraries)
-log "grpc_resilience::client and ::server link: ${our_libs[*]}"
+log "grpc_resilience::client, ::server and ::redis_limits link: ${our_libs[*]}"
 
-for mode in find_package subdirectory fetchcontent; do
+# server_only_ok PROGRAM LINK_LINE: server_only_check links neither the Redis
+# library nor hiredis, nor the client or civetweb: not on its link line, not
+# among the shared libraries it loads (ldd).
+server_only_ok() {
+  local program="$1" link="$2"
+  if grep -qE 'grpc_resilience_(client|redis_limits|metrics_http)|hiredis|civetweb' <<<"$link"; then
+    log "$program links more than the server: $link"
+    return 1
+  fi
+  if ldd "$program" | grep -qE 'hiredis|civetweb'; then
+    log "$program loads hiredis or civetweb: $(ldd "$program" | grep -E 'hiredis|civetweb')"
+    return 1
+  fi
+}
+
+for mode in ${CONSUMER_MODES:-find_package subdirectory fetchcontent}; do
   dir="$REPO_ROOT/build-consumer-$mode"
   rm -rf "$dir"
   mkdir -p "$dir"
@@ -172,7 +203,7 @@ for mode in find_package subdirectory fetchcontent; do
     log "consumer ($mode): GoogleTest or Google Benchmark was looked up"
     checks_ok=0
   fi
-  if ! (cd "$dir" && ctest -N | grep -q "Total Tests: 2$"); then
+  if ! (cd "$dir" && ctest -N | grep -q "Total Tests: ${#consumer_programs[@]}$"); then
     log "consumer ($mode): tests other than the consumer's own are registered"
     checks_ok=0
   fi
@@ -184,8 +215,15 @@ for mode in find_package subdirectory fetchcontent; do
     log "consumer ($mode): client_only_check links more than the client: $client_link"
     checks_ok=0
   fi
+  server_link="$(ninja -C "$dir" -t commands server_only_check | tail -n 1)"
+  server_only_ok "$dir/server_only_check" "$server_link" || checks_ok=0
+  if [ "$mode" = find_package ]; then
+    log "consumer ($mode): server_only_check's link line: $server_link"
+    log "consumer ($mode): redis_limits_check's link line:" \
+        "$(ninja -C "$dir" -t commands redis_limits_check | tail -n 1)"
+  fi
   t0="$(now)"
-  for program in inventory_check client_only_check; do
+  for program in "${consumer_programs[@]}"; do
     log "consumer ($mode): running $program"
     if ! timeout 120 "$dir/$program"; then
       log "consumer ($mode): $program FAILED"
@@ -224,6 +262,28 @@ if [ "$pc_ok" -eq 1 ]; then
     log "consumer (pkg-config): grpc_resilience_client.pc names more than the client: $client_flags"
     pc_ok=0
   fi
+  # The server's file names no Redis (its Requires, recursively, included);
+  # the Redis library's requires hiredis. No file names a library by path.
+  server_flags="$(pkg-config --libs grpc_resilience_server)"
+  server_requires="$(pkg-config --print-requires grpc_resilience_server | tr '\n' ' ')"
+  log "consumer (pkg-config): grpc_resilience_server: Requires: $server_requires"
+  if grep -qE 'hiredis|civetweb|redis_limits|grpc_resilience_client' \
+       <<<"$server_flags $server_requires"; then
+    log "consumer (pkg-config): grpc_resilience_server.pc names more than the server:" \
+        "$server_flags; requires $server_requires"
+    pc_ok=0
+  fi
+  redis_requires="$(pkg-config --print-requires grpc_resilience_redis_limits | tr '\n' ' ')"
+  log "consumer (pkg-config): grpc_resilience_redis_limits: Requires: $redis_requires;" \
+      "Libs: $(pkg-config --libs grpc_resilience_redis_limits | grep -oE -- '-lgrpc_resilience_[a-z_]+|-lhiredis' | tr '\n' ' ')"
+  if ! grep -qw hiredis <<<"$redis_requires"; then
+    log "consumer (pkg-config): grpc_resilience_redis_limits.pc does not require hiredis"
+    pc_ok=0
+  fi
+  if grep -lE '(^|[ =])/[^ ]*\.(so|a)([ .]|$)' "$(dirname "$pc_file")"/grpc_resilience*.pc; then
+    log "consumer (pkg-config): a .pc file names a library by its absolute path"
+    pc_ok=0
+  fi
 fi
 # pc_build OUT SOURCE MODULE...: compiles SOURCE with the service's generated
 # code and the MODULEs' flags alone.
@@ -242,6 +302,14 @@ if [ "$pc_ok" -eq 1 ]; then
     grpc_resilience_client grpc_resilience_server || pc_ok=0
   pc_build client_only_check "$REPO_ROOT/tests/consumer/client_only_check.cc" \
     grpc_resilience_client || pc_ok=0
+  pc_build server_only_check "$REPO_ROOT/tests/consumer/server_only_check.cc" \
+    grpc_resilience_server || pc_ok=0
+  if [ "$pc_ok" -eq 1 ]; then
+    server_only_ok "$dir/server_only_check" "$(pkg-config --libs grpc_resilience_server)" ||
+      pc_ok=0
+  fi
+  pc_build redis_limits_check "$REPO_ROOT/tests/consumer/redis_limits_check.cc" \
+    grpc_resilience_redis_limits grpc_resilience_server || pc_ok=0
   if pkg-config --exists grpc_resilience_metrics_http; then
     cat > "$dir/metrics_endpoint.cc" <<'CC'
 #include <cstdio>
@@ -269,7 +337,7 @@ fi
 build_time="$(since "$t0")"
 t0="$(now)"
 if [ "$pc_ok" -eq 1 ]; then
-  for program in inventory_check client_only_check metrics_endpoint; do
+  for program in "${consumer_programs[@]}" metrics_endpoint; do
     [ -x "$dir/$program" ] || continue
     timeout 120 "$dir/$program" || { log "consumer (pkg-config): $program FAILED"; pc_ok=0; }
   done
@@ -285,7 +353,7 @@ fi
 log "timings"
 printf '  %s\n' "${timings[@]}" >&2
 if [ "$status" -eq 0 ]; then
-  log "consumer: all four ways build and pass"
+  log "consumer: every way run builds and passes (${CONSUMER_MODES:-find_package subdirectory fetchcontent} pkg-config)"
 else
   log "consumer: FAILED"
 fi

@@ -18,6 +18,7 @@
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/resource_quota.h"
 #include "grpcpp/server_builder.h"
+#include "grpc_resilience/redis_limits.h"
 #include "src/server_interceptors/server_interceptors.h"
 
 namespace cache_service {
@@ -153,7 +154,8 @@ absl::StatusOr<std::unique_ptr<CacheServer>> CacheServer::Start(const Options& o
   builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, 600000);
   server->resilience_ =
       std::make_shared<resilience::ServerResilienceImpl>(options.policies, *options.clock,
-                                                     options.events);
+                                                         options.events, /*metrics=*/true,
+                                                         resilience::RedisFleetLimits());
   // Behind the guard, a call the interceptors reject never reaches the store.
   if (absl::Status s = server->resilience_->RegisterGuardedService<cache::v1::CacheService>(
           builder, &server->service_);

@@ -41,8 +41,8 @@
 #include "grpc_resilience/recent_events.h"
 #include "examples/common/command_line.h"
 #include "grpc_resilience/prometheus_text.h"
-#include "src/global_limits/global_throttle_credentials.h"
 #include "grpc_resilience/policy.h"
+#include "grpc_resilience/redis_limits.h"
 #ifdef CACHE_SERVICE_HAS_METRICS_HTTP
 #include "grpc_resilience/metrics_http.h"
 #endif

@@ -33,6 +33,8 @@
 
 namespace resilience {
 
+class FleetLimitBackend;  // where throttle.global leases tokens; internal to the library
+
 using ServerInterceptorFactoryList =
     std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>;
 
@@ -78,29 +80,24 @@ struct ServerResilienceOptions {
   // ServerResilience::kUnknownMethod. false: methods without throttle or
   // fault injection pass through untouched.
   bool metrics = true;
+  // Where fleet-wide rate limits (a policy's throttle.global) lease their
+  // tokens: RedisFleetLimits() of grpc_resilience/redis_limits.h (library
+  // grpc_resilience::redis_limits). Null: none; then a policy with
+  // throttle.global is a warning in ServerResilience::warnings() naming its
+  // path and what to link, and that scope rejects every call
+  // (RESOURCE_EXHAUSTED "<method>: throttle not usable: <path>: ...").
+  std::shared_ptr<const FleetLimitBackend> fleet_limits;
 };
 
 // AddServerInterceptors()
 //
 // Sets the builder's interceptor list to `options`' interceptors around
 // grpc-resilience's. Works for the sync and the callback server APIs. The
-// policy file's warnings are in the result's warnings().
+// policy file's warnings are in the result's warnings(), and then one per
+// throttle.global without `options.fleet_limits`.
 std::shared_ptr<ServerResilience> AddServerInterceptors(grpc::ServerBuilder& builder,
                                                         PolicySet policies,
                                                         ServerResilienceOptions options = {});
-
-// CheckGlobalThrottleCredentials()
-//
-// For each Redis and set of credentials that `policies`' throttle.global
-// entries name (once each), one connect and AUTH within the entry's
-// timeout. PermissionDenied "<path>: AUTH as user 'u' with the password of
-// <path>.passwordFile ("...") refused by host:port: WRONGPASS ..." when
-// Redis refuses them (never the password); InvalidArgument when the
-// password can no longer be read. A Redis that cannot be reached or does
-// not answer in time is not an error here (OK): at run time the scope then
-// admits its local share until Redis answers (docs/global-rate-limit.md).
-// Blocks for up to the timeouts of the entries with credentials.
-absl::Status CheckGlobalThrottleCredentials(const PolicySet& policies);
 
 }  // namespace resilience
 

@@ -9,7 +9,8 @@
 namespace resilience {
 
 absl::StatusOr<std::unique_ptr<GlobalRateLimit>> GlobalRateLimit::Create(
-    const GlobalThrottleSettings& settings, absl::string_view scope, Clock& clock) {
+    const GlobalThrottleSettings& settings, absl::string_view scope, Clock& clock,
+    const FleetLimitBackend& backend) {
   std::string key = settings.key.empty() ? DefaultGlobalThrottleKey(scope) : settings.key;
   GlobalRateLimiter::Options options = LimiterOptions(settings);
   options.name = absl::StrCat("'", key, "' at ", settings.host, ":", settings.port,
@@ -21,26 +22,14 @@ absl::StatusOr<std::unique_ptr<GlobalRateLimit>> GlobalRateLimit::Create(
   absl::StatusOr<std::unique_ptr<GlobalRateLimiter>> limiter =
       GlobalRateLimiter::Create(std::move(options), clock);
   if (!limiter.ok()) return limiter.status();
-  RedisLeaseSource::Options source;
-  source.host = settings.host;
-  source.port = settings.port;
-  source.key = key;
-  source.timeout = settings.timeout;
-  if (!settings.password_env.empty() || !settings.password_file.empty()) {
-    source.username = settings.username;
-    source.password = [settings] { return ReadGlobalThrottlePassword(settings); };
-    source.credentials = GlobalThrottlePasswordSource(settings);
-  }
-  return std::unique_ptr<GlobalRateLimit>(
-      new GlobalRateLimit(std::move(key), *std::move(limiter), std::move(source)));
+  std::unique_ptr<GlobalRateLimit> limit(new GlobalRateLimit(key, *std::move(limiter)));
+  limit->source_ = backend.StartLeaseSource(settings, key, *limit->limiter_);
+  limit->limiter_->Attach(limit->source_.get());
+  return limit;
 }
 
-GlobalRateLimit::GlobalRateLimit(std::string key, std::unique_ptr<GlobalRateLimiter> limiter,
-                                 RedisLeaseSource::Options source)
-    : key_(std::move(key)), limiter_(std::move(limiter)) {
-  source_ = std::make_unique<RedisLeaseSource>(std::move(source), *limiter_);
-  limiter_->Attach(source_.get());
-}
+GlobalRateLimit::GlobalRateLimit(std::string key, std::unique_ptr<GlobalRateLimiter> limiter)
+    : key_(std::move(key)), limiter_(std::move(limiter)) {}
 
 GlobalRateLimit::~GlobalRateLimit() {
   limiter_->Attach(nullptr);

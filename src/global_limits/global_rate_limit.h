@@ -1,7 +1,8 @@
 // File: src/global_limits/global_rate_limit.h
 //
 // The fleet's rate limit of one server scope: a GlobalRateLimiter and the
-// RedisLeaseSource that feeds it, made from a throttle.global policy.
+// LeaseSource that feeds it (a FleetLimitBackend's: Redis's, in
+// src/redis_limits), made from a throttle.global policy.
 
 #ifndef GRPC_RESILIENCE_SRC_GLOBAL_LIMITS_GLOBAL_RATE_LIMIT_H_
 #define GRPC_RESILIENCE_SRC_GLOBAL_LIMITS_GLOBAL_RATE_LIMIT_H_
@@ -13,7 +14,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "src/core/clock.h"
-#include "src/global_limits/redis_lease_source.h"
+#include "src/global_limits/fleet_limit_backend.h"
 #include "src/limits/global_rate_limiter.h"
 #include "src/policy/global_throttle_settings.h"
 
@@ -21,17 +22,19 @@ namespace resilience {
 
 // GlobalRateLimit
 //
-// Create() never blocks on Redis: the client's thread connects in the
-// background, and until it has a lease the scope admits its local share.
+// Create() never blocks on the store (Redis): the source's thread connects in
+// the background, and until it has a lease the scope admits its local share.
 // Transitions are logged to stderr, one line each. Destroying it stops the
 // client's thread; destroy it only once no call is in TryAcquire() (the
 // server's limits go with its ServerResilienceImpl, after the server stopped).
 // This class is thread-safe.
 class GlobalRateLimit {
  public:
-  // For `scope` (its key when the settings name none), on `clock`.
+  // For `scope` (its key when the settings name none), on `clock`, fed by a
+  // source of `backend`'s.
   static absl::StatusOr<std::unique_ptr<GlobalRateLimit>> Create(
-      const GlobalThrottleSettings& settings, absl::string_view scope, Clock& clock);
+      const GlobalThrottleSettings& settings, absl::string_view scope, Clock& clock,
+      const FleetLimitBackend& backend);
   ~GlobalRateLimit();
 
   bool TryAcquire(absl::Duration* retry_after) { return limiter_->TryAcquire(retry_after); }
@@ -40,12 +43,11 @@ class GlobalRateLimit {
   const std::string& key() const { return key_; }
 
  private:
-  GlobalRateLimit(std::string key, std::unique_ptr<GlobalRateLimiter> limiter,
-                  RedisLeaseSource::Options source);
+  GlobalRateLimit(std::string key, std::unique_ptr<GlobalRateLimiter> limiter);
 
   const std::string key_;
   std::unique_ptr<GlobalRateLimiter> limiter_;
-  std::unique_ptr<RedisLeaseSource> source_;  // destroyed first
+  std::unique_ptr<LeaseSource> source_;  // destroyed first
 };
 
 }  // namespace resilience

@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "src/global_limits/fleet_limit_backend.h"
 #include "src/server_interceptors/drain_interceptor.h"
 #include "src/server_interceptors/fault_injection_interceptor.h"
 #include "src/server_interceptors/throttle_interceptor.h"
@@ -43,8 +44,17 @@ std::shared_ptr<ServerResilience> AddServerInterceptors(grpc::ServerBuilder& bui
                                                         ServerResilienceOptions options,
                                                         Clock& clock) {
   std::vector<std::string> warnings = policies.warnings();
+  if (options.fleet_limits == nullptr) {
+    // Not silently ignored: each such scope rejects every call (LimitsFor()).
+    for (const MethodPolicy& policy : PolicySetAccess::Table(policies).policies()) {
+      if (policy.throttle && policy.throttle->global) {
+        warnings.push_back(FleetLimitBackend::MissingMessage(policy.throttle->global->path));
+      }
+    }
+  }
   auto state = std::make_shared<ServerResilienceImpl>(std::move(policies), clock,
-                                                      std::move(options.events), options.metrics);
+                                                      std::move(options.events), options.metrics,
+                                                      std::move(options.fleet_limits));
   // gRPC 1.51 runs a server's receive hooks from the last registered to the
   // first and its send hooks in registration order: the last registered is
   // the one nearest the network. So the application's outer interceptors

@@ -35,9 +35,11 @@ bool AnyPolicy(const PolicySet& policies, bool (*has)(const MethodPolicy&)) {
 }  // namespace
 
 ServerResilienceImpl::ServerResilienceImpl(PolicySet policies, Clock& clock,
-                                   std::shared_ptr<ResilienceEvents> events, bool metrics)
+                                           std::shared_ptr<ResilienceEvents> events, bool metrics,
+                                           std::shared_ptr<const FleetLimitBackend> fleet_limits)
     : policies_(std::move(policies)),
       clock_(clock),
+      fleet_limits_(std::move(fleet_limits)),
       events_(events == nullptr ? nullptr
                                 : std::make_unique<EventDeliveryThread>(std::move(events))),
       any_throttle_(AnyPolicy(policies_, [](const MethodPolicy& p) { return p.throttle.has_value(); })),
@@ -148,10 +150,14 @@ ScopeLimits* ServerResilienceImpl::LimitsFor(absl::string_view scope,
         limits->unusable = std::string(bucket.status().message());
       }
     }
-    if (settings.global && limits->unusable.empty()) {
-      // Starts the Redis client's thread; never waits on Redis.
+    if (settings.global && limits->unusable.empty() && fleet_limits_ == nullptr) {
+      // A limit that cannot be enforced admits nothing and says why, as an
+      // unusable bucket does (AddServerInterceptors() warned at start).
+      limits->unusable = FleetLimitBackend::MissingMessage(settings.global->path);
+    } else if (settings.global && limits->unusable.empty()) {
+      // Starts the store client's thread; never waits on the store.
       absl::StatusOr<std::unique_ptr<GlobalRateLimit>> global =
-          GlobalRateLimit::Create(*settings.global, scope, clock_);
+          GlobalRateLimit::Create(*settings.global, scope, clock_, *fleet_limits_);
       if (global.ok()) {
         limits->global = *std::move(global);
       } else {

@@ -33,6 +33,7 @@
 #include "src/core/mutex.h"
 #include "src/core/random_source.h"
 #include "src/limits/token_bucket.h"
+#include "src/global_limits/fleet_limit_backend.h"
 #include "src/global_limits/global_rate_limit.h"
 #include "src/core/method_cache.h"
 #include "grpc_resilience/events.h"
@@ -221,8 +222,12 @@ class ServerResilienceImpl {
   // cannot make series up. false: methods without throttle or fault
   // injection pass through untouched and nothing is counted by status or
   // latency.
+  //
+  // `fleet_limits` makes the lease sources of throttle.global limits (null:
+  // a scope with one rejects every call, FleetLimitBackend::MissingMessage()).
   ServerResilienceImpl(PolicySet policies, Clock& clock,
-                   std::shared_ptr<ResilienceEvents> events = nullptr, bool metrics = true);
+                       std::shared_ptr<ResilienceEvents> events = nullptr, bool metrics = true,
+                       std::shared_ptr<const FleetLimitBackend> fleet_limits = nullptr);
 
   // Stats()
   //
@@ -375,6 +380,7 @@ class ServerResilienceImpl {
 
   const PolicySet policies_;
   Clock& clock_;
+  const std::shared_ptr<const FleetLimitBackend> fleet_limits_;  // null: none
   // Null without a listener.
   std::unique_ptr<EventDeliveryThread> events_;
   const bool any_throttle_;

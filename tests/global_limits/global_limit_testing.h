@@ -1,7 +1,8 @@
 // File: tests/global_limits/global_limit_testing.h
 //
 // What the tests of GlobalRateLimit against a real redis-server share: the
-// settings of a limit on a loopback Redis, its creation, and a paced load.
+// settings of a limit on a loopback Redis, its creation (leasing through
+// RedisFleetLimitBackend, src/redis_limits), and a paced load.
 
 #ifndef GRPC_RESILIENCE_TESTS_GLOBAL_LIMITS_GLOBAL_LIMIT_TESTING_H_
 #define GRPC_RESILIENCE_TESTS_GLOBAL_LIMITS_GLOBAL_LIMIT_TESTING_H_
@@ -16,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "src/core/clock.h"
 #include "src/global_limits/global_rate_limit.h"
+#include "src/redis_limits/redis_fleet_limit_backend.h"
 
 namespace resilience::testing {
 
@@ -36,7 +38,7 @@ inline GlobalThrottleSettings Settings(int port, double rate, int64_t burst,
 }
 
 inline std::unique_ptr<GlobalRateLimit> Make(const GlobalThrottleSettings& s) {
-  auto made = GlobalRateLimit::Create(s, "scope", Clock::Real());
+  auto made = GlobalRateLimit::Create(s, "scope", Clock::Real(), RedisFleetLimitBackend());
   EXPECT_TRUE(made.ok()) << made.status();
   return made.ok() ? *std::move(made) : nullptr;
 }

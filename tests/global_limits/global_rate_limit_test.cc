@@ -19,7 +19,7 @@
 #include "gtest/gtest.h"
 #include "src/core/clock.h"
 #include "tests/global_limits/global_limit_testing.h"
-#include "tests/global_limits/trickle_proxy.h"
+#include "tests/redis_limits/trickle_proxy.h"
 #include "tests/testing/eventually.h"
 #include "tests/testing/redis_server.h"
 

@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "src/grpc_common/metadata_keys.h"
 #include "grpc_resilience/prometheus_text.h"
+#include "grpc_resilience/redis_limits.h"
 #include "tests/server_interceptors/echo_services.h"
 #include "tests/testing/eventually.h"
 #include "tests/testing/guarded_server.h"
@@ -35,9 +36,14 @@ TEST(GlobalThrottleTest, LocalShareWithoutRedisRejectsWithPushbackAndSkipsHandle
   ASSERT_TRUE(policies.ok()) << policies.status();
   HandlerRuns runs;
   testing::SyncEchoService service(&runs);
+  ServerResilienceOptions options;
+  options.fleet_limits = RedisFleetLimits();
   testing::GuardedServer started =
-      testing::StartGuardedServer<test::TestService>(*std::move(policies), &service);
+      testing::StartGuardedServer<test::TestService>(*std::move(policies), &service,
+                                                     std::move(options));
   ASSERT_NE(started.server, nullptr);
+  // Given the Redis store, the server has nothing to warn about.
+  EXPECT_TRUE(started.resilience->warnings().empty());
   auto stub = test::TestService::NewStub(started.server->NewChannel());
   int ok = 0;
   int exhausted = 0;

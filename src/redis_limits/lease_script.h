@@ -1,10 +1,10 @@
-// File: src/global_limits/lease_script.h
+// File: src/redis_limits/lease_script.h
 //
 // The Lua script that takes one lease from the fleet's bucket in Redis, and
 // its reply.
 
-#ifndef GRPC_RESILIENCE_SRC_GLOBAL_LIMITS_LEASE_SCRIPT_H_
-#define GRPC_RESILIENCE_SRC_GLOBAL_LIMITS_LEASE_SCRIPT_H_
+#ifndef GRPC_RESILIENCE_SRC_REDIS_LIMITS_LEASE_SCRIPT_H_
+#define GRPC_RESILIENCE_SRC_REDIS_LIMITS_LEASE_SCRIPT_H_
 
 #include <cstdint>
 #include <string>
@@ -63,4 +63,4 @@ struct LeaseScript {
 
 }  // namespace resilience
 
-#endif  // GRPC_RESILIENCE_SRC_GLOBAL_LIMITS_LEASE_SCRIPT_H_
+#endif  // GRPC_RESILIENCE_SRC_REDIS_LIMITS_LEASE_SCRIPT_H_

@@ -1,4 +1,4 @@
-#include "tests/global_limits/trickle_proxy.h"
+#include "tests/redis_limits/trickle_proxy.h"
 
 #include <netinet/in.h>
 #include <poll.h>

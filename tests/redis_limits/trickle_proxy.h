@@ -1,11 +1,11 @@
-// File: tests/global_limits/trickle_proxy.h
+// File: tests/redis_limits/trickle_proxy.h
 //
 // A TCP proxy on a free loopback port in front of a real server that passes
 // requests on at once and trickles the replies back, one byte per `gap`: a
 // Redis that answers every read, too slowly for any round trip.
 
-#ifndef GRPC_RESILIENCE_TESTS_GLOBAL_LIMITS_TRICKLE_PROXY_H_
-#define GRPC_RESILIENCE_TESTS_GLOBAL_LIMITS_TRICKLE_PROXY_H_
+#ifndef GRPC_RESILIENCE_TESTS_REDIS_LIMITS_TRICKLE_PROXY_H_
+#define GRPC_RESILIENCE_TESTS_REDIS_LIMITS_TRICKLE_PROXY_H_
 
 #include <atomic>
 #include <memory>
@@ -48,4 +48,4 @@ class TrickleProxy {
 
 }  // namespace resilience::testing
 
-#endif  // GRPC_RESILIENCE_TESTS_GLOBAL_LIMITS_TRICKLE_PROXY_H_
+#endif  // GRPC_RESILIENCE_TESTS_REDIS_LIMITS_TRICKLE_PROXY_H_

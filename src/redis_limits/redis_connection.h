@@ -1,9 +1,9 @@
-// File: src/global_limits/redis_connection.h
+// File: src/redis_limits/redis_connection.h
 //
 // One blocking hiredis connection whose every round trip has a deadline.
 
-#ifndef GRPC_RESILIENCE_SRC_GLOBAL_LIMITS_REDIS_CONNECTION_H_
-#define GRPC_RESILIENCE_SRC_GLOBAL_LIMITS_REDIS_CONNECTION_H_
+#ifndef GRPC_RESILIENCE_SRC_REDIS_LIMITS_REDIS_CONNECTION_H_
+#define GRPC_RESILIENCE_SRC_REDIS_LIMITS_REDIS_CONNECTION_H_
 
 #include <memory>
 #include <string>
@@ -79,4 +79,4 @@ class RedisConnection {
 
 }  // namespace resilience
 
-#endif  // GRPC_RESILIENCE_SRC_GLOBAL_LIMITS_REDIS_CONNECTION_H_
+#endif  // GRPC_RESILIENCE_SRC_REDIS_LIMITS_REDIS_CONNECTION_H_

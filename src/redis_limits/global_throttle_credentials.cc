@@ -1,12 +1,15 @@
-#include "src/global_limits/global_throttle_credentials.h"
+// CheckGlobalThrottleCredentials() of the public grpc_resilience/redis_limits.h.
+
+#include "grpc_resilience/redis_limits.h"
 
 #include <memory>
 #include <string>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "src/global_limits/redis_connection.h"
+#include "src/redis_limits/redis_connection.h"
 #include "src/policy/global_throttle_policy.h"
+#include "src/policy/policy_set_access.h"
 
 namespace resilience {
 

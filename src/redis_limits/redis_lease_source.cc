@@ -1,4 +1,4 @@
-#include "src/global_limits/redis_lease_source.h"
+#include "src/redis_limits/redis_lease_source.h"
 
 #include <hiredis/hiredis.h>
 #include <signal.h>

@@ -1,4 +1,4 @@
-#include "src/global_limits/lease_script.h"
+#include "src/redis_limits/lease_script.h"
 
 #include <hiredis/hiredis.h>
 

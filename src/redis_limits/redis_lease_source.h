@@ -1,10 +1,10 @@
-// File: src/global_limits/redis_lease_source.h
+// File: src/redis_limits/redis_lease_source.h
 //
 // Leases a GlobalRateLimiter's tokens from a token bucket kept in Redis, on
 // a thread of its own (hiredis, Debian's libhiredis-dev).
 
-#ifndef GRPC_RESILIENCE_SRC_GLOBAL_LIMITS_REDIS_LEASE_SOURCE_H_
-#define GRPC_RESILIENCE_SRC_GLOBAL_LIMITS_REDIS_LEASE_SOURCE_H_
+#ifndef GRPC_RESILIENCE_SRC_REDIS_LIMITS_REDIS_LEASE_SOURCE_H_
+#define GRPC_RESILIENCE_SRC_REDIS_LIMITS_REDIS_LEASE_SOURCE_H_
 
 #include <atomic>
 #include <cstdint>
@@ -18,8 +18,8 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "src/core/mutex.h"
-#include "src/global_limits/lease_script.h"
-#include "src/global_limits/redis_connection.h"
+#include "src/redis_limits/lease_script.h"
+#include "src/redis_limits/redis_connection.h"
 #include "src/limits/global_rate_limiter.h"
 #include "src/limits/lease_source.h"
 
@@ -104,4 +104,4 @@ class RedisLeaseSource final : public LeaseSource {
 
 }  // namespace resilience
 
-#endif  // GRPC_RESILIENCE_SRC_GLOBAL_LIMITS_REDIS_LEASE_SOURCE_H_
+#endif  // GRPC_RESILIENCE_SRC_REDIS_LIMITS_REDIS_LEASE_SOURCE_H_

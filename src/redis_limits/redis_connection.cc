@@ -1,4 +1,4 @@
-#include "src/global_limits/redis_connection.h"
+#include "src/redis_limits/redis_connection.h"
 
 #include <hiredis/hiredis.h>
 #include <poll.h>

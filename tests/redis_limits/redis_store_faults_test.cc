@@ -23,7 +23,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/global_limits/global_limit_testing.h"
-#include "tests/global_limits/trickle_proxy.h"
+#include "tests/redis_limits/trickle_proxy.h"
 #include "tests/testing/eventually.h"
 #include "tests/testing/redis_server.h"
 

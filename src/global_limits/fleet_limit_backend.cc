@@ -1,0 +1,16 @@
+#include "src/global_limits/fleet_limit_backend.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace resilience {
+
+std::string FleetLimitBackend::MissingMessage(absl::string_view path) {
+  return absl::StrCat(
+      path,
+      ": this server has no store for fleet-wide rate limits, so the limit cannot be enforced "
+      "and its scope rejects every call: link grpc_resilience::redis_limits and set "
+      "ServerResilienceOptions::fleet_limits = resilience::RedisFleetLimits() "
+      "(grpc_resilience/redis_limits.h) before AddServerInterceptors()");
+}
+
+}  // namespace resilience

@@ -1,0 +1,31 @@
+// File: src/redis_limits/redis_fleet_limit_backend.h
+//
+// The Redis store of fleet-wide rate limits: a FleetLimitBackend whose lease
+// sources are RedisLeaseSources (hiredis). Public route:
+// RedisFleetLimits() (grpc_resilience/redis_limits.h).
+
+#ifndef GRPC_RESILIENCE_SRC_REDIS_LIMITS_REDIS_FLEET_LIMIT_BACKEND_H_
+#define GRPC_RESILIENCE_SRC_REDIS_LIMITS_REDIS_FLEET_LIMIT_BACKEND_H_
+
+#include <memory>
+#include <string>
+
+#include "src/global_limits/fleet_limit_backend.h"
+
+namespace resilience {
+
+// RedisFleetLimitBackend
+//
+// Each source connects to the settings' `redis` (host:port), authenticates
+// with their AUTH settings (the password read again at each connect) and
+// leases from `key`; see RedisLeaseSource. Stateless: thread-safe.
+class RedisFleetLimitBackend final : public FleetLimitBackend {
+ public:
+  std::unique_ptr<LeaseSource> StartLeaseSource(const GlobalThrottleSettings& settings,
+                                                const std::string& key,
+                                                GlobalRateLimiter& limiter) const override;
+};
+
+}  // namespace resilience
+
+#endif  // GRPC_RESILIENCE_SRC_REDIS_LIMITS_REDIS_FLEET_LIMIT_BACKEND_H_
