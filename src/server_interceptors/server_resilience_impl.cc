@@ -38,8 +38,8 @@ ServerResilienceImpl::ServerResilienceImpl(PolicySet policies, Clock& clock,
                                    std::shared_ptr<ResilienceEvents> events, bool metrics)
     : policies_(std::move(policies)),
       clock_(clock),
-      events_(events == nullptr ? nullptr
-                                : std::make_unique<EventDeliveryThread>(std::move(events))),
+      listener_(std::move(events)),
+      events_(listener_ == nullptr ? nullptr : std::make_unique<SerialExecutor>()),
       any_throttle_(AnyPolicy(policies_, [](const MethodPolicy& p) { return p.throttle.has_value(); })),
       any_fault_injection_(AnyPolicy(
           policies_, [](const MethodPolicy& p) { return p.fault_injection.has_value(); })),
@@ -192,6 +192,7 @@ MethodCache<ServerMethodState>::Resolution ServerResilienceImpl::Resolve(const c
   state->clock = &clock_;
   state->metrics = metrics_;
   state->events = events_.get();
+  state->listener = listener_.get();
   if (match.policy->fault_injection) {
     state->fault = &*match.policy->fault_injection;
     state->fault_random = std::make_unique<SplitMixRandom>(state->fault->seed);
