@@ -12,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -22,15 +24,23 @@ namespace {
 
 using ::testing::ElementsAre;
 
+// A policy for every method of the test service: `method_fields` (each
+// followed by a comma) and a retryPolicy on UNAVAILABLE with
+// `retry_fields`, under a retry budget too large to interfere.
+std::string Policy(absl::string_view method_fields, absl::string_view retry_fields) {
+  return absl::StrCat(
+      R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}], )",
+      method_fields, R"( "retryPolicy": {)", retry_fields,
+      R"(, "retryableStatusCodes": ["UNAVAILABLE"]}}],
+      "retryThrottling": {"maxTokens": 1000, "tokenRatio": 0.1}})");
+}
+
 // perAttemptTimeout 100 ms, backoffs 20 ms then 40 ms without jitter: each
 // attempt's deadline is its own start on the clock plus 100 ms, while the
 // caller's deadline is seconds away.
 TEST_F(CallTimingTest, PerAttemptDeadlineCountsFromEachAttemptsStart) {
-  Connect(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
-      "retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.02s", "maxBackoff": "1s",
-                      "backoffMultiplier": 2, "jitter": 0, "perAttemptTimeout": "0.1s",
-                      "retryableStatusCodes": ["UNAVAILABLE"]}}],
-      "retryThrottling": {"maxTokens": 1000, "tokenRatio": 0.1}})");
+  Connect(Policy("", R"("maxAttempts": 3, "initialBackoff": "0.02s", "maxBackoff": "1s",
+      "backoffMultiplier": 2, "jitter": 0, "perAttemptTimeout": "0.1s")"));
   for (Flavour flavour : {Flavour::kSync, Flavour::kAsync, Flavour::kCallback}) {
     SCOPED_TRACE(Name(flavour));
     attempts_->Clear();
@@ -56,11 +66,8 @@ TEST_F(CallTimingTest, PerAttemptDeadlineCountsFromEachAttemptsStart) {
 // gets the caller's deadline: after a 9.95 s backoff, 100 ms would reach
 // past the deadline of 10 s.
 TEST_F(CallTimingTest, CallersDeadlineCapsTheAttemptsDeadline) {
-  Connect(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
-      "retryPolicy": {"maxAttempts": 2, "initialBackoff": "9.95s", "maxBackoff": "10s",
-                      "backoffMultiplier": 1, "jitter": 0, "perAttemptTimeout": "0.1s",
-                      "retryableStatusCodes": ["UNAVAILABLE"]}}],
-      "retryThrottling": {"maxTokens": 1000, "tokenRatio": 0.1}})");
+  Connect(Policy("", R"("maxAttempts": 2, "initialBackoff": "9.95s", "maxBackoff": "10s",
+      "backoffMultiplier": 1, "jitter": 0, "perAttemptTimeout": "0.1s")"));
   service_.FailNext(1);
   const absl::Time t0 = clock_.WallNow();
   const absl::Time caller_deadline = t0 + absl::Seconds(10);
@@ -77,12 +84,9 @@ TEST_F(CallTimingTest, CallersDeadlineCapsTheAttemptsDeadline) {
 // every attempt carries the same deadline, set when the call started,
 // however late the attempt starts.
 TEST_F(CallTimingTest, PolicyTimeoutIsOneDeadlineForEveryAttempt) {
-  Connect(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
-      "timeout": "5s",
-      "retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.5s", "maxBackoff": "0.5s",
-                      "backoffMultiplier": 1, "jitter": 0,
-                      "retryableStatusCodes": ["UNAVAILABLE"]}}],
-      "retryThrottling": {"maxTokens": 1000, "tokenRatio": 0.1}})");
+  Connect(Policy(R"("timeout": "5s",)",
+                 R"("maxAttempts": 3, "initialBackoff": "0.5s", "maxBackoff": "0.5s",
+      "backoffMultiplier": 1, "jitter": 0)"));
   service_.FailNext(2);
   const absl::Time t0 = clock_.WallNow();
   grpc::Status status;
@@ -100,11 +104,8 @@ TEST_F(CallTimingTest, PolicyTimeoutIsOneDeadlineForEveryAttempt) {
 // A server pushback of 150 ms replaces the policy's backoff exactly: the
 // second attempt goes out when the clock passes 150 ms, not before.
 TEST_F(CallTimingTest, ServerPushbackSetsTheBackoff) {
-  Connect(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
-      "retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.02s", "maxBackoff": "1s",
-                      "backoffMultiplier": 2, "jitter": 0.2,
-                      "retryableStatusCodes": ["UNAVAILABLE"]}}],
-      "retryThrottling": {"maxTokens": 1000, "tokenRatio": 0.1}})");
+  Connect(Policy("", R"("maxAttempts": 3, "initialBackoff": "0.02s", "maxBackoff": "1s",
+      "backoffMultiplier": 2, "jitter": 0.2)"));
   service_.FailNext(1, grpc::StatusCode::UNAVAILABLE, "150");
   grpc::Status status;
   std::thread call = Start(Flavour::kCallback, &status);
