@@ -118,8 +118,7 @@ class ServerResilience {
   //
   // Events reach the ResilienceEvents listener on a thread of their own, in
   // order, after the call that caused them went on; this returns once every
-  // event caused so far was delivered. Called from the listener it returns
-  // at once (it cannot wait for the events queued behind the one running).
+  // event caused so far was delivered. From the listener: returns at once.
   void FlushEvents();
 
   // DrainAndShutdown()
