@@ -35,19 +35,22 @@ std::string Policy(absl::string_view method_fields, absl::string_view retry_fiel
       "retryThrottling": {"maxTokens": 1000, "tokenRatio": 0.1}})");
 }
 
-// perAttemptTimeout 100 ms, backoffs 20 ms then 40 ms without jitter: each
-// attempt's deadline is its own start on the clock plus 100 ms, while the
-// caller's deadline is seconds away.
+// perAttemptTimeout 30 s, backoffs 20 ms then 40 ms without jitter: each
+// attempt's deadline is its own start on the clock plus 30 s, while the
+// caller's deadline is a minute away. (gRPC enforces these deadlines on real
+// time, and the simulated clock starts at the real time: every deadline in
+// these tests lies well in the real future, so that a loaded machine's slow
+// answer is never cut by one.)
 TEST_F(CallTimingTest, PerAttemptDeadlineCountsFromEachAttemptsStart) {
   Connect(Policy("", R"("maxAttempts": 3, "initialBackoff": "0.02s", "maxBackoff": "1s",
-      "backoffMultiplier": 2, "jitter": 0, "perAttemptTimeout": "0.1s")"));
+      "backoffMultiplier": 2, "jitter": 0, "perAttemptTimeout": "30s")"));
   for (Flavour flavour : {Flavour::kSync, Flavour::kAsync, Flavour::kCallback}) {
     SCOPED_TRACE(Name(flavour));
     attempts_->Clear();
     service_.FailNext(2);
     const absl::Time t0 = clock_.WallNow();
     grpc::Status status;
-    std::thread call = Start(flavour, &status);
+    std::thread call = Start(flavour, &status, t0 + absl::Minutes(1));
     ASSERT_EQ(attempts_->Await(1).size(), 1u);
     ASSERT_THAT(timers_.AwaitPending(1), ElementsAre(absl::Milliseconds(20)));
     timers_.Advance(absl::Milliseconds(20));
@@ -57,47 +60,47 @@ TEST_F(CallTimingTest, PerAttemptDeadlineCountsFromEachAttemptsStart) {
     call.join();
     EXPECT_TRUE(status.ok()) << status.error_message();
     EXPECT_THAT(attempts_->Await(3),
-                ElementsAre(t0 + absl::Milliseconds(100), t0 + absl::Milliseconds(120),
-                            t0 + absl::Milliseconds(160)));
+                ElementsAre(t0 + absl::Seconds(30), t0 + absl::Milliseconds(30020),
+                            t0 + absl::Milliseconds(30060)));
   }
 }
 
 // An attempt whose perAttemptTimeout would end after the caller's deadline
-// gets the caller's deadline: after a 9.95 s backoff, 100 ms would reach
-// past the deadline of 10 s.
+// gets the caller's deadline: after a 40 s backoff, 20 s would reach past
+// the deadline of 50 s.
 TEST_F(CallTimingTest, CallersDeadlineCapsTheAttemptsDeadline) {
-  Connect(Policy("", R"("maxAttempts": 2, "initialBackoff": "9.95s", "maxBackoff": "10s",
-      "backoffMultiplier": 1, "jitter": 0, "perAttemptTimeout": "0.1s")"));
+  Connect(Policy("", R"("maxAttempts": 2, "initialBackoff": "40s", "maxBackoff": "40s",
+      "backoffMultiplier": 1, "jitter": 0, "perAttemptTimeout": "20s")"));
   service_.FailNext(1);
   const absl::Time t0 = clock_.WallNow();
-  const absl::Time caller_deadline = t0 + absl::Seconds(10);
+  const absl::Time caller_deadline = t0 + absl::Seconds(50);
   grpc::Status status;
   std::thread call = Start(Flavour::kSync, &status, caller_deadline);
-  ASSERT_THAT(timers_.AwaitPending(1), ElementsAre(absl::Milliseconds(9950)));
-  timers_.Advance(absl::Milliseconds(9950));
+  ASSERT_THAT(timers_.AwaitPending(1), ElementsAre(absl::Seconds(40)));
+  timers_.Advance(absl::Seconds(40));
   call.join();
   EXPECT_TRUE(status.ok()) << status.error_message();
-  EXPECT_THAT(attempts_->Await(2), ElementsAre(t0 + absl::Milliseconds(100), caller_deadline));
+  EXPECT_THAT(attempts_->Await(2), ElementsAre(t0 + absl::Seconds(20), caller_deadline));
 }
 
 // The policy's `timeout` is the whole call's deadline (gRPC's meaning):
 // every attempt carries the same deadline, set when the call started,
 // however late the attempt starts.
 TEST_F(CallTimingTest, PolicyTimeoutIsOneDeadlineForEveryAttempt) {
-  Connect(Policy(R"("timeout": "5s",)",
+  Connect(Policy(R"("timeout": "30s",)",
                  R"("maxAttempts": 3, "initialBackoff": "0.5s", "maxBackoff": "0.5s",
       "backoffMultiplier": 1, "jitter": 0)"));
   service_.FailNext(2);
   const absl::Time t0 = clock_.WallNow();
   grpc::Status status;
-  std::thread call = Start(Flavour::kAsync, &status);
+  std::thread call = Start(Flavour::kAsync, &status, t0 + absl::Minutes(1));
   for (int backoff = 0; backoff < 2; ++backoff) {
     ASSERT_THAT(timers_.AwaitPending(1), ElementsAre(absl::Milliseconds(500)));
     timers_.Advance(absl::Milliseconds(500));
   }
   call.join();
   EXPECT_TRUE(status.ok()) << status.error_message();
-  const absl::Time call_deadline = t0 + absl::Seconds(5);
+  const absl::Time call_deadline = t0 + absl::Seconds(30);
   EXPECT_THAT(attempts_->Await(3), ElementsAre(call_deadline, call_deadline, call_deadline));
 }
 
