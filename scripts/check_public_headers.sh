@@ -16,9 +16,26 @@ cxx="${CXX:-c++}"
 [ -d "$dir/grpc_resilience" ] || { echo "check_public_headers: no $dir/grpc_resilience" >&2; exit 1; }
 status=0
 checked=0
+# The headers compile at once, one per core (serially this took 34 s of the
+# normal ctest run); their results are read in order below.
+jobs="${JOBS:-$(nproc 2>/dev/null || echo 2)}"
+results="$(mktemp -d)"
+trap 'rm -rf "$results"' EXIT
 for header in "$dir"/grpc_resilience/*.h; do
   name="$(basename "$header")"
-  if out="$("$cxx" -std=c++17 -fsyntax-only -Wall -Wextra -Werror -I "$dir" -x c++ "$header" 2>&1)"; then
+  (
+    if "$cxx" -std=c++17 -fsyntax-only -Wall -Wextra -Werror -I "$dir" -x c++ "$header" \
+         > "$results/$name.out" 2>&1; then
+      : > "$results/$name.ok"
+    fi
+  ) &
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+done
+wait
+for header in "$dir"/grpc_resilience/*.h; do
+  name="$(basename "$header")"
+  out="$(cat "$results/$name.out")"
+  if [ -f "$results/$name.ok" ]; then
     checked=$((checked + 1))
   elif [[ " $pending " == *" $name "* ]]; then
     echo "check_public_headers: grpc_resilience/$name does not compile alone (pending: $(

@@ -6,9 +6,15 @@
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 seconds="${1:-60}"
 ensure_packages "${REQUIRED_PACKAGES[@]}" clang-14 libclang-rt-14-dev
+# RESILIENCE_CI=1 (.ci/run): line tables only, as in scripts/test.sh's
+# sanitizer builds (a crash report still names function, file and line).
+ci_flags=()
+if [ "${RESILIENCE_CI:-0}" = "1" ]; then
+  ci_flags=("-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG")
+fi
 CC=clang-14 CXX=clang++-14 configure_and_build "$REPO_ROOT/build-fuzz" grpc_resilience_policy_fuzzer -- \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRESILIENCE_SANITIZE=address,undefined \
-  -DRESILIENCE_BUILD_FUZZERS=ON -DRESILIENCE_BUILD_BENCH=OFF
+  -DRESILIENCE_BUILD_FUZZERS=ON -DRESILIENCE_BUILD_BENCH=OFF ${ci_flags[@]+"${ci_flags[@]}"}
 corpus="$(mktemp -d)"
 cp "$REPO_ROOT"/tests/policy/fuzz_corpus/* "$corpus"/
 log "fuzzing the policy loader for ${seconds}s"

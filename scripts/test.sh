@@ -19,16 +19,32 @@ esac
 
 ensure_packages "${REQUIRED_PACKAGES[@]}"
 
+# RESILIENCE_CI=1 (.ci/run: a clean machine that builds each folder once and
+# debugs nothing in place) cuts debug info, the largest part of compiling
+# after the code itself (hedging_test.cc, -O2: 30.9 s of CPU with -g,
+# 23.7 s without): the normal build gets none, the sanitizer builds line
+# tables only (-g1: their reports still name function, file and line).
+# Same code, same tests; only what a debugger could show is gone.
+normal_flags=()
+asan_flags=()
+tsan_flags=()
+if [ "${RESILIENCE_CI:-0}" = "1" ]; then
+  normal_flags=("-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG")
+  asan_flags=("-DCMAKE_CXX_FLAGS_DEBUG=-g1")
+  tsan_flags=("-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG")
+fi
+
 case "$mode" in
   normal)
     build_dir="$REPO_ROOT/build"
-    configure_and_build "$build_dir" all
+    configure_and_build "$build_dir" all -- ${normal_flags[@]+"${normal_flags[@]}"}
     labels=()
     ;;
   asan)
     build_dir="$REPO_ROOT/build-asan"
     configure_and_build "$build_dir" all -- -DCMAKE_BUILD_TYPE=Debug \
-      -DRESILIENCE_SANITIZE=address,undefined -DRESILIENCE_BUILD_BENCH=OFF
+      -DRESILIENCE_SANITIZE=address,undefined -DRESILIENCE_BUILD_BENCH=OFF \
+      ${asan_flags[@]+"${asan_flags[@]}"}
     export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1"
     export LSAN_OPTIONS="suppressions=$REPO_ROOT/tests/lsan.supp:print_suppressions=0"
     export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
@@ -37,7 +53,8 @@ case "$mode" in
   tsan)
     build_dir="$REPO_ROOT/build-tsan"
     configure_and_build "$build_dir" grpc_resilience_core_tests -- -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DRESILIENCE_SANITIZE=thread -DRESILIENCE_BUILD_BENCH=OFF
+      -DRESILIENCE_SANITIZE=thread -DRESILIENCE_BUILD_BENCH=OFF \
+      ${tsan_flags[@]+"${tsan_flags[@]}"}
     export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
     labels=(-L core)
     ;;

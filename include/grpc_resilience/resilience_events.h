@@ -71,9 +71,9 @@ inline constexpr absl::Duration kThrottleQuietPeriod = absl::Seconds(1);
 // admission after a quiet period without rejections). A client breaker's
 // transitions arrive in the order they happened, one at a time: on the
 // thread of a blocking (sync stub) caller whose call caused them, else on
-// the library's events thread (EventsThread), never on a thread that must
+// the library's events thread (one per process), never on a thread that must
 // not block; a listener that blocks delays later events, not calls. Server
-// events run on the thread of the call that caused them: keep them short.
+// events arrive in order on a thread of their ServerResilience (FlushEvents()).
 // Implementations must be thread-safe.
 class ResilienceEvents {
  public:

@@ -126,7 +126,7 @@ class ServerResilience {
   //
   // Events reach the ResilienceEvents listener on a thread of their own, in
   // order, after the call that caused them went on; this returns once every
-  // event caused so far was delivered. Not from the listener.
+  // event caused so far was delivered. From the listener: returns at once.
   void FlushEvents();
 
   // DrainAndShutdown()

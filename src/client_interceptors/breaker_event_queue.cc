@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "src/client_interceptors/events_thread.h"
+#include "src/core/serial_executor.h"
 
 namespace resilience {
 
@@ -34,8 +34,19 @@ void BreakerEventQueue::Deliver() {
   }
 }
 
+namespace {
+
+// The events thread: one for the process, started on first use, never
+// destroyed (channels, and their queues, may outlive static destruction).
+SerialExecutor& EventsExecutor() {
+  static SerialExecutor* const executor = new SerialExecutor();
+  return *executor;
+}
+
+}  // namespace
+
 void BreakerEventQueue::DeliverOnEventsThread() {
-  EventsThread::Global().Post([self = shared_from_this()] { self->Deliver(); });
+  EventsExecutor().Post([self = shared_from_this()] { self->Deliver(); });
 }
 
 }  // namespace resilience

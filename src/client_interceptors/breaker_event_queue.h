@@ -49,7 +49,9 @@ class BreakerEventQueue : public std::enable_shared_from_this<BreakerEventQueue>
 
   // DeliverOnEventsThread()
   //
-  // Deliver() on the EventsThread; returns at once.
+  // Deliver() on the events thread, a process-wide SerialExecutor
+  // (src/core/serial_executor.h) that runs deliveries in order; returns at
+  // once.
   void DeliverOnEventsThread();
 
   // DeliverAfter()

@@ -86,7 +86,7 @@ namespace resilience {
 //     are delivered on that thread too;
 //   - any other caller (callback or async stub) must not be blocked: its
 //     events complete on the AttemptCompletionQueue's thread, which runs no
-//     user code: breaker events go to the EventsThread.
+//     user code: breaker events go to the events thread.
 // Caller cancellation (PRE_SEND_CANCEL, on the canceller's thread) cancels
 // the attempts in flight and the timer at once.
 //

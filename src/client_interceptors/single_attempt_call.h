@@ -44,7 +44,7 @@ namespace resilience {
 // becomes DEADLINE_EXCEEDED in the chain's style (OwnDeadlineStatus()), and
 // then the call's final status is counted, fed to the channel's
 // retryThrottling and to the reconnect watch. Breaker events are delivered
-// last, on this thread for a blocking caller, else on the EventsThread.
+// last, on this thread for a blocking caller, else on the events thread.
 class SingleAttemptCall final : public grpc::experimental::Interceptor {
  public:
   SingleAttemptCall(grpc::experimental::ClientRpcInfo* info, ClientMethodState& state,

@@ -40,8 +40,8 @@ ServerResilienceImpl::ServerResilienceImpl(PolicySet policies, Clock& clock,
     : policies_(std::move(policies)),
       clock_(clock),
       fleet_limits_(std::move(fleet_limits)),
-      events_(events == nullptr ? nullptr
-                                : std::make_unique<EventDeliveryThread>(std::move(events))),
+      listener_(std::move(events)),
+      events_(listener_ == nullptr ? nullptr : std::make_unique<SerialExecutor>()),
       any_throttle_(AnyPolicy(policies_, [](const MethodPolicy& p) { return p.throttle.has_value(); })),
       any_fault_injection_(AnyPolicy(
           policies_, [](const MethodPolicy& p) { return p.fault_injection.has_value(); })),
@@ -198,6 +198,7 @@ MethodCache<ServerMethodState>::Resolution ServerResilienceImpl::Resolve(const c
   state->clock = &clock_;
   state->metrics = metrics_;
   state->events = events_.get();
+  state->listener = listener_.get();
   if (match.policy->fault_injection) {
     state->fault = &*match.policy->fault_injection;
     state->fault_random = std::make_unique<SplitMixRandom>(state->fault->seed);

@@ -32,6 +32,7 @@
 #include "src/limits/concurrency_limiter.h"
 #include "src/core/mutex.h"
 #include "src/core/random_source.h"
+#include "src/core/serial_executor.h"
 #include "src/limits/token_bucket.h"
 #include "src/global_limits/fleet_limit_backend.h"
 #include "src/global_limits/global_rate_limit.h"
@@ -46,7 +47,6 @@
 #include "src/server_interceptors/guarded_service.h"
 #include "src/server_interceptors/proceed_executor.h"
 #include "src/server_interceptors/call_verdicts.h"
-#include "src/server_interceptors/event_delivery_thread.h"
 
 namespace resilience {
 
@@ -117,9 +117,10 @@ struct ServerMethodState {
   Clock* clock = &Clock::Real();
   // Calls are counted by status sent and handler latency (`meter`).
   bool metrics = false;
-  // Delivers throttle events to the application off the call's thread;
-  // null: nobody listens.
-  EventDeliveryThread* events = nullptr;
+  // Throttle events go to `listener` through `events`, off the call's
+  // thread, in order; both null: nobody listens.
+  SerialExecutor* events = nullptr;
+  ResilienceEvents* listener = nullptr;
   ScopeLimits* limits = nullptr;                       // null: no throttle
   const FaultInjectionSettings* fault = nullptr;      // null: no faults
   std::unique_ptr<RandomSource> fault_random;
@@ -261,7 +262,8 @@ class ServerResilienceImpl {
   // Events reach the ResilienceEvents listener on a thread of their own, in
   // order, after the call that caused them went on; this returns once every
   // event caused so far was delivered (tests, a shutdown that wants the last
-  // ones). Not from the listener.
+  // ones). Called from the listener it returns at once (SerialExecutor::
+  // Flush()).
   void FlushEvents() {
     if (events_ != nullptr) events_->Flush();
   }
@@ -381,8 +383,10 @@ class ServerResilienceImpl {
   const PolicySet policies_;
   Clock& clock_;
   const std::shared_ptr<const FleetLimitBackend> fleet_limits_;  // null: none
-  // Null without a listener.
-  std::unique_ptr<EventDeliveryThread> events_;
+  // Both null without a listener; events_ (declared after listener_) runs
+  // the deliveries still queued when it is destroyed.
+  const std::shared_ptr<ResilienceEvents> listener_;
+  std::unique_ptr<SerialExecutor> events_;
   const bool any_throttle_;
   const bool any_fault_injection_;
   const bool metrics_;

@@ -37,8 +37,8 @@ void ThrottleInterceptor::NoteRejection(absl::string_view cause) {
   if (limits.saturated.load(std::memory_order_relaxed)) return;
   if (limits.saturated.exchange(true, std::memory_order_acq_rel)) return;
   limits.saturated_since_ns.store(now_ns, std::memory_order_relaxed);
-  state_->events->Post(ThrottleEvent{ThrottleEvent::Kind::kSaturated, state_->method,
-                                     limits.scope, cause, clock_.WallNow()});
+  PostEvent(ThrottleEvent{ThrottleEvent::Kind::kSaturated, state_->method, limits.scope, cause,
+                         clock_.WallNow()});
 }
 
 void ThrottleInterceptor::NoteAdmission() {
@@ -55,7 +55,14 @@ void ThrottleInterceptor::NoteAdmission() {
                       clock_.WallNow()};
   event.saturated_for = std::max(last_rejection - since, absl::ZeroDuration());
   event.rejected = limits.episode_rejections.exchange(0, std::memory_order_relaxed);
-  state_->events->Post(std::move(event));
+  PostEvent(std::move(event));
+}
+
+void ThrottleInterceptor::PostEvent(ThrottleEvent event) {
+  // The listener outlives the executor (ServerResilienceImpl::listener_).
+  ResilienceEvents* const listener = state_->listener;
+  state_->events->Post(
+      [listener, event = std::move(event)] { listener->OnThrottleSaturation(event); });
 }
 
 void ThrottleInterceptor::Reject(std::string message, absl::Duration pushback) {

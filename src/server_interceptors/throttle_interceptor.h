@@ -74,6 +74,8 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
   // and when it admits a call after kThrottleQuietPeriod without rejecting.
   void NoteRejection(absl::string_view cause);
   void NoteAdmission();
+  // Queues `event` for the listener on the server's events thread.
+  void PostEvent(ThrottleEvent event);
   // How an admitted call ended, for the concurrency limiter and the
   // duration estimate: answered in time (kAnswered: a success, kFailed: a
   // failure for the outcome classifier); its deadline passed before it was

@@ -4,74 +4,20 @@
 // timer's delay exactly and fires it by moving a SimulatedClock; nothing
 // sleeps, no bound is widened for a loaded machine.
 
-#include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "src/client_interceptors/client_resilience_impl.h"
-#include "src/client_interceptors/resilient_call_factory.h"
-#include "src/core/simulated_clock.h"
-#include "src/core/timeout_scheduler.h"
-#include "tests/client_interceptors/all_call_types.h"
-#include "tests/client_interceptors/scripted_service.h"
-#include "tests/client_interceptors/simulated_call_timers.h"
-#include "tests/testing/test_server.h"
+#include "tests/client_interceptors/call_timing_fixture.h"
 
 namespace resilience::testing {
 namespace {
 
 using ::testing::UnorderedElementsAre;
 using ::testing::HasSubstr;
-
-constexpr char kUnary[] = "/resilience.test.TestService/Unary";
-
-class CallTimingTest : public ::testing::Test {
- protected:
-  // The simulated clock starts at the real wall time, so that the deadlines
-  // gRPC enforces (real) and the chain's (simulated) stay close.
-  CallTimingTest() : clock_(absl::Now()), timers_(clock_), scheduler_(clock_) {}
-
-  void SetUp() override {
-    TestServer::Options options;
-    options.services.push_back(&service_);
-    server_ = TestServer::Start(std::move(options));
-    ASSERT_NE(server_, nullptr);
-  }
-
-  void Connect(const std::string& policy_json) {
-    absl::StatusOr<PolicySet> policies = PolicySet::FromJsonString(policy_json);
-    ASSERT_TRUE(policies.ok()) << policies.status();
-    ClientResilience::Options options;
-    options.seed = 7;
-    resilience_ = std::make_shared<ClientResilienceImpl>(*std::move(policies), options, clock_);
-    std::vector<std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>> chain;
-    chain.push_back(
-        std::make_unique<ResilientCallFactory>(resilience_, clock_, &scheduler_, &timers_));
-    channel_ = server_->NewChannel(std::move(chain));
-    stub_ = resilience::test::TestService::NewStub(channel_);
-  }
-
-  // A unary call of `flavour` on another thread (real deadline 20 s).
-  std::thread Start(Flavour flavour, grpc::Status* status) {
-    return std::thread([this, flavour, status] {
-      grpc::ClientContext context;
-      context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(20)));
-      *status = UnaryCall(*stub_, flavour, &context);
-    });
-  }
-
-  SimulatedClock clock_;
-  SimulatedCallTimers timers_;
-  TimeoutScheduler scheduler_;
-  ScriptedService service_;
-  std::unique_ptr<TestServer> server_;
-  std::shared_ptr<ClientResilienceImpl> resilience_;
-  std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<resilience::test::TestService::Stub> stub_;
-};
 
 // Backoff delays: 20 ms then 40 ms, +-20% jitter, each read exactly from the
 // timer the call set; the call goes on only when the clock passes it.
