@@ -13,12 +13,12 @@
 //    requestVolume}, failurePercentageEjection {threshold,
 //    enforcementPercentage, minimumHosts, requestVolume}, childPolicy
 //    (required: a list like loadBalancingConfig).
-//  - grpclb: childPolicy (pick_first or round_robin), serviceName.
 //  - Registered but fed by xDS (their children are named by the resolver's
 //    address attributes): priority_experimental, weighted_target_experimental,
 //    rls_experimental, cds_experimental, xds_*, and ring_hash_experimental
-//    (whose picker fails every call without the request hash xDS routing
-//    sets): refused with that reason.
+//    (it needs the request hash xDS routing sets; a call on a plain channel
+//    with it crashed gRPC 1.51): refused with that reason; grpclb too (it needs balancer
+//    addresses from the resolver: every call of a plain channel fails).
 // gRPC skips names it does not know and ignores fields it does not know;
 // here both are errors naming the JSON path, since in a policy file they
 // are typos. A loadBalancingConfig entry after the first is never used
