@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "grpcpp/health_check_service_interface.h"
 #include "src/server_interceptors/drain_interceptor.h"
 #include "src/server_interceptors/fault_injection_interceptor.h"
 #include "src/server_interceptors/throttle_interceptor.h"
@@ -43,6 +44,8 @@ std::shared_ptr<ServerResilience> AddServerInterceptors(grpc::ServerBuilder& bui
                                                         ServerResilienceOptions options,
                                                         Clock& clock) {
   std::vector<std::string> warnings = policies.warnings();
+  // Read by the builder when it builds the server.
+  if (options.health) grpc::EnableDefaultHealthCheckService(true);
   auto state = std::make_shared<ServerResilienceImpl>(std::move(policies), clock,
                                                       std::move(options.events), options.metrics);
   // gRPC 1.51 runs a server's receive hooks from the last registered to the
