@@ -190,8 +190,6 @@ int RunLoad(cache::v1::CacheService::Stub& stub, resilience::ClientResilience& c
     std::fprintf(stderr, "cache_client: metrics on http://127.0.0.1:%d/metrics\n",
                  metrics->port());
   }
-#else
-  (void)channel_state;
 #endif
   const bool live = isatty(STDOUT_FILENO);
   cache_service::LoadReport report = cache_service::RunLoad(
@@ -203,6 +201,16 @@ int RunLoad(cache::v1::CacheService::Stub& stub, resilience::ClientResilience& c
       });
   if (live) std::printf("\r\033[K");
   std::fputs(report.Format().c_str(), stdout);
+  // What the library did for these calls: attempts the breaker refused
+  // (they never left the process) and retries.
+  int64_t rejected = 0, retries = 0;
+  for (const char* method : {"/cache.v1.CacheService/Get", "/cache.v1.CacheService/Store"}) {
+    const resilience::ClientMethodStats stats = channel_state.Stats(method);
+    rejected += stats.rejected_by_breaker;
+    retries += stats.retries;
+  }
+  std::printf("client: %ld attempts rejected locally, %ld retries\n", static_cast<long>(rejected),
+              static_cast<long>(retries));
   return 0;
 }
 
