@@ -31,7 +31,7 @@ using internal::ShortestJsonNumber;
 // The policies a policy file may name, and those gRPC 1.51 registers only
 // for xDS to build.
 constexpr absl::string_view kPolicies[] = {"pick_first", "round_robin",
-                                           "outlier_detection_experimental"};
+                                           "outlier_detection_experimental", "grpclb"};
 constexpr absl::string_view kXdsPolicies[] = {
     "priority_experimental",          "weighted_target_experimental",
     "rls_experimental",               "cds_experimental",
@@ -161,11 +161,13 @@ struct Walk {
 };
 
 absl::Status CheckList(const ListValue& list, const std::string& path, Walk& walk,
-                       absl::string_view* used, std::vector<std::string>* configs);
+                       absl::string_view* used, std::vector<std::string>* configs,
+                       std::initializer_list<absl::string_view> allowed = {});
 
 // One {"<name>": {config}} of a list at `path` ("loadBalancingConfig[0]").
 absl::Status CheckEntry(const Value& entry, const std::string& path, Walk& walk,
-                        absl::string_view* name_out) {
+                        absl::string_view* name_out,
+                        std::initializer_list<absl::string_view> allowed) {
   if (entry.kind_case() != Value::kStructValue || entry.struct_value().fields_size() != 1) {
     return Bad(path, absl::StrCat("must be an object with one field, the policy's name, got ",
                                   entry.kind_case() == Value::kStructValue
@@ -181,14 +183,12 @@ absl::Status CheckEntry(const Value& entry, const std::string& path, Walk& walk,
     return Bad(config_path, "registered by gRPC 1.51 for xDS, which names its children and "
                             "sets the request hash they need; not for a policy file");
   }
-  if (name == "grpclb") {
-    return Bad(config_path, "registered by gRPC 1.51, but it needs balancer addresses from the "
-                            "resolver: on a plain channel every call fails (\"Failed to create "
-                            "secure client channel\"); not for a policy file");
-  }
   if (known == std::end(kPolicies)) {
     return Bad(config_path, absl::StrCat("not a load-balancing policy gRPC 1.51 registers (",
                                          absl::StrJoin(kPolicies, ", "), ")"));
+  }
+  if (allowed.size() > 0 && std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+    return Bad(config_path, absl::StrCat("not allowed here (", absl::StrJoin(allowed, ", "), ")"));
   }
   *name_out = *known;
   if (config.kind_case() != Value::kStructValue) {
@@ -199,6 +199,24 @@ absl::Status CheckEntry(const Value& entry, const std::string& path, Walk& walk,
     return OnlyFields(c, config_path, name, {});
   }
   absl::string_view child;
+  if (name == "grpclb") {
+    if (absl::Status s = OnlyFields(c, config_path, name, {"childPolicy", "serviceName"}); !s.ok()) {
+      return s;
+    }
+    if (auto it = c.fields().find("serviceName");
+        it != c.fields().end() && it->second.kind_case() != Value::kStringValue) {
+      return Bad(absl::StrCat(config_path, ".serviceName"),
+                 absl::StrCat("must be a string, got ", Describe(it->second)));
+    }
+    auto it = c.fields().find("childPolicy");
+    if (it == c.fields().end()) return absl::OkStatus();
+    if (it->second.kind_case() != Value::kListValue) {
+      return Bad(absl::StrCat(config_path, ".childPolicy"),
+                 absl::StrCat("must be an array, got ", Describe(it->second)));
+    }
+    return CheckList(it->second.list_value(), absl::StrCat(config_path, ".childPolicy"), walk,
+                     &child, nullptr, {"pick_first", "round_robin"});
+  }
   // outlier_detection_experimental
   walk.outlier_detection = true;
   const std::string& p = config_path;
@@ -247,13 +265,14 @@ absl::Status CheckEntry(const Value& entry, const std::string& path, Walk& walk,
 // A list of policies: gRPC uses the first; `*used` is its name. Each
 // entry's JSON goes to `configs` when given.
 absl::Status CheckList(const ListValue& list, const std::string& path, Walk& walk,
-                       absl::string_view* used, std::vector<std::string>* configs) {
+                       absl::string_view* used, std::vector<std::string>* configs,
+                       std::initializer_list<absl::string_view> allowed) {
   if (list.values_size() == 0) return Bad(path, "must name at least one policy, got []");
   for (int i = 0; i < list.values_size(); ++i) {
     const std::string entry_path = absl::StrCat(path, "[", i, "]");
     Walk entry_walk{walk.warnings};
     absl::string_view name;
-    if (absl::Status s = CheckEntry(list.values(i), entry_path, entry_walk, &name);
+    if (absl::Status s = CheckEntry(list.values(i), entry_path, entry_walk, &name, allowed);
         !s.ok()) {
       return s;
     }
@@ -300,6 +319,7 @@ absl::StatusOr<LoadBalancingSettings> LoadBalancingChecker::Check(
     const std::string path = "loadBalancingPolicy";
     settings.policy = absl::AsciiStrToLower(file.load_balancing_policy());
     // gRPC takes here only policies that need no config.
+    // grpclb requires a config (gRPC 1.51 says so and fails the channel).
     constexpr absl::string_view kNamed[] = {"pick_first", "round_robin"};
     if (std::find(std::begin(kNamed), std::end(kNamed), settings.policy) == std::end(kNamed)) {
       return Bad(path, absl::StrCat("must be one of ", absl::StrJoin(kNamed, ", "),

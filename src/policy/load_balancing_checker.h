@@ -17,8 +17,11 @@
 //    address attributes): priority_experimental, weighted_target_experimental,
 //    rls_experimental, cds_experimental, xds_*, and ring_hash_experimental
 //    (it needs the request hash xDS routing sets; a call on a plain channel
-//    with it crashed gRPC 1.51): refused with that reason; grpclb too (it needs balancer
-//    addresses from the resolver: every call of a plain channel fails).
+//    with it crashed gRPC 1.51): refused with that reason.
+//  - grpclb: childPolicy (pick_first or round_robin), serviceName; without
+//    balancer addresses it uses the target's (checked on a plain channel).
+//    Not by loadBalancingPolicy: gRPC 1.51 refuses it there ("requires a
+//    config") and fails every call of the channel.
 // gRPC skips names it does not know and ignores fields it does not know;
 // here both are errors naming the JSON path, since in a policy file they
 // are typos. A loadBalancingConfig entry after the first is never used

@@ -188,13 +188,16 @@ TEST_F(ReplicasTest, ADrainingReplicaLeavesTheRotationBeforeItsGracePeriodEnds) 
 }
 
 // What gRPC 1.51's core on this machine takes: every config the policy
-// loader accepts makes a working channel; grpclb (no balancer), which it
-// refuses, fails the calls of a plain channel.
+// loader accepts makes a working channel (grpclb with a config falls back
+// to the addresses); grpclb by name, which it refuses, fails the calls of a
+// plain channel.
 TEST_F(ReplicasTest, EveryAcceptedConfigWorksOnGrpc151) {
   Start();
   const char* accepted[] = {
       R"({"loadBalancingConfig": [{"pick_first": {}}]})",
       R"({"loadBalancingPolicy": "round_robin"})",
+      R"({"loadBalancingConfig": [{"grpclb": {"childPolicy": [{"round_robin": {}}],
+                                              "serviceName": "s"}}]})",
       R"({"loadBalancingConfig": [{"outlier_detection_experimental": {
             "interval": "0.5s", "baseEjectionTime": "10s", "maxEjectionTime": "30s",
             "maxEjectionPercent": 50,
@@ -213,9 +216,10 @@ TEST_F(ReplicasTest, EveryAcceptedConfigWorksOnGrpc151) {
       EXPECT_TRUE(status.ok()) << policy << ": " << status.error_message();
     }
   }
-  // Refused by the loader: grpclb fails the calls of a plain channel here.
+  // Refused by the loader: grpclb by name fails the calls of a plain channel.
   // (ring_hash_experimental is not tried: a call on such a channel crashes
   // gRPC 1.51, SIGSEGV in the channel's WorkSerializer, seen under gdb.)
+  // By name gRPC refuses it itself ("requires a config").
   for (const char* refused : {R"({"loadBalancingPolicy": "grpclb"})"}) {
     grpc::ChannelArguments args;
     args.SetServiceConfigJSON(refused);
@@ -227,6 +231,24 @@ TEST_F(ReplicasTest, EveryAcceptedConfigWorksOnGrpc151) {
     Resp response;
     EXPECT_FALSE(stub->Unary(&context, request, &response).ok()) << refused;
   }
+}
+
+// A service config already in the channel's arguments is kept whole, as
+// before: the warning names the file's settings that are then not applied.
+TEST(ReplicasConfigTest, ACallersServiceConfigKeepsWinningWithAWarning) {
+  const PolicySet policies = MustLoad(R"({"loadBalancingConfig": [{"round_robin": {}}],
+                                          "healthCheckConfig": {}})");
+  grpc::ChannelArguments args;
+  args.SetServiceConfigJSON(R"({"loadBalancingConfig": [{"pick_first": {}}]})");
+  const std::vector<std::string> warnings = ConfigureBuiltInRetries(policies, args);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0],
+            "channel arguments: the service config given (GRPC_ARG_SERVICE_CONFIG) is kept "
+            "instead of the policies' own, so the policy file's loadBalancingPolicy, "
+            "loadBalancingConfig and healthCheckConfig are not applied (the given config's "
+            "own are)");
+  grpc::ChannelArguments empty;
+  EXPECT_TRUE(ConfigureBuiltInRetries(policies, empty).empty());
 }
 
 }  // namespace

@@ -67,6 +67,11 @@ TEST(LoadBalancingPolicyTest, PolicyNameIsReadAsGrpcDoesCaseInsensitively) {
   EXPECT_THAT(set.warnings(), IsEmpty());
   EXPECT_EQ(set.load_balancing().policy, "round_robin");
   EXPECT_EQ(set.load_balancing().root, "round_robin");
+  EXPECT_EQ(MustParse(R"({"loadBalancingConfig": [{"grpclb": {"childPolicy": [{"round_robin": {}}],
+                          "serviceName": "s"}}]})")
+                .load_balancing()
+                .root,
+            "grpclb");
 }
 
 TEST(LoadBalancingPolicyTest, BadNamesAndFieldsAreErrorsNamingPathAndValue) {
@@ -75,7 +80,7 @@ TEST(LoadBalancingPolicyTest, BadNamesAndFieldsAreErrorsNamingPathAndValue) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {R"({"loadBalancingConfig": [{"least_request_experimental": {}}]})",
        "loadBalancingConfig[0].least_request_experimental: not a load-balancing policy gRPC "
-       "1.51 registers (pick_first, round_robin, outlier_detection_experimental)"},
+       "1.51 registers (pick_first, round_robin, outlier_detection_experimental, grpclb)"},
       {od + R"("interval": "5", )" + rr,
        "loadBalancingConfig[0].outlier_detection_experimental.interval: \"5\" is not a "
        "duration (gRPC wants seconds and an \"s\", e.g. \"0.5s\")"},
@@ -108,7 +113,7 @@ TEST(LoadBalancingPolicyTest, BadNamesAndFieldsAreErrorsNamingPathAndValue) {
       {od + R"("childPolicy": [{"round_robbin": {}}]}}]})",
        "loadBalancingConfig[0].outlier_detection_experimental.childPolicy[0].round_robbin: not "
        "a load-balancing policy gRPC 1.51 registers (pick_first, round_robin, "
-       "outlier_detection_experimental)"},
+       "outlier_detection_experimental, grpclb)"},
       {od + R"("childPolicy": []}}]})",
        "loadBalancingConfig[0].outlier_detection_experimental.childPolicy: must name at least "
        "one policy, got []"},
@@ -120,10 +125,11 @@ TEST(LoadBalancingPolicyTest, BadNamesAndFieldsAreErrorsNamingPathAndValue) {
       {R"({"loadBalancingConfig": [{"priority_experimental": {}}]})",
        "loadBalancingConfig[0].priority_experimental: registered by gRPC 1.51 for xDS, which "
        "names its children and sets the request hash they need; not for a policy file"},
-      {R"({"loadBalancingConfig": [{"grpclb": {"childPolicy": [{"round_robin": {}}]}}]})",
-       "loadBalancingConfig[0].grpclb: registered by gRPC 1.51, but it needs balancer "
-       "addresses from the resolver: on a plain channel every call fails (\"Failed to create "
-       "secure client channel\"); not for a policy file"},
+      {R"({"loadBalancingConfig": [{"grpclb": {"childPolicy": [{"grpclb": {}}]}}]})",
+       "loadBalancingConfig[0].grpclb.childPolicy[0].grpclb: not allowed here (pick_first, "
+       "round_robin)"},
+      {R"({"loadBalancingConfig": [{"grpclb": {"serviceName": 1}}]})",
+       "loadBalancingConfig[0].grpclb.serviceName: must be a string, got 1"},
       {R"({"loadBalancingPolicy": "outlier_detection_experimental"})",
        "loadBalancingPolicy: must be one of pick_first, round_robin (gRPC 1.51 takes "
        "here only policies that need no config; others go in loadBalancingConfig), got "
