@@ -233,6 +233,16 @@ int RunLoad(cache::v1::CacheService::Stub& stub, resilience::ClientResilience& c
       });
   if (live) std::printf("\r\033[K");
   std::fputs(report.Format().c_str(), stdout);
+  // What the library did for these calls: attempts the breaker refused
+  // (they never left the process) and retries.
+  int64_t rejected = 0, retries = 0;
+  for (const char* method : {"/cache.v1.CacheService/Get", "/cache.v1.CacheService/Store"}) {
+    const resilience::ClientMethodStats stats = channel_state.Stats(method);
+    rejected += stats.rejected_by_breaker;
+    retries += stats.retries;
+  }
+  std::printf("client: %ld attempts rejected locally, %ld retries\n", static_cast<long>(rejected),
+              static_cast<long>(retries));
   return 0;
 }
 

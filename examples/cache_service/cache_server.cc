@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "grpc/grpc.h"
+#include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/resource_quota.h"
 #include "grpcpp/server_builder.h"
@@ -152,6 +153,11 @@ absl::StatusOr<std::unique_ptr<CacheServer>> CacheServer::Start(const Options& o
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10000);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 2);
   builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, 600000);
+  // The standard health service (grpc.health.v1.Health): SERVING once
+  // started, NOT_SERVING from the first moment of a shutdown, so that
+  // clients that check health leave this replica before its grace period
+  // ends (docs/replicas.md).
+  grpc::EnableDefaultHealthCheckService(true);
   server->resilience_ =
       std::make_shared<resilience::ServerResilienceImpl>(options.policies, *options.clock,
                                                          options.events, /*metrics=*/true,
@@ -179,6 +185,7 @@ absl::StatusOr<std::unique_ptr<CacheServer>> CacheServer::Start(const Options& o
         absl::StrCat("cannot listen on ", requested, " (in use, or not an address of this host)"));
   }
   server->address_ = JoinHostPort(options.host, server->port_);
+  server->resilience_->health().Set(*server->server_, true);
   return server;
 }
 

@@ -16,7 +16,11 @@
 //  - gRPC's transparent retries (of attempts that never reached the server)
 //    stay on, beneath both.
 // waitForReady of a policy goes into the same service config, so it applies
-// to every call and every attempt of the methods it names.
+// to every call and every attempt of the methods it names. So do the policy
+// file's loadBalancingPolicy, loadBalancingConfig and healthCheckConfig,
+// with gRPC's meaning; a round_robin without outlier detection gets
+// gRPC's outlier_detection_experimental derived from a breaker of the file
+// (docs/replicas.md).
 //
 // Example:
 //   absl::StatusOr<resilience::PolicySet> policies =
@@ -75,14 +79,15 @@ ClientInterceptorFactoryList ClientInterceptorFactories(std::shared_ptr<ClientRe
 //
 // Prepares `args` for a channel with ClientInterceptorFactories(), as
 // CreateResilientChannel() does: sets GRPC_ARG_SERVICE_CONFIG to the
-// built-in retry config of `policies` (streaming retries and waitForReady;
-// not set when that config is empty) and leaves gRPC's retries on. Returns
+// channel's config for `policies` (streaming retries, waitForReady, load
+// balancing and health; not set when that config is empty) and leaves gRPC's retries on. Returns
 // the warnings about `args` below, one line each; the config's own warnings
 // (settings gRPC's retry of streams cannot apply) are the policy file's, in
 // PolicySet::warnings(), and are not repeated here.
 //
 // When `args` already carry a service config (SetServiceConfigJSON), it is
-// kept and ours is not set (a warning says what is then not applied). If it
+// kept whole and ours is not set: warnings say what is then not applied
+// (streams' retries, waitForReady, the file's load balancing and health). If it
 // has a retryPolicy or hedgingPolicy, which could retry unary calls beneath
 // our retry, gRPC's retries are switched off (GRPC_ARG_ENABLE_RETRIES = 0,
 // with a warning), unless `args` set GRPC_ARG_ENABLE_RETRIES themselves: an

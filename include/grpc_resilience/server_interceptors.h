@@ -87,6 +87,15 @@ struct ServerResilienceOptions {
   // path and what to link, and that scope rejects every call
   // (RESOURCE_EXHAUSTED "<method>: throttle not usable: <path>: ...").
   std::shared_ptr<const FleetLimitBackend> fleet_limits;
+  // Serve the standard health service, grpc.health.v1.Health (gRPC's own
+  // implementation: AddServerInterceptors() calls
+  // grpc::EnableDefaultHealthCheckService(true), a switch for every server
+  // the process builds from then on). The server as a whole ("") and each
+  // service registered behind the guard are SERVING once
+  // ServerResilience::SetServing() says so, and NOT_SERVING as soon as a
+  // drain begins. Its calls pass none of our interceptors. false: the
+  // switch is left as it is.
+  bool health = true;
 };
 
 // AddServerInterceptors()

@@ -141,9 +141,9 @@ class ServerResilience {
   // Drain()
   //
   // The first step of a graceful shutdown, before grpc::Server::Shutdown():
-  // from now on every call that arrives is refused UNAVAILABLE with a
-  // pushback, and it blocks until every call that arrived before is done, or
-  // until `deadline`. Returns whether every call was done. The calls
+  // the health service says NOT_SERVING, and from now on every call that
+  // arrives is refused UNAVAILABLE with a pushback; it blocks until every
+  // call that arrived before is done, or until `deadline`. Returns whether every call was done. The calls
   // refused at its end get their answer only at ReleaseRefusedCalls()
   // (DrainAndShutdown() does it right).
   bool Drain(absl::Time deadline);
@@ -154,6 +154,17 @@ class ServerResilience {
   bool draining() const;
   // Calls that arrived before Drain() and are not done yet.
   int64_t open_calls() const;
+
+  // SetServing()
+  //
+  // What the health service (ServerResilienceOptions::health) reports for
+  // `server` (built with these interceptors) as a whole and for every
+  // service registered with RegisterGuardedService(): call
+  // SetServing(server, true) once it is ready to serve (after
+  // BuildAndStart() and any warm-up). Drain() and DrainAndShutdown() report
+  // NOT_SERVING as they begin, for good. `server` must outlive them. Returns
+  // false when the server has no health service.
+  bool SetServing(grpc::Server& server, bool serving);
 
   // EndHoldsAt()
   //

@@ -10,7 +10,7 @@
 #include "grpc/support/log.h"
 #include "grpcpp/create_channel.h"
 #include "src/client_interceptors/resilient_call_factory.h"
-#include "src/policy/builtin_retry_config.h"
+#include "src/policy/channel_service_config.h"
 
 namespace resilience {
 
@@ -54,8 +54,9 @@ std::optional<int> IntArg(const grpc::ChannelArguments& args, const char* key) {
 std::vector<std::string> ConfigureBuiltInRetries(const PolicySet& policies,
                                                  grpc::ChannelArguments& args,
                                                  const MethodCatalog& catalog) {
-  const BuiltInRetryConfig config =
-      BuiltInRetryConfig::Build(PolicySetAccess::Table(policies), catalog);
+  const ChannelServiceConfig channel_config =
+      ChannelServiceConfig::Build(PolicySetAccess::Table(policies), catalog);
+  const BuiltInRetryConfig& config = channel_config.retries();
   // The config's own warnings are the policy file's: the loader put them in
   // PolicySet::warnings() already, so a program that prints both lists
   // prints each once.
@@ -68,6 +69,13 @@ std::vector<std::string> ConfigureBuiltInRetries(const PolicySet& policies,
           "channel arguments: the service config given (GRPC_ARG_SERVICE_CONFIG) is kept "
           "instead of the policies' own, so gRPC retries none of their streaming methods (",
           config.retried_streams().size(), ") and applies none of their waitForReady"));
+    }
+    if (channel_config.load_balancing()) {
+      warnings.push_back(
+          "channel arguments: the service config given (GRPC_ARG_SERVICE_CONFIG) is kept "
+          "instead of the policies' own, so the policy file's loadBalancingPolicy, "
+          "loadBalancingConfig and healthCheckConfig are not applied (the given config's "
+          "own are)");
     }
     if (absl::StrContains(*callers, "retryPolicy") ||
         absl::StrContains(*callers, "hedgingPolicy")) {
@@ -86,8 +94,8 @@ std::vector<std::string> ConfigureBuiltInRetries(const PolicySet& policies,
     }
     return warnings;
   }
-  if (config.service_config().empty()) return warnings;
-  args.SetServiceConfigJSON(config.service_config());
+  if (channel_config.service_config().empty()) return warnings;
+  args.SetServiceConfigJSON(channel_config.service_config());
   if (enable_retries.has_value() && *enable_retries == 0 && !config.retried_streams().empty()) {
     warnings.push_back(absl::StrCat(
         "channel arguments: GRPC_ARG_ENABLE_RETRIES = 0, so the streams the policies retry (",

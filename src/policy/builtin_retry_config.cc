@@ -12,61 +12,20 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "src/policy/json_text.h"
 
 namespace resilience {
 namespace {
 
-// `s` as a JSON string, quotes included.
-std::string JsonString(absl::string_view s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          absl::StrAppendFormat(&out, "\\u%04x", static_cast<unsigned char>(c));
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += '"';
-  return out;
-}
-
-// The shortest decimal form of `v` that reads back as `v` (finite values
-// only; the loader validated them).
-std::string JsonNumber(double v) {
-  for (int precision = 1; precision < 17; ++precision) {
-    std::string s = absl::StrFormat("%.*g", precision, v);
-    if (std::strtod(s.c_str(), nullptr) == v) return s;
-  }
-  return absl::StrFormat("%.17g", v);
-}
-
-// A duration in the form gRPC parses: seconds with up to nine decimals and an
-// "s" ("0.05s", "3600s"). Policy durations are positive and at most 30 days.
-std::string JsonDuration(absl::Duration d) {
-  const int64_t nanos = absl::ToInt64Nanoseconds(d);
-  const int64_t seconds = nanos / 1000000000;
-  const int64_t fraction = nanos % 1000000000;
-  if (fraction == 0) return absl::StrCat("\"", seconds, "s\"");
-  std::string digits = absl::StrFormat("%09d", fraction);
-  while (!digits.empty() && digits.back() == '0') digits.pop_back();
-  return absl::StrCat("\"", seconds, ".", digits, "s\"");
-}
+using internal::GrpcJsonDuration;
+using internal::QuoteJson;
+using internal::ShortestJsonNumber;
 
 std::string JsonName(const std::string& service, const std::string& method) {
   if (service.empty()) return "{}";
-  if (method.empty()) return absl::StrCat("{\"service\": ", JsonString(service), "}");
-  return absl::StrCat("{\"service\": ", JsonString(service), ", \"method\": ",
-                      JsonString(method), "}");
+  if (method.empty()) return absl::StrCat("{\"service\": ", QuoteJson(service), "}");
+  return absl::StrCat("{\"service\": ", QuoteJson(service), ", \"method\": ",
+                      QuoteJson(method), "}");
 }
 
 // The policy a name of the file belongs to: the one PolicyTable::Find gives
@@ -101,9 +60,9 @@ std::string RetryPolicyJson(const RetrySettings& retry) {
   }
   return absl::StrCat(
       "{\"maxAttempts\": ", std::min(retry.max_attempts, BuiltInRetryConfig::kMaxGrpcAttempts),
-      ", \"initialBackoff\": ", JsonDuration(retry.initial_backoff),
-      ", \"maxBackoff\": ", JsonDuration(retry.max_backoff),
-      ", \"backoffMultiplier\": ", JsonNumber(retry.backoff_multiplier),
+      ", \"initialBackoff\": ", GrpcJsonDuration(retry.initial_backoff),
+      ", \"maxBackoff\": ", GrpcJsonDuration(retry.max_backoff),
+      ", \"backoffMultiplier\": ", ShortestJsonNumber(retry.backoff_multiplier),
       ", \"retryableStatusCodes\": [", absl::StrJoin(codes, ", "), "]}");
 }
 
@@ -212,13 +171,13 @@ BuiltInRetryConfig BuiltInRetryConfig::Build(const PolicyTable& policies,
       if (retry.full_jitter) {
         config.warnings_.push_back(absl::StrCat(
             path, ".fullJitter: gRPC's built-in retry, which retries the streams ", streams,
-            ", backs off with its own jitter (", JsonNumber(kGrpcJitter),
+            ", backs off with its own jitter (", ShortestJsonNumber(kGrpcJitter),
             "); fullJitter applies to unary calls only"));
       } else if (retry.jitter != kGrpcJitter) {
         config.warnings_.push_back(absl::StrCat(
             path, ".jitter: gRPC's built-in retry, which retries the streams ", streams,
-            ", backs off with its own jitter (", JsonNumber(kGrpcJitter), "); ",
-            JsonNumber(retry.jitter), " applies to unary calls only"));
+            ", backs off with its own jitter (", ShortestJsonNumber(kGrpcJitter), "); ",
+            ShortestJsonNumber(retry.jitter), " applies to unary calls only"));
       }
       if (retry.per_attempt_timeout.has_value()) {
         config.warnings_.push_back(absl::StrCat(
@@ -237,16 +196,14 @@ BuiltInRetryConfig BuiltInRetryConfig::Build(const PolicyTable& policies,
   }
 
   if (method_configs.empty()) return config;
-  config.service_config_ =
-      absl::StrCat("{\"methodConfig\": [", absl::StrJoin(method_configs, ", "), "]");
+  config.members_ = absl::StrCat("\"methodConfig\": [", absl::StrJoin(method_configs, ", "), "]");
   if (!config.retried_streams_.empty()) {
     const RetryBudgetSettings budget = policies.stream_retry_throttling();
-    absl::StrAppend(&config.service_config_,
-                    ", \"retryThrottling\": {\"maxTokens\": ", budget.max_tokens,
+    absl::StrAppend(&config.members_, ", \"retryThrottling\": {\"maxTokens\": ", budget.max_tokens,
                     ", \"tokenRatio\": ",
-                    JsonNumber(std::max(budget.token_ratio, kMinGrpcTokenRatio)), "}");
+                    ShortestJsonNumber(std::max(budget.token_ratio, kMinGrpcTokenRatio)), "}");
   }
-  config.service_config_ += "}";
+  config.service_config_ = absl::StrCat("{", config.members_, "}");
   std::sort(config.retried_streams_.begin(), config.retried_streams_.end());
   return config;
 }

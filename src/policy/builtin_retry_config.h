@@ -80,6 +80,9 @@ class BuiltInRetryConfig {
   // The service config JSON; empty when gRPC needs none (no stream is retried
   // and no policy sets waitForReady).
   const std::string& service_config() const { return service_config_; }
+  // The same without its braces ("\"methodConfig\": [...], ..."), for a
+  // service config that has more (ChannelServiceConfig); empty likewise.
+  const std::string& members() const { return members_; }
 
   // Full names of the streaming methods gRPC retries, sorted.
   const std::vector<std::string>& retried_streams() const { return retried_streams_; }
@@ -92,6 +95,7 @@ class BuiltInRetryConfig {
 
  private:
   std::string service_config_;
+  std::string members_;
   std::vector<std::string> retried_streams_;
   std::vector<std::string> warnings_;
 };

@@ -1,7 +1,12 @@
 #include "src/policy/json_text.h"
 
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 
 namespace resilience::internal {
 
@@ -99,6 +104,52 @@ std::string SnakeToCamel(absl::string_view text) {
     }
   }
   return out;
+}
+
+std::string QuoteJson(absl::string_view s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          absl::StrAppendFormat(&out, "\\u%04x", static_cast<unsigned char>(c));
+        } else {
+          out += c;
+        }
+    }
+  }
+  out += '"';
+  return out;
+}
+
+std::string ShortestJsonNumber(double v) {
+  // Whole numbers in full ("100", not "1e+02"): gRPC reads its integer
+  // fields only so.
+  if (v == std::floor(v) && std::fabs(v) < 1e15) {
+    return absl::StrCat(static_cast<int64_t>(v));
+  }
+  for (int precision = 1; precision < 17; ++precision) {
+    std::string s = absl::StrFormat("%.*g", precision, v);
+    if (std::strtod(s.c_str(), nullptr) == v) return s;
+  }
+  return absl::StrFormat("%.17g", v);
+}
+
+std::string GrpcJsonDuration(absl::Duration d) {
+  const int64_t nanos = absl::ToInt64Nanoseconds(d);
+  const int64_t seconds = nanos / 1000000000;
+  const int64_t fraction = nanos % 1000000000;
+  if (fraction == 0) return absl::StrCat("\"", seconds, "s\"");
+  std::string digits = absl::StrFormat("%09d", fraction);
+  while (!digits.empty() && digits.back() == '0') digits.pop_back();
+  return absl::StrCat("\"", seconds, ".", digits, "s\"");
 }
 
 }  // namespace resilience::internal

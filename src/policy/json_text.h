@@ -13,6 +13,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 
 namespace resilience::internal {
 
@@ -50,6 +51,23 @@ bool JsonNumber(absl::string_view number, bool* empty_fraction);
 // alone. Turns proto field names (and the core's option names, which follow
 // them) into the file's JSON names inside a message.
 std::string SnakeToCamel(absl::string_view text);
+
+// QuoteJson()
+//
+// `s` as a JSON string, quotes included (control characters escaped).
+std::string QuoteJson(absl::string_view s);
+
+// ShortestJsonNumber()
+//
+// The shortest decimal form of finite `v` that reads back as `v` ("0.5",
+// "1e-05"); whole numbers below 1e15 in full ("100").
+std::string ShortestJsonNumber(double v);
+
+// GrpcJsonDuration()
+//
+// `d` (in [0, 30 days]) as gRPC's service config writes a duration, quotes
+// included: seconds with up to nine decimals and an "s" ("\"0.05s\"").
+std::string GrpcJsonDuration(absl::Duration d);
 
 }  // namespace resilience::internal
 

@@ -25,6 +25,7 @@
 #include "absl/container/node_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "src/policy/load_balancing_settings.h"
 #include "src/policy/method_policy.h"
 
 namespace resilience {
@@ -120,9 +121,12 @@ class PolicyTable {
   const std::vector<MethodPolicy>& policies() const { return policies_; }
   // Every name of every entry, in file order.
   const std::vector<Name>& names() const { return names_; }
+  // loadBalancingPolicy, loadBalancingConfig and healthCheckConfig, checked
+  // (LoadBalancingChecker); the channel's service config carries them
+  // (ChannelServiceConfig).
+  const LoadBalancingSettings& load_balancing() const { return load_balancing_; }
 
-  // Settings the file wrote that are accepted but not applied (gRPC service
-  // config fields grpc-resilience does not implement), deprecated, or
+  // Settings the file wrote that are accepted but not applied, deprecated, or
   // without effect (e.g. a perAttemptTimeout not shorter than the timeout),
   // one line each, starting with its JSON path.
   const std::vector<std::string>& warnings() const { return warnings_; }
@@ -138,6 +142,7 @@ class PolicyTable {
   std::optional<RetryBudgetSettings> retry_throttling_;
   std::vector<std::string> warnings_;
   std::vector<Name> names_;
+  LoadBalancingSettings load_balancing_;
 };
 
 }  // namespace resilience

@@ -21,6 +21,7 @@
 #include "src/policy/breaker_timing_warnings.h"
 #include "src/policy/hedging_settings.h"
 #include "src/policy/json_text.h"
+#include "src/policy/load_balancing_checker.h"
 #include "src/policy/status_codes.h"
 #include "src/retry/backoff.h"
 #include "src/retry/retry_budget.h"
@@ -36,9 +37,9 @@ using internal::SnakeToCamel;
 }  // namespace
 
 absl::StatusOr<PolicyTable> PolicyTableBuilder::Build(const pb::PolicyFile& file) {
-  if (file.load_balancing_policy().size() > 0) NotApplied("loadBalancingPolicy");
-  if (file.load_balancing_config_size() > 0) NotApplied("loadBalancingConfig");
-  if (file.has_health_check_config()) NotApplied("healthCheckConfig");
+  absl::StatusOr<LoadBalancingSettings> lb = LoadBalancingChecker::Check(file, set_.warnings_);
+  if (!lb.ok()) return lb.status();
+  set_.load_balancing_ = *std::move(lb);
   for (int i = 0; i < file.method_config_size(); ++i) {
     if (absl::Status s = AddEntry(file.method_config(i), absl::StrCat("methodConfig[", i, "]"));
         !s.ok()) {

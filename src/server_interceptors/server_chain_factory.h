@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "grpcpp/support/server_interceptor.h"
+#include "src/server_interceptors/health_reporter.h"
 #include "src/server_interceptors/server_resilience_impl.h"
 
 namespace resilience {
@@ -23,7 +24,10 @@ using ServerInterceptorMaker = grpc::experimental::Interceptor* (*)(
 // ServerResilienceImpl: for each call it returns what `Make` chooses from the
 // call's method state. Our factories differ in that function only
 // (FaultInjectionInterceptorFactory, ThrottleInterceptorFactory); their
-// order is ServerInterceptorFactories()'. Thread-safe: it holds nothing but
+// order is ServerInterceptorFactories()'. The health service's calls get
+// none of ours (IsHealthMethod()): a Watch stream lasts as long as the
+// client's channel and must not hold up a drain, nor be throttled or failed
+// by fault injection meant for the application's methods. Thread-safe: it holds nothing but
 // the shared state (itself thread-safe), and gRPC may create the
 // interceptors of several calls at once.
 template <ServerInterceptorMaker Make>
@@ -34,6 +38,7 @@ class ServerChainFactory final : public grpc::experimental::ServerInterceptorFac
 
   grpc::experimental::Interceptor* CreateServerInterceptor(
       grpc::experimental::ServerRpcInfo* info) override {
+    if (IsHealthMethod(info->method())) return nullptr;
     return Make(*state_, info);
   }
 

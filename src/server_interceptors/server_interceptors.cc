@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "src/global_limits/fleet_limit_backend.h"
+#include "grpcpp/health_check_service_interface.h"
 #include "src/server_interceptors/drain_interceptor.h"
 #include "src/server_interceptors/fault_injection_interceptor.h"
 #include "src/server_interceptors/throttle_interceptor.h"
@@ -52,6 +53,8 @@ std::shared_ptr<ServerResilience> AddServerInterceptors(grpc::ServerBuilder& bui
       }
     }
   }
+  // Read by the builder when it builds the server.
+  if (options.health) grpc::EnableDefaultHealthCheckService(true);
   auto state = std::make_shared<ServerResilienceImpl>(std::move(policies), clock,
                                                       std::move(options.events), options.metrics,
                                                       std::move(options.fleet_limits));

@@ -54,6 +54,10 @@ int64_t ServerResilience::open_calls() const { return impl_->open_calls(); }
 
 void ServerResilience::EndHoldsAt(absl::Time when) { impl_->EndHoldsAt(when); }
 
+bool ServerResilience::SetServing(grpc::Server& server, bool serving) {
+  return impl_->health().Set(server, serving);
+}
+
 absl::Status ServerResilience::RegisterGuardedService(grpc::ServerBuilder& builder,
                                                       grpc::Service* service,
                                                       absl::string_view full_name) {

@@ -61,6 +61,9 @@ absl::Time RealWallNow() { return Clock::Real().WallNow(); }
 }  // namespace
 
 bool ServerResilienceImpl::Drain(absl::Time deadline) {
+  // First, so that clients that check health stop picking this server
+  // while it still answers the calls on their way.
+  health_.NotServing();
   const absl::Time start = RealWallNow();
   EndHoldsAt(deadline);
   draining_.store(true, std::memory_order_release);
@@ -216,6 +219,7 @@ absl::Status ServerResilienceImpl::RegisterGuardedService(grpc::ServerBuilder& b
       GuardedService::Create(service, full_name, &call_verdicts_);
   if (!guard.ok()) return guard.status();
   builder.RegisterService(guard->get());
+  health_.AddService(full_name);
   MutexLock lock(&mu_);
   for (const std::string& method : (*guard)->methods()) guarded_methods_.insert(method);
   guards_.push_back(*std::move(guard));

@@ -47,6 +47,7 @@
 #include "src/server_interceptors/guarded_service.h"
 #include "src/server_interceptors/proceed_executor.h"
 #include "src/server_interceptors/call_verdicts.h"
+#include "src/server_interceptors/health_reporter.h"
 
 namespace resilience {
 
@@ -320,6 +321,9 @@ class ServerResilienceImpl {
   // Answers the calls Drain() keeps, and every later one at once.
   void ReleaseRefusedCalls() ABSL_LOCKS_EXCLUDED(park_mu_);
   bool draining() const { return draining_.load(std::memory_order_acquire); }
+  // The health service's view of this server: Drain() reports NOT_SERVING
+  // first of all; ServerResilience::SetServing() reports SERVING.
+  HealthReporter& health() { return health_; }
   // Calls that arrived before Drain() and are not done yet.
   int64_t open_calls() const { return open_calls_.load(std::memory_order_acquire); }
 
@@ -398,6 +402,7 @@ class ServerResilienceImpl {
   std::vector<std::unique_ptr<GuardedService>> guards_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<std::string> guarded_methods_ ABSL_GUARDED_BY(mu_);
   CallVerdicts call_verdicts_;
+  HealthReporter health_;
   std::atomic<bool> draining_{false};
   std::atomic<int64_t> open_calls_{0};
   // A server-streaming or bidi call ended after Drain() began.

@@ -267,6 +267,10 @@ int main() {
     std::printf("FAIL server: cannot listen on localhost:0\n");
     return 1;
   }
+  // The health service (ServerResilienceOptions::health, on by default):
+  // SERVING once the application says it is ready.
+  Check(server_resilience->SetServing(*server, true), "health service",
+        "SetServing() finds the server's grpc.health.v1 service");
 
   // Client: the application's interceptors outside (each call once) and
   // inside (each attempt) ours.

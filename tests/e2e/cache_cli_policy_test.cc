@@ -112,13 +112,13 @@ TEST_F(CacheCliTest, PolicyWarningsArePrinted) {
   StartServer({"--policy=" + policy});
   CommandResult r = Client({"--policy=" + policy, "store", "k", "v"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(r.err, StartsWith("cache_client: warning: loadBalancingPolicy"));
+  EXPECT_THAT(r.err, StartsWith("cache_client: warning: healthCheckConfig"));
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 
   server_->Signal(SIGTERM);
   CommandResult server = server_->Finish("", absl::Seconds(15));
   EXPECT_EQ(server.exit_code, 0) << server.err;
-  EXPECT_THAT(server.err, StartsWith("cache_server: warning: loadBalancingPolicy"));
+  EXPECT_THAT(server.err, StartsWith("cache_server: warning: healthCheckConfig"));
 }
 
 // `deadline` is a deprecated alias of `timeout`: it loads with a warning
@@ -149,14 +149,14 @@ TEST(CachePolicyFlagTest, StrictPoliciesRefusesAFileWithWarnings) {
   EXPECT_EQ(server.exit_code, 2);
   EXPECT_EQ(server.out, "");  // never printed "listening on"
   EXPECT_THAT(server.err, StartsWith("cache_server: "));
-  EXPECT_THAT(server.err, HasSubstr("loadBalancingPolicy"));
+  EXPECT_THAT(server.err, HasSubstr("healthCheckConfig"));
 
   CommandResult client = RunCommand(
       {kClient, "--target=127.0.0.1:1", "--policy=" + policy, "--strict_policies", "get", "k"}, "",
       absl::Seconds(10));
   EXPECT_EQ(client.exit_code, 2);
   EXPECT_THAT(client.err, StartsWith("cache_client: "));
-  EXPECT_THAT(client.err, HasSubstr("loadBalancingPolicy"));
+  EXPECT_THAT(client.err, HasSubstr("healthCheckConfig"));
   EXPECT_THAT(client.err, Not(HasSubstr("UNAVAILABLE")));  // no call was made
 
   // Without --strict_policies: a warning, and the call is made.

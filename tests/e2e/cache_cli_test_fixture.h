@@ -31,9 +31,9 @@ inline std::string WriteTempFile(const std::string& name, const std::string& con
   return path;
 }
 
-// A policy file with one field that loads with a warning (accepted for
-// compatibility with gRPC service configs, not applied).
-constexpr char kPolicyWithWarning[] = R"({"loadBalancingPolicy": "round_robin",
+// A policy file with one field that loads with a warning (a healthCheckConfig
+// without effect under gRPC's default pick_first).
+constexpr char kPolicyWithWarning[] = R"({"healthCheckConfig": {},
     "methodConfig": [{"name": [{"service": "cache.v1.CacheService"}], "timeout": "10s"}]})";
 
 class CacheCliTest : public ::testing::Test {

@@ -32,9 +32,9 @@ constexpr char kDefaultOnly[] = R"json({
                     "retryPolicy": {"maxAttempts": 3, "retryableStatusCodes": ["UNAVAILABLE"]}}]
 })json";
 
-// The same with a field gRPC's service config has and we do not apply.
+// The same with a field of gRPC's service config that has no effect there.
 constexpr char kOneWarning[] = R"json({
-  "loadBalancingPolicy": "round_robin",
+  "healthCheckConfig": {},
   "methodConfig": [{"name": [{}], "timeout": "1.5s"}]
 })json";
 
@@ -54,7 +54,7 @@ TEST(PolicySetTest, WarningsAreKeptAndStrictModeRefusesThem) {
   absl::StatusOr<PolicySet> lenient = PolicySet::FromJsonString(kOneWarning);
   ASSERT_TRUE(lenient.ok()) << lenient.status();
   ASSERT_EQ(lenient->warnings().size(), 1u);
-  EXPECT_THAT(lenient->warnings()[0], StartsWith("loadBalancingPolicy: "));
+  EXPECT_THAT(lenient->warnings()[0], StartsWith("healthCheckConfig: "));
 
   PolicySet::LoadOptions strict;
   strict.strict = true;

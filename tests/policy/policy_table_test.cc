@@ -181,8 +181,8 @@ TEST(PolicyTableTest, OutcomeClassification) {
 
 // A gRPC service config (load balancing, waitForReady, message limits,
 // retryPolicy with every gRPC field, retryThrottling) loads unchanged, with
-// gRPC's meaning (timeout is the overall deadline, waitForReady applies);
-// what is not applied is listed.
+// gRPC's meaning (timeout is the overall deadline, waitForReady applies,
+// the load balancing goes to the channel); what is not applied is listed.
 TEST(PolicyTableTest, RealGrpcServiceConfigLoads) {
   PolicyTable set = MustParse(R"json({
     "loadBalancingConfig": [{"round_robin": {}}],
@@ -212,9 +212,9 @@ TEST(PolicyTableTest, RealGrpcServiceConfigLoads) {
   EXPECT_THAT(p->retry->retryable_status_codes, Contains(absl::StatusCode::kResourceExhausted));
   EXPECT_THAT(p->retry->retryable_status_codes, Not(Contains(absl::StatusCode::kInternal)));
   EXPECT_EQ(set.retry_throttling()->max_tokens, 100);
+  EXPECT_EQ(set.load_balancing().root, "round_robin");
   EXPECT_THAT(set.warnings(),
-              ElementsAre(StartsWith("loadBalancingConfig: accepted"),
-                          "methodConfig[0].retryPolicy.perAttemptRecvTimeout: accepted for "
+              ElementsAre("methodConfig[0].retryPolicy.perAttemptRecvTimeout: accepted for "
                           "compatibility with gRPC service configs, not applied; the limit of "
                           "each attempt is retryPolicy.perAttemptTimeout",
                           StartsWith("methodConfig[0].maxRequestMessageBytes"),

@@ -146,15 +146,17 @@ TEST(PolicyTableTest, SettingsWithoutEffectAreWarned) {
 TEST(PolicyTableTest, StrictModeTurnsWarningsIntoAnError) {
   const PolicyTable::LoadOptions strict{/*strict=*/true};
   const std::string two_warnings =
-      R"({"loadBalancingPolicy": "round_robin", )"
+      R"({"healthCheckConfig": {}, )"
       R"("methodConfig": [{"name": [{}], "deadline": "1s"}]})";
   EXPECT_EQ(WarningsOf(two_warnings).size(), 2u);
   absl::StatusOr<PolicyTable> refused = Load(two_warnings, strict);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(refused.status().message(),
-            "strict mode: 2 warning(s): loadBalancingPolicy: accepted for compatibility with "
-            "gRPC service configs, not applied; methodConfig[0].deadline: deprecated alias of "
+            "strict mode: 2 warning(s): healthCheckConfig: no effect under pick_first (gRPC's "
+            "default, as no loadBalancingConfig is given): gRPC 1.51 checks health under "
+            "round_robin; add \"loadBalancingConfig\": [{\"round_robin\": {}}]; "
+            "methodConfig[0].deadline: deprecated alias of "
             "timeout (the call's overall deadline); write timeout");
 
   absl::StatusOr<PolicyTable> clean = Load(kExample, strict);

@@ -1,0 +1,43 @@
+// File: src/policy/load_balancing_settings.h
+//
+// What a policy file says about how a channel spreads its calls over the
+// addresses of its target: gRPC's own service-config fields
+// loadBalancingPolicy, loadBalancingConfig and healthCheckConfig, checked
+// by LoadBalancingChecker (src/policy/load_balancing_checker.h) and put into
+// the channel's service config by ChannelServiceConfig
+// (src/policy/channel_service_config.h) with gRPC's meaning.
+
+#ifndef GRPC_RESILIENCE_SRC_POLICY_LOAD_BALANCING_SETTINGS_H_
+#define GRPC_RESILIENCE_SRC_POLICY_LOAD_BALANCING_SETTINGS_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace resilience {
+
+struct LoadBalancingSettings {
+  // loadBalancingConfig, one JSON object per entry as the file wrote it
+  // (keys sorted, numbers in their shortest form), in file order; gRPC uses
+  // the first (every name in it is one gRPC 1.51 registers). Empty: none.
+  std::vector<std::string> configs;
+  // loadBalancingPolicy, lower-cased as gRPC reads it; empty: none. gRPC
+  // uses it only without loadBalancingConfig.
+  std::string policy;
+  // The policy gRPC runs for the channel: the first entry's name, else
+  // `policy`, else "" (gRPC's default, pick_first).
+  std::string root;
+  // The policy under an outlier_detection_experimental root (its
+  // childPolicy's first name), else `root`: the one that picks addresses.
+  std::string picker;
+  // Whether the file asks for outlier_detection_experimental anywhere in
+  // the used entry (then the library adds none of its own).
+  bool outlier_detection = false;
+  // healthCheckConfig.serviceName ("" checks the server as a whole); none
+  // without healthCheckConfig.
+  std::optional<std::string> health_check_service;
+};
+
+}  // namespace resilience
+
+#endif  // GRPC_RESILIENCE_SRC_POLICY_LOAD_BALANCING_SETTINGS_H_
