@@ -114,7 +114,7 @@ absl::Status RunOnly(const Environment& env, absl::string_view name, int64_t war
   const bool failing = absl::GetFlag(FLAGS_only_failing);
   const double abort_fraction = failing ? absl::GetFlag(FLAGS_failure_rate) : 0;
   std::optional<ChannelSpec> spec;
-  for (const ChannelSpec& s : failing ? FailureSpecs() : SuccessPathSpecs()) {
+  for (const ChannelSpec& s : failing ? AllFailureSpecs() : AllSuccessSpecs()) {
     if (s.name == name) spec = s;
   }
   if (!spec) return absl::InvalidArgumentError(absl::StrCat("no config ", name));
@@ -125,7 +125,7 @@ absl::Status RunOnly(const Environment& env, absl::string_view name, int64_t war
   if (!client.ok()) return client.status();
   Stub& stub = *client->stub;
   const std::vector<std::string>& keys = Keys();
-  for (int64_t i = 0; i < warmup_calls; ++i) GetOnce(stub, keys[i % keys.size()]);
+  for (int64_t i = 0; i < warmup_calls; ++i) GetOnce(stub, keys[i % keys.size()], client->caller);
 
   int64_t ok = 0;
   int64_t rejected = 0;
@@ -136,7 +136,7 @@ absl::Status RunOnly(const Environment& env, absl::string_view name, int64_t war
   CALLGRIND_START_INSTRUMENTATION;
   CALLGRIND_ZERO_STATS;
   for (int64_t i = 0; i < calls; ++i) {
-    const Outcome outcome = GetOnce(stub, keys[i % keys.size()]);
+    const Outcome outcome = GetOnce(stub, keys[i % keys.size()], client->caller);
     if (outcome == Outcome::kOk) ++ok;
     if (outcome == Outcome::kRejectedLocally) ++rejected;
   }
@@ -221,7 +221,7 @@ std::string CheckFlags() {
   if (const std::string only = absl::GetFlag(FLAGS_only); !only.empty()) {
     const bool failing = absl::GetFlag(FLAGS_only_failing);
     std::vector<std::string> names;
-    for (const ChannelSpec& s : failing ? FailureSpecs() : SuccessPathSpecs()) {
+    for (const ChannelSpec& s : failing ? AllFailureSpecs() : AllSuccessSpecs()) {
       names.push_back(s.name);
     }
     if (std::find(names.begin(), names.end(), only) == names.end()) {
@@ -255,9 +255,14 @@ absl::Status RunAll(const Environment& env) {
       "client CPU = this process's user+sys (getrusage) per call; the server is a\n"
       "separate process. Ratios: median [min, max] of per-round ratios.\n");
   std::vector<Phase> phases;
-  for (int n : callers) {
-    load.callers = n;
-    if (absl::Status s = PrintAndKeep(RunSuccessPhase(env, load), phases); !s.ok()) return s;
+  const CallerKind kinds[] = {CallerKind::kSync, CallerKind::kAsync, CallerKind::kCallback};
+  for (CallerKind kind : kinds) {
+    for (int n : callers) {
+      load.callers = n;
+      if (absl::Status s = PrintAndKeep(RunSuccessPhase(env, load, kind), phases); !s.ok()) {
+        return s;
+      }
+    }
   }
   // Failures and rejections at one caller count, which keeps the default
   // run within a few minutes: the largest, since the failure comparison is
@@ -265,8 +270,11 @@ absl::Status RunAll(const Environment& env) {
   // such low rates a call's CPU depends a lot on how the scheduler wakes
   // threads (4 callers gave CPU ratios that changed direction between runs).
   load.callers = *std::max_element(callers.begin(), callers.end());
-  if (absl::Status s = PrintAndKeep(RunFailurePhase(env, load, failure_rate), phases); !s.ok()) {
-    return s;
+  for (CallerKind kind : kinds) {
+    if (absl::Status s = PrintAndKeep(RunFailurePhase(env, load, failure_rate, kind), phases);
+        !s.ok()) {
+      return s;
+    }
   }
   if (absl::Status s = PrintAndKeep(RunRejectionPhase(env, load), phases); !s.ok()) return s;
   std::fflush(stdout);

@@ -95,6 +95,7 @@ absl::StatusOr<Client> MakeClient(const ChannelSpec& spec, const std::string& ta
     }
   }
   client.stub = cache::v1::CacheService::NewStub(client.channel);
+  client.caller = spec.caller;
   return client;
 }
 
@@ -131,6 +132,29 @@ ChannelSpec RetryFloorReusedCq() {
   return Floor("retry_floor_reused_cq", true, kMaxAttempts, true);
 }
 ChannelSpec HijackRejectFloor() { return Floor("hijack_reject_floor", false, 1, false); }
+
+namespace {
+
+using Completion = resilience::bench::HijackFloorOptions::Completion;
+
+const char* CompletionSuffix(Completion completion) {
+  return completion == Completion::kCallbackApi ? "_callback_api" : "_own_cq_thread";
+}
+
+}  // namespace
+
+ChannelSpec HijackFloorNonBlocking(Completion completion) {
+  ChannelSpec spec = Floor(absl::StrCat("hijack_floor", CompletionSuffix(completion)), true, 1,
+                           false);
+  spec.floor.completion = completion;
+  return spec;
+}
+ChannelSpec RetryFloorNonBlocking(Completion completion) {
+  ChannelSpec spec = Floor(absl::StrCat("retry_floor", CompletionSuffix(completion)), true,
+                           kMaxAttempts, false);
+  spec.floor.completion = completion;
+  return spec;
+}
 
 ChannelSpec OurChain(std::string name, ChainSpec chain) {
   return {std::move(name), ChannelSpec::Kind::kOurChain, std::move(chain), {}};
@@ -172,6 +196,60 @@ std::vector<ChannelSpec> FailureSpecs() {
           OurChain("full_chain", FullChain(kSreBreaker))};
 }
 
+const char* CallerPrefix(CallerKind caller) {
+  switch (caller) {
+    case CallerKind::kSync:
+      return "";
+    case CallerKind::kAsync:
+      return "async_";
+    case CallerKind::kCallback:
+      return "callback_";
+  }
+  return "";
+}
+
+namespace {
+
+std::vector<ChannelSpec> ForCaller(CallerKind caller, std::vector<ChannelSpec> specs) {
+  for (ChannelSpec& spec : specs) {
+    spec.name = absl::StrCat(CallerPrefix(caller), spec.name);
+    spec.caller = caller;
+  }
+  return specs;
+}
+
+std::vector<ChannelSpec> Concat(std::vector<std::vector<ChannelSpec>> lists) {
+  std::vector<ChannelSpec> all;
+  for (std::vector<ChannelSpec>& list : lists) {
+    for (ChannelSpec& spec : list) all.push_back(std::move(spec));
+  }
+  return all;
+}
+
+}  // namespace
+
+std::vector<ChannelSpec> NonBlockingSuccessSpecs(CallerKind caller) {
+  return ForCaller(caller, {Bare(), HijackFloorNonBlocking(Completion::kCallbackApi),
+                            HijackFloorNonBlocking(Completion::kOwnCqThread),
+                            OurChain("full_chain", FullChain(kSreBreaker))});
+}
+
+std::vector<ChannelSpec> NonBlockingFailureSpecs(CallerKind caller) {
+  return ForCaller(caller, {BuiltinRetry(), RetryFloorNonBlocking(Completion::kCallbackApi),
+                            RetryFloorNonBlocking(Completion::kOwnCqThread),
+                            OurChain("full_chain", FullChain(kSreBreaker))});
+}
+
+std::vector<ChannelSpec> AllSuccessSpecs() {
+  return Concat({SuccessPathSpecs(), NonBlockingSuccessSpecs(CallerKind::kAsync),
+                 NonBlockingSuccessSpecs(CallerKind::kCallback)});
+}
+
+std::vector<ChannelSpec> AllFailureSpecs() {
+  return Concat({FailureSpecs(), NonBlockingFailureSpecs(CallerKind::kAsync),
+                 NonBlockingFailureSpecs(CallerKind::kCallback)});
+}
+
 const std::vector<std::string>& Keys() {
   static const std::vector<std::string> keys = [] {
     std::vector<std::string> k;
@@ -208,6 +286,18 @@ Outcome GetOnce(Stub& stub, const std::string& key) {
   const grpc::Status status = stub.Get(&context, request, &response);
   if (status.ok()) return Outcome::kOk;
   return resilience::RejectedLocally(context) ? Outcome::kRejectedLocally : Outcome::kFailed;
+}
+
+Outcome GetOnce(Stub& stub, const std::string& key, CallerKind caller) {
+  switch (caller) {
+    case CallerKind::kSync:
+      break;
+    case CallerKind::kAsync:
+      return AsyncGetOnce(stub, key);
+    case CallerKind::kCallback:
+      return CallbackGetOnce(stub, key);
+  }
+  return GetOnce(stub, key);
 }
 
 }  // namespace retry_cost
