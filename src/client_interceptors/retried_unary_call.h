@@ -27,6 +27,7 @@
 #include "src/client_interceptors/call_counters.h"
 #include "src/client_interceptors/call_environment.h"
 #include "src/client_interceptors/client_method_state.h"
+#include "src/client_interceptors/grpc_internals.h"
 #include "src/client_interceptors/local_status.h"
 #include "src/core/mutex.h"
 #include "src/grpc_common/metadata_keys.h"
@@ -84,7 +85,19 @@ namespace resilience {
 //     per caller thread, reused by its calls), polled right there: no other
 //     thread is involved (grpc_internals.h, CallerBlocks()); breaker events
 //     are delivered on that thread too;
-//   - any other caller (callback or async stub) must not be blocked: its
+//   - an async stub's caller polls its own completion queue for the call:
+//     its attempts complete there (grpc_internals.h, CallerQueue() and
+//     SilentCompletion), handled inside the caller's Next() and never
+//     returned by it, so no other thread is woken for them; its timers
+//     complete on the AttemptCompletionQueue's thread (a grpc::Alarm's tag
+//     would be returned by the caller's Next()); breaker events go to the
+//     EventsThread;
+//   - a callback stub's call completes on the threads gRPC runs callbacks
+//     on: its attempts are made with the callback API and complete there
+//     too (grpc_internals.h, CallerUsesCallbacks()), so the call's own
+//     completion needs no other thread; timers and breaker events as for
+//     an async caller;
+//   - any other caller (gRPC other than 1.51) must not be blocked: its
 //     events complete on the AttemptCompletionQueue's thread, which runs no
 //     user code: breaker events go to the EventsThread.
 // Caller cancellation (PRE_SEND_CANCEL, on the canceller's thread) cancels
@@ -108,12 +121,14 @@ class RetriedUnaryCall final : public grpc::experimental::Interceptor {
  private:
   // One attempt: its call and what it brought back.
   struct Attempt final : AttemptCompletionQueue::Tag {
-    explicit Attempt(RetriedUnaryCall* o) : owner(o) {}
+    explicit Attempt(RetriedUnaryCall* o) : owner(o), on_caller_queue(this) {}
     void Done(bool /*ok: always true for a unary Finish()*/) override {
       owner->OnAttemptDone(this);
     }
 
     RetriedUnaryCall* const owner;
+    // Its completion on an async caller's queue (caller_queue_).
+    internal::SilentCompletion on_caller_queue;
     std::unique_ptr<grpc::ClientContext> context;  // null: rejected locally
     // Lives in the attempt's call arena: declared after the context, so it
     // is destroyed first.
@@ -199,6 +214,11 @@ class RetriedUnaryCall final : public grpc::experimental::Interceptor {
   // Where attempts and timers complete: the caller's thread's queue for a
   // blocking caller, else the AttemptCompletionQueue's.
   grpc::CompletionQueue* cq_ = nullptr;
+  // An async caller's own queue, where its attempts complete instead; null
+  // for any other caller.
+  grpc::CompletionQueue* caller_queue_ = nullptr;
+  // A callback caller: attempts are made with the callback API.
+  bool callback_attempts_ = false;
 
   Mutex mu_;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
