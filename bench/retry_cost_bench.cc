@@ -99,6 +99,9 @@ ABSL_FLAG(bool, only_failing, false,
           "retry_floor_reused_cq, retry_only, full_chain) against a server that aborts "
           "--failure_rate of the Gets.");
 ABSL_FLAG(int64_t, calls, 3000, "Calls of --only's measured loop.");
+ABSL_FLAG(int, timeout_scale, 1,
+          "Multiplies the Gets' deadline and the policies' timeout and perAttemptTimeout "
+          "(not the backoffs): under callgrind, so that a stall ends no attempt.");
 ABSL_FLAG(int64_t, warmup_calls, 200, "Calls of --only before the measured loop.");
 
 namespace retry_cost {
@@ -215,6 +218,9 @@ std::string CheckFlags() {
   if (const int64_t c = absl::GetFlag(FLAGS_calls); c < 1) {
     return absl::StrCat("--calls: must be >= 1, got ", c);
   }
+  if (const int t = absl::GetFlag(FLAGS_timeout_scale); t < 1 || t > 100) {
+    return absl::StrCat("--timeout_scale: must be in [1, 100], got ", t);
+  }
   if (const int64_t w = absl::GetFlag(FLAGS_warmup_calls); w < 0) {
     return absl::StrCat("--warmup_calls: must be >= 0, got ", w);
   }
@@ -304,6 +310,7 @@ int Main(int argc, char** argv) {
                  temp_dir.status().ToString().c_str());
     return 1;
   }
+  SetTimeoutScale(absl::GetFlag(FLAGS_timeout_scale));
   Environment env;
   env.server_binary = absl::GetFlag(FLAGS_server);
   if (env.server_binary.empty()) env.server_binary = DefaultServerPath();

@@ -39,7 +39,7 @@ Outcome OutcomeOf(const grpc::Status& status, const grpc::ClientContext& context
 
 Outcome AsyncGetOnce(Stub& stub, const std::string& key) {
   grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
+  context.set_deadline(CallDeadlineFromNow());
   cache::v1::GetReq request;
   request.set_key(key);
   cache::v1::GetResp response;
@@ -59,7 +59,7 @@ Outcome AsyncGetOnce(Stub& stub, const std::string& key) {
 
 Outcome CallbackGetOnce(Stub& stub, const std::string& key) {
   grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
+  context.set_deadline(CallDeadlineFromNow());
   cache::v1::GetReq request;
   request.set_key(key);
   cache::v1::GetResp response;

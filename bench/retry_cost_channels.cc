@@ -15,13 +15,24 @@ namespace retry_cost {
 // the full jitter gRFC A6 describes): our "jitter": 0.2, added below.
 constexpr char kBackoff[] = R"("maxAttempts": 3, "initialBackoff": "0.02s", "maxBackoff": "0.2s", )"
                             R"("backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"])";
-// The same with a per-attempt timeout, whose ends are retried too (without
-// DEADLINE_EXCEEDED the loader warns, and strict mode refuses the policy).
+// The same with a per-attempt timeout (0.2 s x the scale), whose ends are
+// retried too (without DEADLINE_EXCEEDED the loader warns, and strict mode
+// refuses the policy).
 constexpr char kBackoffWithTimeout[] =
     R"("maxAttempts": 3, "initialBackoff": "0.02s", "maxBackoff": "0.2s", )"
     R"("backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE", "DEADLINE_EXCEEDED"], )"
-    R"("perAttemptTimeout": "0.2s")";
+    R"("perAttemptTimeout": )";
 static_assert(kMaxAttempts == 3, "kBackoff and kBackoffWithTimeout say maxAttempts 3");
+
+namespace {
+int timeout_scale = 1;
+}  // namespace
+
+void SetTimeoutScale(int scale) { timeout_scale = scale; }
+
+std::chrono::system_clock::time_point CallDeadlineFromNow() {
+  return std::chrono::system_clock::now() + timeout_scale * kCallDeadline;
+}
 
 std::string BuiltInRetryServiceConfig() {
   return absl::StrCat(R"({"methodConfig": [{"name": [)", kGetName, R"(], "retryPolicy": {)",
@@ -30,12 +41,14 @@ std::string BuiltInRetryServiceConfig() {
 
 std::string ChainPolicyJson(const ChainSpec& chain) {
   std::vector<std::string> fields;
-  if (chain.timeout) fields.push_back(R"("timeout": "2s")");
+  if (chain.timeout) fields.push_back(absl::StrCat(R"("timeout": ")", 2 * timeout_scale, "s\""));
   if (chain.retry) {
-    fields.push_back(
-        absl::StrCat(R"("retryPolicy": {)",
-                     chain.per_attempt_timeout ? kBackoffWithTimeout : kBackoff,
-                     R"(, "jitter": 0.2})"));
+    fields.push_back(absl::StrCat(
+        R"("retryPolicy": {)",
+        chain.per_attempt_timeout
+            ? absl::StrCat(kBackoffWithTimeout, "\"", 0.2 * timeout_scale, "s\"")
+            : kBackoff,
+        R"(, "jitter": 0.2})"));
   }
   if (!chain.breaker.empty()) fields.push_back(absl::StrCat(R"("breaker": )", chain.breaker));
   std::string json = absl::StrCat(R"({"methodConfig": [{"name": [)", kGetName, "], ",
@@ -265,7 +278,7 @@ absl::Status StoreKeys(const std::string& target) {
   const std::string value(kValueBytes, 'v');
   for (const std::string& key : Keys()) {
     grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
+    context.set_deadline(CallDeadlineFromNow());
     cache::v1::StoreReq request;
     request.set_key(key);
     request.set_value(value);
@@ -279,7 +292,7 @@ absl::Status StoreKeys(const std::string& target) {
 
 Outcome GetOnce(Stub& stub, const std::string& key) {
   grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
+  context.set_deadline(CallDeadlineFromNow());
   cache::v1::GetReq request;
   request.set_key(key);
   cache::v1::GetResp response;

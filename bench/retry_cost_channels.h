@@ -27,6 +27,15 @@ inline constexpr char kGetName[] = R"({"service": "cache.v1.CacheService", "meth
 // Every Get's deadline: far beyond any policy timeout (2 s), so that the
 // policy's timeout is the one armed.
 inline constexpr auto kCallDeadline = std::chrono::seconds(5);
+
+// Multiplies every deadline and timeout of the Gets (kCallDeadline, the
+// policies' timeout and perAttemptTimeout; not the backoffs): under
+// callgrind, 30-100x slower and more on a loaded machine, a stall must not
+// end an attempt (a retry, or a failed call, would be counted as the
+// chain's cost). The code path is the same: the same deadlines are armed.
+// Set before any client is made.
+void SetTimeoutScale(int scale);
+std::chrono::system_clock::time_point CallDeadlineFromNow();
 // Keys stored before the load; each caller cycles through them.
 inline constexpr int kKeys = 100;
 inline constexpr size_t kValueBytes = 100;
