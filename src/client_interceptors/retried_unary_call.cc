@@ -70,7 +70,7 @@ void RetriedUnaryCall::Cancel() {
     MutexLock lock(&mu_);
     cancelled_ = true;
     for (const auto& a : attempts_) {
-      if (!a->ended && a->context != nullptr) attempts.push_back(a->context.get());
+      if (!a->ended && a->context.has_value()) attempts.push_back(&*a->context);
     }
     if (live_timer_ != nullptr) alarm = &live_timer_->alarm;
   }
@@ -222,7 +222,7 @@ void RetriedUnaryCall::Execute(const Actions& actions) {
           channel_.get(),
           grpc::internal::RpcMethod(method_, internal::kAttemptSuffix,
                                     grpc::internal::RpcMethod::NORMAL_RPC),
-          attempt->context.get(), &request_, &attempt->response,
+          &*attempt->context, &request_, &attempt->response,
           [attempt](grpc::Status status) {
             attempt->status = std::move(status);
             attempt->Done(true);
@@ -234,7 +234,7 @@ void RetriedUnaryCall::Execute(const Actions& actions) {
             channel_.get(), caller_queue_ != nullptr ? caller_queue_ : cq_,
             grpc::internal::RpcMethod(method_, internal::kAttemptSuffix,
                                       grpc::internal::RpcMethod::NORMAL_RPC),
-            attempt->context.get(), request_);
+            &*attempt->context, request_);
     attempt->reader.reset(call);  // destroyed before its context
     call->StartCall();
     // On an async caller's queue the attempt ends in on_caller_queue (its
@@ -250,7 +250,7 @@ void RetriedUnaryCall::FillHijackedReceive(grpc::experimental::InterceptorBatchM
   MutexLock lock(&mu_);
   // The shown attempt's context, when a call was made for it.
   grpc::ClientContext* attempt =
-      shown_ == nullptr || shown_->rejected_locally ? nullptr : shown_->context.get();
+      shown_ == nullptr || shown_->rejected_locally ? nullptr : &*shown_->context;
   if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_RECV_INITIAL_METADATA) &&
       attempt != nullptr) {
     // The string_refs point into the attempt's context, which we own.

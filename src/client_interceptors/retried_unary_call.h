@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/time/time.h"
 #include "grpcpp/alarm.h"
 #include "grpcpp/impl/codegen/channel_interface.h"
@@ -129,7 +130,8 @@ class RetriedUnaryCall final : public grpc::experimental::Interceptor {
     RetriedUnaryCall* const owner;
     // Its completion on an async caller's queue (caller_queue_).
     internal::SilentCompletion on_caller_queue;
-    std::unique_ptr<grpc::ClientContext> context;  // null: rejected locally
+    // Held in the attempt (no allocation of its own); empty: rejected locally.
+    std::optional<grpc::ClientContext> context;
     // Lives in the attempt's call arena: declared after the context, so it
     // is destroyed first.
     std::unique_ptr<grpc::ClientAsyncResponseReader<grpc::ByteBuffer>> reader;
@@ -156,11 +158,13 @@ class RetriedUnaryCall final : public grpc::experimental::Interceptor {
   };
 
   // What a state change leaves to do outside the lock, in this order.
+  // Inlined: one per event, on the stack, without an allocation for the
+  // usual one attempt to send or two to cancel.
   struct Actions {
-    std::vector<grpc::ClientContext*> cancel;  // TryCancel()
+    absl::InlinedVector<grpc::ClientContext*, 2> cancel;  // TryCancel()
     grpc::Alarm* cancel_timer = nullptr;
-    Timer* arm = nullptr;                      // Set() for arm->at
-    std::vector<Attempt*> send;                // create the call and start it
+    Timer* arm = nullptr;                  // Set() for arm->at
+    absl::InlinedVector<Attempt*, 1> send;  // create the call and start it
   };
 
   void Start(grpc::experimental::InterceptorBatchMethods* methods);
@@ -224,7 +228,8 @@ class RetriedUnaryCall final : public grpc::experimental::Interceptor {
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
   int outstanding_ ABSL_GUARDED_BY(mu_) = 0;
-  std::vector<std::unique_ptr<Attempt>> attempts_ ABSL_GUARDED_BY(mu_);
+  // Inlined up to the usual maxAttempts (3), without an allocation.
+  absl::InlinedVector<std::unique_ptr<Attempt>, 3> attempts_ ABSL_GUARDED_BY(mu_);
   std::vector<std::unique_ptr<Timer>> timers_ ABSL_GUARDED_BY(mu_);
   Timer* live_timer_ ABSL_GUARDED_BY(mu_) = nullptr;  // the one that counts
   bool timer_is_backoff_ ABSL_GUARDED_BY(mu_) = false;
