@@ -1,11 +1,12 @@
 // The floors of any retry and any breaker that work as client interceptors
 // on gRPC 1.51 (docs/retry-cost.md): an interceptor that hijacks each call
-// and either re-issues it, on the blocking caller's own thread, or answers
-// it UNAVAILABLE at once, with nothing else (no breaker, no timer, no
-// metadata copy, no retry decision, no backoff). For sync stubs of protobuf
-// services only; a benchmark baseline, not a library piece.
+// and either re-issues it (on the blocking caller's own thread, or, for an
+// async or callback caller, where `completion` says), or answers it
+// UNAVAILABLE at once, with nothing else (no breaker, no timer, no metadata
+// copy, no retry decision, no backoff). For unary calls of protobuf services
+// only; a benchmark baseline, not a library piece.
 //
-// Two settings make the floors docs/retry-cost.md compares the chain with:
+// The settings that make the floors docs/retry-cost.md compares the chain with:
 //  - max_attempts: 1 re-issues the call once (the success-path floor);
 //    more re-issue an attempt that ended UNAVAILABLE, at once, up to that
 //    many attempts (the floor of a retry under failures).

@@ -22,6 +22,13 @@
 //     open breaker rejects locally, with the breaker alone and under the
 //     full chain, against a real failed round trip (bare channel, a server
 //     failing every Get).
+// Phases 1 and 2 run again for an async caller (a CompletionQueue per
+// caller thread: AsyncGet + Finish + Next) and a callback caller
+// (stub->async()->Get), each config named async_... or callback_...: bare,
+// the non-blocking hijack floors (attempts on gRPC's callback threads,
+// ..._callback_api, or on a queue with a thread of its own,
+// ..._own_cq_thread; hijack_once_interceptor.h) and the full chain, plus
+// builtin_retry under failures.
 //
 // Ratios are medians of per-round ratios (both configs measured in the same
 // round), with their min and max. --only=CONFIG --calls=N runs N calls of one
@@ -34,6 +41,7 @@
 //   retry_cost_bench [--server=PATH] [--callers=4,16] [--seconds=2] [--rounds=5]
 //                    [--failure_rate=0.2] [--json_file=PATH]
 //   retry_cost_bench --only=CONFIG [--only_failing] [--calls=3000] [--warmup_calls=200]
+//                    [--timeout_scale=1]
 //
 // The pieces: retry_cost_server.h (the server process), retry_cost_channels.h
 // (the configurations), retry_cost_load.h (callers and rounds),
@@ -179,11 +187,14 @@ constexpr char kUsage[] =
     "breaker_timeout, full_chain) for each --callers count; failures (--failure_rate of Gets\n"
     "aborted UNAVAILABLE: builtin_retry, retry_floor, retry_floor_reused_cq, retry_only,\n"
     "full_chain) and local rejections of an open breaker against\n"
-    "a failed round trip, both at the largest --callers count. Client CPU per call from\n"
-    "getrusage, ratios to bare and builtin_retry (median and range of per-round ratios).\n\n"
+    "a failed round trip, both at the largest --callers count. The success path and the\n"
+    "failures again for async and callback callers (async_..., callback_...). Client CPU\n"
+    "per call from getrusage, ratios to bare and builtin_retry (median and range of\n"
+    "per-round ratios).\n\n"
     "  retry_cost_bench [--server=PATH] [--callers=4,16] [--seconds=2] [--rounds=5]\n"
     "                   [--failure_rate=0.2] [--json_file=PATH]\n"
-    "  retry_cost_bench --only=CONFIG [--only_failing] [--calls=3000] [--warmup_calls=200]\n\n"
+    "  retry_cost_bench --only=CONFIG [--only_failing] [--calls=3000] [--warmup_calls=200]\n"
+    "                   [--timeout_scale=1]\n\n"
     "--only runs one success-path config (--only_failing: one failure config against a\n"
     "failing server) from one caller, the measured loop between\n"
     "callgrind markers (valgrind --tool=callgrind --instr-atstart=no); see\n"
