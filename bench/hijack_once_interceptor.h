@@ -1,23 +1,33 @@
 // The floors of any retry and any breaker that work as client interceptors
 // on gRPC 1.51 (docs/retry-cost.md): an interceptor that hijacks each call
-// and either re-issues it, on the blocking caller's own thread, or answers
-// it UNAVAILABLE at once, with nothing else (no breaker, no timer, no
-// metadata copy, no retry decision, no backoff). For sync stubs of protobuf
-// services only; a benchmark baseline, not a library piece.
+// and either re-issues it (on the blocking caller's own thread, or, for an
+// async or callback caller, where `completion` says), or answers it
+// UNAVAILABLE at once, with nothing else (no breaker, no timer, no metadata
+// copy, no retry decision, no backoff). For unary calls of protobuf services
+// only; a benchmark baseline, not a library piece.
 //
-// Two settings make the floors docs/retry-cost.md compares the chain with:
+// The settings that make the floors docs/retry-cost.md compares the chain with:
 //  - max_attempts: 1 re-issues the call once (the success-path floor);
 //    more re-issue an attempt that ended UNAVAILABLE, at once, up to that
 //    many attempts (the floor of a retry under failures).
 //  - reuse_cq: each attempt on a new completion queue (as the retry
 //    interceptor does), or on one queue per caller thread, made on the
 //    thread's first attempt and kept (a thread_local).
+//  - completion: where attempts complete. kCallerThread blocks the caller
+//    (for sync stubs only). An async or callback caller must not be
+//    blocked, so its floor hijacks, returns, and calls Hijack() when the
+//    last attempt ended, from where that attempt completed: gRPC's callback
+//    threads (kCallbackApi: attempts made with the callback API), or the
+//    thread of one completion queue of the floor's own (kOwnCqThread, as
+//    the chain's AttemptCompletionQueue does).
 
 #ifndef GRPC_RESILIENCE_BENCH_HIJACK_ONCE_INTERCEPTOR_H_
 #define GRPC_RESILIENCE_BENCH_HIJACK_ONCE_INTERCEPTOR_H_
 
+#include <array>
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include "grpcpp/client_context.h"
 #include "grpcpp/completion_queue.h"
@@ -25,6 +35,7 @@
 #include "grpcpp/impl/rpc_method.h"
 #include "grpcpp/support/async_unary_call.h"
 #include "grpcpp/support/byte_buffer.h"
+#include "grpcpp/support/client_callback.h"
 #include "grpcpp/support/client_interceptor.h"
 
 namespace resilience::bench {
@@ -34,9 +45,15 @@ struct HijackFloorOptions {
   bool reissue = true;
   // Attempts at most; an attempt is re-issued only when it ended UNAVAILABLE.
   int max_attempts = 1;
-  // One completion queue per caller thread instead of one per attempt.
+  // One completion queue per caller thread instead of one per attempt
+  // (kCallerThread only).
   bool reuse_cq = false;
+  enum class Completion { kCallerThread, kCallbackApi, kOwnCqThread };
+  Completion completion = Completion::kCallerThread;
 };
+
+// The most attempts a floor makes.
+inline constexpr int kFloorMaxAttempts = 3;
 
 // ThreadCompletionQueue
 //
@@ -66,7 +83,37 @@ class ThreadCompletionQueue {
   grpc::CompletionQueue cq_;
 };
 
-class HijackOnceInterceptor final : public grpc::experimental::Interceptor {
+// FloorCompletionQueue
+//
+// The kOwnCqThread floors' queue: one for the process, polled by a thread of
+// its own that runs each tag's Done(). Never destroyed.
+class FloorCompletionQueue {
+ public:
+  class Tag {
+   public:
+    virtual ~Tag() = default;
+    virtual void Done() = 0;
+  };
+
+  static grpc::CompletionQueue& Get() {
+    static FloorCompletionQueue* const queue = new FloorCompletionQueue();
+    return queue->cq_;
+  }
+
+ private:
+  FloorCompletionQueue() : thread_([this] { Run(); }) {}
+  void Run() {
+    void* tag = nullptr;
+    bool ok = false;
+    while (cq_.Next(&tag, &ok)) static_cast<Tag*>(tag)->Done();
+  }
+
+  grpc::CompletionQueue cq_;
+  std::thread thread_;
+};
+
+class HijackOnceInterceptor final : public grpc::experimental::Interceptor,
+                                    private FloorCompletionQueue::Tag {
  public:
   HijackOnceInterceptor(grpc::experimental::ClientRpcInfo* info, HijackFloorOptions options)
       : info_(info), options_(options) {}
@@ -76,6 +123,11 @@ class HijackOnceInterceptor final : public grpc::experimental::Interceptor {
     if (!started_ &&
         methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_INITIAL_METADATA)) {
       started_ = true;
+      if (options_.reissue &&
+          options_.completion != HijackFloorOptions::Completion::kCallerThread) {
+        StartNonBlocking(methods);
+        return;  // Hijack() once the last attempt ended
+      }
       if (options_.reissue) {
         Reissue(methods);
       } else {
@@ -147,9 +199,62 @@ class HijackOnceInterceptor final : public grpc::experimental::Interceptor {
     }
   }
 
+  // A non-blocking caller's floor: the request and the channel kept, the
+  // first attempt issued; the caller's thread returns.
+  void StartNonBlocking(grpc::experimental::InterceptorBatchMethods* methods) {
+    methods_ = methods;
+    request_ = *methods->GetSerializedSendMessage();
+    channel_ = methods->GetInterceptedChannel();
+    IssueNonBlocking();
+  }
+
+  // One attempt, with a context of its own (kept until the call ends: the
+  // previous attempt's may still be referred to by its completion).
+  void IssueNonBlocking() {
+    grpc::ClientContext& context = contexts_[attempts_++].emplace();
+    context.set_deadline(info_->client_context()->deadline());
+    response_.Clear();
+    const grpc::internal::RpcMethod method(info_->method(), nullptr,
+                                           grpc::internal::RpcMethod::NORMAL_RPC);
+    if (options_.completion == HijackFloorOptions::Completion::kCallbackApi) {
+      grpc::internal::CallbackUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
+          channel_.get(), method, &context, &request_, &response_, [this](grpc::Status status) {
+            status_ = std::move(status);
+            Done();
+          });
+      return;
+    }
+    grpc::ClientAsyncResponseReader<grpc::ByteBuffer>* call =
+        grpc::internal::ClientAsyncResponseReaderHelper::Create<grpc::ByteBuffer>(
+            channel_.get(), &FloorCompletionQueue::Get(), method, &context, request_);
+    readers_[attempts_ - 1].reset(call);
+    call->StartCall();
+    call->Finish(&response_, &status_, static_cast<FloorCompletionQueue::Tag*>(this));
+  }
+
+  // A non-blocking caller's attempt ended: re-issue it or end the call.
+  void Done() override {
+    if (status_.error_code() == grpc::StatusCode::UNAVAILABLE &&
+        attempts_ < options_.max_attempts) {
+      IssueNonBlocking();
+      return;
+    }
+    methods_->Hijack();  // the call completes; may be the last use of `this`
+  }
+
   grpc::experimental::ClientRpcInfo* const info_;
   const HijackFloorOptions options_;
   bool started_ = false;
+  // A non-blocking caller's floor (completion != kCallerThread).
+  grpc::experimental::InterceptorBatchMethods* methods_ = nullptr;
+  grpc::ByteBuffer request_;
+  std::unique_ptr<grpc::ChannelInterface> channel_;
+  int attempts_ = 0;
+  std::array<std::optional<grpc::ClientContext>, kFloorMaxAttempts> contexts_;
+  // In the attempts' call arenas: declared after their contexts.
+  std::array<std::unique_ptr<grpc::ClientAsyncResponseReader<grpc::ByteBuffer>>,
+             kFloorMaxAttempts>
+      readers_;
   std::optional<grpc::ClientContext> attempt_;
   // In the attempt's call arena: declared after its context, destroyed first.
   std::unique_ptr<grpc::ClientAsyncResponseReader<grpc::ByteBuffer>> reader_;
@@ -159,10 +264,13 @@ class HijackOnceInterceptor final : public grpc::experimental::Interceptor {
 
 class HijackOnceFactory final : public grpc::experimental::ClientInterceptorFactoryInterface {
  public:
-  explicit HijackOnceFactory(HijackFloorOptions options) : options_(options) {}
+  explicit HijackOnceFactory(HijackFloorOptions options) : options_(options) {
+    if (options_.max_attempts > kFloorMaxAttempts) options_.max_attempts = kFloorMaxAttempts;
+  }
   // `reissue`: re-issue each call once, on a new queue; otherwise answer it
   // UNAVAILABLE.
-  explicit HijackOnceFactory(bool reissue) : options_{reissue, 1, false} {}
+  explicit HijackOnceFactory(bool reissue)
+      : options_{reissue, 1, false, HijackFloorOptions::Completion::kCallerThread} {}
 
   grpc::experimental::Interceptor* CreateClientInterceptor(
       grpc::experimental::ClientRpcInfo* info) override {
@@ -172,7 +280,7 @@ class HijackOnceFactory final : public grpc::experimental::ClientInterceptorFact
   }
 
  private:
-  const HijackFloorOptions options_;
+  HijackFloorOptions options_;
 };
 
 }  // namespace resilience::bench

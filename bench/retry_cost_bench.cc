@@ -22,6 +22,13 @@
 //     open breaker rejects locally, with the breaker alone and under the
 //     full chain, against a real failed round trip (bare channel, a server
 //     failing every Get).
+// Phases 1 and 2 run again for an async caller (a CompletionQueue per
+// caller thread: AsyncGet + Finish + Next) and a callback caller
+// (stub->async()->Get), each config named async_... or callback_...: bare,
+// the non-blocking hijack floors (attempts on gRPC's callback threads,
+// ..._callback_api, or on a queue with a thread of its own,
+// ..._own_cq_thread; hijack_once_interceptor.h) and the full chain, plus
+// builtin_retry under failures.
 //
 // Ratios are medians of per-round ratios (both configs measured in the same
 // round), with their min and max. --only=CONFIG --calls=N runs N calls of one
@@ -34,6 +41,7 @@
 //   retry_cost_bench [--server=PATH] [--callers=4,16] [--seconds=2] [--rounds=5]
 //                    [--failure_rate=0.2] [--json_file=PATH]
 //   retry_cost_bench --only=CONFIG [--only_failing] [--calls=3000] [--warmup_calls=200]
+//                    [--timeout_scale=1]
 //
 // The pieces: retry_cost_server.h (the server process), retry_cost_channels.h
 // (the configurations), retry_cost_load.h (callers and rounds),
@@ -99,6 +107,9 @@ ABSL_FLAG(bool, only_failing, false,
           "retry_floor_reused_cq, retry_only, full_chain) against a server that aborts "
           "--failure_rate of the Gets.");
 ABSL_FLAG(int64_t, calls, 3000, "Calls of --only's measured loop.");
+ABSL_FLAG(int, timeout_scale, 1,
+          "Multiplies the Gets' deadline and the policies' timeout and perAttemptTimeout "
+          "(not the backoffs): under callgrind, so that a stall ends no attempt.");
 ABSL_FLAG(int64_t, warmup_calls, 200, "Calls of --only before the measured loop.");
 
 namespace retry_cost {
@@ -114,7 +125,7 @@ absl::Status RunOnly(const Environment& env, absl::string_view name, int64_t war
   const bool failing = absl::GetFlag(FLAGS_only_failing);
   const double abort_fraction = failing ? absl::GetFlag(FLAGS_failure_rate) : 0;
   std::optional<ChannelSpec> spec;
-  for (const ChannelSpec& s : failing ? FailureSpecs() : SuccessPathSpecs()) {
+  for (const ChannelSpec& s : failing ? AllFailureSpecs() : AllSuccessSpecs()) {
     if (s.name == name) spec = s;
   }
   if (!spec) return absl::InvalidArgumentError(absl::StrCat("no config ", name));
@@ -125,7 +136,7 @@ absl::Status RunOnly(const Environment& env, absl::string_view name, int64_t war
   if (!client.ok()) return client.status();
   Stub& stub = *client->stub;
   const std::vector<std::string>& keys = Keys();
-  for (int64_t i = 0; i < warmup_calls; ++i) GetOnce(stub, keys[i % keys.size()]);
+  for (int64_t i = 0; i < warmup_calls; ++i) GetOnce(stub, keys[i % keys.size()], client->caller);
 
   int64_t ok = 0;
   int64_t rejected = 0;
@@ -136,7 +147,7 @@ absl::Status RunOnly(const Environment& env, absl::string_view name, int64_t war
   CALLGRIND_START_INSTRUMENTATION;
   CALLGRIND_ZERO_STATS;
   for (int64_t i = 0; i < calls; ++i) {
-    const Outcome outcome = GetOnce(stub, keys[i % keys.size()]);
+    const Outcome outcome = GetOnce(stub, keys[i % keys.size()], client->caller);
     if (outcome == Outcome::kOk) ++ok;
     if (outcome == Outcome::kRejectedLocally) ++rejected;
   }
@@ -176,11 +187,14 @@ constexpr char kUsage[] =
     "breaker_timeout, full_chain) for each --callers count; failures (--failure_rate of Gets\n"
     "aborted UNAVAILABLE: builtin_retry, retry_floor, retry_floor_reused_cq, retry_only,\n"
     "full_chain) and local rejections of an open breaker against\n"
-    "a failed round trip, both at the largest --callers count. Client CPU per call from\n"
-    "getrusage, ratios to bare and builtin_retry (median and range of per-round ratios).\n\n"
+    "a failed round trip, both at the largest --callers count. The success path and the\n"
+    "failures again for async and callback callers (async_..., callback_...). Client CPU\n"
+    "per call from getrusage, ratios to bare and builtin_retry (median and range of\n"
+    "per-round ratios).\n\n"
     "  retry_cost_bench [--server=PATH] [--callers=4,16] [--seconds=2] [--rounds=5]\n"
     "                   [--failure_rate=0.2] [--json_file=PATH]\n"
-    "  retry_cost_bench --only=CONFIG [--only_failing] [--calls=3000] [--warmup_calls=200]\n\n"
+    "  retry_cost_bench --only=CONFIG [--only_failing] [--calls=3000] [--warmup_calls=200]\n"
+    "                   [--timeout_scale=1]\n\n"
     "--only runs one success-path config (--only_failing: one failure config against a\n"
     "failing server) from one caller, the measured loop between\n"
     "callgrind markers (valgrind --tool=callgrind --instr-atstart=no); see\n"
@@ -215,13 +229,16 @@ std::string CheckFlags() {
   if (const int64_t c = absl::GetFlag(FLAGS_calls); c < 1) {
     return absl::StrCat("--calls: must be >= 1, got ", c);
   }
+  if (const int t = absl::GetFlag(FLAGS_timeout_scale); t < 1 || t > 100) {
+    return absl::StrCat("--timeout_scale: must be in [1, 100], got ", t);
+  }
   if (const int64_t w = absl::GetFlag(FLAGS_warmup_calls); w < 0) {
     return absl::StrCat("--warmup_calls: must be >= 0, got ", w);
   }
   if (const std::string only = absl::GetFlag(FLAGS_only); !only.empty()) {
     const bool failing = absl::GetFlag(FLAGS_only_failing);
     std::vector<std::string> names;
-    for (const ChannelSpec& s : failing ? FailureSpecs() : SuccessPathSpecs()) {
+    for (const ChannelSpec& s : failing ? AllFailureSpecs() : AllSuccessSpecs()) {
       names.push_back(s.name);
     }
     if (std::find(names.begin(), names.end(), only) == names.end()) {
@@ -255,9 +272,14 @@ absl::Status RunAll(const Environment& env) {
       "client CPU = this process's user+sys (getrusage) per call; the server is a\n"
       "separate process. Ratios: median [min, max] of per-round ratios.\n");
   std::vector<Phase> phases;
-  for (int n : callers) {
-    load.callers = n;
-    if (absl::Status s = PrintAndKeep(RunSuccessPhase(env, load), phases); !s.ok()) return s;
+  const CallerKind kinds[] = {CallerKind::kSync, CallerKind::kAsync, CallerKind::kCallback};
+  for (CallerKind kind : kinds) {
+    for (int n : callers) {
+      load.callers = n;
+      if (absl::Status s = PrintAndKeep(RunSuccessPhase(env, load, kind), phases); !s.ok()) {
+        return s;
+      }
+    }
   }
   // Failures and rejections at one caller count, which keeps the default
   // run within a few minutes: the largest, since the failure comparison is
@@ -265,8 +287,11 @@ absl::Status RunAll(const Environment& env) {
   // such low rates a call's CPU depends a lot on how the scheduler wakes
   // threads (4 callers gave CPU ratios that changed direction between runs).
   load.callers = *std::max_element(callers.begin(), callers.end());
-  if (absl::Status s = PrintAndKeep(RunFailurePhase(env, load, failure_rate), phases); !s.ok()) {
-    return s;
+  for (CallerKind kind : kinds) {
+    if (absl::Status s = PrintAndKeep(RunFailurePhase(env, load, failure_rate, kind), phases);
+        !s.ok()) {
+      return s;
+    }
   }
   if (absl::Status s = PrintAndKeep(RunRejectionPhase(env, load), phases); !s.ok()) return s;
   std::fflush(stdout);
@@ -296,6 +321,7 @@ int Main(int argc, char** argv) {
                  temp_dir.status().ToString().c_str());
     return 1;
   }
+  SetTimeoutScale(absl::GetFlag(FLAGS_timeout_scale));
   Environment env;
   env.server_binary = absl::GetFlag(FLAGS_server);
   if (env.server_binary.empty()) env.server_binary = DefaultServerPath();

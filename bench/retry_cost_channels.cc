@@ -15,13 +15,24 @@ namespace retry_cost {
 // the full jitter gRFC A6 describes): our "jitter": 0.2, added below.
 constexpr char kBackoff[] = R"("maxAttempts": 3, "initialBackoff": "0.02s", "maxBackoff": "0.2s", )"
                             R"("backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"])";
-// The same with a per-attempt timeout, whose ends are retried too (without
-// DEADLINE_EXCEEDED the loader warns, and strict mode refuses the policy).
+// The same with a per-attempt timeout (0.2 s x the scale), whose ends are
+// retried too (without DEADLINE_EXCEEDED the loader warns, and strict mode
+// refuses the policy).
 constexpr char kBackoffWithTimeout[] =
     R"("maxAttempts": 3, "initialBackoff": "0.02s", "maxBackoff": "0.2s", )"
     R"("backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE", "DEADLINE_EXCEEDED"], )"
-    R"("perAttemptTimeout": "0.2s")";
+    R"("perAttemptTimeout": )";
 static_assert(kMaxAttempts == 3, "kBackoff and kBackoffWithTimeout say maxAttempts 3");
+
+namespace {
+int timeout_scale = 1;
+}  // namespace
+
+void SetTimeoutScale(int scale) { timeout_scale = scale; }
+
+std::chrono::system_clock::time_point CallDeadlineFromNow() {
+  return std::chrono::system_clock::now() + timeout_scale * kCallDeadline;
+}
 
 std::string BuiltInRetryServiceConfig() {
   return absl::StrCat(R"({"methodConfig": [{"name": [)", kGetName, R"(], "retryPolicy": {)",
@@ -30,12 +41,14 @@ std::string BuiltInRetryServiceConfig() {
 
 std::string ChainPolicyJson(const ChainSpec& chain) {
   std::vector<std::string> fields;
-  if (chain.timeout) fields.push_back(R"("timeout": "2s")");
+  if (chain.timeout) fields.push_back(absl::StrCat(R"("timeout": ")", 2 * timeout_scale, "s\""));
   if (chain.retry) {
-    fields.push_back(
-        absl::StrCat(R"("retryPolicy": {)",
-                     chain.per_attempt_timeout ? kBackoffWithTimeout : kBackoff,
-                     R"(, "jitter": 0.2})"));
+    fields.push_back(absl::StrCat(
+        R"("retryPolicy": {)",
+        chain.per_attempt_timeout
+            ? absl::StrCat(kBackoffWithTimeout, "\"", 0.2 * timeout_scale, "s\"")
+            : kBackoff,
+        R"(, "jitter": 0.2})"));
   }
   if (!chain.breaker.empty()) fields.push_back(absl::StrCat(R"("breaker": )", chain.breaker));
   std::string json = absl::StrCat(R"({"methodConfig": [{"name": [)", kGetName, "], ",
@@ -95,6 +108,7 @@ absl::StatusOr<Client> MakeClient(const ChannelSpec& spec, const std::string& ta
     }
   }
   client.stub = cache::v1::CacheService::NewStub(client.channel);
+  client.caller = spec.caller;
   return client;
 }
 
@@ -131,6 +145,29 @@ ChannelSpec RetryFloorReusedCq() {
   return Floor("retry_floor_reused_cq", true, kMaxAttempts, true);
 }
 ChannelSpec HijackRejectFloor() { return Floor("hijack_reject_floor", false, 1, false); }
+
+namespace {
+
+using Completion = resilience::bench::HijackFloorOptions::Completion;
+
+const char* CompletionSuffix(Completion completion) {
+  return completion == Completion::kCallbackApi ? "_callback_api" : "_own_cq_thread";
+}
+
+}  // namespace
+
+ChannelSpec HijackFloorNonBlocking(Completion completion) {
+  ChannelSpec spec = Floor(absl::StrCat("hijack_floor", CompletionSuffix(completion)), true, 1,
+                           false);
+  spec.floor.completion = completion;
+  return spec;
+}
+ChannelSpec RetryFloorNonBlocking(Completion completion) {
+  ChannelSpec spec = Floor(absl::StrCat("retry_floor", CompletionSuffix(completion)), true,
+                           kMaxAttempts, false);
+  spec.floor.completion = completion;
+  return spec;
+}
 
 ChannelSpec OurChain(std::string name, ChainSpec chain) {
   return {std::move(name), ChannelSpec::Kind::kOurChain, std::move(chain), {}};
@@ -172,6 +209,60 @@ std::vector<ChannelSpec> FailureSpecs() {
           OurChain("full_chain", FullChain(kSreBreaker))};
 }
 
+const char* CallerPrefix(CallerKind caller) {
+  switch (caller) {
+    case CallerKind::kSync:
+      return "";
+    case CallerKind::kAsync:
+      return "async_";
+    case CallerKind::kCallback:
+      return "callback_";
+  }
+  return "";
+}
+
+namespace {
+
+std::vector<ChannelSpec> ForCaller(CallerKind caller, std::vector<ChannelSpec> specs) {
+  for (ChannelSpec& spec : specs) {
+    spec.name = absl::StrCat(CallerPrefix(caller), spec.name);
+    spec.caller = caller;
+  }
+  return specs;
+}
+
+std::vector<ChannelSpec> Concat(std::vector<std::vector<ChannelSpec>> lists) {
+  std::vector<ChannelSpec> all;
+  for (std::vector<ChannelSpec>& list : lists) {
+    for (ChannelSpec& spec : list) all.push_back(std::move(spec));
+  }
+  return all;
+}
+
+}  // namespace
+
+std::vector<ChannelSpec> NonBlockingSuccessSpecs(CallerKind caller) {
+  return ForCaller(caller, {Bare(), HijackFloorNonBlocking(Completion::kCallbackApi),
+                            HijackFloorNonBlocking(Completion::kOwnCqThread),
+                            OurChain("full_chain", FullChain(kSreBreaker))});
+}
+
+std::vector<ChannelSpec> NonBlockingFailureSpecs(CallerKind caller) {
+  return ForCaller(caller, {BuiltinRetry(), RetryFloorNonBlocking(Completion::kCallbackApi),
+                            RetryFloorNonBlocking(Completion::kOwnCqThread),
+                            OurChain("full_chain", FullChain(kSreBreaker))});
+}
+
+std::vector<ChannelSpec> AllSuccessSpecs() {
+  return Concat({SuccessPathSpecs(), NonBlockingSuccessSpecs(CallerKind::kAsync),
+                 NonBlockingSuccessSpecs(CallerKind::kCallback)});
+}
+
+std::vector<ChannelSpec> AllFailureSpecs() {
+  return Concat({FailureSpecs(), NonBlockingFailureSpecs(CallerKind::kAsync),
+                 NonBlockingFailureSpecs(CallerKind::kCallback)});
+}
+
 const std::vector<std::string>& Keys() {
   static const std::vector<std::string> keys = [] {
     std::vector<std::string> k;
@@ -187,7 +278,7 @@ absl::Status StoreKeys(const std::string& target) {
   const std::string value(kValueBytes, 'v');
   for (const std::string& key : Keys()) {
     grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
+    context.set_deadline(CallDeadlineFromNow());
     cache::v1::StoreReq request;
     request.set_key(key);
     request.set_value(value);
@@ -201,13 +292,25 @@ absl::Status StoreKeys(const std::string& target) {
 
 Outcome GetOnce(Stub& stub, const std::string& key) {
   grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
+  context.set_deadline(CallDeadlineFromNow());
   cache::v1::GetReq request;
   request.set_key(key);
   cache::v1::GetResp response;
   const grpc::Status status = stub.Get(&context, request, &response);
   if (status.ok()) return Outcome::kOk;
   return resilience::RejectedLocally(context) ? Outcome::kRejectedLocally : Outcome::kFailed;
+}
+
+Outcome GetOnce(Stub& stub, const std::string& key, CallerKind caller) {
+  switch (caller) {
+    case CallerKind::kSync:
+      break;
+    case CallerKind::kAsync:
+      return AsyncGetOnce(stub, key);
+    case CallerKind::kCallback:
+      return CallbackGetOnce(stub, key);
+  }
+  return GetOnce(stub, key);
 }
 
 }  // namespace retry_cost

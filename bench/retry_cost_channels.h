@@ -27,6 +27,15 @@ inline constexpr char kGetName[] = R"({"service": "cache.v1.CacheService", "meth
 // Every Get's deadline: far beyond any policy timeout (2 s), so that the
 // policy's timeout is the one armed.
 inline constexpr auto kCallDeadline = std::chrono::seconds(5);
+
+// Multiplies every deadline and timeout of the Gets (kCallDeadline, the
+// policies' timeout and perAttemptTimeout; not the backoffs): under
+// callgrind, 30-100x slower and more on a loaded machine, a stall must not
+// end an attempt (a retry, or a failed call, would be counted as the
+// chain's cost). The code path is the same: the same deadlines are armed.
+// Set before any client is made.
+void SetTimeoutScale(int scale);
+std::chrono::system_clock::time_point CallDeadlineFromNow();
 // Keys stored before the load; each caller cycles through them.
 inline constexpr int kKeys = 100;
 inline constexpr size_t kValueBytes = 100;
@@ -39,12 +48,18 @@ struct ChainSpec {
   std::string breaker;               // the "breaker" object; "" for none
 };
 
+// How the application calls Get: a sync stub (blocking), an async one
+// (its own CompletionQueue per caller thread, StartCall + Finish + Next), or
+// the callback API (stub->async()->Get, the caller waiting for the callback).
+enum class CallerKind { kSync, kAsync, kCallback };
+
 struct ChannelSpec {
   enum class Kind { kBare, kBuiltinRetry, kHijackFloor, kOurChain };
   std::string name;
   Kind kind;
   ChainSpec chain;                             // kOurChain only
   resilience::bench::HijackFloorOptions floor;  // kHijackFloor only
+  CallerKind caller = CallerKind::kSync;
 };
 
 // An SRE breaker that does not drop at a 20% failure rate (it drops once
@@ -69,6 +84,7 @@ struct Client {
   std::shared_ptr<grpc::Channel> channel;
   std::shared_ptr<resilience::ClientResilience> resilience;  // null: a plain channel
   std::unique_ptr<Stub> stub;
+  CallerKind caller = CallerKind::kSync;
 };
 
 absl::StatusOr<Client> MakeClient(const ChannelSpec& spec, const std::string& target);
@@ -90,6 +106,12 @@ ChannelSpec RetryFloor();
 ChannelSpec RetryFloorReusedCq();
 // What any interceptor that answers a call itself costs at least.
 ChannelSpec HijackRejectFloor();
+// The floors of a caller that must not be blocked (async, callback): the
+// attempts complete on gRPC's callback threads (..._callback_api) or on a
+// completion queue with a thread of its own (..._own_cq_thread), which then
+// ends the caller's call (hijack_once_interceptor.h).
+ChannelSpec HijackFloorNonBlocking(resilience::bench::HijackFloorOptions::Completion completion);
+ChannelSpec RetryFloorNonBlocking(resilience::bench::HijackFloorOptions::Completion completion);
 ChannelSpec OurChain(std::string name, ChainSpec chain);
 ChainSpec BreakerOnly(std::string breaker);
 ChainSpec BreakerTimeout(std::string breaker);
@@ -100,6 +122,15 @@ ChainSpec FullChain(std::string breaker);
 // comparison (its floors re-issue failed attempts).
 std::vector<ChannelSpec> SuccessPathSpecs();
 std::vector<ChannelSpec> FailureSpecs();
+// The same comparisons for an async or a callback caller: each config named
+// "async_..." or "callback_...", the floors non-blocking ones.
+std::vector<ChannelSpec> NonBlockingSuccessSpecs(CallerKind caller);
+std::vector<ChannelSpec> NonBlockingFailureSpecs(CallerKind caller);
+// Every success-path (failure) config of any caller, for --only.
+std::vector<ChannelSpec> AllSuccessSpecs();
+std::vector<ChannelSpec> AllFailureSpecs();
+// "async_" / "callback_" ("" for a sync caller).
+const char* CallerPrefix(CallerKind caller);
 
 // The keys the server stores before the load.
 const std::vector<std::string>& Keys();
@@ -107,8 +138,12 @@ absl::Status StoreKeys(const std::string& target);
 
 enum class Outcome { kOk, kRejectedLocally, kFailed };
 
-// One Get as an application makes it: sync stub, 5 s deadline.
+// One Get as an application makes it, 5 s deadline: with a sync stub, or
+// as `caller` says (retry_cost_callers.cc).
 Outcome GetOnce(Stub& stub, const std::string& key);
+Outcome GetOnce(Stub& stub, const std::string& key, CallerKind caller);
+Outcome AsyncGetOnce(Stub& stub, const std::string& key);
+Outcome CallbackGetOnce(Stub& stub, const std::string& key);
 
 }  // namespace retry_cost
 

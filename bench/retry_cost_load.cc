@@ -27,14 +27,14 @@ struct CallerTally {
   std::vector<int64_t> latency_ns;
 };
 
-void CallerLoop(Stub& stub, int caller, const absl::Notification& start,
+void CallerLoop(Stub& stub, CallerKind kind, int caller, const absl::Notification& start,
                 const std::atomic<bool>& stop, CallerTally& tally) {
   tally.latency_ns.reserve(1 << 16);
   size_t key = static_cast<size_t>(caller) * 7;  // callers start at different keys
   start.WaitForNotification();
   while (!stop.load(std::memory_order_relaxed)) {
     const auto begin = std::chrono::steady_clock::now();
-    const Outcome outcome = GetOnce(stub, Keys()[key++ % Keys().size()]);
+    const Outcome outcome = GetOnce(stub, Keys()[key++ % Keys().size()], kind);
     tally.latency_ns.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                    std::chrono::steady_clock::now() - begin)
                                    .count());
@@ -73,13 +73,13 @@ ProcessCounters ReadProcessCounters() {
 // `callers` threads calling Get in a closed loop for `duration`. The
 // process counters are read with the threads created and waiting, so their
 // creation is not measured.
-RoundResult RunLoad(Stub& stub, int callers, absl::Duration duration) {
+RoundResult RunLoad(Stub& stub, CallerKind caller, int callers, absl::Duration duration) {
   std::vector<CallerTally> tallies(static_cast<size_t>(callers));
   absl::Notification start;
   std::atomic<bool> stop{false};
   std::vector<std::thread> threads;
   for (int i = 0; i < callers; ++i) {
-    threads.emplace_back(CallerLoop, std::ref(stub), i, std::cref(start), std::cref(stop),
+    threads.emplace_back(CallerLoop, std::ref(stub), caller, i, std::cref(start), std::cref(stop),
                          std::ref(tallies[static_cast<size_t>(i)]));
   }
   const ProcessCounters before = ReadProcessCounters();
@@ -128,13 +128,14 @@ std::vector<ConfigRounds> RunInterleaved(std::vector<Client>& clients, const Loa
   std::vector<ChainCounters> counters_before(clients.size());
   for (size_t i = 0; i < clients.size(); ++i) {
     results[i].name = clients[i].name;
-    RunLoad(*clients[i].stub, load.callers, kWarmUp);
+    RunLoad(*clients[i].stub, clients[i].caller, load.callers, kWarmUp);
     if (clients[i].resilience) counters_before[i] = ReadChainCounters(*clients[i].resilience);
   }
   for (int round = 0; round < load.rounds; ++round) {
     for (size_t k = 0; k < clients.size(); ++k) {
       const size_t i = (k + static_cast<size_t>(round)) % clients.size();
-      results[i].rounds.push_back(RunLoad(*clients[i].stub, load.callers, load.round_length));
+      results[i].rounds.push_back(RunLoad(*clients[i].stub, clients[i].caller, load.callers,
+                                                load.round_length));
     }
   }
   for (size_t i = 0; i < clients.size(); ++i) {

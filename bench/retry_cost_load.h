@@ -37,10 +37,10 @@ struct RoundResult {
   double p99_ms = 0;
 };
 
-// `callers` threads calling Get in a closed loop for `duration`. The
-// process counters are read with the threads created and waiting, so their
-// creation is not measured.
-RoundResult RunLoad(Stub& stub, int callers, absl::Duration duration);
+// `callers` threads calling Get (as `caller` says) in a closed loop for
+// `duration`. The process counters are read with the threads created and
+// waiting, so their creation is not measured.
+RoundResult RunLoad(Stub& stub, CallerKind caller, int callers, absl::Duration duration);
 
 // What our chain counted on Get over the measured rounds (not the warm-up):
 // the check that nothing was retried, rejected or cut short unseen.

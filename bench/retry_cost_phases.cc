@@ -49,38 +49,52 @@ void NoteFailedCalls(Phase& phase) {
 
 }  // namespace
 
-absl::StatusOr<Phase> RunSuccessPhase(const Environment& env, const LoadSettings& load) {
+absl::StatusOr<Phase> RunSuccessPhase(const Environment& env, const LoadSettings& load,
+                                      CallerKind caller) {
   absl::StatusOr<std::unique_ptr<ServerProcess>> server = StartServer(env, "ok", 0);
   if (!server.ok()) return server.status();
+  const bool sync = caller == CallerKind::kSync;
   absl::StatusOr<std::vector<Client>> clients =
-      MakeClients(SuccessPathSpecs(), (*server)->address());
+      MakeClients(sync ? SuccessPathSpecs() : NonBlockingSuccessSpecs(caller),
+                  (*server)->address());
   if (!clients.ok()) return clients.status();
+  const std::string prefix = CallerPrefix(caller);
   Phase phase;
-  phase.key = absl::StrCat("success_", load.callers, "_callers");
-  phase.title =
-      absl::StrCat("Success path: Get, ", load.callers,
-                   " closed-loop callers, server in its own process, median of ", load.rounds,
-                   " interleaved rounds of ", absl::FormatDuration(load.round_length));
+  phase.key = absl::StrCat(prefix, "success_", load.callers, "_callers");
+  phase.title = absl::StrCat("Success path: Get", sync ? "" : absl::StrCat(" (", prefix, "caller)"),
+                             ", ", load.callers,
+                             " closed-loop callers, server in its own process, median of ",
+                             load.rounds, " interleaved rounds of ",
+                             absl::FormatDuration(load.round_length));
   phase.callers = load.callers;
   phase.configs = RunInterleaved(*clients, load);
   phase.metrics = kSuccessMetrics;
-  phase.references = {"bare", "builtin_retry", "hijack_floor_reused_cq"};
+  if (sync) {
+    phase.references = {"bare", "builtin_retry", "hijack_floor_reused_cq"};
+  } else {
+    phase.references = {prefix + "bare", prefix + "hijack_floor_callback_api",
+                        prefix + "hijack_floor_own_cq_thread"};
+  }
   NoteFailedCalls(phase);
   return phase;
 }
 
 absl::StatusOr<Phase> RunFailurePhase(const Environment& env, const LoadSettings& load,
-                                      double failure_rate) {
+                                      double failure_rate, CallerKind caller) {
   absl::StatusOr<std::unique_ptr<ServerProcess>> server = StartServer(env, "failing", failure_rate);
   if (!server.ok()) return server.status();
-  absl::StatusOr<std::vector<Client>> clients = MakeClients(FailureSpecs(), (*server)->address());
+  const bool sync = caller == CallerKind::kSync;
+  absl::StatusOr<std::vector<Client>> clients =
+      MakeClients(sync ? FailureSpecs() : NonBlockingFailureSpecs(caller), (*server)->address());
   if (!clients.ok()) return clients.status();
+  const std::string prefix = CallerPrefix(caller);
   Phase phase;
-  phase.key = "failure";
+  phase.key = prefix + "failure";
   phase.title = absl::StrFormat(
-      "Failures: the server aborts %.0f%% of Gets with UNAVAILABLE, %d callers, median of %d "
+      "Failures%s: the server aborts %.0f%% of Gets with UNAVAILABLE, %d callers, median of %d "
       "interleaved rounds",
-      100 * failure_rate, load.callers, load.rounds);
+      sync ? "" : absl::StrCat(" (", prefix, "caller)"), 100 * failure_rate, load.callers,
+      load.rounds);
   phase.callers = load.callers;
   phase.configs = RunInterleaved(*clients, load);
   phase.metrics = {
@@ -90,7 +104,12 @@ absl::StatusOr<Phase> RunFailurePhase(const Environment& env, const LoadSettings
       {"p50_ms", "p50 ms", P50Ms, 3, false},
       {"p99_ms", "p99 ms", P99Ms, 3, false},
   };
-  phase.references = {"builtin_retry", "retry_floor_reused_cq"};
+  if (sync) {
+    phase.references = {"builtin_retry", "retry_floor_reused_cq"};
+  } else {
+    phase.references = {prefix + "builtin_retry", prefix + "retry_floor_callback_api",
+                        prefix + "retry_floor_own_cq_thread"};
+  }
   for (const ConfigRounds& c : phase.configs) {
     if (c.counters &&
         (c.counters->rejected_by_breaker > 0 || c.counters->retry_budget_exhausted > 0)) {

@@ -27,12 +27,15 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> StartServer(const Environment& en
                                                            absl::string_view name,
                                                            double abort_fraction);
 
-// Every success-path configuration, `load.callers` callers.
-absl::StatusOr<Phase> RunSuccessPhase(const Environment& env, const LoadSettings& load);
-// The failure configurations (FailureSpecs()), the server aborting
-// `failure_rate` of the Gets; CPU per successful call.
+// Every success-path configuration of `caller` (SuccessPathSpecs(), or
+// NonBlockingSuccessSpecs()), `load.callers` callers.
+absl::StatusOr<Phase> RunSuccessPhase(const Environment& env, const LoadSettings& load,
+                                      CallerKind caller = CallerKind::kSync);
+// The failure configurations of `caller` (FailureSpecs(), or
+// NonBlockingFailureSpecs()), the server aborting `failure_rate` of the Gets;
+// CPU per successful call.
 absl::StatusOr<Phase> RunFailurePhase(const Environment& env, const LoadSettings& load,
-                                      double failure_rate);
+                                      double failure_rate, CallerKind caller = CallerKind::kSync);
 // Open breakers' local rejections against a failed round trip.
 absl::StatusOr<Phase> RunRejectionPhase(const Environment& env, const LoadSettings& load);
 

@@ -7,14 +7,17 @@
 #    bare, builtin_retry and hijack_floor_reused_cq;
 #  - failures (--only_failing: the server aborts 20% of the Gets):
 #    builtin_retry, retry_floor, retry_floor_reused_cq, full_chain; per
-#    *successful* call, against builtin_retry and retry_floor_reused_cq.
+#    *successful* call, against builtin_retry and retry_floor_reused_cq;
+#  - the same for an async and a callback caller (async_*, callback_*),
+#    against their bare channel (builtin_retry under failures) and both
+#    non-blocking floors (..._callback_api, ..._own_cq_thread).
 #
 #   bench/run_retry_cost_bench.sh [BUILD_DIR] [retry_cost_bench flags...]
 #
 # BUILD_DIR defaults to build-bench (configured Release if new). The JSON of
 # the main run goes to BUILD_DIR/retry_cost_bench.json (MAIN_RUN=0 skips the
 # main run). CALLS (3000) and WARMUP_CALLS (200) set the callgrind runs'
-# lengths.
+# lengths; CONFIGS ("sync async callback") which callers' configs they count.
 #
 # Callgrind runs with --instr-atstart=no and collection left on: the bench
 # switches instrumentation on (CALLGRIND_START_INSTRUMENTATION, then
@@ -35,6 +38,11 @@ if [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; then
   shift
 fi
 calls="${CALLS:-3000}"
+# Under callgrind the Gets' deadlines and the chain's timeouts are this many
+# times longer (retry_cost_bench --timeout_scale), so that valgrind's
+# slowness on a loaded machine ends no attempt: a timed-out attempt's retry,
+# or a failed call, is not the chain's cost. The same deadlines are armed.
+timeout_scale="${TIMEOUT_SCALE:-10}"
 warmup_calls="${WARMUP_CALLS:-200}"
 
 ensure_packages valgrind
@@ -66,7 +74,8 @@ count() {
   local out="$work/callgrind.$name.out"
   if ! valgrind --tool=callgrind --instr-atstart=no --trace-children=no \
       --callgrind-out-file="$out" \
-      "$bench" --only="$config" --calls="$calls" --warmup_calls="$warmup_calls" "$@" \
+      "$bench" --only="$config" --calls="$calls" --warmup_calls="$warmup_calls" \
+      --timeout_scale="$timeout_scale" "$@" \
       > "$work/$name.log" 2>&1; then
     cat "$work/$name.log" >&2
     echo "callgrind run of $name failed" >&2
@@ -87,30 +96,73 @@ count() {
   ir_per_call[$name]="$(awk -v t="$total" -v n="$ok" 'BEGIN {printf "%.0f", t / n}')"
 }
 
-# table REF1 REF2 NAME...: a Markdown table of NAME's figures and their
-# ratios to REF1 and REF2.
+# table "REF..." NAME...: a Markdown table of NAME's figures and their ratios
+# to each REF.
 table() {
-  local ref1="$1" ref2="$2"
-  shift 2
-  echo "| config | instructions/successful call | vs $ref1 | vs $ref2 |"
-  echo "|---|---|---|---|"
+  local -a refs
+  read -r -a refs <<< "$1"
+  shift
+  local header="| config | instructions/successful call |" rule="|---|---|"
+  for ref in "${refs[@]}"; do
+    header+=" vs $ref |"
+    rule+="---|"
+  done
+  echo "$header"
+  echo "$rule"
   for name in "$@"; do
-    awk -v c="$name" -v x="${ir_per_call[$name]}" -v a="${ir_per_call[$ref1]}" \
-        -v b="${ir_per_call[$ref2]}" \
-        'BEGIN {printf "| %s | %.1fk | %.3f | %.3f |\n", c, x / 1000, x / a, x / b}'
+    local row
+    row="$(awk -v c="$name" -v x="${ir_per_call[$name]}" 'BEGIN {printf "| %s | %.1fk |", c, x / 1000}')"
+    for ref in "${refs[@]}"; do
+      row+="$(awk -v x="${ir_per_call[$name]}" -v r="${ir_per_call[$ref]}" \
+        'BEGIN {printf " %.3f |", x / r}')"
+    done
+    echo "$row"
   done
 }
 
+# CONFIGS (default: all) limits the runs to one caller kind: sync, async or
+# callback (space-separated).
+kinds="${CONFIGS:-sync async callback}"
 success=(bare builtin_retry hijack_floor hijack_floor_reused_cq breaker_timeout full_chain)
 failing=(builtin_retry retry_floor retry_floor_reused_cq full_chain)
-for config in "${success[@]}"; do count "$config" "$config"; done
-for config in "${failing[@]}"; do count "failing_$config" "$config" --only_failing; done
+# The async and callback callers' configs: the floors are non-blocking ones
+# (hijack_once_interceptor.h), attempts completing on gRPC's callback threads
+# or on a completion queue with a thread of its own.
+nb_success=(bare hijack_floor_callback_api hijack_floor_own_cq_thread full_chain)
+nb_failing=(builtin_retry retry_floor_callback_api retry_floor_own_cq_thread full_chain)
 
-echo
-echo "Success path (every Get succeeds):"
-echo
-table bare hijack_floor_reused_cq "${success[@]}"
-echo
-echo "Failures (the server aborts 20% of the Gets; per successful call):"
-echo
-table failing_builtin_retry failing_retry_floor_reused_cq "${failing[@]/#/failing_}"
+for kind in $kinds; do
+  if [ "$kind" = sync ]; then
+    for config in "${success[@]}"; do count "$config" "$config"; done
+    for config in "${failing[@]}"; do count "failing_$config" "$config" --only_failing; done
+  else
+    for config in "${nb_success[@]}"; do count "${kind}_$config" "${kind}_$config"; done
+    for config in "${nb_failing[@]}"; do
+      count "failing_${kind}_$config" "${kind}_$config" --only_failing
+    done
+  fi
+done
+
+for kind in $kinds; do
+  if [ "$kind" = sync ]; then
+    echo
+    echo "Success path (every Get succeeds):"
+    echo
+    table "bare hijack_floor_reused_cq" "${success[@]}"
+    echo
+    echo "Failures (the server aborts 20% of the Gets; per successful call):"
+    echo
+    table "failing_builtin_retry failing_retry_floor_reused_cq" "${failing[@]/#/failing_}"
+  else
+    echo
+    echo "Success path, $kind caller (every Get succeeds):"
+    echo
+    table "${kind}_bare ${kind}_hijack_floor_callback_api ${kind}_hijack_floor_own_cq_thread" \
+      "${nb_success[@]/#/${kind}_}"
+    echo
+    echo "Failures, $kind caller (the server aborts 20% of the Gets; per successful call):"
+    echo
+    table "failing_${kind}_builtin_retry failing_${kind}_retry_floor_callback_api failing_${kind}_retry_floor_own_cq_thread" \
+      "${nb_failing[@]/#/failing_${kind}_}"
+  fi
+done

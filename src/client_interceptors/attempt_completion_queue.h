@@ -1,7 +1,8 @@
 // File: src/client_interceptors/attempt_completion_queue.h
 //
-// Where the retry interceptor's attempts complete: one completion queue with
-// its own thread, instead of the callback API.
+// Where the retry interceptor's timers of non-blocking callers complete (and,
+// on a gRPC other than 1.51, their attempts): one completion queue with its
+// own thread.
 
 #ifndef GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_ATTEMPT_COMPLETION_QUEUE_H_
 #define GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_ATTEMPT_COMPLETION_QUEUE_H_
@@ -14,11 +15,12 @@ namespace resilience {
 
 // AttemptCompletionQueue
 //
-// Why: gRPC 1.51 runs a callback-API completion on its executor threads, so
-// an attempt made with the callback API finished on one thread and then woke
-// the caller's: two thread switches per retried call (client_chain_bench:
-// 0.86-0.91 of a bare channel). A completion queue whose thread is itself
-// polling usually picks the attempt's completion up without a wake-up.
+// Why: an async or callback caller must not be blocked, and a grpc::Alarm's
+// tag on the caller's own queue would be returned by its Next(). Attempts no
+// longer come here on gRPC 1.51: a blocking caller's complete on its
+// thread's queue, an async caller's on its own queue, a callback caller's on
+// gRPC's callback threads (retried_unary_call.h); through this thread they
+// cost a wake-up of it and then of the caller per retried call.
 //
 // Tags given to the queue must be Tag*; Done() runs on the queue's thread
 // and must be short and must not block. This class is thread-safe; Global()

@@ -3,6 +3,7 @@
 #include <link.h>
 
 #include <cstdint>
+#include <utility>
 
 #include "grpcpp/support/client_interceptor.h"
 #include "grpcpp/version_info.h"
@@ -19,7 +20,10 @@
 #include "grpc/grpc.h"
 #include "grpcpp/completion_queue.h"
 #include "grpcpp/impl/call.h"
+#include "grpcpp/impl/call_op_set.h"
 #include "grpcpp/impl/codegen/interceptor_common.h"
+#include "grpcpp/support/async_unary_call.h"
+#include "grpcpp/support/byte_buffer.h"
 
 // gRPC core's answer to "what kind is this completion queue", exported by
 // libgrpc (src/core/lib/surface/completion_queue.h) but not in its public
@@ -42,6 +46,29 @@ struct ExposeMember {
   friend typename Tag::type MemberOf(Tag) { return Member; }
 };
 template struct ExposeMember<BatchCall, &grpc::internal::InterceptorBatchMethodsImpl::call_>;
+
+// InterceptorBatchMethodsImpl::ops_: the batch's op set.
+struct BatchOps {
+  using type = grpc::internal::CallOpSetInterface* grpc::internal::InterceptorBatchMethodsImpl::*;
+  friend type MemberOf(BatchOps);
+};
+template struct ExposeMember<BatchOps, &grpc::internal::InterceptorBatchMethodsImpl::ops_>;
+
+// ClientAsyncResponseReader<ByteBuffer>::single_buf_: its one batch, of the
+// type ClientAsyncResponseReaderHelper::SetupRequest() makes it.
+using Reader = grpc::ClientAsyncResponseReader<grpc::ByteBuffer>;
+struct ReaderBatch {
+  using type = grpc::internal::CallOpSendInitialMetadata* Reader::*;
+  friend type MemberOf(ReaderBatch);
+};
+template struct ExposeMember<ReaderBatch, &Reader::single_buf_>;
+using ReaderBatchType =
+    grpc::internal::CallOpSet<grpc::internal::CallOpSendInitialMetadata,
+                              grpc::internal::CallOpSendMessage,
+                              grpc::internal::CallOpClientSendClose,
+                              grpc::internal::CallOpRecvInitialMetadata,
+                              grpc::internal::CallOpRecvMessage<grpc::ByteBuffer>,
+                              grpc::internal::CallOpClientRecvStatus>;
 
 }  // namespace
 }  // namespace resilience::internal
@@ -87,6 +114,67 @@ bool CallerBlocks(grpc::experimental::InterceptorBatchMethods* methods) {
   (void)methods;
   return false;  // the public-API fallback: treat every caller as non-blocking
 #endif
+}
+
+#if GRPC_RESILIENCE_GRPC_PRIVATE_MEMBERS
+namespace {
+
+// The call's queue and whether its batch is its own core tag (an async or
+// a blocking call's is; a callback call's hands core its callback tag,
+// CallOpSet::set_core_cq_tag()); {null, false} when unknown.
+std::pair<grpc::CompletionQueue*, bool> QueueAndOwnTag(
+    grpc::experimental::InterceptorBatchMethods* methods) {
+  auto* batch = dynamic_cast<grpc::internal::InterceptorBatchMethodsImpl*>(methods);
+  if (batch == nullptr) return {nullptr, false};
+  grpc::internal::Call* call = batch->*MemberOf(BatchCall{});
+  grpc::internal::CallOpSetInterface* ops = batch->*MemberOf(BatchOps{});
+  if (call == nullptr || call->cq() == nullptr || ops == nullptr) return {nullptr, false};
+  return {call->cq(), ops->core_cq_tag() == dynamic_cast<void*>(ops)};
+}
+
+}  // namespace
+#endif  // GRPC_RESILIENCE_GRPC_PRIVATE_MEMBERS
+
+grpc::CompletionQueue* CallerQueue(grpc::experimental::InterceptorBatchMethods* methods) {
+#if GRPC_RESILIENCE_GRPC_PRIVATE_MEMBERS
+  const auto [cq, own_tag] = QueueAndOwnTag(methods);
+  if (cq == nullptr || !own_tag) return nullptr;
+  return grpc_get_cq_completion_type(cq->cq()) == GRPC_CQ_NEXT ? cq : nullptr;
+#else
+  (void)methods;
+  return nullptr;  // the public-API fallback
+#endif
+}
+
+bool CallerUsesCallbacks(grpc::experimental::InterceptorBatchMethods* methods) {
+#if GRPC_RESILIENCE_GRPC_PRIVATE_MEMBERS
+  const auto [cq, own_tag] = QueueAndOwnTag(methods);
+  return cq != nullptr && !own_tag;
+#else
+  (void)methods;
+  return false;  // the public-API fallback
+#endif
+}
+
+bool SilentCompletion::Route(grpc::ClientAsyncResponseReader<grpc::ByteBuffer>* reader) {
+#if GRPC_RESILIENCE_GRPC_PRIVATE_MEMBERS
+  auto* batch = static_cast<ReaderBatchType*>(reader->*MemberOf(ReaderBatch{}));
+  batch->set_core_cq_tag(this);
+  batch_ = batch;
+  return true;
+#else
+  (void)reader;
+  return false;
+#endif
+}
+
+bool SilentCompletion::FinalizeResult(void** /*tag*/, bool* status) {
+  void* ignored = nullptr;
+  // False: the attempt's own (inner) interceptors run first; the batch then
+  // comes back through this tag once more (ContinueFinalizeResultAfterInterception()).
+  if (!batch_->FinalizeResult(&ignored, status)) return false;
+  done_->Done(*status);  // may end the call: no use of `this` after it
+  return false;
 }
 
 }  // namespace resilience::internal

@@ -30,10 +30,18 @@
 #define GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_GRPC_INTERNALS_H_
 
 #include "absl/strings/string_view.h"
+#include "grpcpp/impl/codegen/completion_queue_tag.h"
+#include "src/client_interceptors/attempt_completion_queue.h"
 
-namespace grpc::experimental {
+namespace grpc {
+class ByteBuffer;
+class CompletionQueue;
+template <class R>
+class ClientAsyncResponseReader;
+namespace experimental {
 class InterceptorBatchMethods;
-}  // namespace grpc::experimental
+}  // namespace experimental
+}  // namespace grpc
 
 namespace resilience::internal {
 
@@ -53,6 +61,54 @@ namespace resilience::internal {
 // when the batch is not gRPC's own implementation the answer is false, the
 // safe one.
 bool CallerBlocks(grpc::experimental::InterceptorBatchMethods* methods);
+
+// CallerQueue()
+//
+// The completion queue an async stub's unary call completes on, polled by
+// the application's own thread; null when the call was not made by an async
+// stub (a blocking or a callback one: gRPC 1.51 runs a callback call's
+// completion on a queue of its own threads, whose tags are not
+// CompletionQueueTags), or when this build uses the public-API fallback.
+// Only for the batch at the call's first PRE_SEND_INITIAL_METADATA.
+//
+// How: the call's queue is of the NEXT kind, and its batch delivers its own
+// completion (a callback call's batch hands core a callback tag instead).
+grpc::CompletionQueue* CallerQueue(grpc::experimental::InterceptorBatchMethods* methods);
+
+// CallerUsesCallbacks()
+//
+// Whether the unary call was made with the callback API (stub->async()):
+// its batch hands core a callback tag instead of itself. Then gRPC runs
+// its completion on the threads that run callbacks, where attempts made
+// with the callback API complete too. False on the public-API fallback.
+// Only for the batch at the call's first PRE_SEND_INITIAL_METADATA.
+bool CallerUsesCallbacks(grpc::experimental::InterceptorBatchMethods* methods);
+
+// SilentCompletion
+//
+// Lets an attempt complete on the application's own queue (CallerQueue())
+// without its Next() ever returning it: Route() makes the attempt's batch
+// hand the queue this tag instead of its own; the queue then calls
+// FinalizeResult(), which finishes the batch (the attempt's status and
+// response are written) and, once the attempt's own interceptors are done,
+// calls `done`->Done() on the polling thread, and returns false: gRPC's C++ queue
+// drops an event whose FinalizeResult() says false ("events that are
+// observed at core but not requested by the user application",
+// grpcpp/impl/codegen/completion_queue_tag.h), and polls on.
+class SilentCompletion final : public grpc::internal::CompletionQueueTag {
+ public:
+  explicit SilentCompletion(AttemptCompletionQueue::Tag* done) : done_(done) {}
+
+  // Before `reader`'s Finish() (whose tag is then never seen). False when
+  // this build cannot (the public-API fallback): then use another queue.
+  bool Route(grpc::ClientAsyncResponseReader<grpc::ByteBuffer>* reader);
+
+  bool FinalizeResult(void** tag, bool* status) override;
+
+ private:
+  AttemptCompletionQueue::Tag* const done_;
+  grpc::internal::CompletionQueueTag* batch_ = nullptr;  // the attempt's own
+};
 
 // InReadOnlyStaticStorage()
 //

@@ -5,6 +5,7 @@
 #include "grpcpp/client_context.h"
 #include "grpcpp/impl/codegen/proto_utils.h"
 #include "grpcpp/impl/rpc_method.h"
+#include "grpcpp/support/client_callback.h"
 #include "src/client_interceptors/grpc_internals.h"
 #include "src/client_interceptors/local_rejection.h"
 
@@ -69,7 +70,7 @@ void RetriedUnaryCall::Cancel() {
     MutexLock lock(&mu_);
     cancelled_ = true;
     for (const auto& a : attempts_) {
-      if (!a->ended && a->context != nullptr) attempts.push_back(a->context.get());
+      if (!a->ended && a->context.has_value()) attempts.push_back(&*a->context);
     }
     if (live_timer_ != nullptr) alarm = &live_timer_->alarm;
   }
@@ -85,6 +86,10 @@ void RetriedUnaryCall::Start(grpc::experimental::InterceptorBatchMethods* method
   counters_.CallStarted();
   methods_ = methods;
   caller_blocks_ = internal::CallerBlocks(methods);
+  if (!caller_blocks_) {
+    caller_queue_ = internal::CallerQueue(methods);
+    callback_attempts_ = caller_queue_ == nullptr && internal::CallerUsesCallbacks(methods);
+  }
   if (const auto* caller = methods->GetSendInitialMetadata(); !caller->empty()) {
     metadata_ = *caller;
   }
@@ -212,14 +217,30 @@ void RetriedUnaryCall::Execute(const Actions& actions) {
   for (Attempt* attempt : actions.send) {
     // kAttemptSuffix: should gRPC hand this attempt to our factory again,
     // it stays out (grpc_internals.h).
+    if (callback_attempts_) {
+      grpc::internal::CallbackUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
+          channel_.get(),
+          grpc::internal::RpcMethod(method_, internal::kAttemptSuffix,
+                                    grpc::internal::RpcMethod::NORMAL_RPC),
+          &*attempt->context, &request_, &attempt->response,
+          [attempt](grpc::Status status) {
+            attempt->status = std::move(status);
+            attempt->Done(true);
+          });
+      continue;
+    }
     grpc::ClientAsyncResponseReader<grpc::ByteBuffer>* call =
         grpc::internal::ClientAsyncResponseReaderHelper::Create<grpc::ByteBuffer>(
-            channel_.get(), cq_,
+            channel_.get(), caller_queue_ != nullptr ? caller_queue_ : cq_,
             grpc::internal::RpcMethod(method_, internal::kAttemptSuffix,
                                       grpc::internal::RpcMethod::NORMAL_RPC),
-            attempt->context.get(), request_);
+            &*attempt->context, request_);
     attempt->reader.reset(call);  // destroyed before its context
     call->StartCall();
+    // On an async caller's queue the attempt ends in on_caller_queue (its
+    // Finish() tag is then never seen); CallerQueue() is null wherever
+    // Route() cannot.
+    if (caller_queue_ != nullptr) attempt->on_caller_queue.Route(call);
     call->Finish(&attempt->response, &attempt->status,
                  static_cast<AttemptCompletionQueue::Tag*>(attempt));
   }
@@ -229,7 +250,7 @@ void RetriedUnaryCall::FillHijackedReceive(grpc::experimental::InterceptorBatchM
   MutexLock lock(&mu_);
   // The shown attempt's context, when a call was made for it.
   grpc::ClientContext* attempt =
-      shown_ == nullptr || shown_->rejected_locally ? nullptr : shown_->context.get();
+      shown_ == nullptr || shown_->rejected_locally ? nullptr : &*shown_->context;
   if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_RECV_INITIAL_METADATA) &&
       attempt != nullptr) {
     // The string_refs point into the attempt's context, which we own.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/time/time.h"
 #include "grpcpp/alarm.h"
 #include "grpcpp/impl/codegen/channel_interface.h"
@@ -27,6 +28,7 @@
 #include "src/client_interceptors/call_counters.h"
 #include "src/client_interceptors/call_environment.h"
 #include "src/client_interceptors/client_method_state.h"
+#include "src/client_interceptors/grpc_internals.h"
 #include "src/client_interceptors/local_status.h"
 #include "src/core/mutex.h"
 #include "src/grpc_common/metadata_keys.h"
@@ -84,7 +86,19 @@ namespace resilience {
 //     per caller thread, reused by its calls), polled right there: no other
 //     thread is involved (grpc_internals.h, CallerBlocks()); breaker events
 //     are delivered on that thread too;
-//   - any other caller (callback or async stub) must not be blocked: its
+//   - an async stub's caller polls its own completion queue for the call:
+//     its attempts complete there (grpc_internals.h, CallerQueue() and
+//     SilentCompletion), handled inside the caller's Next() and never
+//     returned by it, so no other thread is woken for them; its timers
+//     complete on the AttemptCompletionQueue's thread (a grpc::Alarm's tag
+//     would be returned by the caller's Next()); breaker events go to the
+//     EventsThread;
+//   - a callback stub's call completes on the threads gRPC runs callbacks
+//     on: its attempts are made with the callback API and complete there
+//     too (grpc_internals.h, CallerUsesCallbacks()), so the call's own
+//     completion needs no other thread; timers and breaker events as for
+//     an async caller;
+//   - any other caller (gRPC other than 1.51) must not be blocked: its
 //     events complete on the AttemptCompletionQueue's thread, which runs no
 //     user code: breaker events go to the events thread.
 // Caller cancellation (PRE_SEND_CANCEL, on the canceller's thread) cancels
@@ -108,13 +122,16 @@ class RetriedUnaryCall final : public grpc::experimental::Interceptor {
  private:
   // One attempt: its call and what it brought back.
   struct Attempt final : AttemptCompletionQueue::Tag {
-    explicit Attempt(RetriedUnaryCall* o) : owner(o) {}
+    explicit Attempt(RetriedUnaryCall* o) : owner(o), on_caller_queue(this) {}
     void Done(bool /*ok: always true for a unary Finish()*/) override {
       owner->OnAttemptDone(this);
     }
 
     RetriedUnaryCall* const owner;
-    std::unique_ptr<grpc::ClientContext> context;  // null: rejected locally
+    // Its completion on an async caller's queue (caller_queue_).
+    internal::SilentCompletion on_caller_queue;
+    // Held in the attempt (no allocation of its own); empty: rejected locally.
+    std::optional<grpc::ClientContext> context;
     // Lives in the attempt's call arena: declared after the context, so it
     // is destroyed first.
     std::unique_ptr<grpc::ClientAsyncResponseReader<grpc::ByteBuffer>> reader;
@@ -141,11 +158,13 @@ class RetriedUnaryCall final : public grpc::experimental::Interceptor {
   };
 
   // What a state change leaves to do outside the lock, in this order.
+  // Inlined: one per event, on the stack, without an allocation for the
+  // usual one attempt to send or two to cancel.
   struct Actions {
-    std::vector<grpc::ClientContext*> cancel;  // TryCancel()
+    absl::InlinedVector<grpc::ClientContext*, 2> cancel;  // TryCancel()
     grpc::Alarm* cancel_timer = nullptr;
-    Timer* arm = nullptr;                      // Set() for arm->at
-    std::vector<Attempt*> send;                // create the call and start it
+    Timer* arm = nullptr;                  // Set() for arm->at
+    absl::InlinedVector<Attempt*, 1> send;  // create the call and start it
   };
 
   void Start(grpc::experimental::InterceptorBatchMethods* methods);
@@ -199,12 +218,18 @@ class RetriedUnaryCall final : public grpc::experimental::Interceptor {
   // Where attempts and timers complete: the caller's thread's queue for a
   // blocking caller, else the AttemptCompletionQueue's.
   grpc::CompletionQueue* cq_ = nullptr;
+  // An async caller's own queue, where its attempts complete instead; null
+  // for any other caller.
+  grpc::CompletionQueue* caller_queue_ = nullptr;
+  // A callback caller: attempts are made with the callback API.
+  bool callback_attempts_ = false;
 
   Mutex mu_;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
   int outstanding_ ABSL_GUARDED_BY(mu_) = 0;
-  std::vector<std::unique_ptr<Attempt>> attempts_ ABSL_GUARDED_BY(mu_);
+  // Inlined up to the usual maxAttempts (3), without an allocation.
+  absl::InlinedVector<std::unique_ptr<Attempt>, 3> attempts_ ABSL_GUARDED_BY(mu_);
   std::vector<std::unique_ptr<Timer>> timers_ ABSL_GUARDED_BY(mu_);
   Timer* live_timer_ ABSL_GUARDED_BY(mu_) = nullptr;  // the one that counts
   bool timer_is_backoff_ ABSL_GUARDED_BY(mu_) = false;

@@ -65,8 +65,7 @@ void RetriedUnaryCall::Launch(Actions& actions) {
     Ended(a, actions);
     return;
   }
-  a.context = std::make_unique<grpc::ClientContext>();
-  grpc::ClientContext* attempt = a.context.get();
+  grpc::ClientContext* attempt = &a.context.emplace();
   for (const auto& [key, value] : metadata_) attempt->AddMetadata(key, value);
   if (made > 0) {
     const std::string previous = absl::StrCat(made);
@@ -168,9 +167,9 @@ void RetriedUnaryCall::Finish(grpc::Status status, Actions& actions) {
   finished_ = true;
   final_status_ = std::move(status);
   for (const auto& a : attempts_) {
-    if (a->ended || a->context == nullptr) continue;
+    if (a->ended || !a->context.has_value()) continue;
     a->loser = true;
-    actions.cancel.push_back(a->context.get());
+    actions.cancel.push_back(&*a->context);
   }
   DisarmTimer(actions);
 }

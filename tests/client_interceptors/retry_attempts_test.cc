@@ -26,7 +26,8 @@ using grpc::experimental::InterceptionHookPoints;
 using grpc::experimental::InterceptorBatchMethods;
 using ::testing::HasSubstr;
 
-// Records what CallerBlocks() says about each call it sees.
+// Records what CallerBlocks(), CallerQueue() and CallerUsesCallbacks() say
+// about each call it sees.
 class CallerKindProbe final : public grpc::experimental::ClientInterceptorFactoryInterface {
  public:
   grpc::experimental::Interceptor* CreateClientInterceptor(ClientRpcInfo* /*info*/) override {
@@ -34,6 +35,8 @@ class CallerKindProbe final : public grpc::experimental::ClientInterceptorFactor
   }
   int blocking() const { return blocking_.load(); }
   int other() const { return other_.load(); }
+  int own_queue() const { return own_queue_.load(); }
+  int callbacks() const { return callbacks_.load(); }
 
  private:
   class Probe final : public grpc::experimental::Interceptor {
@@ -42,6 +45,8 @@ class CallerKindProbe final : public grpc::experimental::ClientInterceptorFactor
     void Intercept(InterceptorBatchMethods* methods) override {
       if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_INITIAL_METADATA)) {
         (internal::CallerBlocks(methods) ? owner_->blocking_ : owner_->other_).fetch_add(1);
+        if (internal::CallerQueue(methods) != nullptr) owner_->own_queue_.fetch_add(1);
+        if (internal::CallerUsesCallbacks(methods)) owner_->callbacks_.fetch_add(1);
       }
       methods->Proceed();
     }
@@ -52,6 +57,8 @@ class CallerKindProbe final : public grpc::experimental::ClientInterceptorFactor
 
   std::atomic<int> blocking_{0};
   std::atomic<int> other_{0};
+  std::atomic<int> own_queue_{0};
+  std::atomic<int> callbacks_{0};
 };
 
 // Only a blocking stub's call is seen as one whose thread may run the
@@ -70,6 +77,11 @@ TEST_F(ClientInterceptorsTest, OnlyBlockingStubsAreRunOnTheCallersThread) {
     ASSERT_TRUE(UnaryCall(*stub, flavour, &context).ok());
     EXPECT_EQ(counts->blocking(), flavour == Flavour::kSync ? 1 : 0);
     EXPECT_EQ(counts->other(), flavour == Flavour::kSync ? 0 : 1);
+    // Only an async stub's call has a queue of the application's, where its
+    // attempts may complete.
+    EXPECT_EQ(counts->own_queue(), flavour == Flavour::kAsync ? 1 : 0);
+    // Only a callback stub's call completes where callback attempts do.
+    EXPECT_EQ(counts->callbacks(), flavour == Flavour::kCallback ? 1 : 0);
   }
 }
 
@@ -250,6 +262,55 @@ TEST_F(ClientInterceptorsTest, InnerInterceptorsSeeEveryAttempt) {
     EXPECT_TRUE(UnaryCall(*stub, flavour, &context).ok());
     EXPECT_EQ(outer.load(), 1);
     EXPECT_EQ(inner.load(), 3);
+  }
+}
+
+// An async caller's attempts complete on its own queue, yet its Next()
+// returns nothing but its call's tag: a call retried twice, with and without
+// an inner interceptor of the application's (whose post-receive hooks bring
+// the attempt's batch through the queue twice), yields exactly one event.
+TEST_F(ClientInterceptorsTest, AnAsyncCallersQueueReturnsOnlyItsOwnTag) {
+  absl::StatusOr<PolicySet> policies = PolicySet::FromJsonString(
+      R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
+          "retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.01s", "maxBackoff": "0.02s",
+                          "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}}],
+          "retryThrottling": {"maxTokens": 1000, "tokenRatio": 0.1}})");
+  ASSERT_TRUE(policies.ok()) << policies.status();
+  for (const bool inner_interceptor : {false, true}) {
+    SCOPED_TRACE(inner_interceptor ? "with an inner interceptor" : "without");
+    std::atomic<int> inner{0};
+    ResilientChannelOptions options;
+    if (inner_interceptor) {
+      options.inner_interceptors.push_back(std::make_unique<CallCounter>(&inner));
+    }
+    ResilientChannel channel = CreateResilientChannel(
+        server_->address(), grpc::InsecureChannelCredentials(), *policies, std::move(options));
+    auto stub = resilience::test::TestService::NewStub(channel.channel);
+    service_.FailNext(2);
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+    resilience::test::Req request;
+    request.set_text("hi");
+    resilience::test::Resp response;
+    grpc::Status status;
+    grpc::CompletionQueue cq;
+    auto rpc = stub->AsyncUnary(&context, request, &cq);
+    int finished = 0;
+    rpc->Finish(&response, &status, &finished);
+    void* tag = nullptr;
+    bool ok = false;
+    ASSERT_EQ(cq.AsyncNext(&tag, &ok, absl::ToChronoTime(absl::Now() + absl::Seconds(20))),
+              grpc::CompletionQueue::GOT_EVENT);
+    EXPECT_EQ(tag, &finished);
+    EXPECT_TRUE(ok);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(response.text(), "echo:hi");
+    EXPECT_EQ(channel.resilience->Stats("/resilience.test.TestService/Unary").attempts, 3);
+    EXPECT_EQ(inner.load(), inner_interceptor ? 3 : 0);
+    cq.Shutdown();
+    int more = 0;
+    while (cq.Next(&tag, &ok)) ++more;
+    EXPECT_EQ(more, 0);
   }
 }
 
