@@ -34,7 +34,6 @@ absl::Status EndpointBreakers::Validate(const Options& options) {
     return absl::InvalidArgumentError(absl::StrCat("recent: must be in [1ms, 24h], got ",
                                                    absl::FormatDuration(options.recent)));
   }
-  if (!options.make) return absl::InvalidArgumentError("make: must be set");
   return absl::OkStatus();
 }
 

@@ -88,10 +88,12 @@ class EndpointBreakers {
     int64_t refused = 0;       // of those, the ones its open breaker did not count
   };
 
-  // InvalidArgument naming the field and the value.
+  // InvalidArgument naming the field and the value (`make` and `listener`
+  // are not checked).
   static absl::Status Validate(const Options& options);
 
-  // `options` must pass Validate(); `clock` must outlive this object.
+  // `options` must pass Validate() and have `make`; `clock` must outlive
+  // this object.
   EndpointBreakers(Options options, Clock& clock);
   ~EndpointBreakers();
 

@@ -203,9 +203,6 @@ TEST_F(EndpointBreakersTest, Validate) {
   o = Options();
   o.recent = absl::ZeroDuration();
   EXPECT_THAT(std::string(EndpointBreakers::Validate(o).message()), HasSubstr("recent"));
-  o = Options();
-  o.make = nullptr;
-  EXPECT_THAT(std::string(EndpointBreakers::Validate(o).message()), HasSubstr("make"));
 }
 
 }  // namespace
