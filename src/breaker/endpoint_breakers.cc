@@ -22,6 +22,10 @@ struct EndpointBreakers::Entry {
 };
 
 absl::Status EndpointBreakers::Validate(const Options& options) {
+  if (options.unreached_failures < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unreached_failures: must be >= 1, got ", options.unreached_failures));
+  }
   if (!(options.failing_share > 0 && options.failing_share <= 1)) {
     return absl::InvalidArgumentError(
         absl::StrCat("failing_share: must be in (0, 1], got ", options.failing_share));
@@ -47,18 +51,17 @@ bool EndpointBreakers::Record(const std::string& endpoint, Outcome outcome,
   const absl::Time now = clock_.Now();
   const int64_t now_ns = absl::ToUnixNanos(now);
   if (endpoint.empty()) {
-    if (outcome == Outcome::kFailure) {
-      last_unpicked_failure_ns_.store(now_ns, std::memory_order_relaxed);
-    }
+    if (outcome == Outcome::kFailure) unreached_in_a_row_.fetch_add(1, std::memory_order_relaxed);
     return true;
   }
   std::shared_ptr<Entry> entry = Find(endpoint, now);
   entry->last_seen_ns.store(now_ns, std::memory_order_relaxed);
   if (outcome == Outcome::kNeutral) return true;
   entry->outcomes.fetch_add(1, std::memory_order_relaxed);
-  if (outcome == Outcome::kSuccess &&
-      last_success_ns_.load(std::memory_order_relaxed) < now_ns) {
-    last_success_ns_.store(now_ns, std::memory_order_relaxed);
+  // A success ends a run of unreached failures (written only when there is
+  // one, so that healthy calls do not share a written cache line).
+  if (outcome == Outcome::kSuccess && unreached_in_a_row_.load(std::memory_order_relaxed) != 0) {
+    unreached_in_a_row_.store(0, std::memory_order_relaxed);
   }
   Admission admission = entry->breaker->Allow();
   if (!admission.admitted()) {
@@ -71,9 +74,8 @@ bool EndpointBreakers::Record(const std::string& endpoint, Outcome outcome,
 
 bool EndpointBreakers::ServiceFailing() {
   const absl::Time now = clock_.Now();
-  // (b) nothing could be picked since the last success anywhere.
-  if (last_unpicked_failure_ns_.load(std::memory_order_relaxed) >
-      last_success_ns_.load(std::memory_order_relaxed)) {
+  // (b) nothing could be picked for a run of attempts.
+  if (unreached_in_a_row_.load(std::memory_order_relaxed) >= options_.unreached_failures) {
     return true;
   }
   const int64_t since_ns = absl::ToUnixNanos(now - options_.recent);

@@ -41,9 +41,12 @@ namespace resilience {
 //   (a) no endpoint was seen within Options::recent (nothing to tell
 //       endpoints apart: the method's breaker decides alone, as without
 //       endpoints), or
-//   (b) an attempt with no endpoint failed after the last success on any
-//       endpoint (the channel could not pick any endpoint: every one is
-//       down or unreachable), or
+//   (b) the last Options::unreached_failures outcomes were failures of
+//       attempts with no endpoint, with no success on any endpoint in
+//       between (the channel could not pick any endpoint: every one is down
+//       or unreachable). A run, not one such failure: a failure whose
+//       endpoint is unknown among successes says nothing about the service;
+//       or
 //   (c) of the endpoints seen within `recent`, the share whose breaker is
 //       not closed (open or half-open) is >= Options::failing_share
 //       (default 1: every endpoint seen recently is open).
@@ -69,6 +72,10 @@ class EndpointBreakers {
     // counts in ServiceFailing() and may be forgotten. In [1 ms, 24 h].
     // Defaults to 30 s.
     absl::Duration recent = absl::Seconds(30);
+    // Failures of attempts with no endpoint in a row (no success on any
+    // endpoint in between) that make the service failing. >= 1. Defaults
+    // to 10.
+    int unreached_failures = 10;
     // Makes the breaker of a new endpoint, with `listener` installed (the
     // breaker calls it on every transition). Required.
     std::function<std::unique_ptr<Breaker>(BreakerListener listener)> make;
@@ -107,8 +114,8 @@ class EndpointBreakers {
   // open (or half-open with no probe slot) and refused it, so that the
   // method's breaker can take it as neutral too (the endpoint is already
   // known bad; its failures say nothing new about the service). An empty
-  // `endpoint` (the attempt reached no server) counts only for
-  // ServiceFailing() (b) and returns true. kNeutral outcomes only mark the
+  // `endpoint` (the attempt reached no server, as far as we know) counts
+  // only for ServiceFailing() (b) and returns true. kNeutral outcomes only mark the
   // endpoint as seen.
   bool Record(const std::string& endpoint, Outcome outcome, absl::Duration latency)
       ABSL_LOCKS_EXCLUDED(mu_);
@@ -138,9 +145,8 @@ class EndpointBreakers {
   Clock& clock_;
   Mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<Entry>> entries_ ABSL_GUARDED_BY(mu_);
-  // Nanoseconds since the Unix epoch of the clock's Now(); for (b).
-  std::atomic<int64_t> last_success_ns_{INT64_MIN};
-  std::atomic<int64_t> last_unpicked_failure_ns_{INT64_MIN};
+  // Failures with no endpoint since the last success on any; for (b).
+  std::atomic<int64_t> unreached_in_a_row_{0};
 };
 
 }  // namespace resilience

@@ -130,16 +130,24 @@ TEST_F(EndpointBreakersTest, NoEndpointSeenRecently) {
   EXPECT_FALSE(e.ServiceFailing());
 }
 
-// (b): an attempt that reached no endpoint failed after the last success.
-TEST_F(EndpointBreakersTest, AFailureWithNoEndpointAfterTheLastSuccess) {
-  EndpointBreakers e(Options(), clock_);
+// (b): a run of failures of attempts that reached no endpoint, with no
+// success in between; one such failure among successes is not enough.
+TEST_F(EndpointBreakersTest, ARunOfFailuresWithNoEndpoint) {
+  EndpointBreakers::Options o = Options();
+  o.unreached_failures = 3;
+  EndpointBreakers e(o, clock_);
   e.Record("a", Outcome::kSuccess, absl::ZeroDuration());
-  clock_.AdvanceTime(absl::Milliseconds(1));
   EXPECT_TRUE(e.Record("", Outcome::kFailure, absl::ZeroDuration()));
+  e.Record("", Outcome::kFailure, absl::ZeroDuration());
+  EXPECT_FALSE(e.ServiceFailing());
+  e.Record("b", Outcome::kSuccess, absl::ZeroDuration());  // ends the run
+  e.Record("", Outcome::kFailure, absl::ZeroDuration());
+  e.Record("", Outcome::kFailure, absl::ZeroDuration());
+  EXPECT_FALSE(e.ServiceFailing());
+  e.Record("", Outcome::kFailure, absl::ZeroDuration());
   EXPECT_TRUE(e.ServiceFailing());
-  EXPECT_TRUE(e.Snapshot().size() == 1);  // "" is no endpoint
-  clock_.AdvanceTime(absl::Milliseconds(1));
-  e.Record("b", Outcome::kSuccess, absl::ZeroDuration());
+  EXPECT_EQ(e.Snapshot().size(), 2u);  // "" is no endpoint
+  e.Record("a", Outcome::kSuccess, absl::ZeroDuration());
   EXPECT_FALSE(e.ServiceFailing());
 }
 
@@ -203,6 +211,10 @@ TEST_F(EndpointBreakersTest, Validate) {
   o = Options();
   o.recent = absl::ZeroDuration();
   EXPECT_THAT(std::string(EndpointBreakers::Validate(o).message()), HasSubstr("recent"));
+  o = Options();
+  o.unreached_failures = 0;
+  EXPECT_THAT(std::string(EndpointBreakers::Validate(o).message()),
+              HasSubstr("unreached_failures: must be >= 1, got 0"));
 }
 
 }  // namespace
