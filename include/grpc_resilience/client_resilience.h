@@ -24,6 +24,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "grpc_resilience/events.h"
 #include "grpc_resilience/metrics.h"
 #include "grpc_resilience/policy.h"
@@ -46,6 +47,10 @@ struct ClientMethodStats {
   int64_t hedges = 0;
   // Attempts our circuit breaker refused (they never reached the network).
   int64_t rejected_by_breaker = 0;
+  // Attempts the method's breaker would have refused, sent anyway because
+  // the service as a whole was not failing (per-endpoint breakers:
+  // EndpointStats()).
+  int64_t breaker_rejections_waived = 0;
   // Attempts that hit their per-attempt timeout (not the call's deadline).
   int64_t attempt_timeouts = 0;
   // Retries not made because the retry budget was spent (hedged calls:
@@ -72,6 +77,20 @@ struct ClientMethodStats {
   int64_t Transitions(BreakerState from, BreakerState to) const {
     return breaker_transitions[static_cast<size_t>(from)][static_cast<size_t>(to)];
   }
+};
+
+// The breaker of one endpoint (a server, named as gRPC names the peer, e.g.
+// "ipv4:10.0.0.1:443") of one method on one channel, as read by
+// ClientResilience::EndpointStats().
+struct EndpointBreakerStats {
+  std::string endpoint;
+  BreakerSnapshot breaker;
+  // Attempts with an outcome that ended on this endpoint, and of those the
+  // ones its breaker did not count (it was open).
+  int64_t outcomes = 0;
+  int64_t refused = 0;
+  // How long ago an attempt last ended on it.
+  absl::Duration since_seen = absl::ZeroDuration();
 };
 
 // The channel's retryThrottling (gRFC A6) as it is now.
@@ -132,6 +151,14 @@ class ClientResilience {
   // The counters of every method called so far (with Options::metrics,
   // those without a policy too), sorted by method name.
   std::vector<std::pair<std::string, ClientMethodStats>> AllStats() const;
+
+  // EndpointStats()
+  //
+  // The per-endpoint breakers of `method` (breaker.endpoints), sorted by
+  // endpoint; empty when it has none or no attempt ended on an endpoint
+  // yet. Its breaker rejects calls locally only while the service as a
+  // whole is failing (docs/endpoint-breakers.md).
+  std::vector<EndpointBreakerStats> EndpointStats(absl::string_view method) const;
 
   // AppendMetrics()
   //

@@ -25,6 +25,10 @@ struct BreakerEvent {
   std::string method;   // "/pkg.Service/Method"
   BreakerTransition transition;  // from, to, when, why
   BreakerSnapshot snapshot;      // just after the change: counts and rates
+  // Empty: the method's breaker. Otherwise the breaker of this endpoint of
+  // the method (per-endpoint breakers; gRPC's peer name, e.g.
+  // "ipv4:10.0.0.1:443").
+  std::string endpoint;
 };
 
 // A server throttle started rejecting calls (saturated), or admitted a call

@@ -61,6 +61,21 @@ class Admission {
   RejectReason reason() const { return reason_; }
   // True while an admitted call has not been recorded yet.
   bool pending() const { return breaker_ != nullptr; }
+  // Admitted although the breaker rejected it: the caller overrode the
+  // rejection (Waived()); nothing is recorded on the breaker for it.
+  bool waived() const { return waived_; }
+
+  // Waived()
+  //
+  // An admission the breaker did not give: a caller that decided to let the
+  // call go despite a rejection (per-endpoint breakers, EndpointBreakers)
+  // keeps its start time for the latency it reports elsewhere.
+  static Admission Waived(absl::Time start) {
+    Admission a;
+    a.start_ = start;
+    a.waived_ = true;
+    return a;
+  }
 
   // Record()
   //
@@ -82,6 +97,7 @@ class Admission {
   absl::Time start_;
   RejectReason reason_ = RejectReason::kNone;
   bool probe_ = false;
+  bool waived_ = false;
 };
 
 // Breaker
@@ -162,6 +178,7 @@ inline Admission& Admission::operator=(Admission&& other) noexcept {
     start_ = other.start_;
     reason_ = other.reason_;
     probe_ = other.probe_;
+    waived_ = other.waived_;
     other.breaker_ = nullptr;
   }
   return *this;

@@ -6,10 +6,15 @@
 #ifndef GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_BREAKER_STAGE_H_
 #define GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_BREAKER_STAGE_H_
 
+#include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "grpcpp/support/status.h"
+#include <string>
+
 #include "src/breaker/breaker.h"
+#include "src/breaker/endpoint_breakers.h"
+#include "src/client_interceptors/call_counters.h"
 #include "src/client_interceptors/client_method_state.h"
 #include "src/client_interceptors/local_status.h"
 
@@ -22,31 +27,80 @@ namespace resilience {
 // breaker may change state inside Admit() and Record(): its listener only
 // queues the transition (BreakerEventQueue), so these may be called under
 // the call's own lock; the call delivers the events after releasing it.
+//
+// With per-endpoint breakers (ClientMethodState::endpoint_breakers,
+// docs/endpoint-breakers.md), each attempt's outcome also counts against
+// the endpoint that served it, and the method's breaker rejects only while
+// the service as a whole is failing (EndpointBreakers::ServiceFailing());
+// otherwise its rejection is waived and the attempt goes out.
 class BreakerStage {
  public:
   explicit BreakerStage(const ClientMethodState& state)
-      : breaker_(state.breaker.get()), settings_(state.policy) {}
+      : breaker_(state.breaker.get()),
+        endpoints_(state.endpoint_breakers.get()),
+        settings_(state.policy) {}
 
   bool enabled() const { return breaker_ != nullptr; }
+  // Whether Record() wants the attempt's endpoint (ClientContext::peer()).
+  bool wants_endpoint() const { return endpoints_ != nullptr; }
 
   // An admission for the next attempt (admitted when there is no breaker).
-  Admission Admit() { return breaker_ != nullptr ? breaker_->Allow() : Admission(); }
+  // A rejection of the method's breaker is waived (counted in `counters`)
+  // when it has per-endpoint breakers and the service is not failing,
+  // unless the breaker is forced open.
+  Admission Admit(CallCounters& counters) {
+    if (breaker_ == nullptr) return Admission();
+    Admission admission = breaker_->Allow();
+    if (admission.admitted() || endpoints_ == nullptr ||
+        admission.reason() == RejectReason::kForcedOpen || endpoints_->ServiceFailing()) {
+      return admission;
+    }
+    counters.BreakerRejectionWaived();
+    return Admission::Waived(endpoints_->clock().Now());
+  }
 
   // UNAVAILABLE "<method>: rejected locally by the circuit breaker ...".
   grpc::Status Rejection(absl::string_view method, const Admission& admission) const {
     return BreakerRejectionStatus(method, breaker_->kind(), admission.reason());
   }
 
-  // Records an admitted attempt's end: `code` as the policy's breaker
-  // settings classify it with `local`, and its latency.
-  void Record(Admission& admission, grpc::StatusCode code, LocalEnd local, absl::Time ended) {
-    if (!admission.pending()) return;
-    admission.Record(settings_->breaker.Classify(static_cast<absl::StatusCode>(code), local),
-                     ended - admission.start());
+  // EndpointOf()
+  //
+  // The endpoint an attempt went to, from its ClientContext::peer(): one
+  // resolved address ("ipv4:10.0.0.1:443", "ipv6:[::1]:443", "unix:/path").
+  // gRPC 1.51 gives an attempt that never reached a server the channel's
+  // target instead (grpc_call_get_peer() falls back to it): a list
+  // ("ipv4:a,b,c"), a name ("dns:///svc:443", "localhost:50051"), or, for a
+  // one-address target, that address itself (then it is that endpoint). All
+  // but the last are "no endpoint" (empty).
+  static std::string EndpointOf(std::string peer) {
+    const absl::string_view p = peer;
+    const bool address = absl::StartsWith(p, "ipv4:") || absl::StartsWith(p, "ipv6:") ||
+                         absl::StartsWith(p, "unix:") || absl::StartsWith(p, "unix-abstract:");
+    if (!address || absl::StrContains(p, ',')) peer.clear();
+    return peer;
+  }
+
+  // Records an admitted (or waived) attempt's end: `code` as the policy's
+  // breaker settings classify it with `local`, and its latency. With
+  // per-endpoint breakers the outcome counts against `endpoint` (the
+  // attempt's peer; empty: it reached no server) first; an outcome the
+  // endpoint's open breaker refused is neutral to the method's breaker (that
+  // endpoint is known bad already).
+  void Record(Admission& admission, grpc::StatusCode code, LocalEnd local, absl::Time ended,
+              const std::string& endpoint = std::string()) {
+    if (!admission.pending() && !admission.waived()) return;
+    Outcome outcome = settings_->breaker.Classify(static_cast<absl::StatusCode>(code), local);
+    const absl::Duration latency = ended - admission.start();
+    if (endpoints_ != nullptr && !endpoints_->Record(endpoint, outcome, latency)) {
+      outcome = Outcome::kNeutral;
+    }
+    admission.Record(outcome, latency);  // nothing for a waived one
   }
 
  private:
   Breaker* const breaker_;
+  EndpointBreakers* const endpoints_;
   const MethodPolicy* const settings_;
 };
 

@@ -45,6 +45,7 @@ class CallCounters {
   }
 
   void RejectedByBreaker() { Add(state_.rejected_by_breaker); }
+  void BreakerRejectionWaived() { Add(state_.breaker_rejections_waived); }
   void AttemptTimedOut() { Add(state_.attempt_timeouts); }
   void NotRetriedStub() { Add(state_.not_retried_stub_calls); }
 

@@ -16,6 +16,7 @@
 #include "absl/time/time.h"
 
 #include "src/breaker/breaker.h"
+#include "src/breaker/endpoint_breakers.h"
 #include "src/client_interceptors/reconnect_watch.h"
 #include "src/core/random_source.h"
 #include "src/retry/hedging_decider.h"
@@ -47,6 +48,9 @@ namespace resilience {
   /* Of those, a hedged call's hedges (retries - hedges = retries proper). */      \
   X(hedges)                                                                         \
   X(rejected_by_breaker)                                                            \
+  /* Attempts the breaker rejected but that went out anyway: the service as a */   \
+  /* whole was not failing (per-endpoint breakers, EndpointBreakers). */              \
+  X(breaker_rejections_waived)                                                      \
   /* Attempts that hit their per-attempt timeout. */                                \
   X(attempt_timeouts)                                                               \
   /* Retries not made because the retry budget was spent (hedged calls: */         \
@@ -101,6 +105,9 @@ struct ClientMethodState {
   std::atomic<bool> reported_stub_pass_through{false};
   RetrySettings retry;  // max_attempts 1 when the policy has no retryPolicy
   std::unique_ptr<Breaker> breaker;  // null: no breaker
+  // With a breaker and breaker.endpoints.enabled: the method's breakers per
+  // endpoint, which decide when `breaker` may reject (BreakerStage).
+  std::unique_ptr<EndpointBreakers> endpoint_breakers;
   std::unique_ptr<RandomSource> random;  // the backoff's jitter draws
   // The retry policy with its backoff and budget (set with a policy).
   std::unique_ptr<RetryDecider> retry_decider;

@@ -35,6 +35,11 @@ std::vector<std::pair<std::string, ClientMethodStats>> ClientResilience::AllStat
   return impl_->AllStats();
 }
 
+std::vector<EndpointBreakerStats> ClientResilience::EndpointStats(
+    absl::string_view method) const {
+  return impl_->EndpointStats(method);
+}
+
 void ClientResilience::AppendMetrics(PrometheusText& text) const { impl_->AppendMetrics(text); }
 
 const std::string& ClientResilience::name() const { return impl_->name(); }

@@ -96,14 +96,55 @@ MethodCache<ClientMethodState>::Resolution ClientResilienceImpl::Resolve(const c
                                   .fetch_add(1, std::memory_order_relaxed);
       if (breaker_events_ != nullptr) {
         breaker_events_->Push(
-            BreakerEvent{options_.name, raw->method, transition, raw->breaker->Snapshot()});
+            BreakerEvent{options_.name, raw->method, transition, raw->breaker->Snapshot(), {}});
       }
     };
     breaker.sre.listener = listener;
     breaker.three_state.listener = std::move(listener);
   }
   state->breaker = CreateBreaker(breaker, clock_, options_.seed);
+  if (state->breaker != nullptr && policy.breaker.per_endpoint) {
+    state->endpoint_breakers = MakeEndpointBreakers(*state);
+  }
   return {std::move(state), linked || named};
+}
+
+std::unique_ptr<EndpointBreakers> ClientResilienceImpl::MakeEndpointBreakers(
+    ClientMethodState& state) {
+  EndpointBreakers::Options options = state.policy->breaker.endpoints;
+  // Each endpoint's breaker: the method's settings, its own listener.
+  options.make = [this, settings = state.policy->breaker](BreakerListener listener) {
+    BreakerSettings mine = settings;
+    mine.sre.listener = listener;
+    mine.three_state.listener = std::move(listener);
+    return CreateBreaker(mine, clock_, options_.seed);
+  };
+  // Queued like the method's own transitions, with the endpoint named.
+  ClientMethodState* const raw = &state;
+  options.listener = [this, raw](const std::string& endpoint, const BreakerTransition& transition,
+                                 const BreakerSnapshot& snapshot) {
+    if (breaker_events_ != nullptr) {
+      breaker_events_->Push(BreakerEvent{options_.name, raw->method, transition, snapshot, endpoint});
+    }
+  };
+  return std::make_unique<EndpointBreakers>(std::move(options), clock_);
+}
+
+std::vector<EndpointBreakerStats> ClientResilienceImpl::EndpointStats(absl::string_view method) {
+  std::vector<EndpointBreakerStats> out;
+  ClientMethodState* s = methods_.Get(method);
+  if (s == nullptr || s->endpoint_breakers == nullptr) return out;
+  const absl::Time now = clock_.Now();
+  for (EndpointBreakers::EndpointState& e : s->endpoint_breakers->Snapshot()) {
+    EndpointBreakerStats stats;
+    stats.endpoint = std::move(e.endpoint);
+    stats.breaker = e.breaker;
+    stats.outcomes = e.outcomes;
+    stats.refused = e.refused;
+    stats.since_seen = now - e.last_seen;
+    out.push_back(std::move(stats));
+  }
+  return out;
 }
 
 ClientMethodState* ClientResilienceImpl::ForMethod(const char* method) {
@@ -170,6 +211,36 @@ constexpr TransitionKind kTransitions[] = {
 
 }  // namespace
 
+namespace {
+
+// Endpoints by their breaker's state: the first kEndpointLabels by name one
+// by one, the rest summed under "other" (bounded label cardinality).
+template <typename Labels>
+void AppendEndpointStates(EndpointBreakers& breakers, PrometheusText::Family& family,
+                          const Labels& labels) {
+  constexpr size_t kEndpointLabels = 16;
+  const std::vector<EndpointBreakers::EndpointState> states = breakers.Snapshot();
+  int64_t other[3] = {0, 0, 0};
+  for (size_t i = 0; i < states.size(); ++i) {
+    const BreakerState state = states[i].breaker.state;
+    if (i >= kEndpointLabels) {
+      ++other[static_cast<size_t>(state) % 3];
+      continue;
+    }
+    for (BreakerState each : kBreakerStates) {
+      family.Sample(labels({{"endpoint", states[i].endpoint}, {"state", BreakerStateName(each)}}),
+                    each == state ? 1 : 0);
+    }
+  }
+  if (states.size() <= kEndpointLabels) return;
+  for (BreakerState each : kBreakerStates) {
+    family.Sample(labels({{"endpoint", "other"}, {"state", BreakerStateName(each)}}),
+                  other[static_cast<size_t>(each)]);
+  }
+}
+
+}  // namespace
+
 void ClientResilienceImpl::AppendMetrics(PrometheusText& text) {
   // Declared first, all of them and always in this order, so that the
   // families come out in the same order whatever is called.
@@ -188,6 +259,9 @@ void ClientResilienceImpl::AppendMetrics(PrometheusText& text) {
       MetricCatalog::Declare(text, MetricId::kClientBreakerDropProbability);
   PrometheusText::Family& transitions =
       MetricCatalog::Declare(text, MetricId::kClientBreakerTransitions);
+  PrometheusText::Family& waived =
+      MetricCatalog::Declare(text, MetricId::kClientBreakerRejectionsWaived);
+  PrometheusText::Family& endpoints = MetricCatalog::Declare(text, MetricId::kClientEndpointBreakers);
   PrometheusText::Family& duration = MetricCatalog::Declare(text, MetricId::kClientCallDuration);
 
   const absl::string_view channel = options_.name;
@@ -233,6 +307,10 @@ void ClientResilienceImpl::AppendMetrics(PrometheusText& text) {
         transitions.Sample(
             labels({{"from", BreakerStateName(t.from)}, {"to", BreakerStateName(t.to)}}), count);
       }
+    }
+    if (s->endpoint_breakers != nullptr) {
+      waived.Sample(base, s->breaker_rejections_waived.load(std::memory_order_relaxed));
+      AppendEndpointStates(*s->endpoint_breakers, endpoints, labels);
     }
     if (s->metrics) s->meter.AppendLatency(duration, base);
   }

@@ -63,6 +63,12 @@ class ClientResilienceImpl {
   // those without a policy too), sorted by method name.
   std::vector<std::pair<std::string, ClientMethodStats>> AllStats();
 
+  // EndpointStats()
+  //
+  // The per-endpoint breakers of `method`, sorted by endpoint; empty when
+  // it has none.
+  std::vector<EndpointBreakerStats> EndpointStats(absl::string_view method);
+
   // AppendMetrics()
   //
   // Adds this channel's metrics to `text`, the families of docs/metrics.md
@@ -104,6 +110,9 @@ class ClientResilienceImpl {
   // off (its calls pass through untouched), or past MethodCache's bound on
   // names nobody vouches for.
   ClientMethodState* ForMethod(const char* method);
+  // The per-endpoint breakers of `state`'s method, from its breaker
+  // settings; their transitions go to the events listener.
+  std::unique_ptr<EndpointBreakers> MakeEndpointBreakers(ClientMethodState& state);
   Clock& clock() { return clock_; }
   // Where the breakers' transitions wait for delivery to Options::events;
   // null when there is no listener.

@@ -58,7 +58,7 @@ void RetriedUnaryCall::Launch(Actions& actions) {
   a.sent_monotonic = env_.clock->Now();
   // Per-attempt timeout: the attempt's own deadline, set below. Breaker:
   // a rejection makes no call at all.
-  a.admission = breaker_.Admit();
+  a.admission = breaker_.Admit(counters_);
   if (!a.admission.admitted()) {
     a.rejected_locally = true;
     counters_.RejectedByBreaker();
@@ -115,7 +115,12 @@ void RetriedUnaryCall::Ended(Attempt& a, Actions& actions) {
       outcome.pushback = Pushback::Parse(absl::string_view(pushback->data(), pushback->size()));
     }
   }
-  breaker_.Record(a.admission, end.code, local, env_.breaker_clock->Now());
+  // The endpoint that served it (per-endpoint breakers): its peer, empty
+  // when it reached no server (BreakerStage::EndpointOf()).
+  breaker_.Record(a.admission, end.code, local, env_.breaker_clock->Now(),
+                  breaker_.wants_endpoint() && a.context != nullptr
+                      ? BreakerStage::EndpointOf(a.context->peer())
+                      : std::string());
   if (hedging_ != nullptr && !a.rejected_locally && !cancelled_) {
     hedging_->RecordLatency(env_.clock->Now() - a.sent_monotonic);
   }

@@ -95,7 +95,7 @@ void SingleAttemptCall::Start(grpc::experimental::InterceptorBatchMethods* /*met
   }
   // Breaker.
   if (breaker_.enabled()) {
-    admission_ = breaker_.Admit();
+    admission_ = breaker_.Admit(counters_);
     if (!admission_.admitted()) {
       rejected_ = true;
       counters_.RejectedByBreaker();
@@ -137,7 +137,10 @@ void SingleAttemptCall::End(grpc::experimental::InterceptorBatchMethods* methods
     end.ended_at = env_.clock->WallNow();
     const LocalEnd local = ClassifyAttemptEnd(end);
     breaker_.Record(admission_, end.code, local,
-                    first_response_.value_or(env_.breaker_clock->Now()));
+                    first_response_.value_or(env_.breaker_clock->Now()),
+                    breaker_.wants_endpoint()
+                        ? BreakerStage::EndpointOf(info_->client_context()->peer())
+                        : std::string());
     if (has_timeout_) {
       CallDeadlines deadlines;
       deadlines.method = info_->method();

@@ -9,8 +9,10 @@ namespace resilience {
 std::string FormatEvent(const BreakerEvent& event) {
   const BreakerSnapshot& s = event.snapshot;
   return absl::StrFormat(
-      "breaker %s on %s: %s -> %s (%s; failure rate %.2f over %d calls, drop probability %.2f)",
-      event.method, event.channel, BreakerStateName(event.transition.from),
+      "breaker %s%s on %s: %s -> %s (%s; failure rate %.2f over %d calls, drop probability "
+      "%.2f)",
+      event.method, event.endpoint.empty() ? "" : absl::StrCat(" at endpoint ", event.endpoint),
+      event.channel, BreakerStateName(event.transition.from),
       BreakerStateName(event.transition.to), TransitionCauseName(event.transition.cause),
       s.failure_rate, s.counts.completed(), s.drop_probability);
 }

@@ -27,6 +27,8 @@ constexpr MetricLabelSpec kClientByCause[] = {
     {"grpc_method", {}}, {"channel", {}}, {"cause", kLocalRejectionCauses}};
 constexpr MetricLabelSpec kClientByState[] = {
     {"grpc_method", {}}, {"channel", {}}, {"state", kBreakerStates}};
+constexpr MetricLabelSpec kClientByEndpointState[] = {
+    {"grpc_method", {}}, {"channel", {}}, {"endpoint", {}}, {"state", kBreakerStates}};
 constexpr MetricLabelSpec kClientByTransition[] = {
     {"grpc_method", {}}, {"channel", {}}, {"from", kBreakerStates}, {"to", kBreakerStates}};
 constexpr MetricLabelSpec kServer[] = {{"grpc_method", {}}};
@@ -71,6 +73,15 @@ constexpr MetricSpec kCatalog[] = {
      kClient},
     {MetricId::kClientBreakerTransitions, "grpc_resilience_client_breaker_transitions_total",
      T::kCounter, "Circuit breaker state changes.", kClientByTransition},
+    {MetricId::kClientBreakerRejectionsWaived,
+     "grpc_resilience_client_breaker_rejections_waived_total", T::kCounter,
+     "Attempts the method's breaker would have rejected, let through because the service as a "
+     "whole is not failing (its per-endpoint breakers).",
+     kClient},
+    {MetricId::kClientEndpointBreakers, "grpc_resilience_client_endpoint_breakers", T::kGauge,
+     "Endpoints by the state of their breaker: one series per endpoint (1 in its state, 0 in "
+     "the others) for the first 16 by name, the rest summed under endpoint=\"other\".",
+     kClientByEndpointState},
     {MetricId::kClientCallDuration, "grpc_resilience_client_call_duration_seconds", T::kHistogram,
      "Call latency as the application saw it, from start to final status, retries and "
      "backoff included.",

@@ -30,6 +30,8 @@ enum class MetricId {
   kClientBreakerState,
   kClientBreakerDropProbability,
   kClientBreakerTransitions,
+  kClientBreakerRejectionsWaived,
+  kClientEndpointBreakers,
   kClientCallDuration,
   // Server (ServerResilience::AppendMetrics()).
   kServerCalls,

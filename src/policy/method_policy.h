@@ -16,6 +16,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "src/breaker/endpoint_breakers.h"
 #include "src/breaker/sre_breaker.h"
 #include "src/breaker/three_state_breaker.h"
 #include "src/limits/aimd_concurrency_limiter.h"
@@ -102,6 +103,11 @@ struct BreakerSettings {
   ThreeStateBreaker::Options three_state;  // when kind == kThreeState
   OutcomeClassifier classifier;          // with failureCodes/successCodes applied
   CallerDeadline caller_deadline = CallerDeadline::kFailure;
+  // breaker.endpoints: per-endpoint breakers (made from the settings above)
+  // gate this breaker's rejections; `endpoints` holds their options but
+  // not `make` (the client supplies it).
+  bool per_endpoint = true;
+  EndpointBreakers::Options endpoints;
 
   // Classify()
   //

@@ -179,6 +179,23 @@ absl::Status PolicyTableBuilder::Breaker(const pb::BreakerPolicy& p, const std::
                      absl::StrCat("\"", Printable(p.caller_deadline(), 64), "\""));
     }
   }
+  if (p.has_endpoints()) {
+    const pb::EndpointBreakerPolicy& e = p.endpoints();
+    const std::string at = path + ".endpoints";
+    if (e.has_enabled()) out.per_endpoint = e.enabled();
+    if (e.has_failing_share()) out.endpoints.failing_share = e.failing_share();
+    if (e.has_max_endpoints()) out.endpoints.max_endpoints = e.max_endpoints();
+    if (absl::Status s = ReadDurations(
+            at, {{"recent", e.has_recent(), e.recent(),
+                  DurationRange{absl::Milliseconds(1), /*low_open=*/false, kMaxPolicyOpenTime},
+                  &out.endpoints.recent}});
+        !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = EndpointBreakers::Validate(out.endpoints); !s.ok()) {
+      return AtPath(s, "", at);
+    }
+  }
   return absl::OkStatus();
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "src/core/simulated_clock.h"
 #include "src/client_interceptors/local_rejection.h"
@@ -209,7 +210,9 @@ TEST_F(ClientMetricsTest, BreakerTransitionsAreCounted) {
   EXPECT_EQ(closed.Transitions(BreakerState::kOpen, BreakerState::kHalfOpen), 1);
   EXPECT_EQ(closed.Transitions(BreakerState::kHalfOpen, BreakerState::kClosed), 1);
   EXPECT_EQ(closed.Transitions(BreakerState::kHalfOpen, BreakerState::kOpen), 0);
-  EXPECT_EQ(recorder->lines().size(), 3u);  // still told to the listener
+  // Still told to the listener: the method's three transitions and the
+  // same three of its one endpoint's breaker (breakers per endpoint).
+  EXPECT_EQ(recorder->lines().size(), 6u);
   text = Render();
   for (const char* line : {
            R"(grpc_resilience_client_breaker_state{grpc_method="/resilience.test.TestService/Unary",channel="test-channel",state="closed"} 1)",
@@ -285,7 +288,8 @@ TEST_F(ClientMetricsTest, AppendMetricsText) {
   EXPECT_TRUE(Unary().ok());
   EXPECT_TRUE(MakeCall(*stub_, CallType::kServerStream, Flavour::kSync).status.ok());
   const std::string text = Render();
-  EXPECT_EQ(WithoutTimings(text, kDuration), R"(# HELP grpc_resilience_client_calls_total Calls the application made, by the status it finally got (one per call, however many attempts it took).
+  // $PORT: the server's port, in the endpoint label (breakers per endpoint).
+  EXPECT_EQ(WithoutTimings(text, kDuration), absl::StrReplaceAll(R"(# HELP grpc_resilience_client_calls_total Calls the application made, by the status it finally got (one per call, however many attempts it took).
 # TYPE grpc_resilience_client_calls_total counter
 grpc_resilience_client_calls_total{grpc_method="/resilience.test.TestService/ServerStream",channel="test-channel",grpc_code="OK"} 1
 grpc_resilience_client_calls_total{grpc_method="/resilience.test.TestService/Unary",channel="test-channel",grpc_code="OK"} 1
@@ -321,11 +325,19 @@ grpc_resilience_client_breaker_drop_probability{grpc_method="/resilience.test.Te
 # TYPE grpc_resilience_client_breaker_transitions_total counter
 grpc_resilience_client_breaker_transitions_total{grpc_method="/resilience.test.TestService/Unary",channel="test-channel",from="closed",to="open"} 0
 grpc_resilience_client_breaker_transitions_total{grpc_method="/resilience.test.TestService/Unary",channel="test-channel",from="open",to="closed"} 0
+# HELP grpc_resilience_client_breaker_rejections_waived_total Attempts the method's breaker would have rejected, let through because the service as a whole is not failing (its per-endpoint breakers).
+# TYPE grpc_resilience_client_breaker_rejections_waived_total counter
+grpc_resilience_client_breaker_rejections_waived_total{grpc_method="/resilience.test.TestService/Unary",channel="test-channel"} 0
+# HELP grpc_resilience_client_endpoint_breakers Endpoints by the state of their breaker: one series per endpoint (1 in its state, 0 in the others) for the first 16 by name, the rest summed under endpoint="other".
+# TYPE grpc_resilience_client_endpoint_breakers gauge
+grpc_resilience_client_endpoint_breakers{grpc_method="/resilience.test.TestService/Unary",channel="test-channel",endpoint="ipv4:127.0.0.1:$PORT",state="closed"} 1
+grpc_resilience_client_endpoint_breakers{grpc_method="/resilience.test.TestService/Unary",channel="test-channel",endpoint="ipv4:127.0.0.1:$PORT",state="open"} 0
+grpc_resilience_client_endpoint_breakers{grpc_method="/resilience.test.TestService/Unary",channel="test-channel",endpoint="ipv4:127.0.0.1:$PORT",state="half-open"} 0
 # HELP grpc_resilience_client_call_duration_seconds Call latency as the application saw it, from start to final status, retries and backoff included.
 # TYPE grpc_resilience_client_call_duration_seconds histogram
 grpc_resilience_client_call_duration_seconds_count{grpc_method="/resilience.test.TestService/ServerStream",channel="test-channel"} 1
 grpc_resilience_client_call_duration_seconds_count{grpc_method="/resilience.test.TestService/Unary",channel="test-channel"} 1
-)");
+)", {{"$PORT", absl::StrCat(server_->port())}}));
   // Every bucket line, cumulative up to le="+Inf" = the count.
   for (const char* method : {kServerStream, kUnary}) {
     const std::string prefix = absl::StrCat(kDuration, "_bucket{", "grpc_method=\"", method,

@@ -52,7 +52,8 @@ constexpr char kServerPolicies[] = R"json({
   }]
 })json";
 
-// The client retries GetItem on UNAVAILABLE and on an attempt's timeout.
+// The client retries GetItem on UNAVAILABLE and on an attempt's timeout;
+// its breaker has per-endpoint breakers (the default).
 constexpr char kClientPolicies[] = R"json({
   "methodConfig": [{
     "name": [{"service": "shop.v1.Inventory", "method": "GetItem"}],
@@ -324,6 +325,17 @@ int main() {
               "stats: calls " + std::to_string(after.calls) + ", attempts " +
               std::to_string(after.attempts) + ", retries " + std::to_string(after.retries) +
               "; x-retry-attempt \"" + header + "\"");
+  }
+  {
+    const std::vector<resilience::EndpointBreakerStats> endpoints =
+        channel.resilience->EndpointStats(kGetItem);
+    Check(endpoints.size() == 1 && endpoints[0].outcomes >= 2 &&
+              endpoints[0].breaker.state == resilience::BreakerState::kClosed,
+          "endpoint breakers",
+          std::to_string(endpoints.size()) + " endpoint(s)" +
+              (endpoints.empty() ? std::string()
+                                 : ", " + endpoints[0].endpoint + " with " +
+                                       std::to_string(endpoints[0].outcomes) + " outcomes"));
   }
 
   // 3. A burst against the rate limit: one call admitted, the rest rejected

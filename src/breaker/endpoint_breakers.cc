@@ -1,0 +1,161 @@
+#include "src/breaker/endpoint_breakers.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace resilience {
+
+struct EndpointBreakers::Entry {
+  explicit Entry(std::string name) : endpoint(std::move(name)) {}
+
+  const std::string endpoint;
+  std::atomic<int64_t> last_seen_ns{0};
+  // The breaker's state, as its last transition left it (BreakerState).
+  std::atomic<int> state{static_cast<int>(BreakerState::kClosed)};
+  std::atomic<int64_t> outcomes{0};
+  std::atomic<int64_t> refused{0};
+  // Last member: destroyed first, with the listener that points here.
+  std::unique_ptr<Breaker> breaker;
+};
+
+absl::Status EndpointBreakers::Validate(const Options& options) {
+  if (options.unreached_failures < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unreached_failures: must be >= 1, got ", options.unreached_failures));
+  }
+  if (!(options.failing_share > 0 && options.failing_share <= 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("failing_share: must be in (0, 1], got ", options.failing_share));
+  }
+  if (options.max_endpoints < 1 || options.max_endpoints > 1024) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_endpoints: must be in [1, 1024], got ", options.max_endpoints));
+  }
+  if (options.recent < absl::Milliseconds(1) || options.recent > absl::Hours(24)) {
+    return absl::InvalidArgumentError(absl::StrCat("recent: must be in [1ms, 24h], got ",
+                                                   absl::FormatDuration(options.recent)));
+  }
+  return absl::OkStatus();
+}
+
+EndpointBreakers::EndpointBreakers(Options options, Clock& clock)
+    : options_(std::move(options)), clock_(clock) {}
+
+EndpointBreakers::~EndpointBreakers() = default;
+
+bool EndpointBreakers::Record(const std::string& endpoint, Outcome outcome,
+                              absl::Duration latency) {
+  const absl::Time now = clock_.Now();
+  const int64_t now_ns = absl::ToUnixNanos(now);
+  if (endpoint.empty()) {
+    if (outcome == Outcome::kFailure) unreached_in_a_row_.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+  std::shared_ptr<Entry> entry = Find(endpoint, now);
+  entry->last_seen_ns.store(now_ns, std::memory_order_relaxed);
+  if (outcome == Outcome::kNeutral) return true;
+  entry->outcomes.fetch_add(1, std::memory_order_relaxed);
+  // A success ends a run of unreached failures (written only when there is
+  // one, so that healthy calls do not share a written cache line).
+  if (outcome == Outcome::kSuccess && unreached_in_a_row_.load(std::memory_order_relaxed) != 0) {
+    unreached_in_a_row_.store(0, std::memory_order_relaxed);
+  }
+  Admission admission = entry->breaker->Allow();
+  if (!admission.admitted()) {
+    entry->refused.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  admission.Record(outcome, latency);
+  return true;
+}
+
+bool EndpointBreakers::ServiceFailing() {
+  const absl::Time now = clock_.Now();
+  // (b) nothing could be picked for a run of attempts.
+  if (unreached_in_a_row_.load(std::memory_order_relaxed) >= options_.unreached_failures) {
+    return true;
+  }
+  const int64_t since_ns = absl::ToUnixNanos(now - options_.recent);
+  int recent = 0;
+  int failing = 0;
+  {
+    MutexLock lock(&mu_);
+    for (const auto& [name, entry] : entries_) {
+      if (entry->last_seen_ns.load(std::memory_order_relaxed) < since_ns) continue;
+      ++recent;
+      if (entry->state.load(std::memory_order_acquire) !=
+          static_cast<int>(BreakerState::kClosed)) {
+        ++failing;
+      }
+    }
+  }
+  // (a) no endpoint seen recently; (c) enough of them open.
+  if (recent == 0) return true;
+  return failing >= static_cast<int>(std::ceil(options_.failing_share * recent - 1e-9));
+}
+
+std::vector<EndpointBreakers::EndpointState> EndpointBreakers::Snapshot() {
+  std::vector<std::shared_ptr<Entry>> entries;
+  {
+    MutexLock lock(&mu_);
+    entries.reserve(entries_.size());
+    for (const auto& [name, entry] : entries_) entries.push_back(entry);
+  }
+  std::vector<EndpointState> out;
+  out.reserve(entries.size());
+  for (const std::shared_ptr<Entry>& entry : entries) {
+    EndpointState state;
+    state.endpoint = entry->endpoint;
+    state.breaker = entry->breaker->Snapshot();
+    state.last_seen = absl::FromUnixNanos(entry->last_seen_ns.load(std::memory_order_relaxed));
+    state.outcomes = entry->outcomes.load(std::memory_order_relaxed);
+    state.refused = entry->refused.load(std::memory_order_relaxed);
+    out.push_back(std::move(state));
+  }
+  std::sort(out.begin(), out.end(), [](const EndpointState& a, const EndpointState& b) {
+    return a.endpoint < b.endpoint;
+  });
+  return out;
+}
+
+std::shared_ptr<EndpointBreakers::Entry> EndpointBreakers::Find(const std::string& endpoint,
+                                                                absl::Time now) {
+  MutexLock lock(&mu_);
+  if (auto it = entries_.find(endpoint); it != entries_.end()) return it->second;
+  Evict(now);
+  auto entry = std::make_shared<Entry>(endpoint);
+  entry->last_seen_ns.store(absl::ToUnixNanos(now), std::memory_order_relaxed);
+  Entry* const raw = entry.get();
+  // The breaker calls this outside its own locks; `raw` outlives its
+  // breaker (Entry's last member).
+  entry->breaker = options_.make([this, raw](const BreakerTransition& transition) {
+    raw->state.store(static_cast<int>(transition.to), std::memory_order_release);
+    if (options_.listener) options_.listener(raw->endpoint, transition, raw->breaker->Snapshot());
+  });
+  entries_.emplace(endpoint, entry);
+  return entry;
+}
+
+void EndpointBreakers::Evict(absl::Time now) {
+  if (static_cast<int>(entries_.size()) < options_.max_endpoints) return;
+  const int64_t since_ns = absl::ToUnixNanos(now - options_.recent);
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    if (it->second->last_seen_ns.load(std::memory_order_relaxed) < since_ns) {
+      it = entries_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  while (static_cast<int>(entries_.size()) >= options_.max_endpoints) {
+    auto oldest = std::min_element(entries_.begin(), entries_.end(), [](const auto& a, const auto& b) {
+      return a.second->last_seen_ns.load(std::memory_order_relaxed) <
+             b.second->last_seen_ns.load(std::memory_order_relaxed);
+    });
+    entries_.erase(oldest);
+  }
+}
+
+}  // namespace resilience

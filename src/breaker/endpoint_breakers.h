@@ -1,0 +1,154 @@
+// File: src/breaker/endpoint_breakers.h
+//
+// One method's breakers per endpoint (the server an attempt went to, as
+// gRPC names its peer: "ipv4:10.0.0.1:443"), and the decision the method's
+// own breaker needs from them: is the service as a whole failing, or only
+// some of its endpoints?
+
+#ifndef GRPC_RESILIENCE_SRC_BREAKER_ENDPOINT_BREAKERS_H_
+#define GRPC_RESILIENCE_SRC_BREAKER_ENDPOINT_BREAKERS_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "grpc_resilience/breaker_state.h"
+#include "src/breaker/breaker.h"
+#include "src/breaker/outcome.h"
+#include "src/core/clock.h"
+#include "src/core/mutex.h"
+
+namespace resilience {
+
+// EndpointBreakers
+//
+// Per endpoint, a breaker made from the method's breaker settings
+// (Options::make). It gates nothing: the load balancer, not us, chooses the
+// endpoint, and we learn it only after the attempt ended. Each attempt's
+// outcome is recorded on its endpoint's breaker (Record()) as an
+// Allow()+Record() pair at the attempt's end; an open endpoint breaker
+// refuses the observation (it waits out its open period as usual and then
+// counts half-open probes: the next attempts gRPC sends there anyway).
+//
+// The service is failing (ServiceFailing()) when either
+//   (a) no endpoint was seen within Options::recent (nothing to tell
+//       endpoints apart: the method's breaker decides alone, as without
+//       endpoints), or
+//   (b) the last Options::unreached_failures outcomes were failures of
+//       attempts with no endpoint, with no success on any endpoint in
+//       between (the channel could not pick any endpoint: every one is down
+//       or unreachable). A run, not one such failure: a failure whose
+//       endpoint is unknown among successes says nothing about the service;
+//       or
+//   (c) of the endpoints seen within `recent`, the share whose breaker is
+//       not closed (open or half-open) is >= Options::failing_share
+//       (default 1: every endpoint seen recently is open).
+// The client lets the method's breaker reject calls locally only then: one
+// failing or hung endpoint of several never makes it reject calls the
+// healthy ones would serve.
+//
+// Bounded: at most Options::max_endpoints endpoints are kept; a new one
+// evicts those not seen within `recent`, and then, at the bound, the one
+// seen longest ago. A forgotten endpoint starts afresh (closed).
+//
+// Thread-safe. Record() takes the map's lock for the lookup only; the
+// breakers run outside it (they are lock-free while closed).
+class EndpointBreakers {
+ public:
+  struct Options {
+    // Share of the endpoints seen recently that must be open or half-open
+    // for the service to be failing. In (0, 1]. Defaults to 1.
+    double failing_share = 1.0;
+    // Endpoints kept at most. In [1, 1024]. Defaults to 64.
+    int max_endpoints = 64;
+    // An endpoint with no attempt ended on it for this long no longer
+    // counts in ServiceFailing() and may be forgotten. In [1 ms, 24 h].
+    // Defaults to 30 s.
+    absl::Duration recent = absl::Seconds(30);
+    // Failures of attempts with no endpoint in a row (no success on any
+    // endpoint in between) that make the service failing. >= 1. Defaults
+    // to 10.
+    int unreached_failures = 10;
+    // Makes the breaker of a new endpoint, with `listener` installed (the
+    // breaker calls it on every transition). Required.
+    std::function<std::unique_ptr<Breaker>(BreakerListener listener)> make;
+    // Told of every transition of an endpoint's breaker, outside every lock
+    // of this class, with the breaker's snapshot just after it. Optional.
+    std::function<void(const std::string& endpoint, const BreakerTransition& transition,
+                       const BreakerSnapshot& snapshot)>
+        listener;
+  };
+
+  // One endpoint as Snapshot() shows it.
+  struct EndpointState {
+    std::string endpoint;
+    BreakerSnapshot breaker;
+    absl::Time last_seen;      // on the clock given to the constructor
+    int64_t outcomes = 0;      // attempts with an outcome that ended on it
+    int64_t refused = 0;       // of those, the ones its open breaker did not count
+  };
+
+  // InvalidArgument naming the field and the value (`make` and `listener`
+  // are not checked).
+  static absl::Status Validate(const Options& options);
+
+  // `options` must pass Validate() and have `make`; `clock` must outlive
+  // this object.
+  EndpointBreakers(Options options, Clock& clock);
+  ~EndpointBreakers();
+
+  EndpointBreakers(const EndpointBreakers&) = delete;
+  EndpointBreakers& operator=(const EndpointBreakers&) = delete;
+
+  // Record()
+  //
+  // An attempt that ended on `endpoint` with `outcome` after `latency`.
+  // Returns whether the endpoint's breaker counted it: false when it was
+  // open (or half-open with no probe slot) and refused it, so that the
+  // method's breaker can take it as neutral too (the endpoint is already
+  // known bad; its failures say nothing new about the service). An empty
+  // `endpoint` (the attempt reached no server, as far as we know) counts
+  // only for ServiceFailing() (b) and returns true. kNeutral outcomes only mark the
+  // endpoint as seen.
+  bool Record(const std::string& endpoint, Outcome outcome, absl::Duration latency)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // ServiceFailing()
+  //
+  // The definition above, at the clock's Now().
+  bool ServiceFailing() ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Snapshot()
+  //
+  // Every endpoint kept, sorted by name.
+  std::vector<EndpointState> Snapshot() ABSL_LOCKS_EXCLUDED(mu_);
+
+  Clock& clock() const { return clock_; }
+  const Options& options() const { return options_; }
+
+ private:
+  struct Entry;
+
+  // The entry of `endpoint`, made (and the map bounded) when new.
+  std::shared_ptr<Entry> Find(const std::string& endpoint, absl::Time now)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  void Evict(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const Options options_;
+  Clock& clock_;
+  Mutex mu_;
+  std::unordered_map<std::string, std::shared_ptr<Entry>> entries_ ABSL_GUARDED_BY(mu_);
+  // Failures with no endpoint since the last success on any; for (b).
+  std::atomic<int64_t> unreached_in_a_row_{0};
+};
+
+}  // namespace resilience
+
+#endif  // GRPC_RESILIENCE_SRC_BREAKER_ENDPOINT_BREAKERS_H_

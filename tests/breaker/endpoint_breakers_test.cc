@@ -1,0 +1,221 @@
+// EndpointBreakers: per-endpoint breakers of one method, on a
+// SimulatedClock, and the decision "is the service as a whole failing?"
+// that lets the method's breaker reject calls locally.
+
+#include "src/breaker/endpoint_breakers.h"
+
+#include <algorithm>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "src/breaker/three_state_breaker.h"
+#include "src/core/random_source.h"
+#include "src/core/simulated_clock.h"
+
+namespace resilience {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+class EndpointBreakersTest : public ::testing::Test {
+ protected:
+  // Three-state breakers with the defaults (20 calls, 50 %, open 5 s).
+  EndpointBreakers::Options Options() {
+    EndpointBreakers::Options o;
+    o.make = [this](BreakerListener listener) {
+      ThreeStateBreaker::Options b = breaker_;
+      b.listener = std::move(listener);
+      return std::unique_ptr<Breaker>(*ThreeStateBreaker::Create(b, clock_));
+    };
+    o.listener = [this](const std::string& endpoint, const BreakerTransition& t,
+                        const BreakerSnapshot& snapshot) {
+      events_.emplace_back(endpoint, t.from, t.to);
+      EXPECT_EQ(snapshot.state, t.to);
+    };
+    return o;
+  }
+
+  // One attempt per endpoint in turn (round robin), `failing` ones fail.
+  void Rounds(EndpointBreakers& e, int rounds, const std::vector<std::string>& endpoints,
+              const std::vector<std::string>& failing) {
+    for (int i = 0; i < rounds; ++i) {
+      for (const std::string& endpoint : endpoints) {
+        const bool fails =
+            std::find(failing.begin(), failing.end(), endpoint) != failing.end();
+        e.Record(endpoint, fails ? Outcome::kFailure : Outcome::kSuccess, absl::Milliseconds(1));
+        clock_.AdvanceTime(absl::Milliseconds(1));
+      }
+    }
+  }
+
+  SimulatedClock clock_;
+  ThreeStateBreaker::Options breaker_;
+  std::vector<std::tuple<std::string, BreakerState, BreakerState>> events_;
+};
+
+TEST_F(EndpointBreakersTest, OneFailingEndpointOfThreeNeverMakesTheServiceFail) {
+  EndpointBreakers e(Options(), clock_);
+  for (int i = 0; i < 300; ++i) {
+    Rounds(e, 1, {"a", "b", "c"}, {"c"});
+    ASSERT_FALSE(e.ServiceFailing()) << "round " << i;
+  }
+  const std::vector<EndpointBreakers::EndpointState> states = e.Snapshot();
+  ASSERT_EQ(states.size(), 3u);
+  EXPECT_EQ(states[0].breaker.state, BreakerState::kClosed);
+  EXPECT_EQ(states[1].breaker.state, BreakerState::kClosed);
+  EXPECT_EQ(states[2].endpoint, "c");
+  EXPECT_NE(states[2].breaker.state, BreakerState::kClosed);
+  EXPECT_EQ(states[2].outcomes, 300);
+  // Open, c's breaker refused the outcomes it did not count.
+  EXPECT_GT(states[2].refused, 200);
+  EXPECT_EQ(states[0].refused, 0);
+  EXPECT_EQ(events_.front(), std::make_tuple(std::string("c"), BreakerState::kClosed,
+                                              BreakerState::kOpen));
+}
+
+TEST_F(EndpointBreakersTest, EveryEndpointOpenIsAFailingService) {
+  EndpointBreakers e(Options(), clock_);
+  Rounds(e, 20, {"a", "b", "c"}, {"a", "b"});
+  EXPECT_FALSE(e.ServiceFailing());  // a and b open, c closed
+  Rounds(e, 19, {"c"}, {"c"});
+  EXPECT_FALSE(e.ServiceFailing());
+  Rounds(e, 1, {"c"}, {"c"});
+  EXPECT_TRUE(e.ServiceFailing());
+  EXPECT_EQ(events_.size(), 3u);
+}
+
+TEST_F(EndpointBreakersTest, FailingShareBelowOne) {
+  EndpointBreakers::Options o = Options();
+  o.failing_share = 0.5;
+  EndpointBreakers e(o, clock_);
+  Rounds(e, 20, {"a", "b", "c", "d"}, {"a"});
+  EXPECT_FALSE(e.ServiceFailing());  // 1 of 4
+  Rounds(e, 20, {"b"}, {"b"});
+  EXPECT_TRUE(e.ServiceFailing());  // 2 of 4 >= 0.5
+}
+
+TEST_F(EndpointBreakersTest, OutcomesRefusedByAnOpenEndpointAndProbedAfterItsOpenPeriod) {
+  EndpointBreakers e(Options(), clock_);
+  Rounds(e, 20, {"a"}, {"a"});
+  EXPECT_FALSE(e.Record("a", Outcome::kFailure, absl::Milliseconds(1)));
+  clock_.AdvanceTime(breaker_.open_duration);
+  // Half-open: the next outcome is a probe, counted; a success closes.
+  EXPECT_TRUE(e.Record("a", Outcome::kSuccess, absl::Milliseconds(1)));
+  EXPECT_EQ(e.Snapshot()[0].breaker.state, BreakerState::kClosed);
+  EXPECT_THAT(events_, ElementsAre(std::make_tuple("a", BreakerState::kClosed, BreakerState::kOpen),
+                                   std::make_tuple("a", BreakerState::kOpen,
+                                                   BreakerState::kHalfOpen),
+                                   std::make_tuple("a", BreakerState::kHalfOpen,
+                                                   BreakerState::kClosed)));
+}
+
+// (a): with no endpoint seen within `recent`, the method decides alone.
+TEST_F(EndpointBreakersTest, NoEndpointSeenRecently) {
+  EndpointBreakers::Options o = Options();
+  o.recent = absl::Seconds(10);
+  EndpointBreakers e(o, clock_);
+  EXPECT_TRUE(e.ServiceFailing());
+  e.Record("a", Outcome::kSuccess, absl::ZeroDuration());
+  EXPECT_FALSE(e.ServiceFailing());
+  clock_.AdvanceTime(absl::Seconds(10));
+  EXPECT_FALSE(e.ServiceFailing());
+  clock_.AdvanceTime(absl::Milliseconds(1));
+  EXPECT_TRUE(e.ServiceFailing());
+  // A neutral end is a sighting too.
+  e.Record("a", Outcome::kNeutral, absl::ZeroDuration());
+  EXPECT_FALSE(e.ServiceFailing());
+}
+
+// (b): a run of failures of attempts that reached no endpoint, with no
+// success in between; one such failure among successes is not enough.
+TEST_F(EndpointBreakersTest, ARunOfFailuresWithNoEndpoint) {
+  EndpointBreakers::Options o = Options();
+  o.unreached_failures = 3;
+  EndpointBreakers e(o, clock_);
+  e.Record("a", Outcome::kSuccess, absl::ZeroDuration());
+  EXPECT_TRUE(e.Record("", Outcome::kFailure, absl::ZeroDuration()));
+  e.Record("", Outcome::kFailure, absl::ZeroDuration());
+  EXPECT_FALSE(e.ServiceFailing());
+  e.Record("b", Outcome::kSuccess, absl::ZeroDuration());  // ends the run
+  e.Record("", Outcome::kFailure, absl::ZeroDuration());
+  e.Record("", Outcome::kFailure, absl::ZeroDuration());
+  EXPECT_FALSE(e.ServiceFailing());
+  e.Record("", Outcome::kFailure, absl::ZeroDuration());
+  EXPECT_TRUE(e.ServiceFailing());
+  EXPECT_EQ(e.Snapshot().size(), 2u);  // "" is no endpoint
+  e.Record("a", Outcome::kSuccess, absl::ZeroDuration());
+  EXPECT_FALSE(e.ServiceFailing());
+}
+
+TEST_F(EndpointBreakersTest, BoundedByForgettingTheEndpointSeenLongestAgo) {
+  EndpointBreakers::Options o = Options();
+  o.max_endpoints = 3;
+  o.recent = absl::Seconds(1);
+  EndpointBreakers e(o, clock_);
+  Rounds(e, 1, {"a", "b", "c"}, {});
+  e.Record("a", Outcome::kSuccess, absl::ZeroDuration());  // b is now the oldest
+  e.Record("d", Outcome::kSuccess, absl::ZeroDuration());
+  std::vector<std::string> names;
+  for (const auto& s : e.Snapshot()) names.push_back(s.endpoint);
+  EXPECT_THAT(names, ElementsAre("a", "c", "d"));
+  // Past `recent`, a new endpoint forgets every stale one.
+  clock_.AdvanceTime(absl::Seconds(2));
+  e.Record("e", Outcome::kSuccess, absl::ZeroDuration());
+  names.clear();
+  for (const auto& s : e.Snapshot()) names.push_back(s.endpoint);
+  EXPECT_THAT(names, ElementsAre("e"));
+}
+
+// Seeded: healthy endpoints fail now and then, one endpoint always; picks
+// at random. The service never counts as failing; once every endpoint
+// fails, it does as soon as the healthy ones' breakers have tripped.
+TEST_F(EndpointBreakersTest, SeededRandomPicksOneBadEndpoint) {
+  EndpointBreakers e(Options(), clock_);
+  SplitMixRandom random(42);
+  const std::string endpoints[] = {"ipv4:10.0.0.1:80", "ipv4:10.0.0.2:80", "ipv4:10.0.0.3:80"};
+  for (int i = 0; i < 5000; ++i) {
+    const int pick = static_cast<int>(random.NextUniform() * 3) % 3;
+    const bool fails = pick == 2 || random.NextUniform() < 0.05;
+    e.Record(endpoints[pick], fails ? Outcome::kFailure : Outcome::kSuccess,
+             absl::Milliseconds(2));
+    clock_.AdvanceTime(absl::Milliseconds(1));
+    ASSERT_FALSE(e.ServiceFailing()) << "attempt " << i;
+  }
+  // A fresh window: then every endpoint fails.
+  clock_.AdvanceTime(breaker_.window + absl::Seconds(1));
+  int failing_at = -1;
+  for (int i = 0; i < 5000 && failing_at < 0; ++i) {
+    const int pick = static_cast<int>(random.NextUniform() * 3) % 3;
+    e.Record(endpoints[pick], Outcome::kFailure, absl::Milliseconds(2));
+    clock_.AdvanceTime(absl::Milliseconds(1));
+    if (e.ServiceFailing()) failing_at = i;
+  }
+  // Two healthy breakers need >= 20 outcomes each at >= 50 % failures.
+  EXPECT_GT(failing_at, 30);
+  EXPECT_LT(failing_at, 200);
+}
+
+TEST_F(EndpointBreakersTest, Validate) {
+  EndpointBreakers::Options o = Options();
+  EXPECT_TRUE(EndpointBreakers::Validate(o).ok());
+  o.failing_share = 0;
+  EXPECT_THAT(std::string(EndpointBreakers::Validate(o).message()),
+              HasSubstr("failing_share: must be in (0, 1], got 0"));
+  o = Options();
+  o.max_endpoints = 0;
+  EXPECT_THAT(std::string(EndpointBreakers::Validate(o).message()), HasSubstr("max_endpoints"));
+  o = Options();
+  o.recent = absl::ZeroDuration();
+  EXPECT_THAT(std::string(EndpointBreakers::Validate(o).message()), HasSubstr("recent"));
+  o = Options();
+  o.unreached_failures = 0;
+  EXPECT_THAT(std::string(EndpointBreakers::Validate(o).message()),
+              HasSubstr("unreached_failures: must be >= 1, got 0"));
+}
+
+}  // namespace
+}  // namespace resilience
