@@ -66,7 +66,9 @@ bool EndpointBreakers::Record(const std::string& endpoint, Outcome outcome,
   Admission admission = entry->breaker->Allow();
   if (!admission.admitted()) {
     entry->refused.fetch_add(1, std::memory_order_relaxed);
-    return false;
+    // With one endpoint known there is nothing to route around: the
+    // method's breaker counts it as it would without endpoints.
+    return known_.load(std::memory_order_relaxed) < 2;
   }
   admission.Record(outcome, latency);
   return true;
@@ -92,8 +94,9 @@ bool EndpointBreakers::ServiceFailing() {
       }
     }
   }
-  // (a) no endpoint seen recently; (c) enough of them open.
-  if (recent == 0) return true;
+  // (a) fewer than two endpoints seen recently: nothing to route around, the
+  // method's breaker decides alone; (c) enough of them open.
+  if (recent < 2) return true;
   return failing >= static_cast<int>(std::ceil(options_.failing_share * recent - 1e-9));
 }
 
@@ -136,6 +139,7 @@ std::shared_ptr<EndpointBreakers::Entry> EndpointBreakers::Find(const std::strin
     if (options_.listener) options_.listener(raw->endpoint, transition, raw->breaker->Snapshot());
   });
   entries_.emplace(endpoint, entry);
+  known_.store(static_cast<int>(entries_.size()), std::memory_order_relaxed);
   return entry;
 }
 

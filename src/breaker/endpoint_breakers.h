@@ -38,9 +38,10 @@ namespace resilience {
 // counts half-open probes: the next attempts gRPC sends there anyway).
 //
 // The service is failing (ServiceFailing()) when either
-//   (a) no endpoint was seen within Options::recent (nothing to tell
-//       endpoints apart: the method's breaker decides alone, as without
-//       endpoints), or
+//   (a) fewer than two endpoints were seen within Options::recent (nothing
+//       to route around: the method's breaker decides alone, exactly as
+//       without endpoints; then Record() also lets the method count what an
+//       open endpoint breaker refused), or
 //   (b) the last Options::unreached_failures outcomes were failures of
 //       attempts with no endpoint, with no success on any endpoint in
 //       between (the channel could not pick any endpoint: every one is down
@@ -145,6 +146,8 @@ class EndpointBreakers {
   Clock& clock_;
   Mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<Entry>> entries_ ABSL_GUARDED_BY(mu_);
+  // entries_.size(), readable without the lock.
+  std::atomic<int> known_{0};
   // Failures with no endpoint since the last success on any; for (b).
   std::atomic<int64_t> unreached_in_a_row_{0};
 };

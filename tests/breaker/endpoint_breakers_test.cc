@@ -100,6 +100,7 @@ TEST_F(EndpointBreakersTest, FailingShareBelowOne) {
 
 TEST_F(EndpointBreakersTest, OutcomesRefusedByAnOpenEndpointAndProbedAfterItsOpenPeriod) {
   EndpointBreakers e(Options(), clock_);
+  e.Record("b", Outcome::kSuccess, absl::Milliseconds(1));  // a second endpoint
   Rounds(e, 20, {"a"}, {"a"});
   EXPECT_FALSE(e.Record("a", Outcome::kFailure, absl::Milliseconds(1)));
   clock_.AdvanceTime(breaker_.open_duration);
@@ -113,13 +114,16 @@ TEST_F(EndpointBreakersTest, OutcomesRefusedByAnOpenEndpointAndProbedAfterItsOpe
                                                    BreakerState::kClosed)));
 }
 
-// (a): with no endpoint seen within `recent`, the method decides alone.
-TEST_F(EndpointBreakersTest, NoEndpointSeenRecently) {
+// (a): with fewer than two endpoints seen within `recent`, the method
+// decides alone.
+TEST_F(EndpointBreakersTest, FewerThanTwoEndpointsSeenRecently) {
   EndpointBreakers::Options o = Options();
   o.recent = absl::Seconds(10);
   EndpointBreakers e(o, clock_);
   EXPECT_TRUE(e.ServiceFailing());
   e.Record("a", Outcome::kSuccess, absl::ZeroDuration());
+  EXPECT_TRUE(e.ServiceFailing());  // one endpoint: nothing to route around
+  e.Record("b", Outcome::kSuccess, absl::ZeroDuration());
   EXPECT_FALSE(e.ServiceFailing());
   clock_.AdvanceTime(absl::Seconds(10));
   EXPECT_FALSE(e.ServiceFailing());
@@ -127,7 +131,18 @@ TEST_F(EndpointBreakersTest, NoEndpointSeenRecently) {
   EXPECT_TRUE(e.ServiceFailing());
   // A neutral end is a sighting too.
   e.Record("a", Outcome::kNeutral, absl::ZeroDuration());
+  e.Record("b", Outcome::kNeutral, absl::ZeroDuration());
   EXPECT_FALSE(e.ServiceFailing());
+}
+
+// With one endpoint only, what its open breaker refuses still counts for the
+// method (a channel to one backend behaves as it did without endpoints).
+TEST_F(EndpointBreakersTest, OneEndpointLeavesTheMethodCounting) {
+  EndpointBreakers e(Options(), clock_);
+  Rounds(e, 20, {"a"}, {"a"});
+  EXPECT_EQ(e.Snapshot()[0].breaker.state, BreakerState::kOpen);
+  EXPECT_TRUE(e.Record("a", Outcome::kFailure, absl::Milliseconds(1)));
+  EXPECT_TRUE(e.ServiceFailing());
 }
 
 // (b): a run of failures of attempts that reached no endpoint, with no
@@ -137,6 +152,7 @@ TEST_F(EndpointBreakersTest, ARunOfFailuresWithNoEndpoint) {
   o.unreached_failures = 3;
   EndpointBreakers e(o, clock_);
   e.Record("a", Outcome::kSuccess, absl::ZeroDuration());
+  e.Record("b", Outcome::kSuccess, absl::ZeroDuration());
   EXPECT_TRUE(e.Record("", Outcome::kFailure, absl::ZeroDuration()));
   e.Record("", Outcome::kFailure, absl::ZeroDuration());
   EXPECT_FALSE(e.ServiceFailing());
@@ -177,6 +193,9 @@ TEST_F(EndpointBreakersTest, SeededRandomPicksOneBadEndpoint) {
   EndpointBreakers e(Options(), clock_);
   SplitMixRandom random(42);
   const std::string endpoints[] = {"ipv4:10.0.0.1:80", "ipv4:10.0.0.2:80", "ipv4:10.0.0.3:80"};
+  for (const std::string& endpoint : endpoints) {
+    e.Record(endpoint, Outcome::kSuccess, absl::Milliseconds(2));
+  }
   for (int i = 0; i < 5000; ++i) {
     const int pick = static_cast<int>(random.NextUniform() * 3) % 3;
     const bool fails = pick == 2 || random.NextUniform() < 0.05;
