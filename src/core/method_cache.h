@@ -64,18 +64,7 @@ class MethodCache {
     const Entry* entry = slots_[slot].load(std::memory_order_acquire);
     if (entry != nullptr && entry->key == method && entry->name == method) return entry->state;
     MutexLock lock(&mu_);
-    State* state = nullptr;
-    auto it = states_.find(method);
-    if (it != states_.end()) {
-      state = it->second.get();
-    } else {
-      Resolution made = resolve(method);
-      if (made.vouched || unvouched_ < kMaxUnvouchedNames) {
-        if (!made.vouched) ++unvouched_;
-        state = made.state.get();
-        states_.emplace(method, std::move(made.state));  // null too: resolved once
-      }
-    }
+    State* const state = FindLocked(method, resolve);
     if (entry == nullptr && slots_[slot].load(std::memory_order_relaxed) == nullptr) {
       entries_.push_back(std::make_unique<Entry>(Entry{method, method, state}));
       slots_[slot].store(entries_.back().get(), std::memory_order_release);
@@ -91,14 +80,7 @@ class MethodCache {
   State* FindByName(absl::string_view method, Resolve&& resolve) ABSL_LOCKS_EXCLUDED(mu_) {
     const std::string name(method);
     MutexLock lock(&mu_);
-    auto it = states_.find(name);
-    if (it != states_.end()) return it->second.get();
-    Resolution made = resolve(name.c_str());
-    if (!made.vouched && unvouched_ >= kMaxUnvouchedNames) return nullptr;
-    if (!made.vouched) ++unvouched_;
-    State* state = made.state.get();
-    states_.emplace(name, std::move(made.state));
-    return state;
+    return FindLocked(name.c_str(), resolve);
   }
 
   // Get()
@@ -126,6 +108,20 @@ class MethodCache {
   }
 
  private:
+  // The state of `method` under the lock, resolved and kept the first time
+  // (a null state too: resolved once), within kMaxUnvouchedNames.
+  template <typename Resolve>
+  State* FindLocked(const char* method, Resolve& resolve) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    auto it = states_.find(method);
+    if (it != states_.end()) return it->second.get();
+    Resolution made = resolve(method);
+    if (!made.vouched && unvouched_ >= kMaxUnvouchedNames) return nullptr;
+    if (!made.vouched) ++unvouched_;
+    State* const state = made.state.get();
+    states_.emplace(method, std::move(made.state));
+    return state;
+  }
+
   struct Entry {
     const char* key;   // the address gRPC passed
     std::string name;  // its text, to confirm a hit
