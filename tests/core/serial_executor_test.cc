@@ -130,12 +130,17 @@ TEST(SerialExecutorTest, JobsMayPostAndReadPending) {
   SerialExecutor executor;
   std::vector<int> order;  // touched only by jobs
   size_t pending_inside = 0;
+  // The first job waits until the second is posted: otherwise it could post
+  // its own job ahead of it.
+  absl::Notification second_posted;
   executor.Post([&] {
+    second_posted.WaitForNotification();
     order.push_back(1);
     executor.Post([&] { order.push_back(3); });
     pending_inside = executor.pending();
   });
   executor.Post([&] { order.push_back(2); });
+  second_posted.Notify();
   // The first Flush() may return before the job posted by the first job
   // ran (it was posted after the Flush()); the second one cannot.
   ASSERT_TRUE(executor.Flush());
