@@ -203,6 +203,10 @@ int RunLoad(cache::v1::CacheService::Stub& stub, resilience::ClientResilience& c
                                                 "'; this client has '", channel_state.name(),
                                                 "'"));
       }
+      if (!request.endpoint.empty()) {
+        return channel_state.ControlEndpointBreaker(request.method, request.endpoint,
+                                                    request.command, request.origin);
+      }
       return channel_state.ControlBreaker(request.method, request.command, request.origin);
     };
     absl::StatusOr<std::unique_ptr<resilience::MetricsHttpServer>> started =

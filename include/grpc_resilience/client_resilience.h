@@ -186,6 +186,18 @@ class ClientResilience {
   absl::Status ControlBreaker(absl::string_view method, BreakerCommand command,
                               absl::string_view origin = "api");
 
+  // ControlEndpointBreaker()
+  //
+  // The same for the breaker `method` keeps for one `endpoint` (as
+  // EndpointStats() names it). gRPC's load balancer still picks the
+  // endpoint: forced open, the endpoint's outcomes are not counted and it
+  // counts as failing when the method decides whether the whole service is
+  // failing; forced closed, it never counts as failing. A forced endpoint is
+  // remembered, even unseen, until `automatic`. NotFound when the method
+  // has no endpoint breakers or has not seen `endpoint` (recently).
+  absl::Status ControlEndpointBreaker(absl::string_view method, absl::string_view endpoint,
+                                      BreakerCommand command, absl::string_view origin = "api");
+
   // AppendStatus()
   //
   // Adds a row per method called so far (and per method ControlBreaker()

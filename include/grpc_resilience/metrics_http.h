@@ -26,6 +26,9 @@ namespace resilience {
 struct BreakerCommandRequest {
   std::string channel;  // ClientResilience::name()
   std::string method;   // "/pkg.Service/Method"
+  // Optional field "endpoint": the method's breaker for that endpoint
+  // (ClientResilience::ControlEndpointBreaker()); empty: the method's own.
+  std::string endpoint;
   BreakerCommand command;
   // "admin endpoint, peer <address>:<port>": for ControlBreaker()'s origin.
   std::string origin;
@@ -45,7 +48,7 @@ struct BreakerCommandRequest {
 //                             rates since the previous status request
 //   GET or HEAD /status.json  the same data as JSON (StatusReport::ToJson())
 // With Options::admin.enabled:
-//   POST /admin/breaker?channel=C&method=M&command=K
+//   POST /admin/breaker?channel=C&method=M&command=K[&endpoint=E]
 //                             (or the same fields as a form body) runs
 //                             admin.control with command K (BreakerCommand's
 //                             words: force_open, force_closed, automatic,

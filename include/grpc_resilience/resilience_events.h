@@ -54,6 +54,9 @@ struct ThrottleEvent {
 struct OperatorEvent {
   std::string channel;
   std::string method;
+  // The endpoint whose breaker the command was for ("ipv4:10.0.0.2:50051");
+  // empty: the method's breaker.
+  std::string endpoint;
   BreakerCommand command;
   // Who asked: "api", or "admin endpoint, peer 127.0.0.1:53112".
   std::string origin;

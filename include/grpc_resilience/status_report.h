@@ -21,6 +21,14 @@
 
 namespace resilience {
 
+// One endpoint (server) of a client method, as its breaker sees it.
+struct EndpointStatus {
+  std::string endpoint;  // gRPC's peer name, "ipv4:10.0.0.2:50051"
+  BreakerSnapshot breaker;
+  int64_t outcomes = 0;  // attempts that ended on it
+  int64_t refused = 0;   // of those, the ones its open breaker did not count
+};
+
 // One method of one client channel.
 struct ClientMethodStatus {
   std::string channel;  // ClientResilience::name()
@@ -29,6 +37,8 @@ struct ClientMethodStatus {
   // no snapshot without one.
   std::string breaker_kind;
   std::optional<BreakerSnapshot> breaker;
+  // The method's breakers per endpoint (breaker.endpoints), by name.
+  std::vector<EndpointStatus> endpoints;
   // Counters since the channel was made (ClientMethodStats).
   int64_t calls = 0;
   int64_t attempts = 0;
@@ -91,7 +101,8 @@ struct StatusReport {
   // "server_methods": [...], "retry_throttles": [...], "recent_events":
   // [...]}, the fields named as above (a snapshot's under "breaker":
   // state, mode, time_in_state_seconds, calls_in_window, failure_rate,
-  // slow_call_rate, drop_probability); absent values are null.
+  // slow_call_rate, drop_probability; a client method's "endpoints": an
+  // array of {endpoint, breaker, outcomes, refused}); absent values are null.
   std::string ToJson() const;
 
   // ToHtml()

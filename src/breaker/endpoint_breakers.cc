@@ -8,6 +8,12 @@
 
 namespace resilience {
 
+namespace {
+constexpr int kNotForced = 0;
+constexpr int kForcedOpen = 1;
+constexpr int kForcedClosed = 2;
+}  // namespace
+
 struct EndpointBreakers::Entry {
   explicit Entry(std::string name) : endpoint(std::move(name)) {}
 
@@ -17,6 +23,9 @@ struct EndpointBreakers::Entry {
   std::atomic<int> state{static_cast<int>(BreakerState::kClosed)};
   std::atomic<int64_t> outcomes{0};
   std::atomic<int64_t> refused{0};
+  // An operator's force (Control()): kept from eviction, and for
+  // ServiceFailing() open or closed whatever its state.
+  std::atomic<int> forced{kNotForced};
   // Last member: destroyed first, with the listener that points here.
   std::unique_ptr<Breaker> breaker;
 };
@@ -88,8 +97,10 @@ bool EndpointBreakers::ServiceFailing() {
     for (const auto& [name, entry] : entries_) {
       if (entry->last_seen_ns.load(std::memory_order_relaxed) < since_ns) continue;
       ++recent;
-      if (entry->state.load(std::memory_order_acquire) !=
-          static_cast<int>(BreakerState::kClosed)) {
+      const int forced = entry->forced.load(std::memory_order_relaxed);
+      if (forced == kForcedOpen ||
+          (forced == kNotForced && entry->state.load(std::memory_order_acquire) !=
+                                       static_cast<int>(BreakerState::kClosed))) {
         ++failing;
       }
     }
@@ -98,6 +109,32 @@ bool EndpointBreakers::ServiceFailing() {
   // method's breaker decides alone; (c) enough of them open.
   if (recent < 2) return true;
   return failing >= static_cast<int>(std::ceil(options_.failing_share * recent - 1e-9));
+}
+
+bool EndpointBreakers::Control(const std::string& endpoint, BreakerCommand command) {
+  std::shared_ptr<Entry> entry;
+  {
+    MutexLock lock(&mu_);
+    auto it = entries_.find(endpoint);
+    if (it == entries_.end()) return false;
+    entry = it->second;
+  }
+  switch (command) {
+    case BreakerCommand::kForceOpen:
+      entry->forced.store(kForcedOpen, std::memory_order_relaxed);
+      break;
+    case BreakerCommand::kForceClosed:
+      entry->forced.store(kForcedClosed, std::memory_order_relaxed);
+      break;
+    case BreakerCommand::kAutomatic:
+      entry->forced.store(kNotForced, std::memory_order_relaxed);
+      break;
+    case BreakerCommand::kReset:
+      break;
+  }
+  // Outside the map's lock: the breaker's listener may run.
+  entry->breaker->Control(command);
+  return true;
 }
 
 std::vector<EndpointBreakers::EndpointState> EndpointBreakers::Snapshot() {
@@ -147,14 +184,19 @@ void EndpointBreakers::Evict(absl::Time now) {
   if (static_cast<int>(entries_.size()) < options_.max_endpoints) return;
   const int64_t since_ns = absl::ToUnixNanos(now - options_.recent);
   for (auto it = entries_.begin(); it != entries_.end();) {
-    if (it->second->last_seen_ns.load(std::memory_order_relaxed) < since_ns) {
+    if (it->second->last_seen_ns.load(std::memory_order_relaxed) < since_ns &&
+        it->second->forced.load(std::memory_order_relaxed) == kNotForced) {
       it = entries_.erase(it);
     } else {
       ++it;
     }
   }
+  // At the bound, the one seen longest ago, forced ones last.
   while (static_cast<int>(entries_.size()) >= options_.max_endpoints) {
     auto oldest = std::min_element(entries_.begin(), entries_.end(), [](const auto& a, const auto& b) {
+      const bool a_forced = a.second->forced.load(std::memory_order_relaxed) != kNotForced;
+      const bool b_forced = b.second->forced.load(std::memory_order_relaxed) != kNotForced;
+      if (a_forced != b_forced) return b_forced;
       return a.second->last_seen_ns.load(std::memory_order_relaxed) <
              b.second->last_seen_ns.load(std::memory_order_relaxed);
     });

@@ -126,6 +126,17 @@ class EndpointBreakers {
   // The definition above, at the clock's Now().
   bool ServiceFailing() ABSL_LOCKS_EXCLUDED(mu_);
 
+  // Control()
+  //
+  // An operator's command on one endpoint's breaker (Breaker::Control()).
+  // The load balancer still picks the endpoint (gRPC's outlier detection,
+  // not this class, takes one out of the rotation): forcing it open makes
+  // its outcomes refused and counts it as failing in ServiceFailing(c);
+  // forcing it closed counts them and never as failing. A forced endpoint is
+  // kept (not evicted when unseen) until it is set back to automatic. False
+  // when `endpoint` is not kept (never seen, or forgotten).
+  bool Control(const std::string& endpoint, BreakerCommand command) ABSL_LOCKS_EXCLUDED(mu_);
+
   // Snapshot()
   //
   // Every endpoint kept, sorted by name.

@@ -49,6 +49,13 @@ absl::Status ClientResilience::ControlBreaker(absl::string_view method, BreakerC
   return impl_->ControlBreaker(method, command, origin);
 }
 
+absl::Status ClientResilience::ControlEndpointBreaker(absl::string_view method,
+                                                     absl::string_view endpoint,
+                                                     BreakerCommand command,
+                                                     absl::string_view origin) {
+  return impl_->ControlEndpointBreaker(method, endpoint, command, origin);
+}
+
 void ClientResilience::AppendStatus(StatusReport& report) const {
   impl_->AppendStatus(report);
   if (std::optional<RetryThrottleState> t = retry_throttle(); t.has_value()) {

@@ -5,6 +5,7 @@
 #include <initializer_list>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 #include "src/client_interceptors/breaker_event_queue.h"
 #include "src/metrics/metric_catalog.h"
@@ -362,6 +363,44 @@ absl::Status ClientResilienceImpl::ControlBreaker(absl::string_view method,
   return status;
 }
 
+absl::Status ClientResilienceImpl::ControlEndpointBreaker(absl::string_view method,
+                                                          absl::string_view endpoint,
+                                                          BreakerCommand command,
+                                                          absl::string_view origin) {
+  OperatorEvent event;
+  event.channel = options_.name;
+  event.method = std::string(method);
+  event.endpoint = std::string(endpoint);
+  event.command = command;
+  event.origin = std::string(origin);
+  ClientMethodState* s = methods_.Get(method);
+  absl::Status status;
+  if (s == nullptr || s->endpoint_breakers == nullptr) {
+    status = absl::NotFoundError(absl::StrCat(
+        "breaker ", BreakerCommandName(command), " of endpoint '", endpoint, "' on channel '",
+        options_.name, "': method '", method, "' ",
+        s == nullptr ? "was not called yet" : "has no per-endpoint breakers (breaker.endpoints)"));
+  } else if (!s->endpoint_breakers->Control(event.endpoint, command)) {
+    std::vector<std::string> known;
+    for (const EndpointBreakers::EndpointState& e : s->endpoint_breakers->Snapshot()) {
+      known.push_back(e.endpoint);
+    }
+    status = absl::NotFoundError(absl::StrCat(
+        "breaker ", BreakerCommandName(command), " of endpoint '", endpoint, "' on channel '",
+        options_.name, "': method '", method, "' has not seen it recently (it knows ",
+        known.empty() ? "none" : absl::StrJoin(known, ", "), ")"));
+  } else {
+    event.applied = true;
+    for (const EndpointBreakers::EndpointState& e : s->endpoint_breakers->Snapshot()) {
+      if (e.endpoint == event.endpoint) event.snapshot = e.breaker;
+    }
+  }
+  if (!status.ok()) event.error = std::string(status.message());
+  if (breaker_events_ != nullptr) breaker_events_->Deliver();
+  if (options_.events != nullptr) options_.events->OnOperatorAction(event);
+  return status;
+}
+
 void ClientResilienceImpl::AppendStatus(StatusReport& report) {
   for (const ClientMethodState* s : SortedStates()) {
     ClientMethodStatus row;
@@ -375,6 +414,12 @@ void ClientResilienceImpl::AppendStatus(StatusReport& report) {
     row.attempts = s->attempts.load(std::memory_order_relaxed);
     row.retries = s->retries.load(std::memory_order_relaxed);
     row.rejected_locally = s->rejected_by_breaker.load(std::memory_order_relaxed);
+    if (s->endpoint_breakers != nullptr) {
+      for (EndpointBreakers::EndpointState& e : s->endpoint_breakers->Snapshot()) {
+        row.endpoints.push_back(
+            EndpointStatus{std::move(e.endpoint), e.breaker, e.outcomes, e.refused});
+      }
+    }
     report.client_methods.push_back(std::move(row));
   }
 }

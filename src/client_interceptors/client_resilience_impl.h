@@ -84,6 +84,8 @@ class ClientResilienceImpl {
   // ControlBreaker() / AppendStatus(): see ClientResilience.
   absl::Status ControlBreaker(absl::string_view method, BreakerCommand command,
                               absl::string_view origin);
+  absl::Status ControlEndpointBreaker(absl::string_view method, absl::string_view endpoint,
+                                      BreakerCommand command, absl::string_view origin);
   void AppendStatus(StatusReport& report);
 
   // The channel's retryThrottling (gRFC A6), fed by every call on the

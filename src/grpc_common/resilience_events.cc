@@ -32,6 +32,7 @@ std::string FormatEvent(const ThrottleEvent& event) {
 std::string FormatEvent(const OperatorEvent& event) {
   const std::string head =
       absl::StrCat("operator ", BreakerCommandName(event.command), " of breaker ", event.method,
+                   event.endpoint.empty() ? "" : absl::StrCat(" endpoint ", event.endpoint),
                    " on ", event.channel, " (", event.origin, "): ");
   if (!event.applied) return absl::StrCat(head, "not applied: ", event.error);
   return absl::StrCat(head, "mode ", BreakerModeName(event.snapshot.mode), ", state ",

@@ -60,8 +60,37 @@ constexpr absl::string_view kStyle =
     "th{background:#f0f0f0}td.num{text-align:right;font-variant-numeric:tabular-nums}"
     "tr.open td{background:#fbd5d5}tr.half_open td{background:#fdf0c8}"
     "tr.forced td{background:#e3d7fb}tr.binding td{background:#fdf0c8}"
+    "tr.endpoint td{font-size:.92em}"
     ".state{font-weight:bold}.none{color:#888}"
     "ul.events{font-family:monospace;font-size:.85em}";
+
+// The row's class: its breaker's state, or "forced" when an operator set it.
+std::string RowClass(const BreakerSnapshot& b) {
+  if (b.mode == BreakerMode::kForceOpen || b.mode == BreakerMode::kForceClosed) return "forced";
+  std::string name(BreakerStateName(b.state));
+  return name == "half-open" ? "half_open" : name;
+}
+
+// State, mode, time in state, window calls, failure rate.
+std::string BreakerCells(const BreakerSnapshot& b) {
+  return absl::StrCat("<td class=state>", Escape(BreakerStateName(b.state)), "</td>",
+                      Cell(BreakerModeName(b.mode)), Cell(Seconds(b.time_in_state)),
+                      absl::StrFormat("<td class=num>%d</td><td class=num>%.2f</td>",
+                                      b.counts.completed(), b.failure_rate));
+}
+
+// One row under its method per endpoint the method's breakers know.
+void AppendEndpoints(const ClientMethodStatus& c, std::string& out) {
+  for (const EndpointStatus& e : c.endpoints) {
+    absl::StrAppend(&out, "<tr class=\"endpoint ", RowClass(e.breaker), "\" data-channel=\"",
+                    Escape(c.channel), "\" data-method=\"", Escape(c.method),
+                    "\" data-endpoint=\"", Escape(e.endpoint), "\"><td></td><td>&#8627; ",
+                    Escape(e.endpoint), "</td>", Cell("endpoint"), BreakerCells(e.breaker),
+                    absl::StrFormat("<td class=num colspan=2>%d attempts, %d not counted</td>",
+                                    e.outcomes, e.refused),
+                    "</tr>");
+  }
+}
 
 void AppendClients(const StatusReport& r, std::string& out) {
   if (r.client_methods.empty()) return;
@@ -71,30 +100,18 @@ void AppendClients(const StatusReport& r, std::string& out) {
                   "<th>state</th><th>mode</th><th>in state</th><th>window calls</th>"
                   "<th>failure rate</th><th>calls/s</th><th>rejected locally/s</th></tr>");
   for (const ClientMethodStatus& c : r.client_methods) {
-    std::string row_class;
-    if (c.breaker.has_value()) {
-      row_class = std::string(BreakerStateName(c.breaker->state));
-      if (row_class == "half-open") row_class = "half_open";
-      if (c.breaker->mode == BreakerMode::kForceOpen ||
-          c.breaker->mode == BreakerMode::kForceClosed) {
-        row_class = "forced";
-      }
-    }
+    const std::string row_class = c.breaker.has_value() ? RowClass(*c.breaker) : "";
     absl::StrAppend(&out, "<tr class=\"", row_class, "\" data-channel=\"", Escape(c.channel),
                     "\" data-method=\"", Escape(c.method), "\">", Cell(c.channel),
                     Cell(c.method));
     if (c.breaker.has_value()) {
-      const BreakerSnapshot& b = *c.breaker;
-      absl::StrAppend(&out, Cell(c.breaker_kind), "<td class=state>",
-                      Escape(BreakerStateName(b.state)), "</td>", Cell(BreakerModeName(b.mode)),
-                      Cell(Seconds(b.time_in_state)),
-                      absl::StrFormat("<td class=num>%d</td><td class=num>%.2f</td>",
-                                      b.counts.completed(), b.failure_rate));
+      absl::StrAppend(&out, Cell(c.breaker_kind), BreakerCells(*c.breaker));
     } else {
       absl::StrAppend(&out, "<td class=none colspan=6>no breaker</td>");
     }
     absl::StrAppend(&out, RateCell(c.calls_per_second), RateCell(c.rejections_per_second),
                     "</tr>");
+    AppendEndpoints(c, out);
   }
   absl::StrAppend(&out, "</table>");
 }

@@ -22,6 +22,18 @@ std::optional<double> Rate(int64_t now, int64_t before, double seconds) {
   return static_cast<double>(now - before) / seconds;
 }
 
+// state, mode, time_in_state_seconds, calls_in_window, failure_rate,
+// slow_call_rate, drop_probability: the members of a breaker's object.
+void BreakerMembers(const BreakerSnapshot& b, JsonWriter& w) {
+  w.Key("state").String(BreakerStateName(b.state));
+  w.Key("mode").String(BreakerModeName(b.mode));
+  w.Key("time_in_state_seconds").Number(absl::ToDoubleSeconds(b.time_in_state));
+  w.Key("calls_in_window").Number(b.counts.completed());
+  w.Key("failure_rate").Number(b.failure_rate);
+  w.Key("slow_call_rate").Number(b.slow_call_rate);
+  w.Key("drop_probability").Number(b.drop_probability);
+}
+
 std::string Key(absl::string_view owner, absl::string_view method) {
   return absl::StrCat(owner.size(), ":", owner, method);
 }
@@ -65,20 +77,25 @@ std::string StatusReport::ToJson() const {
     w.Key("method").String(c.method);
     w.Key("breaker");
     if (c.breaker.has_value()) {
-      const BreakerSnapshot& b = *c.breaker;
       w.BeginObject();
       w.Key("kind").String(c.breaker_kind);
-      w.Key("state").String(BreakerStateName(b.state));
-      w.Key("mode").String(BreakerModeName(b.mode));
-      w.Key("time_in_state_seconds").Number(absl::ToDoubleSeconds(b.time_in_state));
-      w.Key("calls_in_window").Number(b.counts.completed());
-      w.Key("failure_rate").Number(b.failure_rate);
-      w.Key("slow_call_rate").Number(b.slow_call_rate);
-      w.Key("drop_probability").Number(b.drop_probability);
+      BreakerMembers(*c.breaker, w);
       w.EndObject();
     } else {
       w.Null();
     }
+    w.Key("endpoints").BeginArray();
+    for (const EndpointStatus& e : c.endpoints) {
+      w.BeginObject();
+      w.Key("endpoint").String(e.endpoint);
+      w.Key("breaker").BeginObject();
+      BreakerMembers(e.breaker, w);
+      w.EndObject();
+      w.Key("outcomes").Number(e.outcomes);
+      w.Key("refused").Number(e.refused);
+      w.EndObject();
+    }
+    w.EndArray();
     w.Key("calls").Number(c.calls);
     w.Key("attempts").Number(c.attempts);
     w.Key("retries").Number(c.retries);

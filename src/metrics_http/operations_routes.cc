@@ -174,6 +174,7 @@ HttpResponse OperationsRoutes::Admin(const HttpRequest& request) {
     }
     *target = *std::move(value);
   }
+  command.endpoint = field("endpoint").value_or("");
   const std::optional<std::string> word = field("command");
   const std::optional<BreakerCommand> parsed =
       word.has_value() ? ParseBreakerCommand(*word) : std::nullopt;
@@ -196,6 +197,7 @@ HttpResponse OperationsRoutes::Admin(const HttpRequest& request) {
   w.Key("applied").Bool(true);
   w.Key("channel").String(command.channel);
   w.Key("method").String(command.method);
+  if (!command.endpoint.empty()) w.Key("endpoint").String(command.endpoint);
   w.Key("command").String(BreakerCommandName(command.command));
   w.EndObject();
   return JsonAnswer(200, w.Take());

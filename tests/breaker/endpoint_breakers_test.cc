@@ -218,6 +218,59 @@ TEST_F(EndpointBreakersTest, SeededRandomPicksOneBadEndpoint) {
   EXPECT_LT(failing_at, 200);
 }
 
+// An operator's command on one endpoint: forced open, its outcomes are
+// refused and it counts as failing; forced closed, never; automatic gives
+// the decision back to its breaker. Unknown endpoints are refused.
+TEST_F(EndpointBreakersTest, ControlForcesOneEndpoint) {
+  EndpointBreakers e(Options(), clock_);
+  Rounds(e, 30, {"a", "b", "c"}, {});
+  EXPECT_FALSE(e.Control("d", BreakerCommand::kForceOpen));
+  ASSERT_TRUE(e.Control("a", BreakerCommand::kForceOpen));
+  ASSERT_TRUE(e.Control("b", BreakerCommand::kForceOpen));
+  EXPECT_FALSE(e.Record("a", Outcome::kSuccess, absl::Milliseconds(1)));
+  EXPECT_FALSE(e.ServiceFailing());  // c is closed
+  ASSERT_TRUE(e.Control("c", BreakerCommand::kForceOpen));
+  EXPECT_TRUE(e.ServiceFailing());
+  ASSERT_TRUE(e.Control("c", BreakerCommand::kAutomatic));
+  EXPECT_FALSE(e.ServiceFailing());
+  EXPECT_TRUE(e.Record("c", Outcome::kSuccess, absl::Milliseconds(1)));
+  const std::vector<EndpointBreakers::EndpointState> states = e.Snapshot();
+  EXPECT_EQ(states[0].breaker.mode, BreakerMode::kForceOpen);
+  EXPECT_EQ(states[0].refused, 1);
+  EXPECT_EQ(states[2].breaker.mode, BreakerMode::kNormal);
+
+  // Every endpoint failing, one forced closed: the service is not failing.
+  ASSERT_TRUE(e.Control("a", BreakerCommand::kAutomatic));
+  ASSERT_TRUE(e.Control("b", BreakerCommand::kAutomatic));
+  ASSERT_TRUE(e.Control("c", BreakerCommand::kForceClosed));
+  Rounds(e, 30, {"a", "b", "c"}, {"a", "b", "c"});
+  EXPECT_FALSE(e.ServiceFailing());
+  ASSERT_TRUE(e.Control("c", BreakerCommand::kAutomatic));
+  Rounds(e, 30, {"a", "b", "c"}, {"a", "b", "c"});
+  EXPECT_TRUE(e.ServiceFailing());
+}
+
+// A forced endpoint stays when it is no longer seen (outlier detection took
+// it out of the rotation, say) until it is set back to automatic.
+TEST_F(EndpointBreakersTest, AForcedEndpointIsNotForgotten) {
+  EndpointBreakers::Options o = Options();
+  o.max_endpoints = 3;
+  o.recent = absl::Seconds(1);
+  EndpointBreakers e(o, clock_);
+  Rounds(e, 1, {"a", "b", "c"}, {});
+  ASSERT_TRUE(e.Control("a", BreakerCommand::kForceOpen));
+  clock_.AdvanceTime(absl::Seconds(2));
+  Rounds(e, 1, {"d", "e", "f"}, {});
+  std::vector<std::string> names;
+  for (const EndpointBreakers::EndpointState& s : e.Snapshot()) names.push_back(s.endpoint);
+  EXPECT_THAT(names, ElementsAre("a", "e", "f"));
+  ASSERT_TRUE(e.Control("a", BreakerCommand::kAutomatic));
+  Rounds(e, 1, {"g"}, {});
+  names.clear();
+  for (const EndpointBreakers::EndpointState& s : e.Snapshot()) names.push_back(s.endpoint);
+  EXPECT_THAT(names, ElementsAre("e", "f", "g"));
+}
+
 TEST_F(EndpointBreakersTest, Validate) {
   EndpointBreakers::Options o = Options();
   EXPECT_TRUE(EndpointBreakers::Validate(o).ok());

@@ -120,5 +120,41 @@ TEST_F(BreakerControlTest, StatusRows) {
   EXPECT_EQ(report.retry_throttles[0].tokens, 10);
 }
 
+// The endpoint the calls went to has its own row and takes commands of its
+// own; an endpoint the method never saw is refused, naming those it knows.
+TEST_F(BreakerControlTest, EndpointRowsAndCommands) {
+  EXPECT_EQ(resilience_->ControlEndpointBreaker(kUnary, "ipv4:127.0.0.1:1",
+                                                BreakerCommand::kForceOpen)
+                .code(),
+            absl::StatusCode::kNotFound);  // not called yet
+  ASSERT_TRUE(Unary().ok());
+  StatusReport report;
+  resilience_->AppendStatus(report);
+  ASSERT_EQ(report.client_methods.size(), 1u);
+  ASSERT_EQ(report.client_methods[0].endpoints.size(), 1u);
+  const EndpointStatus endpoint = report.client_methods[0].endpoints[0];
+  EXPECT_THAT(endpoint.endpoint, HasSubstr("127.0.0.1:"));
+  EXPECT_EQ(endpoint.outcomes, 1);
+  EXPECT_EQ(endpoint.breaker.state, BreakerState::kClosed);
+
+  const absl::Status unknown = resilience_->ControlEndpointBreaker(
+      kUnary, "ipv4:10.9.9.9:1", BreakerCommand::kForceOpen, "pager");
+  EXPECT_EQ(unknown.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(unknown.message(), HasSubstr("it knows " + endpoint.endpoint));
+  ASSERT_TRUE(resilience_
+                  ->ControlEndpointBreaker(kUnary, endpoint.endpoint, BreakerCommand::kForceOpen,
+                                           "pager")
+                  .ok());
+  report = StatusReport();
+  resilience_->AppendStatus(report);
+  EXPECT_EQ(report.client_methods[0].endpoints[0].breaker.mode, BreakerMode::kForceOpen);
+  // One endpoint: nothing to route around, the method still decides alone.
+  EXPECT_TRUE(Unary().ok());
+  EXPECT_THAT(events_->lines().back(),
+              HasSubstr("operator force_open of breaker " + std::string(kUnary) + " endpoint " +
+                        endpoint.endpoint + " on test-channel (pager): mode force_open"));
+  EXPECT_THAT(events_->lines()[events_->lines().size() - 2], HasSubstr("not applied"));
+}
+
 }  // namespace
 }  // namespace resilience::testing

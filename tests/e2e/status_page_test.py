@@ -154,7 +154,25 @@ def run(args, checks):
         checks.check("the client logged the operator's command",
                      client.stderr.wait_for(lambda l: "operator force_open of breaker " + STORE
                                             in l, 5) is not None, client.output())
+        # One endpoint's breaker: listed under Get, forced by the same endpoint.
+        get_row = client_row(status_json(client_port), GET) or {}
+        endpoints = get_row.get("endpoints") or []
+        checks.check("Get's row lists the endpoint its calls went to", len(endpoints) == 1,
+                     get_row)
+        if endpoints:
+            endpoint = endpoints[0]["endpoint"]
+            code, body = post(client_port, "channel=%s&method=%s&command=force_closed&endpoint=%s" % (
+                urllib.request.quote(channel, safe=""), urllib.request.quote(GET, safe=""),
+                urllib.request.quote(endpoint, safe="")), TOKEN)
+            checks.check("force_closed of Get's endpoint is applied",
+                         code == 200 and body.get("endpoint") == endpoint, (code, body))
+            row = client_row(status_json(client_port), GET) or {}
+            checks.check("Get's endpoint now says force_closed",
+                         [e["breaker"]["mode"] for e in row.get("endpoints", [])] ==
+                         ["force_closed"], row)
         dom = chromium(args.chromium, tmp, "--dump-dom", url)
+        checks.check("the page shows Get's endpoint under it",
+                     'class="endpoint forced" data-channel' in dom, dom[:4000])
         checks.check("the page marks Store's row as forced",
                      'class="forced" data-channel' in dom and STORE in dom)
         # The screenshot the README shows: Get open, Store forced open.

@@ -33,6 +33,10 @@ StatusReport Sample() {
   c.breaker = b;
   c.calls = 100;
   c.rejected_locally = 40;
+  EndpointStatus bad{"ipv4:10.0.0.3:50051", b, 30, 12};
+  EndpointStatus good{"ipv4:10.0.0.1:50051", BreakerSnapshot(), 70, 0};
+  good.breaker.mode = BreakerMode::kForceClosed;
+  c.endpoints = {good, bad};
   r.client_methods.push_back(c);
   ClientMethodStatus plain;
   plain.channel = c.channel;
@@ -109,6 +113,18 @@ TEST(StatusReportTest, JsonCarriesEveryField) {
   EXPECT_EQ(get.at("rejected_locally").number_value(), 40);
   EXPECT_TRUE(get.at("calls_per_second").has_null_value());
   EXPECT_TRUE(clients.values(1).struct_value().fields().at("breaker").has_null_value());
+  EXPECT_EQ(clients.values(1).struct_value().fields().at("endpoints").list_value().values_size(),
+            0);
+  const auto& endpoints = get.at("endpoints").list_value();
+  ASSERT_EQ(endpoints.values_size(), 2);
+  const auto& bad = endpoints.values(1).struct_value().fields();
+  EXPECT_EQ(bad.at("endpoint").string_value(), "ipv4:10.0.0.3:50051");
+  EXPECT_EQ(bad.at("breaker").struct_value().fields().at("state").string_value(), "open");
+  EXPECT_EQ(bad.at("outcomes").number_value(), 30);
+  EXPECT_EQ(bad.at("refused").number_value(), 12);
+  EXPECT_EQ(endpoints.values(0).struct_value().fields().at("breaker").struct_value().fields().at(
+                "mode").string_value(),
+            "force_closed");
   const auto& store = r.fields().at("server_methods").list_value().values(0).struct_value().fields();
   EXPECT_EQ(store.at("concurrency_limit").number_value(), 8);
   EXPECT_TRUE(store.at("adaptive_limit").bool_value());
@@ -148,6 +164,12 @@ TEST(StatusReportTest, HtmlIsSelfContainedAndMarksWhatBinds) {
   EXPECT_THAT(html, HasSubstr("<tr class=binding data-method=\"/cache.v1.CacheService/Store\">"));
   EXPECT_THAT(html, HasSubstr("8 (adaptive)"));
   EXPECT_THAT(html, HasSubstr("no breaker"));
+  // One row per endpoint under its method, marked by its breaker.
+  EXPECT_THAT(html, HasSubstr("<tr class=\"endpoint open\" data-channel=\"ipv4:127.0.0.1:1,"
+                              "127.0.0.1:2\" data-method=\"/cache.v1.CacheService/Get\" "
+                              "data-endpoint=\"ipv4:10.0.0.3:50051\">"));
+  EXPECT_THAT(html, HasSubstr("<tr class=\"endpoint forced\""));
+  EXPECT_THAT(html, HasSubstr("30 attempts, 12 not counted"));
   // An event's text is escaped, not markup.
   EXPECT_THAT(html, HasSubstr("breaker &lt;Get&gt; opened &amp; &quot;quoted&quot;"));
   EXPECT_THAT(Sample().ToHtml(absl::ZeroDuration()), Not(HasSubstr("http-equiv=refresh")));

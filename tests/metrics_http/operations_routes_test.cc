@@ -98,6 +98,13 @@ TEST_F(OperationsRoutesTest, AdminCommandReachesTheCallback) {
   EXPECT_EQ(requests_[0].method, "/cache.v1.CacheService/Get");
   EXPECT_EQ(requests_[0].command, BreakerCommand::kForceOpen);
   EXPECT_EQ(requests_[0].origin, "admin endpoint, peer 127.0.0.1:40000");
+  EXPECT_EQ(requests_[0].endpoint, "");
+  // An endpoint's breaker: the optional field is passed on and answered.
+  r = routes.Handle(Post("channel=c&method=%2Fm&command=reset&endpoint=ipv4%3A10.0.0.2%3A50051"));
+  EXPECT_EQ(r->status, 200) << r->body;
+  EXPECT_THAT(r->body, HasSubstr("\"endpoint\":\"ipv4:10.0.0.2:50051\""));
+  ASSERT_EQ(requests_.size(), 2u);
+  EXPECT_EQ(requests_[1].endpoint, "ipv4:10.0.0.2:50051");
 }
 
 TEST_F(OperationsRoutesTest, FormBodyWorksToo) {
