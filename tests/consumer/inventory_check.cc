@@ -433,20 +433,27 @@ int main() {
     const bool shows_forced =
         json.find("\"mode\":\"force_open\"") != std::string::npos &&
         report.ToHtml().find("class=\"forced\"") != std::string::npos;
+    // The endpoint GetItem's calls went to has its own breaker row and commands.
+    absl::Status endpoint_reset = absl::NotFoundError("no endpoint row");
+    for (const resilience::ClientMethodStatus& row : report.client_methods) {
+      if (row.method != kGetItem || row.endpoints.empty()) continue;
+      endpoint_reset = channel.resilience->ControlEndpointBreaker(
+          kGetItem, row.endpoints[0].endpoint, resilience::BreakerCommand::kReset);
+    }
     const absl::Status automatic =
         channel.resilience->ControlBreaker(kGetItem, resilience::BreakerCommand::kAutomatic);
     grpc::ClientContext again;
     again.set_deadline(Deadline());
     const grpc::Status after = stub->GetItem(&again, request, &item);
     Check(forced.ok() && resilience::RejectedLocally(context) && automatic.ok() && after.ok() &&
-              shows_forced && !report.server_methods.empty(),
+              shows_forced && !report.server_methods.empty() && endpoint_reset.ok(),
           "operations",
           "force_open -> " + forced.ToString() + ", next GetItem " + Describe(status) +
               (resilience::RejectedLocally(context) ? " (local)" : " (not local)") +
               "; automatic -> " + Describe(after) + "; status report " +
               std::to_string(report.client_methods.size()) + " client and " +
               std::to_string(report.server_methods.size()) + " server rows, forced shown: " +
-              (shows_forced ? "yes" : "no"));
+              (shows_forced ? "yes" : "no") + "; endpoint reset -> " + endpoint_reset.ToString());
   }
 
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
