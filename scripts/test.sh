@@ -28,8 +28,11 @@ ensure_packages "${REQUIRED_PACKAGES[@]}"
 normal_flags=()
 asan_flags=()
 tsan_flags=()
+# The test programs' own files are compiled without optimisation there
+# (breaker_control_test.cc: 16.5 CPU-s at -O2, 12.9 at -O0); the library and
+# the programs the tests run keep -O2.
 if [ "${RESILIENCE_CI:-0}" = "1" ]; then
-  normal_flags=("-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG")
+  normal_flags=("-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG" "-DRESILIENCE_TEST_COMPILE_OPTIONS=-O0")
   asan_flags=("-DCMAKE_CXX_FLAGS_DEBUG=-g1")
   tsan_flags=("-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG")
 fi
