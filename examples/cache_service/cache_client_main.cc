@@ -23,12 +23,23 @@
 // in gRPC. Each warning of the policy file is one line on stderr,
 // "cache_client: warning: ..."; with --strict_policies a warning is an error.
 // Breaker transitions are one line each on stderr, "cache_client: breaker ...".
+// While `load` runs with --policy, SIGHUP or a change of the file reloads the
+// channel's policies (docs/operations.md, "Reloading policies"): one line on
+// stderr per reload, "cache_client: policies reloaded on channel ..." or why
+// the file did not load (nothing changed then).
 //
 // Exit status: 0 on success; 1 when the call failed (the gRPC status is
 // printed on stderr as "NAME: message"); 2 for bad usage (--help, which
 // prints the flags, exits 0).
 
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <thread>
 
 #include <cstdio>
 #include <iostream>
@@ -46,6 +57,7 @@
 #include "grpc_resilience/recent_events.h"
 #include "examples/cache_service/load_generator.h"
 #include "examples/common/command_line.h"
+#include "examples/common/policy_file_watcher.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "src/grpc_common/status_conversion.h"
@@ -168,8 +180,51 @@ int RunDump(cache::v1::CacheService::Stub& stub) {
   return 0;
 }
 
+// ReloadPolicies()
+//
+// Reloads `path` into `channel` on SIGHUP and when the file changes, until
+// the returned function is called (it stops and joins both threads).
+// SIGHUP must be blocked in every thread (main() blocks it before gRPC
+// starts its own).
+std::function<void()> ReloadPolicies(resilience::ClientResilience& channel,
+                                     const std::string& path,
+                                     const resilience::PolicySet::LoadOptions& load_options) {
+  absl::StatusOr<std::unique_ptr<example_cli::PolicyFileWatcher>> started =
+      example_cli::PolicyFileWatcher::Start(path, [&channel, path,
+                                                   load_options](absl::string_view why) {
+        std::fprintf(stderr, "cache_client: %.*s: reloading %s\n", static_cast<int>(why.size()),
+                     why.data(), path.c_str());
+        absl::StatusOr<resilience::PolicyUpdate> done = channel.ReloadFile(path, load_options);
+        if (!done.ok()) return;  // the events listener printed why
+        for (const std::string& warning : done->warnings) {
+          std::fprintf(stderr, "cache_client: warning: %s\n", warning.c_str());
+        }
+      });
+  if (!started.ok()) {
+    std::fprintf(stderr, "cache_client: --policy: not reloaded on change: %s\n",
+                 std::string(started.status().message()).c_str());
+    return [] {};
+  }
+  std::shared_ptr<example_cli::PolicyFileWatcher> watcher = *std::move(started);
+  auto stop = std::make_shared<std::atomic<bool>>(false);
+  auto signals = std::make_shared<std::thread>([watcher, stop] {
+    sigset_t hup;
+    sigemptyset(&hup);
+    sigaddset(&hup, SIGHUP);
+    int signal_number = 0;
+    while (sigwait(&hup, &signal_number) == 0 && !stop->load()) watcher->Reload();
+  });
+  return [watcher, stop, signals]() mutable {
+    stop->store(true);
+    pthread_kill(signals->native_handle(), SIGHUP);  // ends its sigwait()
+    signals->join();
+    watcher.reset();
+  };
+}
+
 int RunLoad(cache::v1::CacheService::Stub& stub, resilience::ClientResilience& channel_state,
-            const resilience::RecentEvents& recent) {
+            const resilience::RecentEvents& recent, const std::string& policy_path,
+            const resilience::PolicySet::LoadOptions& load_options) {
   cache_service::LoadOptions options;
   options.calls = absl::GetFlag(FLAGS_calls);
   options.concurrency = absl::GetFlag(FLAGS_concurrency);
@@ -227,6 +282,8 @@ int RunLoad(cache::v1::CacheService::Stub& stub, resilience::ClientResilience& c
   (void)channel_state;
   (void)recent;
 #endif
+  std::function<void()> stop_reloading = [] {};
+  if (!policy_path.empty()) stop_reloading = ReloadPolicies(channel_state, policy_path, load_options);
   const bool live = isatty(STDOUT_FILENO);
   cache_service::LoadReport report = cache_service::RunLoad(
       stub, options, [live](const cache_service::LoadProgress& p) {
@@ -235,6 +292,7 @@ int RunLoad(cache::v1::CacheService::Stub& stub, resilience::ClientResilience& c
                     static_cast<long>(p.done), static_cast<long>(p.ok));
         std::fflush(stdout);
       });
+  stop_reloading();
   if (live) std::printf("\r\033[K");
   std::fputs(report.Format().c_str(), stdout);
   // What the library did for these calls: attempts the breaker refused
@@ -302,6 +360,14 @@ int main(int argc, char** argv) {
     return Usage("--admin_token: only with --admin");
   }
 
+  // SIGHUP reloads the policy file while `load` runs: blocked before gRPC
+  // starts its threads, so that only the reloading thread takes it.
+  if (command == "load" && !absl::GetFlag(FLAGS_policy).empty()) {
+    sigset_t hup;
+    sigemptyset(&hup);
+    sigaddset(&hup, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &hup, nullptr);
+  }
   grpc::ChannelArguments channel_args;
   channel_args.SetMaxReceiveMessageSize(-1);  // values are bounded by the server
   // The client chain (retry -> timeout -> breaker) for --policy; with no
@@ -323,5 +389,7 @@ int main(int argc, char** argv) {
   if (command == "get") return RunGet(*stub, args[1]);
   if (command == "store") return RunStore(*stub, args[1], args[2]);
   if (command == "dump") return RunDump(*stub);
-  return RunLoad(*stub, *channel.resilience, *recent);
+  resilience::PolicySet::LoadOptions load_options;
+  load_options.strict = absl::GetFlag(FLAGS_strict_policies);
+  return RunLoad(*stub, *channel.resilience, *recent, absl::GetFlag(FLAGS_policy), load_options);
 }

@@ -24,6 +24,15 @@
 // 0. Bad flags, a bad policy file, a port in use (either), a --host that is
 // not loopback without --allow_public_listen_unproxied: one line on stderr,
 // exit 2.
+//
+// With --policy, the file is reloaded on SIGHUP and whenever it changes
+// (written, or another file renamed over it): the new policies apply to the
+// calls that arrive from then on, calls in flight finish under the old ones,
+// and what each method keeps of its state is in docs/operations.md,
+// "Reloading policies". One line on stderr per reload ("cache_server:
+// policies reloaded on server from FILE (generation 2): 1 method changed
+// (...)"); a file that fails to load changes nothing and the line says why,
+// as at start. Without --policy, SIGHUP is ignored (one line says so).
 
 #include <signal.h>
 
@@ -42,6 +51,7 @@
 #include "examples/common/command_line.h"
 #include "grpc_resilience/prometheus_text.h"
 #include "grpc_resilience/policy.h"
+#include "examples/common/policy_file_watcher.h"
 #include "grpc_resilience/redis_limits.h"
 #ifdef CACHE_SERVICE_HAS_METRICS_HTTP
 #include "grpc_resilience/metrics_http.h"
@@ -83,6 +93,7 @@ constexpr char kUsage[] =
     "--allow_public_listen_unproxied.\n"
     "The first line on stdout is \"listening on HOST:PORT\". SIGINT or SIGTERM refuses\n"
     "new calls (UNAVAILABLE) and lets calls in flight finish for up to --grace_period.\n"
+    "SIGHUP, or a change of the --policy file, reloads it (a bad file changes nothing).\n"
     "Warnings of the policy file are printed on stderr, one line each. With\n"
     "--metrics_port, http://127.0.0.1:PORT/metrics serves the server's metrics (a line\n"
     "on stderr says where). Exit status: 0 after a signal, 2 for bad flags, a bad policy\n"
@@ -124,9 +135,9 @@ int main(int argc, char** argv) {
   }
   const std::string policy_path = absl::GetFlag(FLAGS_policy);
   resilience::PolicySet policies;
+  resilience::PolicySet::LoadOptions load_options;
+  load_options.strict = absl::GetFlag(FLAGS_strict_policies);
   if (!policy_path.empty()) {
-    resilience::PolicySet::LoadOptions load_options;
-    load_options.strict = absl::GetFlag(FLAGS_strict_policies);
     absl::StatusOr<resilience::PolicySet> loaded =
         resilience::PolicySet::FromJsonFile(policy_path, load_options);
     if (!loaded.ok()) return Fail(std::string(loaded.status().message()));
@@ -155,12 +166,13 @@ int main(int argc, char** argv) {
       50, std::make_shared<resilience::LogEvents>(stderr, "cache_server: "));
   options.events = recent;
 
-  // Block the stop signals before gRPC starts its threads, so that only the
-  // signal thread below receives them.
+  // Block the stop signals and SIGHUP (reload) before gRPC starts its
+  // threads, so that only the signal thread below receives them.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   absl::StatusOr<std::unique_ptr<cache_service::CacheServer>> server =
@@ -207,10 +219,43 @@ int main(int argc, char** argv) {
   }
 #endif
 
+  // The policy file, reloaded on change and on SIGHUP; the event listener
+  // (LogEvents) prints one line per reload, failed or not.
+  std::unique_ptr<example_cli::PolicyFileWatcher> watcher;
+  if (!policy_path.empty()) {
+    resilience::ServerResilienceImpl* const server_resilience = &(*server)->resilience();
+    absl::StatusOr<std::unique_ptr<example_cli::PolicyFileWatcher>> started =
+        example_cli::PolicyFileWatcher::Start(
+            policy_path, [server_resilience, policy_path, load_options](absl::string_view why) {
+              std::fprintf(stderr, "cache_server: %.*s: reloading %s\n",
+                           static_cast<int>(why.size()), why.data(), policy_path.c_str());
+              absl::StatusOr<resilience::PolicyUpdate> done =
+                  server_resilience->ReloadFile(policy_path, load_options);
+              if (!done.ok()) return;  // the listener printed why
+              for (const std::string& warning : done->warnings) {
+                std::fprintf(stderr, "cache_server: warning: %s\n", warning.c_str());
+              }
+            });
+    if (!started.ok()) {
+      std::fprintf(stderr, "cache_server: --policy: not reloaded on change: %s\n",
+                   std::string(started.status().message()).c_str());
+    } else {
+      watcher = *std::move(started);
+    }
+  }
+
   const absl::Duration grace = absl::GetFlag(FLAGS_grace_period);
   std::thread signal_thread([&] {
     int signal_number = 0;
-    sigwait(&stop_signals, &signal_number);
+    for (;;) {
+      sigwait(&stop_signals, &signal_number);
+      if (signal_number != SIGHUP) break;
+      if (watcher != nullptr) {
+        watcher->Reload();
+      } else {
+        std::fprintf(stderr, "cache_server: SIGHUP: no --policy file to reload\n");
+      }
+    }
     std::fprintf(stderr, "cache_server: %s received, shutting down (grace period %s)\n",
                  signal_number == SIGINT ? "SIGINT" : "SIGTERM",
                  absl::FormatDuration(grace).c_str());
@@ -220,6 +265,7 @@ int main(int argc, char** argv) {
   // its client read what it was sent (CacheServer::Shutdown()).
   (*server)->Wait();
   signal_thread.join();
+  watcher.reset();
   std::fprintf(stderr, "cache_server: stopped\n");
   return 0;
 }

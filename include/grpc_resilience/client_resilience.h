@@ -23,11 +23,13 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "grpc_resilience/events.h"
 #include "grpc_resilience/metrics.h"
 #include "grpc_resilience/policy.h"
+#include "grpc_resilience/policy_update.h"
 #include "grpc_resilience/status_report.h"
 
 namespace resilience {
@@ -208,6 +210,34 @@ class ClientResilience {
   // The channel's retryThrottling, fed by every call on the channel
   // whatever its method; nullopt when the policy file has none.
   std::optional<RetryThrottleState> retry_throttle() const;
+
+  // Update()
+  //
+  // Puts `policies` (a loaded PolicySet) in force for the calls that start
+  // from now on; calls in flight finish with the policies they started with
+  // (each call sees one generation), and none fails or waits because of it.
+  // Per method, an unchanged policy keeps all its state (breaker, endpoint
+  // breakers, retry budget tokens, hedging quantiles); a changed one is
+  // rebuilt keeping what stays meaningful (docs/operations.md, "Reloading
+  // policies"); counters go on. Returns what changed, with warnings for what
+  // a channel only takes when it is created (waitForReady, gRPC's built-in
+  // retries of streams, load balancing). Tells Options::events
+  // (OnPolicyReload) on this thread. Thread-safe; updates are serialized.
+  absl::StatusOr<PolicyUpdate> Update(const PolicySet& policies);
+
+  // ReloadFile()
+  //
+  // Loads `path` as PolicySet::FromJsonFile() does and Update()s with it. A
+  // file that fails to load changes nothing: its error (naming the path,
+  // the field and the value) is returned, counted in
+  // grpc_resilience_client_policy_reload_failures_total and told to
+  // Options::events.
+  absl::StatusOr<PolicyUpdate> ReloadFile(const std::string& path,
+                                          const PolicySet::LoadOptions& options = {});
+
+  // The generation of the policies in force: 1 as created, one more per
+  // Update().
+  int64_t policy_generation() const;
 
   // The engine behind this object, for the library's own code (its type is
   // declared in no installed header).

@@ -25,6 +25,7 @@ class LogEvents final : public ResilienceEvents {
   void OnBreakerTransition(const BreakerEvent& event) override;
   void OnThrottleSaturation(const ThrottleEvent& event) override;
   void OnOperatorAction(const OperatorEvent& event) override;
+  void OnPolicyReload(const PolicyReloadEvent& event) override;
 
  private:
   void Write(const std::string& line);

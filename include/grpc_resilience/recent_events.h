@@ -41,6 +41,7 @@ class RecentEvents final : public ResilienceEvents {
   void OnBreakerTransition(const BreakerEvent& event) override;
   void OnThrottleSaturation(const ThrottleEvent& event) override;
   void OnOperatorAction(const OperatorEvent& event) override;
+  void OnPolicyReload(const PolicyReloadEvent& event) override;
 
   // The kept events, newest first, into report.recent_events (after what it
   // holds).

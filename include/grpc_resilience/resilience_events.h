@@ -16,6 +16,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "grpc_resilience/breaker_state.h"
+#include "grpc_resilience/policy_update.h"
 
 namespace resilience {
 
@@ -67,6 +68,21 @@ struct OperatorEvent {
   BreakerSnapshot snapshot;
 };
 
+// Policies were reloaded (ClientResilience::Update() / ReloadFile(), the
+// same on ServerResilience), or a reload failed and changed nothing.
+struct PolicyReloadEvent {
+  // What was updated: "channel <name>" or "server".
+  std::string component;
+  // Where the policies came from (a file's path), or empty.
+  std::string source;
+  bool applied = false;
+  // Not applied: why, with the path and the value, as the loader said it.
+  std::string error;
+  // Applied: what changed (PolicyUpdate::generation is the new generation).
+  // Not applied: generation is the one still in force.
+  PolicyUpdate update;
+};
+
 // How long a saturated scope must go without rejecting before an admission
 // counts as recovered.
 inline constexpr absl::Duration kThrottleQuietPeriod = absl::Seconds(1);
@@ -90,6 +106,9 @@ class ResilienceEvents {
   // On the operator's thread (the caller of ControlBreaker(), or the admin
   // endpoint's), after the command's own transitions were delivered.
   virtual void OnOperatorAction(const OperatorEvent& /*event*/) {}
+  // On the thread that called Update() or ReloadFile(), after the new
+  // policies are in force (or, for a failed reload, nothing changed).
+  virtual void OnPolicyReload(const PolicyReloadEvent& /*event*/) {}
 };
 
 // FormatEvent()
@@ -107,6 +126,11 @@ std::string FormatEvent(const ThrottleEvent& event);
 //   localhost:50051 (admin endpoint, peer 127.0.0.1:53112): mode force_open,
 //   state closed
 std::string FormatEvent(const OperatorEvent& event);
+//   policies reloaded on server from policies.json (generation 3): 2 methods
+//   changed, 1 added (changed /a.S/Get, /a.S/Put; added /a.S/Dump)
+//   policy reload on server from policies.json failed, generation 2 stays
+//   in force: policy file "policies.json": methodConfig[0]...: ...
+std::string FormatEvent(const PolicyReloadEvent& event);
 
 }  // namespace resilience
 

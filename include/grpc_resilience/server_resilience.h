@@ -24,10 +24,12 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "grpc_resilience/metrics.h"
 #include "grpc_resilience/policy.h"
+#include "grpc_resilience/policy_update.h"
 #include "grpc_resilience/status_report.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
@@ -120,7 +122,38 @@ class ServerResilience {
   // CreateResilientChannel() gives a client's.
   const std::vector<std::string>& warnings() const { return warnings_; }
 
-  const PolicySet& policies() const;
+  // The policies in force (those given at start, or of the last Update()).
+  PolicySet policies() const;
+
+  // Update()
+  //
+  // Puts `policies` (a loaded PolicySet) in force for the calls that arrive
+  // from now on; calls in flight finish under the policies they arrived
+  // with (each call sees one generation: its throttle and fault injection
+  // alike), and none fails or waits because of it. Per method, an unchanged
+  // policy keeps all its state (the scope's limiter with its calls in
+  // flight, its adaptive limit, its rate bucket); a changed one is rebuilt
+  // keeping what stays meaningful: a fixed concurrency limit is resized in
+  // place, so the calls in flight keep and release their slots
+  // (docs/operations.md, "Reloading policies"); counters go on. Returns what
+  // changed, with warnings as AddServerInterceptors() gives them (a
+  // throttle.global without a store). Tells ServerResilienceOptions::events
+  // (OnPolicyReload) on this thread. Thread-safe; updates are serialized.
+  absl::StatusOr<PolicyUpdate> Update(const PolicySet& policies);
+
+  // ReloadFile()
+  //
+  // Loads `path` as PolicySet::FromJsonFile() does and Update()s with it. A
+  // file that fails to load changes nothing: its error (naming the path,
+  // the field and the value) is returned, counted in
+  // grpc_resilience_server_policy_reload_failures_total and told to the
+  // events listener.
+  absl::StatusOr<PolicyUpdate> ReloadFile(const std::string& path,
+                                          const PolicySet::LoadOptions& options = {});
+
+  // The generation of the policies in force: 1 as started, one more per
+  // Update().
+  int64_t policy_generation() const;
 
   // FlushEvents()
   //

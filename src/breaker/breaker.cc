@@ -96,4 +96,9 @@ std::optional<BreakerCommand> ParseBreakerCommand(absl::string_view name) {
   return std::nullopt;
 }
 
+void Breaker::ContinueFrom(const BreakerSnapshot& previous) {
+  if (previous.mode == BreakerMode::kForceOpen) Control(BreakerCommand::kForceOpen);
+  if (previous.mode == BreakerMode::kForceClosed) Control(BreakerCommand::kForceClosed);
+}
+
 }  // namespace resilience

@@ -130,6 +130,16 @@ class Breaker {
   // with cause kReset). Thread-safe; calls in flight are recorded as usual.
   virtual void Control(BreakerCommand command) = 0;
 
+  // ContinueFrom()
+  //
+  // Takes over from `previous`, the snapshot of the breaker of the same
+  // algorithm this one replaces (a policy update changed its settings),
+  // before any call reached this one: an operator's forced mode stays
+  // forced. Transitions none (the method's breaker keeps its state as far
+  // as its algorithm can; ThreeStateBreaker also stays open). The window
+  // starts empty: its calls were counted under the old settings.
+  virtual void ContinueFrom(const BreakerSnapshot& previous);
+
  protected:
   friend class Admission;
 

@@ -86,6 +86,19 @@ void ThreeStateBreaker::SetMode(BreakerMode mode) {
   mode_.store(static_cast<int>(mode), std::memory_order_release);
 }
 
+void ThreeStateBreaker::ContinueFrom(const BreakerSnapshot& previous) {
+  Breaker::ContinueFrom(previous);
+  if (previous.state == BreakerState::kClosed) return;
+  const absl::Time now = clock_.Now();
+  MutexLock lock(&mu_);
+  open_duration_ = options_.open_duration;
+  const absl::Time since = now - previous.time_in_state;
+  open_until_ = previous.state == BreakerState::kOpen ? std::max(now, since + open_duration_) : now;
+  state_since_ns_.store(absl::ToUnixNanos(previous.state == BreakerState::kOpen ? since : now),
+                        std::memory_order_release);
+  state_.store(static_cast<int>(BreakerState::kOpen), std::memory_order_release);
+}
+
 void ThreeStateBreaker::Control(BreakerCommand command) {
   switch (command) {
     case BreakerCommand::kForceOpen:

@@ -126,6 +126,10 @@ class ThreeStateBreaker final : public Breaker {
   // breaker open). The state machine keeps its state.
   void SetMode(BreakerMode mode) ABSL_LOCKS_EXCLUDED(mu_);
   void Control(BreakerCommand command) override ABSL_LOCKS_EXCLUDED(mu_);
+  // The forced mode, and an open or half-open breaker starts open: the open
+  // period (the new open_duration) counted from when `previous` opened, a
+  // half-open one probing at once (its probes in flight belong to the old).
+  void ContinueFrom(const BreakerSnapshot& previous) override ABSL_LOCKS_EXCLUDED(mu_);
 
   BreakerState state() const {
     return static_cast<BreakerState>(state_.load(std::memory_order_acquire));

@@ -21,7 +21,7 @@ bool FromGeneratedStub(const char* method, ClientMethodState& state) {
 
 CallPlan PlanCall(ClientResilienceImpl& resilience, ClientRpcInfo* info) {
   CallPlan plan;
-  ClientMethodState* state = resilience.ForMethod(info->method());
+  std::shared_ptr<ClientMethodState> state = resilience.ForMethod(info->method());
   if (state == nullptr) return plan;
   plan.state = state;
   // Counted when it must be counted, or heard by the channel's

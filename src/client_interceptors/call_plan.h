@@ -7,6 +7,8 @@
 #ifndef GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_CALL_PLAN_H_
 #define GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_CALL_PLAN_H_
 
+#include <memory>
+
 #include "grpcpp/support/client_interceptor.h"
 #include "src/client_interceptors/client_method_state.h"
 #include "src/client_interceptors/client_resilience_impl.h"
@@ -31,7 +33,9 @@ namespace resilience {
 // A call with nothing to do (no retry, timeout or breaker, metrics off and no
 // retryThrottling) gets no call object and is not counted.
 struct CallPlan {
-  ClientMethodState* state = nullptr;  // null: the call gets none of ours
+  // The method's state as the call starts: the call holds it to its end,
+  // whatever policy update comes meanwhile. null: the call gets none of ours.
+  std::shared_ptr<ClientMethodState> state;
   bool retry = false;
   bool timeout = false;
   bool breaker = false;

@@ -23,6 +23,7 @@
 #include "src/retry/retry_decider.h"
 #include "src/core/counter_list.h"
 #include "src/metrics/method_meter.h"
+#include "grpc_resilience/policy.h"
 #include "src/policy/method_policy.h"
 
 namespace resilience {
@@ -68,7 +69,7 @@ namespace resilience {
 // The decider for a loaded hedgingPolicy, spending `budget` (the entry's
 // retryBudget, if any) and held by `throttle` (the channel's
 // retryThrottling, null when none).
-inline std::unique_ptr<HedgingDecider> MakeHedgingDecider(
+inline std::shared_ptr<HedgingDecider> MakeHedgingDecider(
     const HedgingSettings& hedging, const std::optional<RetryBudgetSettings>& budget,
     RetryBudget* throttle) {
   HedgingDecider::Options options;
@@ -78,17 +79,49 @@ inline std::unique_ptr<HedgingDecider> MakeHedgingDecider(
   options.adaptive_delay = hedging.adaptive_delay;
   options.budget = budget;
   options.throttle = throttle;
-  return std::make_unique<HedgingDecider>(options);
+  return std::make_shared<HedgingDecider>(options);
 }
 
-// What the interceptors of one method need, resolved once per method.
+// ClientMethodTally
+//
+// The counters of one method on one channel: they outlive a policy update,
+// whatever it changed (every ClientMethodState of the method, old and new,
+// counts into the same tally), so a counter never goes back.
+struct ClientMethodTally {
+  // calls, attempts, retries, ...: GRPC_RESILIENCE_CLIENT_COUNTERS.
+  GRPC_RESILIENCE_CLIENT_COUNTERS(GRPC_RESILIENCE_ATOMIC_COUNTER)
+  // Calls by the final status the application got, and their latency from
+  // start to final status (retries and backoff included). Kept by
+  // CallCounters (call_counters.h).
+  MethodMeter meter;
+  // Breaker state changes, indexed [from][to] by BreakerState; counted by
+  // the breaker's listener.
+  std::array<std::array<std::atomic<int64_t>, 3>, 3> breaker_transitions{};
+};
+
+// What the interceptors of one method need, resolved once per method and
+// again at each policy update that changes the method's policy (the whole
+// object is replaced: MethodCache::Replace(); a call keeps the one it
+// started with).
 //
 // With ClientResilience::Options::metrics, every method called has one, with
 // or without a policy: then `policy` is null, nothing else is set but the
 // counters, and only the SingleAttemptCall that counts (single_attempt_call.h) sees
 // its calls.
 struct ClientMethodState {
+  // `tally`: the method's counters, kept from its previous state (a new
+  // one when the method had none).
+  explicit ClientMethodState(
+      std::shared_ptr<ClientMethodTally> kept_tally = std::make_shared<ClientMethodTally>())
+      : tally(std::move(kept_tally)) {}
+  ClientMethodState(const ClientMethodState&) = delete;
+  ClientMethodState& operator=(const ClientMethodState&) = delete;
+
+  // First member: the references below point into it.
+  const std::shared_ptr<ClientMethodTally> tally;
   std::string method;
+  // The set `policy` points into, kept alive with this state.
+  PolicySet policies;
   const MethodPolicy* policy = nullptr;  // null: no policy, the calls are only counted
   // Calls are counted by final status and latency (`meter`).
   bool metrics = false;
@@ -104,36 +137,40 @@ struct ClientMethodState {
   std::atomic<const char*> generated_stub_name{nullptr};
   std::atomic<bool> reported_stub_pass_through{false};
   RetrySettings retry;  // max_attempts 1 when the policy has no retryPolicy
-  std::unique_ptr<Breaker> breaker;  // null: no breaker
+  // null: no breaker. Shared with the method's next state when an update
+  // leaves the breaker's settings as they were.
+  std::shared_ptr<Breaker> breaker;
   // With a breaker and breaker.endpoints.enabled: the method's breakers per
   // endpoint, which decide when `breaker` may reject (BreakerStage).
-  std::unique_ptr<EndpointBreakers> endpoint_breakers;
-  std::unique_ptr<RandomSource> random;  // the backoff's jitter draws
-  // The retry policy with its backoff and budget (set with a policy).
-  std::unique_ptr<RetryDecider> retry_decider;
+  std::shared_ptr<EndpointBreakers> endpoint_breakers;
+  // The backoff's jitter draws, and the retry policy with its backoff and
+  // budget (set with a policy); shared, with the hedging decider, with the
+  // method's next state when an update leaves the retry settings (and the
+  // channel's retryThrottling) as they were.
+  std::shared_ptr<RandomSource> random;
+  std::shared_ptr<RetryDecider> retry_decider;
   // The hedging policy with its budget, when the policy has a hedgingPolicy
   // (then wraps_unary is set and RetriedUnaryCall hedges the unary
   // calls instead of retrying them).
-  std::unique_ptr<HedgingDecider> hedging_decider;
+  std::shared_ptr<HedgingDecider> hedging_decider;
   // The channel's retryThrottling (null: none). The deciders feed it with
   // the attempts of RetriedUnaryCalls; the SingleAttemptCall
   // that meters any other call feeds it with that call (ThrottleHears()).
+  // `throttle_owner` keeps it alive while this state lives.
   RetryBudget* throttle = nullptr;
+  std::shared_ptr<RetryBudget> throttle_owner;
   // The channel's: told of every call and attempt that ends UNAVAILABLE
   // (our breaker's rejections included) by the call object of the
   // call, for each attempt of a RetriedUnaryCall. Never null.
   ReconnectWatch* reconnect = nullptr;
 
-  // calls, attempts, retries, ...: GRPC_RESILIENCE_CLIENT_COUNTERS.
-  GRPC_RESILIENCE_CLIENT_COUNTERS(GRPC_RESILIENCE_ATOMIC_COUNTER)
-
-  // With `metrics`: calls by the final status the application got, and
-  // their latency from start to final status (retries and backoff
-  // included). Kept by CallCounters (call_counters.h).
-  MethodMeter meter;
-  // Breaker state changes, indexed [from][to] by BreakerState; counted by
-  // the breaker's listener.
-  std::array<std::array<std::atomic<int64_t>, 3>, 3> breaker_transitions{};
+  // The counters, in the tally (see ClientMethodTally).
+#define GRPC_RESILIENCE_TALLY_COUNTER(name) std::atomic<int64_t>& name = tally->name;
+  GRPC_RESILIENCE_CLIENT_COUNTERS(GRPC_RESILIENCE_TALLY_COUNTER)
+#undef GRPC_RESILIENCE_TALLY_COUNTER
+  MethodMeter& meter = tally->meter;
+  std::array<std::array<std::atomic<int64_t>, 3>, 3>& breaker_transitions =
+      tally->breaker_transitions;
 };
 
 }  // namespace resilience

@@ -64,13 +64,18 @@ void ClientResilience::AppendStatus(StatusReport& report) const {
 }
 
 std::optional<RetryThrottleState> ClientResilience::retry_throttle() const {
-  const RetryBudget* throttle = impl_->retry_throttle();
-  if (throttle == nullptr) return std::nullopt;
-  RetryThrottleState state;
-  state.tokens = throttle->tokens();
-  state.max_tokens = impl_->retry_throttling()->max_tokens;
-  state.token_ratio = impl_->retry_throttling()->token_ratio;
-  return state;
+  return impl_->retry_throttle_state();
 }
+
+absl::StatusOr<PolicyUpdate> ClientResilience::Update(const PolicySet& policies) {
+  return impl_->Update(policies);
+}
+
+absl::StatusOr<PolicyUpdate> ClientResilience::ReloadFile(const std::string& path,
+                                                          const PolicySet::LoadOptions& options) {
+  return impl_->ReloadFile(path, options);
+}
+
+int64_t ClientResilience::policy_generation() const { return impl_->generation(); }
 
 }  // namespace resilience

@@ -24,94 +24,137 @@ static_assert(offsetof(ClientMethodStats, calls_by_code) ==
 #undef GRPC_RESILIENCE_COUNT_ONE
 
 ClientResilienceImpl::ClientResilienceImpl(PolicySet policies, Options options, Clock& clock)
-    : policies_(std::move(policies)),
-      options_(std::move(options)),
+    : options_(std::move(options)),
       clock_(clock),
-      throttle_(PolicySetAccess::Table(policies_).retry_throttling().has_value()
-                    ? std::make_unique<RetryBudget>(
-                          PolicySetAccess::Table(policies_).retry_throttling()->max_tokens,
-                          PolicySetAccess::Table(policies_).retry_throttling()->token_ratio)
-                    : nullptr),
       breaker_events_(options_.events != nullptr
                           ? std::make_shared<BreakerEventQueue>(options_.events)
-                          : nullptr) {}
+                          : nullptr) {
+  auto first = std::make_shared<Generation>();
+  first->throttle = MakeRetryThrottle(policies);
+  first->policies = std::move(policies);
+  MutexLock lock(&generation_mu_);
+  generation_ = std::move(first);
+}
 
-MethodCache<ClientMethodState>::Resolution ClientResilienceImpl::Resolve(const char* method) {
-  const PolicyTable::Match match = PolicySetAccess::Table(policies_).Find(method);
+MethodCache<ClientMethodState>::Resolution ClientResilienceImpl::Resolve(
+    const char* method, const Generation& generation, const ClientMethodState* previous) {
+  const PolicyTable::Match match = PolicySetAccess::Table(generation.policies).Find(method);
   const bool linked = MethodCatalog::Linked().Find(method) != nullptr;
   // An exact name of the policy file ("svc/method", not "svc/" or "").
   const bool named = !match.scope.empty() && match.scope.back() != '/';
+  RetryBudget* const throttle = generation.throttle.get();
   if (match.policy == nullptr) {
-    if (!options_.metrics && throttle_ == nullptr) return {nullptr, linked};
+    if (!options_.metrics && throttle == nullptr && previous == nullptr) return {nullptr, linked};
     // Counted only (and heard by the channel's throttle): no policy, no
     // breaker, no retries.
-    auto state = std::make_unique<ClientMethodState>();
+    auto state = previous != nullptr ? std::make_shared<ClientMethodState>(previous->tally)
+                                     : std::make_shared<ClientMethodState>();
     state->method = method;
+    state->policies = generation.policies;
     state->metrics = options_.metrics;
-    state->throttle = throttle_.get();
+    state->throttle = throttle;
+    state->throttle_owner = generation.throttle;
     state->reconnect = &reconnect_;
     state->protobuf_method = linked;
     state->retry.max_attempts = 1;
     return {std::move(state), linked};
   }
   const MethodPolicy& policy = *match.policy;
-  auto state = std::make_unique<ClientMethodState>();
+  auto state = previous != nullptr ? std::make_shared<ClientMethodState>(previous->tally)
+                                   : std::make_shared<ClientMethodState>();
   state->method = method;
+  state->policies = generation.policies;
   state->policy = &policy;
   state->metrics = options_.metrics;
   // Only calls that may be retried pay for re-issuing; a unary call's
   // timeout alone is enforced by the timeout interceptor.
   state->wraps_unary = policy.retry.has_value() && policy.retry->max_attempts > 1;
   state->protobuf_method = linked;
+  if (previous != nullptr) {
+    state->generated_stub_name.store(previous->generated_stub_name.load(std::memory_order_acquire),
+                                     std::memory_order_release);
+  }
   if (policy.retry) {
     state->retry = *policy.retry;
   } else {
     state->retry.max_attempts = 1;
   }
-  // Different methods draw different sequences from one seed.
-  state->random = std::make_unique<SplitMixRandom>(options_.seed ^ std::hash<std::string>()(method));
-  state->throttle = throttle_.get();
+  state->throttle = throttle;
+  state->throttle_owner = generation.throttle;
   state->reconnect = &reconnect_;
-  RetryDecider::Options retry;
-  retry.max_attempts = state->retry.max_attempts;
-  retry.retryable_codes = state->retry.retryable_status_codes;
-  retry.backoff = state->retry;  // its Backoff::Options part
-  retry.budget = policy.retry_budget;
-  retry.throttle = throttle_.get();
-  state->retry_decider = std::make_unique<RetryDecider>(retry, *state->random);
-  if (policy.hedging.has_value()) {
-    state->hedging_decider =
-        MakeHedgingDecider(*policy.hedging, policy.retry_budget, throttle_.get());
-    state->wraps_unary = true;
+  const bool had_policy = previous != nullptr && previous->policy != nullptr;
+  if (had_policy && previous->throttle == throttle &&
+      previous->policy->canonical.retry == policy.canonical.retry) {
+    // The same retry settings and throttle: the same deciders, their
+    // budgets' tokens, the hedging delay's quantiles and the jitter's draws.
+    state->random = previous->random;
+    state->retry_decider = previous->retry_decider;
+    state->hedging_decider = previous->hedging_decider;
+  } else {
+    // Different methods draw different sequences from one seed.
+    state->random =
+        std::make_shared<SplitMixRandom>(options_.seed ^ std::hash<std::string>()(method));
+    RetryDecider::Options retry;
+    retry.max_attempts = state->retry.max_attempts;
+    retry.retryable_codes = state->retry.retryable_status_codes;
+    retry.backoff = state->retry;  // its Backoff::Options part
+    retry.budget = policy.retry_budget;
+    retry.throttle = throttle;
+    state->retry_decider = std::make_shared<RetryDecider>(retry, *state->random);
+    if (policy.hedging.has_value()) {
+      state->hedging_decider = MakeHedgingDecider(*policy.hedging, policy.retry_budget, throttle);
+    }
   }
-  BreakerSettings breaker = policy.breaker;
-  if (breaker.kind != BreakerKind::kNone) {
-    // Counts every transition, and queues it for the events listener if
-    // there is one: the breaker calls this outside its own locks, but the
-    // call that asked it may hold its own; the call delivers the queue once
-    // it holds none (BreakerEventQueue). The state outlives its breaker.
-    ClientMethodState* const raw = state.get();
-    BreakerListener listener = [this, raw](const BreakerTransition& transition) {
-      raw->breaker_transitions[static_cast<size_t>(transition.from) % 3]
-                              [static_cast<size_t>(transition.to) % 3]
-                                  .fetch_add(1, std::memory_order_relaxed);
-      if (breaker_events_ != nullptr) {
-        breaker_events_->Push(
-            BreakerEvent{options_.name, raw->method, transition, raw->breaker->Snapshot(), {}});
-      }
-    };
-    breaker.sre.listener = listener;
-    breaker.three_state.listener = std::move(listener);
-  }
-  state->breaker = CreateBreaker(breaker, clock_, options_.seed);
-  if (state->breaker != nullptr && policy.breaker.per_endpoint) {
-    state->endpoint_breakers = MakeEndpointBreakers(*state);
+  if (policy.hedging.has_value()) state->wraps_unary = true;
+  if (had_policy && previous->policy->canonical.breaker == policy.canonical.breaker) {
+    // The same breaker settings: the same breakers (state, window, mode).
+    state->breaker = previous->breaker;
+    state->endpoint_breakers = previous->endpoint_breakers;
+  } else {
+    state->breaker = MakeBreaker(*state);
+    // The same algorithm with other settings: its forced mode, and its
+    // state where the algorithm can keep it (Breaker::ContinueFrom()).
+    if (state->breaker != nullptr && previous != nullptr && previous->breaker != nullptr &&
+        previous->breaker->kind() == state->breaker->kind()) {
+      state->breaker->ContinueFrom(previous->breaker->Snapshot());
+    }
+    if (state->breaker != nullptr && policy.breaker.per_endpoint) {
+      state->endpoint_breakers = MakeEndpointBreakers(*state);
+    }
   }
   return {std::move(state), linked || named};
 }
 
+std::unique_ptr<Breaker> ClientResilienceImpl::MakeBreaker(const ClientMethodState& state) {
+  BreakerSettings breaker = state.policy->breaker;
+  if (breaker.kind == BreakerKind::kNone) return nullptr;
+  // Counts every transition in the method's tally, and queues it for the
+  // events listener if there is one: the breaker calls this outside its own
+  // locks, but the call that asked it may hold its own; the call delivers
+  // the queue once it holds none (BreakerEventQueue). The listener may
+  // outlive `state` (a later state shares the breaker), not the tally it
+  // holds nor the breaker it belongs to.
+  auto self = std::make_shared<Breaker*>(nullptr);
+  BreakerListener listener = [this, self, tally = state.tally,
+                              method = state.method](const BreakerTransition& transition) {
+    tally->breaker_transitions[static_cast<size_t>(transition.from) % 3]
+                              [static_cast<size_t>(transition.to) % 3]
+                                  .fetch_add(1, std::memory_order_relaxed);
+    if (breaker_events_ != nullptr) {
+      breaker_events_->Push(BreakerEvent{options_.name, method, transition, (*self)->Snapshot(), {}});
+    }
+  };
+  breaker.sre.listener = listener;
+  breaker.three_state.listener = std::move(listener);
+  std::unique_ptr<Breaker> made = CreateBreaker(breaker, clock_, options_.seed);
+  // Set before the breaker is reachable by any call (the state is not
+  // published yet), so before its first transition.
+  *self = made.get();
+  return made;
+}
+
 std::unique_ptr<EndpointBreakers> ClientResilienceImpl::MakeEndpointBreakers(
-    ClientMethodState& state) {
+    const ClientMethodState& state) {
   EndpointBreakers::Options options = state.policy->breaker.endpoints;
   // Each endpoint's breaker: the method's settings, its own listener.
   options.make = [this, settings = state.policy->breaker](BreakerListener listener) {
@@ -121,11 +164,11 @@ std::unique_ptr<EndpointBreakers> ClientResilienceImpl::MakeEndpointBreakers(
     return CreateBreaker(mine, clock_, options_.seed);
   };
   // Queued like the method's own transitions, with the endpoint named.
-  ClientMethodState* const raw = &state;
-  options.listener = [this, raw](const std::string& endpoint, const BreakerTransition& transition,
-                                 const BreakerSnapshot& snapshot) {
+  options.listener = [this, method = state.method](const std::string& endpoint,
+                                                   const BreakerTransition& transition,
+                                                   const BreakerSnapshot& snapshot) {
     if (breaker_events_ != nullptr) {
-      breaker_events_->Push(BreakerEvent{options_.name, raw->method, transition, snapshot, endpoint});
+      breaker_events_->Push(BreakerEvent{options_.name, method, transition, snapshot, endpoint});
     }
   };
   return std::make_unique<EndpointBreakers>(std::move(options), clock_);
@@ -133,7 +176,7 @@ std::unique_ptr<EndpointBreakers> ClientResilienceImpl::MakeEndpointBreakers(
 
 std::vector<EndpointBreakerStats> ClientResilienceImpl::EndpointStats(absl::string_view method) {
   std::vector<EndpointBreakerStats> out;
-  ClientMethodState* s = methods_.Get(method);
+  const std::shared_ptr<ClientMethodState> s = methods_.Get(method);
   if (s == nullptr || s->endpoint_breakers == nullptr) return out;
   const absl::Time now = clock_.Now();
   for (EndpointBreakers::EndpointState& e : s->endpoint_breakers->Snapshot()) {
@@ -148,8 +191,9 @@ std::vector<EndpointBreakerStats> ClientResilienceImpl::EndpointStats(absl::stri
   return out;
 }
 
-ClientMethodState* ClientResilienceImpl::ForMethod(const char* method) {
-  return methods_.Find(method, [this](const char* name) { return Resolve(name); });
+std::shared_ptr<ClientMethodState> ClientResilienceImpl::ForMethod(const char* method) {
+  return methods_.Find(method,
+                       [this](const char* name) { return Resolve(name, *CurrentGeneration()); });
 }
 
 ClientMethodStats ClientResilienceImpl::StatsOf(const ClientMethodState& from) {
@@ -166,24 +210,25 @@ ClientMethodStats ClientResilienceImpl::StatsOf(const ClientMethodState& from) {
 }
 
 ClientMethodStats ClientResilienceImpl::Stats(absl::string_view method) {
-  const ClientMethodState* s = methods_.Get(method);
+  const std::shared_ptr<const ClientMethodState> s = methods_.Get(method);
   if (s == nullptr) return ClientMethodStats{};
   return StatsOf(*s);
 }
 
-std::vector<const ClientMethodState*> ClientResilienceImpl::SortedStates() {
-  std::vector<ClientMethodState*> made = methods_.States();
-  std::vector<const ClientMethodState*> states(made.begin(), made.end());
+std::vector<std::shared_ptr<const ClientMethodState>> ClientResilienceImpl::SortedStates() {
+  std::vector<std::shared_ptr<ClientMethodState>> made = methods_.States();
+  std::vector<std::shared_ptr<const ClientMethodState>> states(made.begin(), made.end());
   std::sort(states.begin(), states.end(),
-            [](const ClientMethodState* a, const ClientMethodState* b) { return a->method < b->method; });
+            [](const std::shared_ptr<const ClientMethodState>& a,
+               const std::shared_ptr<const ClientMethodState>& b) { return a->method < b->method; });
   return states;
 }
 
 std::vector<std::pair<std::string, ClientMethodStats>> ClientResilienceImpl::AllStats() {
-  const std::vector<const ClientMethodState*> states = SortedStates();
+  const std::vector<std::shared_ptr<const ClientMethodState>> states = SortedStates();
   std::vector<std::pair<std::string, ClientMethodStats>> all;
   all.reserve(states.size());
-  for (const ClientMethodState* s : states) all.emplace_back(s->method, StatsOf(*s));
+  for (const auto& s : states) all.emplace_back(s->method, StatsOf(*s));
   return all;
 }
 
@@ -264,9 +309,13 @@ void ClientResilienceImpl::AppendMetrics(PrometheusText& text) {
       MetricCatalog::Declare(text, MetricId::kClientBreakerRejectionsWaived);
   PrometheusText::Family& endpoints = MetricCatalog::Declare(text, MetricId::kClientEndpointBreakers);
   PrometheusText::Family& duration = MetricCatalog::Declare(text, MetricId::kClientCallDuration);
+  PrometheusText::Family& generation =
+      MetricCatalog::Declare(text, MetricId::kClientPolicyGeneration);
+  PrometheusText::Family& reload_failures =
+      MetricCatalog::Declare(text, MetricId::kClientPolicyReloadFailures);
 
   const absl::string_view channel = options_.name;
-  for (const ClientMethodState* s : SortedStates()) {
+  for (const std::shared_ptr<const ClientMethodState>& s : SortedStates()) {
     const absl::string_view method = s->method;
     const auto labels = [&](std::initializer_list<MetricLabel> more) {
       std::vector<MetricLabel> all = {{"grpc_method", method}, {"channel", channel}};
@@ -315,6 +364,8 @@ void ClientResilienceImpl::AppendMetrics(PrometheusText& text) {
     }
     if (s->metrics) s->meter.AppendLatency(duration, base);
   }
+  generation.Sample({{"channel", channel}}, this->generation());
+  reload_failures.Sample({{"channel", channel}}, failed_reloads());
 }
 
 absl::Status ClientResilienceImpl::ControlBreaker(absl::string_view method,
@@ -325,17 +376,19 @@ absl::Status ClientResilienceImpl::ControlBreaker(absl::string_view method,
   event.method = std::string(method);
   event.command = command;
   event.origin = std::string(origin);
-  ClientMethodState* s = methods_.Get(method);
+  std::shared_ptr<ClientMethodState> s = methods_.Get(method);
   bool known = s != nullptr;
   if (s == nullptr) {
     // Not called yet: made now if a policy gives it a breaker and the name
     // is a real method (linked into the process, or named in the file), not
     // a typo that a service-wide entry would cover.
-    const PolicyTable::Match match = PolicySetAccess::Table(policies_).Find(method);
+    const std::shared_ptr<const Generation> generation = CurrentGeneration();
+    const PolicyTable::Match match = PolicySetAccess::Table(generation->policies).Find(method);
     const bool named = !match.scope.empty() && match.scope.back() != '/';
     known = named || MethodCatalog::Linked().Find(method) != nullptr;
     if (known && match.policy != nullptr && match.policy->breaker.kind != BreakerKind::kNone) {
-      s = methods_.FindByName(method, [this](const char* name) { return Resolve(name); });
+      s = methods_.FindByName(method,
+                              [this](const char* name) { return Resolve(name, *CurrentGeneration()); });
     }
   }
   absl::Status status;
@@ -402,7 +455,7 @@ absl::Status ClientResilienceImpl::ControlEndpointBreaker(absl::string_view meth
 }
 
 void ClientResilienceImpl::AppendStatus(StatusReport& report) {
-  for (const ClientMethodState* s : SortedStates()) {
+  for (const std::shared_ptr<const ClientMethodState>& s : SortedStates()) {
     ClientMethodStatus row;
     row.channel = options_.name;
     row.method = s->method;
@@ -425,7 +478,7 @@ void ClientResilienceImpl::AppendStatus(StatusReport& report) {
 }
 
 std::optional<BreakerSnapshot> ClientResilienceImpl::BreakerSnapshotOf(absl::string_view method) {
-  ClientMethodState* s = methods_.Get(method);
+  const std::shared_ptr<ClientMethodState> s = methods_.Get(method);
   if (s == nullptr || s->breaker == nullptr) return std::nullopt;
   return s->breaker->Snapshot();
 }

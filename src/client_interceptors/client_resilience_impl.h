@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "grpc_resilience/client_resilience.h"
 #include "grpcpp/support/client_interceptor.h"
@@ -24,6 +25,8 @@
 #include "src/core/clock.h"
 #include "src/client_interceptors/client_method_state.h"
 #include "src/core/method_cache.h"
+#include "src/core/mutex.h"
+#include "grpc_resilience/policy_update.h"
 #include "grpc_resilience/events.h"
 #include "src/metrics/latency_histogram.h"
 #include "grpc_resilience/prometheus_text.h"
@@ -90,11 +93,24 @@ class ClientResilienceImpl {
 
   // The channel's retryThrottling (gRFC A6), fed by every call on the
   // channel whatever its method; null when the policy file has none.
-  const RetryBudget* retry_throttle() const { return throttle_.get(); }
+  std::shared_ptr<const RetryBudget> retry_throttle() ABSL_LOCKS_EXCLUDED(generation_mu_);
   // Its settings, from the policy file; nullopt when it has none.
-  const std::optional<RetryBudgetSettings>& retry_throttling() const {
-    return PolicySetAccess::Table(policies_).retry_throttling();
-  }
+  std::optional<RetryBudgetSettings> retry_throttling() ABSL_LOCKS_EXCLUDED(generation_mu_);
+  // Both, of one generation; nullopt when it has none.
+  std::optional<RetryThrottleState> retry_throttle_state() ABSL_LOCKS_EXCLUDED(generation_mu_);
+
+  // Update() / ReloadFile(): see ClientResilience (client_policy_update.cc).
+  absl::StatusOr<PolicyUpdate> Update(const PolicySet& policies, absl::string_view source = "")
+      ABSL_LOCKS_EXCLUDED(update_mu_, generation_mu_);
+  absl::StatusOr<PolicyUpdate> ReloadFile(const std::string& path,
+                                          const PolicySet::LoadOptions& options)
+      ABSL_LOCKS_EXCLUDED(update_mu_, generation_mu_);
+  // The policies in force and their generation (1: the ones given at
+  // construction; each successful Update() adds one).
+  PolicySet policies() ABSL_LOCKS_EXCLUDED(generation_mu_);
+  int64_t generation() ABSL_LOCKS_EXCLUDED(generation_mu_);
+  // Policy files that failed to load in ReloadFile() (nothing changed).
+  int64_t failed_reloads() const { return failed_reloads_.load(std::memory_order_relaxed); }
 
  private:
   // The call objects reach the per-method state through their CallPlan;
@@ -103,30 +119,54 @@ class ClientResilienceImpl {
                            grpc::experimental::ClientRpcInfo* info);
   friend class ResilientCallFactory;
   friend class ClientResilienceTestPeer;
+  friend class PolicyUpdateTestPeer;
 
   static ClientMethodStats StatsOf(const ClientMethodState& state);
   // Every state made so far, sorted by method name.
-  std::vector<const ClientMethodState*> SortedStates();
+  std::vector<std::shared_ptr<const ClientMethodState>> SortedStates();
 
   // The state of `method`; null when no policy covers it and metrics are
   // off (its calls pass through untouched), or past MethodCache's bound on
   // names nobody vouches for.
-  ClientMethodState* ForMethod(const char* method);
+  std::shared_ptr<ClientMethodState> ForMethod(const char* method);
   // The per-endpoint breakers of `state`'s method, from its breaker
   // settings; their transitions go to the events listener.
-  std::unique_ptr<EndpointBreakers> MakeEndpointBreakers(ClientMethodState& state);
+  std::unique_ptr<EndpointBreakers> MakeEndpointBreakers(const ClientMethodState& state);
   Clock& clock() { return clock_; }
   // Where the breakers' transitions wait for delivery to Options::events;
   // null when there is no listener.
   BreakerEventQueue* breaker_events() { return breaker_events_.get(); }
 
-  MethodCache<ClientMethodState>::Resolution Resolve(const char* method);
+  // One set of policies in force, and the channel's retryThrottling made
+  // for it (null: none); replaced whole by Update().
+  struct Generation {
+    PolicySet policies;
+    std::shared_ptr<RetryBudget> throttle;
+    int64_t number = 1;
+  };
+  std::shared_ptr<const Generation> CurrentGeneration() ABSL_LOCKS_EXCLUDED(generation_mu_);
+  // The channel's retryThrottling bucket for `policies`; null when they
+  // have none.
+  static std::shared_ptr<RetryBudget> MakeRetryThrottle(const PolicySet& policies);
 
-  const PolicySet policies_;
+  // The state of `method` under `generation`. `previous` (may be null): the
+  // method's state so far, whose counters the new one continues and whose
+  // parts with unchanged settings it shares (client_policy_update.cc).
+  MethodCache<ClientMethodState>::Resolution Resolve(const char* method,
+                                                     const Generation& generation,
+                                                     const ClientMethodState* previous = nullptr);
+  // The breaker of `state`'s policy, its transitions counted in the state's
+  // tally and queued for the events listener.
+  std::unique_ptr<Breaker> MakeBreaker(const ClientMethodState& state);
+
   const Options options_;
   Clock& clock_;
+  // Serializes Update()s.
+  Mutex update_mu_ ABSL_ACQUIRED_BEFORE(generation_mu_);
+  Mutex generation_mu_;
+  std::shared_ptr<const Generation> generation_ ABSL_GUARDED_BY(generation_mu_);
+  std::atomic<int64_t> failed_reloads_{0};
   // Before methods_: their states point to these.
-  const std::unique_ptr<RetryBudget> throttle_;
   ReconnectWatch reconnect_;
   const std::shared_ptr<BreakerEventQueue> breaker_events_;
   MethodCache<ClientMethodState> methods_;

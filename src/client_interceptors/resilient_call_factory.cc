@@ -27,8 +27,8 @@ grpc::experimental::Interceptor* ResilientCallFactory::CreateClientInterceptor(
   if (info->suffix_for_stats() == internal::kAttemptSuffix) return nullptr;
   const CallPlan plan = PlanCall(*resilience_, info);
   if (plan.state == nullptr) return nullptr;
-  if (plan.retry) return new RetriedUnaryCall(info, *plan.state, env_);
-  if (plan.single_attempt()) return new SingleAttemptCall(info, *plan.state, plan, env_);
+  if (plan.retry) return new RetriedUnaryCall(info, plan.state, env_);
+  if (plan.single_attempt()) return new SingleAttemptCall(info, plan.state, plan, env_);
   return nullptr;
 }
 

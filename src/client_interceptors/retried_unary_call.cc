@@ -35,14 +35,15 @@ grpc::CompletionQueue* ThisThreadsQueue() {
 }  // namespace
 
 RetriedUnaryCall::RetriedUnaryCall(grpc::experimental::ClientRpcInfo* info,
-                                   ClientMethodState& state, const CallEnvironment& env)
+                                   std::shared_ptr<ClientMethodState> state,
+                                   const CallEnvironment& env)
     : info_(info),
-      state_(&state),
+      state_(std::move(state)),
       env_(env),
-      breaker_(state),
+      breaker_(*state_),
       method_(info->method()),
-      hedging_(state.hedging_decider.get()),
-      counters_(state, *env.clock) {}
+      hedging_(state_->hedging_decider.get()),
+      counters_(*state_, *env.clock) {}
 
 RetriedUnaryCall::~RetriedUnaryCall() = default;
 

@@ -113,7 +113,7 @@ namespace resilience {
 // gRPC's built-in retry takes those (builtin_retry_config.h).
 class RetriedUnaryCall final : public grpc::experimental::Interceptor {
  public:
-  RetriedUnaryCall(grpc::experimental::ClientRpcInfo* info, ClientMethodState& state,
+  RetriedUnaryCall(grpc::experimental::ClientRpcInfo* info, std::shared_ptr<ClientMethodState> state,
                    const CallEnvironment& env);
   ~RetriedUnaryCall() override;
 
@@ -197,7 +197,9 @@ class RetriedUnaryCall final : public grpc::experimental::Interceptor {
   void FillHijackedReceive(grpc::experimental::InterceptorBatchMethods* methods);
 
   grpc::experimental::ClientRpcInfo* const info_;
-  ClientMethodState* const state_;
+  // The method's state the call started with, held to its end (every
+  // attempt sees the same one).
+  const std::shared_ptr<ClientMethodState> state_;
   const CallEnvironment& env_;
   BreakerStage breaker_;
   // The method name, from the generated stub's static storage: it outlives

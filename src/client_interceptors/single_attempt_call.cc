@@ -24,15 +24,16 @@ absl::Time CallerDeadlineOf(const grpc::ClientContext& context) {
 
 }  // namespace
 
-SingleAttemptCall::SingleAttemptCall(ClientRpcInfo* info, ClientMethodState& state,
+SingleAttemptCall::SingleAttemptCall(ClientRpcInfo* info, std::shared_ptr<ClientMethodState> state,
                                      const CallPlan& plan, const CallEnvironment& env)
     : info_(info),
-      state_(state),
+      hold_(std::move(state)),
+      state_(*hold_),
       env_(env),
       has_timeout_(plan.timeout),
       unretried_stub_(plan.unretried_stub),
-      counters_(state, *env.clock),
-      breaker_(state),
+      counters_(state_, *env.clock),
+      breaker_(state_),
       timeout_(*env.timeouts) {}
 
 void SingleAttemptCall::Intercept(grpc::experimental::InterceptorBatchMethods* methods) {

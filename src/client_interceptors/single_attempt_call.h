@@ -10,6 +10,7 @@
 #define GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_SINGLE_ATTEMPT_CALL_H_
 
 #include <atomic>
+#include <memory>
 #include <optional>
 
 #include "absl/time/time.h"
@@ -47,7 +48,7 @@ namespace resilience {
 // last, on this thread for a blocking caller, else on the events thread.
 class SingleAttemptCall final : public grpc::experimental::Interceptor {
  public:
-  SingleAttemptCall(grpc::experimental::ClientRpcInfo* info, ClientMethodState& state,
+  SingleAttemptCall(grpc::experimental::ClientRpcInfo* info, std::shared_ptr<ClientMethodState> state,
                     const CallPlan& plan, const CallEnvironment& env);
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override;
@@ -58,6 +59,8 @@ class SingleAttemptCall final : public grpc::experimental::Interceptor {
   void End(grpc::experimental::InterceptorBatchMethods* methods);
 
   grpc::experimental::ClientRpcInfo* const info_;
+  // The method's state the call started with, held to its end.
+  const std::shared_ptr<ClientMethodState> hold_;
   ClientMethodState& state_;
   const CallEnvironment& env_;
   const bool has_timeout_;

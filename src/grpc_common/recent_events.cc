@@ -24,6 +24,11 @@ void RecentEvents::OnOperatorAction(const OperatorEvent& event) {
   if (next_ != nullptr) next_->OnOperatorAction(event);
 }
 
+void RecentEvents::OnPolicyReload(const PolicyReloadEvent& event) {
+  Keep(FormatEvent(event));
+  if (next_ != nullptr) next_->OnPolicyReload(event);
+}
+
 void RecentEvents::Keep(std::string text) {
   if (capacity_ == 0) return;
   // Events carry the library's monotonic times; the page shows wall time.

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "grpc_resilience/log_events.h"
 
 namespace resilience {
@@ -39,11 +40,33 @@ std::string FormatEvent(const OperatorEvent& event) {
                       BreakerStateName(event.snapshot.state));
 }
 
+std::string FormatEvent(const PolicyReloadEvent& event) {
+  const std::string from = event.source.empty() ? "" : absl::StrCat(" from ", event.source);
+  if (!event.applied) {
+    return absl::StrCat("policy reload on ", event.component, from, " failed, generation ",
+                        event.update.generation, " stays in force: ", event.error);
+  }
+  std::string line = absl::StrCat("policies reloaded on ", event.component, from,
+                                  " (generation ", event.update.generation,
+                                  "): ", event.update.Summary());
+  std::vector<std::string> lists;
+  const auto list = [&lists](absl::string_view what, const std::vector<std::string>& methods) {
+    if (!methods.empty()) lists.push_back(absl::StrCat(what, " ", absl::StrJoin(methods, ", ")));
+  };
+  list("changed", event.update.changed);
+  list("added", event.update.added);
+  list("removed", event.update.removed);
+  if (!lists.empty()) absl::StrAppend(&line, " (", absl::StrJoin(lists, "; "), ")");
+  return line;
+}
+
 void LogEvents::OnBreakerTransition(const BreakerEvent& event) { Write(FormatEvent(event)); }
 
 void LogEvents::OnThrottleSaturation(const ThrottleEvent& event) { Write(FormatEvent(event)); }
 
 void LogEvents::OnOperatorAction(const OperatorEvent& event) { Write(FormatEvent(event)); }
+
+void LogEvents::OnPolicyReload(const PolicyReloadEvent& event) { Write(FormatEvent(event)); }
 
 void LogEvents::Write(const std::string& line) {
   const std::string text = absl::StrCat(prefix_, line, "\n");

@@ -56,6 +56,15 @@ class ConcurrencyLimiter {
   virtual int64_t in_flight() const = 0;
   // The current limit.
   virtual int64_t limit() const = 0;
+
+  // Resize()
+  //
+  // Sets a fixed limit to `limit` (a policy update), keeping the calls in
+  // flight: they release their slots here as usual, and while more are in
+  // flight than the new limit, new calls wait for enough of them to end.
+  // Returns false, changing nothing, for a limiter whose limit is not fixed
+  // (an adaptive one moves on its own).
+  virtual bool Resize(int64_t /*limit*/) { return false; }
 };
 
 }  // namespace resilience

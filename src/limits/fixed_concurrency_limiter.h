@@ -44,7 +44,7 @@ class FixedConcurrencyLimiter final : public ConcurrencyLimiter {
   bool TryAcquire() override {
     int64_t current = in_flight_.load(std::memory_order_relaxed);
     do {
-      if (current >= limit_) return false;
+      if (current >= limit_.load(std::memory_order_relaxed)) return false;
     } while (!in_flight_.compare_exchange_weak(current, current + 1, std::memory_order_acq_rel,
                                                std::memory_order_relaxed));
     return true;
@@ -55,10 +55,16 @@ class FixedConcurrencyLimiter final : public ConcurrencyLimiter {
   }
 
   int64_t in_flight() const override { return in_flight_.load(std::memory_order_acquire); }
-  int64_t limit() const override { return limit_; }
+  int64_t limit() const override { return limit_.load(std::memory_order_relaxed); }
+  bool Resize(int64_t limit) override {
+    limit_.store(limit, std::memory_order_relaxed);
+    return true;
+  }
 
  private:
-  const int64_t limit_;
+  // Changed only by Resize(); relaxed: a call admitted against the old
+  // limit just before a resize is one of the calls in flight it keeps.
+  std::atomic<int64_t> limit_;
   std::atomic<int64_t> in_flight_{0};
 };
 

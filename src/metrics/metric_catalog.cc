@@ -31,6 +31,7 @@ constexpr MetricLabelSpec kClientByEndpointState[] = {
     {"grpc_method", {}}, {"channel", {}}, {"endpoint", {}}, {"state", kBreakerStates}};
 constexpr MetricLabelSpec kClientByTransition[] = {
     {"grpc_method", {}}, {"channel", {}}, {"from", kBreakerStates}, {"to", kBreakerStates}};
+constexpr MetricLabelSpec kChannel[] = {{"channel", {}}};
 constexpr MetricLabelSpec kServer[] = {{"grpc_method", {}}};
 constexpr MetricLabelSpec kServerByCode[] = {{"grpc_method", {}}, {"grpc_code", {}}};
 constexpr MetricLabelSpec kServerByCause[] = {{"grpc_method", {}},
@@ -86,6 +87,11 @@ constexpr MetricSpec kCatalog[] = {
      "Call latency as the application saw it, from start to final status, retries and "
      "backoff included.",
      kClient},
+    {MetricId::kClientPolicyGeneration, "grpc_resilience_client_policy_generation", T::kGauge,
+     "The generation of the channel's policies in force: 1 as created, one more per update.",
+     kChannel},
+    {MetricId::kClientPolicyReloadFailures, "grpc_resilience_client_policy_reload_failures_total",
+     T::kCounter, "Policy files that failed to load on a reload (nothing changed).", kChannel},
     // Server.
     {MetricId::kServerCalls, "grpc_resilience_server_calls_total", T::kCounter,
      "Calls the server answered, by the status sent, rejected ones included.", kServerByCode},
@@ -107,6 +113,11 @@ constexpr MetricSpec kCatalog[] = {
      "The concurrency limit of the method's throttle now: fixed, or where an adaptive limit "
      "stands.",
      kServer},
+    {MetricId::kServerPolicyGeneration, "grpc_resilience_server_policy_generation", T::kGauge,
+     "The generation of the server's policies in force: 1 as started, one more per update.",
+     {}},
+    {MetricId::kServerPolicyReloadFailures, "grpc_resilience_server_policy_reload_failures_total",
+     T::kCounter, "Policy files that failed to load on a reload (nothing changed).", {}},
     // Fleet-wide rate limits.
     {MetricId::kGlobalLimitUsingStore, "grpc_resilience_server_global_limit_using_store", T::kGauge,
      "1 while the fleet-wide rate limit is taken from Redis, 0 while the server admits its "

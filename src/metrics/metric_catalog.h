@@ -33,6 +33,8 @@ enum class MetricId {
   kClientBreakerRejectionsWaived,
   kClientEndpointBreakers,
   kClientCallDuration,
+  kClientPolicyGeneration,
+  kClientPolicyReloadFailures,
   // Server (ServerResilience::AppendMetrics()).
   kServerCalls,
   kServerRejections,
@@ -41,6 +43,8 @@ enum class MetricId {
   kServerInjectedDelays,
   kServerExpiredWhileDelayed,
   kServerConcurrencyLimit,
+  kServerPolicyGeneration,
+  kServerPolicyReloadFailures,
   // Fleet-wide rate limits, per Redis key (AppendGlobalLimitMetrics()).
   kGlobalLimitUsingStore,
   kGlobalLimitAdmitted,

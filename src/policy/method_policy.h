@@ -174,6 +174,20 @@ struct FaultInjectionSettings {
 struct MethodPolicy {
   // Where this entry is in the file, for messages: "methodConfig[2]".
   std::string source;
+  // The entry's settings in a canonical form (its proto without its names,
+  // serialized deterministically; PolicyCanonicalForms): two policies with
+  // the same form behave the same, so a policy update keeps the whole state
+  // of a method whose form did not change, and of a changed one the parts
+  // whose own settings did not (ClientResilience::Update(),
+  // ServerResilience::Update(), docs/operations.md).
+  struct CanonicalForms {
+    std::string whole;     // every setting
+    std::string breaker;   // breaker
+    std::string retry;     // retryPolicy, hedgingPolicy, retryBudget, timeout
+    std::string throttle;  // throttle
+    std::string fault;     // faultInjection
+  };
+  CanonicalForms canonical;
   // gRPC's `timeout`: the call's overall deadline is the earlier of the
   // caller's and call start + timeout. Retries share it.
   std::optional<absl::Duration> timeout;

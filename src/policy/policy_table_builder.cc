@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -176,6 +178,49 @@ absl::StatusOr<absl::StatusCode> PolicyTableBuilder::Code(absl::string_view path
   return code;
 }
 
+namespace {
+
+// `message` serialized deterministically (field order, no map order left
+// to chance): equal for two messages that set the same fields to the same
+// values.
+std::string Deterministic(const pb::MethodConfig& message) {
+  std::string out;
+  {
+    google::protobuf::io::StringOutputStream stream(&out);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    message.SerializeToCodedStream(&coded);
+  }
+  return out;
+}
+
+// The entry's settings without its names, whole and by part.
+MethodPolicy::CanonicalForms CanonicalFormsOf(const pb::MethodConfig& entry) {
+  MethodPolicy::CanonicalForms forms;
+  pb::MethodConfig part = entry;
+  part.clear_name();
+  forms.whole = Deterministic(part);
+  part.Clear();
+  if (entry.has_breaker()) *part.mutable_breaker() = entry.breaker();
+  forms.breaker = Deterministic(part);
+  part.Clear();
+  if (entry.has_retry_policy()) *part.mutable_retry_policy() = entry.retry_policy();
+  if (entry.has_hedging_policy()) *part.mutable_hedging_policy() = entry.hedging_policy();
+  if (entry.has_retry_budget()) *part.mutable_retry_budget() = entry.retry_budget();
+  if (entry.has_timeout()) *part.mutable_timeout() = entry.timeout();
+  if (entry.has_deadline()) *part.mutable_deadline() = entry.deadline();
+  forms.retry = Deterministic(part);
+  part.Clear();
+  if (entry.has_throttle()) *part.mutable_throttle() = entry.throttle();
+  forms.throttle = Deterministic(part);
+  part.Clear();
+  if (entry.has_fault_injection()) *part.mutable_fault_injection() = entry.fault_injection();
+  forms.fault = Deterministic(part);
+  return forms;
+}
+
+}  // namespace
+
 absl::Status PolicyTableBuilder::AddEntry(const pb::MethodConfig& entry, const std::string& path) {
   MethodPolicy policy;
   policy.source = path;
@@ -263,6 +308,7 @@ absl::Status PolicyTableBuilder::AddEntry(const pb::MethodConfig& entry, const s
   if (entry.has_breaker()) {
     AppendBreakerTimingWarnings(entry.breaker(), policy, path, set_.warnings_);
   }
+  policy.canonical = CanonicalFormsOf(entry);
   const size_t index = set_.policies_.size();
   set_.policies_.push_back(std::move(policy));
   for (int n = 0; n < entry.name_size(); ++n) {

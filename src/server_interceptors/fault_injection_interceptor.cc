@@ -26,7 +26,8 @@ absl::Time RealWallNow() { return Clock::Real().WallNow(); }
 grpc::experimental::Interceptor* MakeFaultInjectionInterceptor(
     ServerResilienceImpl& resilience, grpc::experimental::ServerRpcInfo* info) {
   if (!resilience.any_fault_injection()) return nullptr;
-  ServerMethodState* state = resilience.ForMethod(info->method());
+  // Kept for the throttle's factory, next for this call: one generation.
+  std::shared_ptr<ServerMethodState> state = resilience.ForCall(info, /*keep_for_next=*/true);
   if (state == nullptr || state->fault == nullptr) return nullptr;
   return new FaultInjectionInterceptor(info, state, resilience.executor(),
                                        resilience.call_verdicts());

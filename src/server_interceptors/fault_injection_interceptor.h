@@ -56,9 +56,9 @@ namespace resilience {
 // for a given arrival order. One instance per call.
 class FaultInjectionInterceptor final : public grpc::experimental::Interceptor {
  public:
-  FaultInjectionInterceptor(grpc::experimental::ServerRpcInfo* info, ServerMethodState* state,
+  FaultInjectionInterceptor(grpc::experimental::ServerRpcInfo* info, std::shared_ptr<ServerMethodState> state,
                             ProceedExecutor& executor, CallVerdicts& call_verdicts)
-      : info_(info), state_(state), executor_(executor), call_verdicts_(call_verdicts) {}
+      : info_(info), state_(std::move(state)), executor_(executor), call_verdicts_(call_verdicts) {}
   ~FaultInjectionInterceptor() override;
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override;
@@ -74,7 +74,8 @@ class FaultInjectionInterceptor final : public grpc::experimental::Interceptor {
   void OnAlarm(grpc::experimental::InterceptorBatchMethods* methods);
 
   grpc::experimental::ServerRpcInfo* const info_;
-  ServerMethodState* const state_;
+  // The method's state the call started with, held to its end.
+  const std::shared_ptr<ServerMethodState> state_;
   ProceedExecutor& executor_;
   CallVerdicts& call_verdicts_;
   bool decided_ = false;

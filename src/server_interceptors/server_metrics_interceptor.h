@@ -6,6 +6,9 @@
 #ifndef GRPC_RESILIENCE_SRC_SERVER_INTERCEPTORS_SERVER_METRICS_INTERCEPTOR_H_
 #define GRPC_RESILIENCE_SRC_SERVER_INTERCEPTORS_SERVER_METRICS_INTERCEPTOR_H_
 
+#include <memory>
+#include <utility>
+
 #include "grpcpp/support/server_interceptor.h"
 #include "src/server_interceptors/server_resilience_impl.h"
 
@@ -23,13 +26,15 @@ namespace resilience {
 // call; gRPC serializes its hooks.
 class ServerMetricsInterceptor final : public grpc::experimental::Interceptor {
  public:
-  explicit ServerMetricsInterceptor(ServerMethodState* state) : state_(state) {}
+  explicit ServerMetricsInterceptor(std::shared_ptr<ServerMethodState> state)
+      : state_(std::move(state)) {}
   ~ServerMetricsInterceptor() override { meter_.Abandon(*state_); }
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override;
 
  private:
-  ServerMethodState* const state_;
+  // The method's state the call started with, held to its end.
+  const std::shared_ptr<ServerMethodState> state_;
   ServerCallMeter meter_;
 };
 

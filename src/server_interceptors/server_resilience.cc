@@ -36,7 +36,18 @@ void ServerResilience::AppendStatus(StatusReport& report, absl::string_view name
 
 bool ServerResilience::metrics() const { return impl_->metrics(); }
 
-const PolicySet& ServerResilience::policies() const { return impl_->policies(); }
+PolicySet ServerResilience::policies() const { return impl_->policies(); }
+
+absl::StatusOr<PolicyUpdate> ServerResilience::Update(const PolicySet& policies) {
+  return impl_->Update(policies);
+}
+
+absl::StatusOr<PolicyUpdate> ServerResilience::ReloadFile(const std::string& path,
+                                                          const PolicySet::LoadOptions& options) {
+  return impl_->ReloadFile(path, options);
+}
+
+int64_t ServerResilience::policy_generation() const { return impl_->generation(); }
 
 void ServerResilience::FlushEvents() { impl_->FlushEvents(); }
 

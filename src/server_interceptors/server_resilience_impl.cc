@@ -23,32 +23,23 @@ static_assert(offsetof(ServerMethodStats, calls_by_code) ==
               "ServerMethodStats and GRPC_RESILIENCE_SERVER_COUNTERS list different counters");
 #undef GRPC_RESILIENCE_COUNT_ONE
 
-namespace {
-
-bool AnyPolicy(const PolicySet& policies, bool (*has)(const MethodPolicy&)) {
-  for (const MethodPolicy& p : PolicySetAccess::Table(policies).policies()) {
-    if (has(p)) return true;
-  }
-  return false;
-}
-
-}  // namespace
 
 ServerResilienceImpl::ServerResilienceImpl(PolicySet policies, Clock& clock,
                                            std::shared_ptr<ResilienceEvents> events, bool metrics,
                                            std::shared_ptr<const FleetLimitBackend> fleet_limits)
-    : policies_(std::move(policies)),
-      clock_(clock),
+    : clock_(clock),
       fleet_limits_(std::move(fleet_limits)),
       listener_(std::move(events)),
       events_(listener_ == nullptr ? nullptr : std::make_unique<SerialExecutor>()),
-      any_throttle_(AnyPolicy(policies_, [](const MethodPolicy& p) { return p.throttle.has_value(); })),
-      any_fault_injection_(AnyPolicy(
-          policies_, [](const MethodPolicy& p) { return p.fault_injection.has_value(); })),
       metrics_(metrics) {
-  unknown_.method = std::string(kUnknownMethod);
-  unknown_.metrics = metrics_;
-  unknown_.clock = &clock_;
+  unknown_->method = std::string(kUnknownMethod);
+  unknown_->metrics = metrics_;
+  unknown_->clock = &clock_;
+  SetAnyPolicies(policies);
+  auto first = std::make_shared<Generation>();
+  first->policies = std::move(policies);
+  MutexLock lock(&generation_mu_);
+  generation_ = std::move(first);
 }
 
 namespace {
@@ -131,84 +122,106 @@ void ServerResilienceImpl::DrainAndShutdown(grpc::Server& server, absl::Time dea
   release.join();
 }
 
-ScopeLimits* ServerResilienceImpl::LimitsFor(absl::string_view scope,
-                                         const ThrottleSettings& settings) {
-  std::unique_ptr<ScopeLimits>& limits = scopes_[scope];
-  if (limits == nullptr) {
-    limits = std::make_unique<ScopeLimits>();
-    limits->scope = std::string(scope);
-    limits->min_pushback = settings.min_pushback;
-    limits->max_pushback = settings.max_pushback;
+std::shared_ptr<ScopeLimits> ServerResilienceImpl::MakeLimits(absl::string_view scope,
+                                                              const ThrottleSettings& settings,
+                                                              const ScopeLimits* previous) {
+  auto limits = std::make_shared<ScopeLimits>();
+  limits->scope = std::string(scope);
+  limits->min_pushback = settings.min_pushback;
+  limits->max_pushback = settings.max_pushback;
+  limits->adaptive = settings.adaptive.has_value();
+  // A fixed limit that stays fixed keeps its limiter, resized: the calls in
+  // flight hold their slots in it and release them there.
+  if (previous != nullptr && previous->concurrency != nullptr && !previous->adaptive &&
+      !limits->adaptive && settings.max_concurrency > 0 &&
+      previous->concurrency->Resize(settings.max_concurrency)) {
+    limits->concurrency = previous->concurrency;
+  } else {
     limits->concurrency = CreateConcurrencyLimiter(settings, clock_);
-    limits->adaptive = settings.adaptive.has_value();
-    if (settings.rate_per_second > 0) {
-      // The policy loader checks rate and burst with the bucket's own rules,
-      // so this cannot fail for a loaded policy; if it did, the scope would
-      // admit nothing and say why rather than crash or admit everything.
-      absl::StatusOr<std::unique_ptr<TokenBucket>> bucket =
-          TokenBucket::Create(settings.rate_per_second, settings.burst, clock_);
-      if (bucket.ok()) {
-        limits->rate = *std::move(bucket);
-      } else {
-        limits->unusable = std::string(bucket.status().message());
-      }
-    }
-    if (settings.global && limits->unusable.empty() && fleet_limits_ == nullptr) {
-      // A limit that cannot be enforced admits nothing and says why, as an
-      // unusable bucket does (AddServerInterceptors() warned at start).
-      limits->unusable = FleetLimitBackend::MissingMessage(settings.global->path);
-    } else if (settings.global && limits->unusable.empty()) {
-      // Starts the store client's thread; never waits on the store.
-      absl::StatusOr<std::unique_ptr<GlobalRateLimit>> global =
-          GlobalRateLimit::Create(*settings.global, scope, clock_, *fleet_limits_);
-      if (global.ok()) {
-        limits->global = *std::move(global);
-      } else {
-        limits->unusable = std::string(global.status().message());
-      }
+  }
+  if (settings.rate_per_second > 0 && previous != nullptr && previous->rate != nullptr &&
+      previous->rate->rate_per_second() == settings.rate_per_second &&
+      previous->rate->burst() == settings.burst) {
+    limits->rate = previous->rate;  // the same rate keeps its tokens
+  } else if (settings.rate_per_second > 0) {
+    // The policy loader checks rate and burst with the bucket's own rules,
+    // so this cannot fail for a loaded policy; if it did, the scope would
+    // admit nothing and say why rather than crash or admit everything.
+    absl::StatusOr<std::unique_ptr<TokenBucket>> bucket =
+        TokenBucket::Create(settings.rate_per_second, settings.burst, clock_);
+    if (bucket.ok()) {
+      limits->rate = *std::move(bucket);
+    } else {
+      limits->unusable = std::string(bucket.status().message());
     }
   }
-  return limits.get();
+  if (settings.global && limits->unusable.empty() && fleet_limits_ == nullptr) {
+    // A limit that cannot be enforced admits nothing and says why, as an
+    // unusable bucket does (AddServerInterceptors() warned at start).
+    limits->unusable = FleetLimitBackend::MissingMessage(settings.global->path);
+  } else if (settings.global && limits->unusable.empty()) {
+    // Starts the store client's thread; never waits on the store.
+    absl::StatusOr<std::unique_ptr<GlobalRateLimit>> global =
+        GlobalRateLimit::Create(*settings.global, scope, clock_, *fleet_limits_);
+    if (global.ok()) {
+      limits->global = *std::move(global);
+    } else {
+      limits->unusable = std::string(global.status().message());
+    }
+  }
+  return limits;
 }
 
-ServerMethodState* ServerResilienceImpl::ForMethod(const char* method) {
-  ServerMethodState* state =
-      methods_.Find(method, [this](const char* name) { return Resolve(name); });
+std::shared_ptr<ServerMethodState> ServerResilienceImpl::ForMethod(const char* method) {
+  std::shared_ptr<ServerMethodState> state = methods_.Find(
+      method, [this](const char* name) { return Resolve(name, *CurrentGeneration()); });
   // Names no one vouches for (and any past MethodCache's bound) are counted
   // together.
-  if (state == nullptr && metrics_) return &unknown_;
+  if (state == nullptr && metrics_) return unknown_;
   return state;
 }
 
-MethodCache<ServerMethodState>::Resolution ServerResilienceImpl::Resolve(const char* method) {
-  const PolicyTable::Match match = PolicySetAccess::Table(policies_).Find(method);
+MethodCache<ServerMethodState>::Resolution ServerResilienceImpl::Resolve(
+    const char* method, const Generation& generation, const ServerMethodState* previous) {
+  const PolicyTable::Match match = PolicySetAccess::Table(generation.policies).Find(method);
   // A method the file names exactly, or one linked into the process, is
   // known to the program; other names come from clients and are bounded.
   const bool named = (!match.scope.empty() && match.scope.back() != '/') ||
                      MethodCatalog::Linked().Find(method) != nullptr;
+  auto state = previous != nullptr ? std::make_shared<ServerMethodState>(previous->tally)
+                                   : std::make_shared<ServerMethodState>();
+  state->method = method;
+  state->policies = generation.policies;
+  state->clock = &clock_;
   if (match.policy == nullptr || (!match.policy->throttle && !match.policy->fault_injection)) {
     // Counted only, on its own when the name is known to the program; the
-    // others under kUnknownMethod (ForMethod()).
-    if (!metrics_ || !named) return {nullptr, named};
-    auto state = std::make_unique<ServerMethodState>();
-    state->method = method;
-    state->clock = &clock_;
-    state->metrics = true;
+    // others under kUnknownMethod (ForMethod()). A method that had a state
+    // keeps one: its counters stay visible.
+    if ((!metrics_ || !named) && previous == nullptr) return {nullptr, named};
+    state->metrics = metrics_;
     return {std::move(state), named};
   }
-  auto state = std::make_unique<ServerMethodState>();
-  state->method = method;
-  state->clock = &clock_;
+  state->form = match.policy->canonical.whole;
   state->metrics = metrics_;
   state->events = events_.get();
   state->listener = listener_.get();
   if (match.policy->fault_injection) {
     state->fault = &*match.policy->fault_injection;
-    state->fault_random = std::make_unique<SplitMixRandom>(state->fault->seed);
+    const bool same_fault = previous != nullptr && previous->fault != nullptr &&
+                            previous->fault_random != nullptr &&
+                            PolicySetAccess::Table(previous->policies)
+                                    .Find(method)
+                                    .policy->canonical.fault == match.policy->canonical.fault;
+    state->fault_random = same_fault ? previous->fault_random
+                                     : std::make_shared<SplitMixRandom>(state->fault->seed);
   }
   MutexLock lock(&mu_);
   state->guarded = guarded_methods_.contains(state->method);
-  if (match.policy->throttle) state->limits = LimitsFor(match.scope, *match.policy->throttle);
+  if (match.policy->throttle) {
+    state->limits_owner =
+        LimitsFor(match.scope, *match.policy->throttle, match.policy->canonical.throttle);
+    state->limits = state->limits_owner.get();
+  }
   return {std::move(state), named};
 }
 
@@ -238,32 +251,33 @@ ServerMethodStats ServerResilienceImpl::StatsOf(const ServerMethodState& from) {
 }
 
 ServerMethodStats ServerResilienceImpl::Stats(absl::string_view method) {
-  const ServerMethodState* state = methods_.Get(method);
-  if (state == nullptr && method == kUnknownMethod) state = &unknown_;
+  std::shared_ptr<const ServerMethodState> state = methods_.Get(method);
+  if (state == nullptr && method == kUnknownMethod) state = unknown_;
   if (state == nullptr) return ServerMethodStats{};
   return StatsOf(*state);
 }
 
-std::vector<const ServerMethodState*> ServerResilienceImpl::SortedStates() {
-  std::vector<ServerMethodState*> made = methods_.States();
-  std::vector<const ServerMethodState*> states(made.begin(), made.end());
-  if (unknown_.meter.StatusCounts().total() > 0 ||
-      unknown_.in_flight.load(std::memory_order_relaxed) != 0) {
-    states.push_back(&unknown_);
+std::vector<std::shared_ptr<const ServerMethodState>> ServerResilienceImpl::SortedStates() {
+  std::vector<std::shared_ptr<ServerMethodState>> made = methods_.States();
+  std::vector<std::shared_ptr<const ServerMethodState>> states(made.begin(), made.end());
+  if (unknown_->meter.StatusCounts().total() > 0 ||
+      unknown_->in_flight.load(std::memory_order_relaxed) != 0) {
+    states.push_back(unknown_);
   }
   std::sort(states.begin(), states.end(),
-            [](const ServerMethodState* a, const ServerMethodState* b) { return a->method < b->method; });
+            [](const std::shared_ptr<const ServerMethodState>& a,
+               const std::shared_ptr<const ServerMethodState>& b) { return a->method < b->method; });
   return states;
 }
 
 std::vector<std::pair<std::string, ServerMethodStats>> ServerResilienceImpl::AllStats() {
   std::vector<std::pair<std::string, ServerMethodStats>> all;
-  for (const ServerMethodState* s : SortedStates()) all.emplace_back(s->method, StatsOf(*s));
+  for (const auto& s : SortedStates()) all.emplace_back(s->method, StatsOf(*s));
   return all;
 }
 
 void ServerResilienceImpl::AppendStatus(StatusReport& report, absl::string_view name) {
-  for (const ServerMethodState* s : SortedStates()) {
+  for (const std::shared_ptr<const ServerMethodState>& s : SortedStates()) {
     const ServerMethodStats stats = StatsOf(*s);
     ServerMethodStatus row;
     row.server = std::string(name);
@@ -288,8 +302,14 @@ void ServerResilienceImpl::AppendMetrics(PrometheusText& text) {
   PrometheusText::Family& expired =
       MetricCatalog::Declare(text, MetricId::kServerExpiredWhileDelayed);
   PrometheusText::Family& limit = MetricCatalog::Declare(text, MetricId::kServerConcurrencyLimit);
+  PrometheusText::Family& generation =
+      MetricCatalog::Declare(text, MetricId::kServerPolicyGeneration);
+  PrometheusText::Family& reload_failures =
+      MetricCatalog::Declare(text, MetricId::kServerPolicyReloadFailures);
+  generation.Sample({}, this->generation());
+  reload_failures.Sample({}, failed_reloads());
 
-  for (const ServerMethodState* s : SortedStates()) {
+  for (const std::shared_ptr<const ServerMethodState>& s : SortedStates()) {
     const MetricLabel method{"grpc_method", s->method};
     if (s->metrics) s->meter.AppendCalls(calls, {method});
     // The causes the method's policy can reject for (an unusable rate

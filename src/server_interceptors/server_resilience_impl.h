@@ -22,6 +22,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "grpc_resilience/server_resilience.h"
 #include "grpcpp/server.h"
@@ -37,6 +38,7 @@
 #include "src/global_limits/fleet_limit_backend.h"
 #include "src/global_limits/global_rate_limit.h"
 #include "src/core/method_cache.h"
+#include "grpc_resilience/policy_update.h"
 #include "grpc_resilience/events.h"
 #include "src/core/counter_list.h"
 #include "src/metrics/latency_histogram.h"
@@ -47,27 +49,11 @@
 #include "src/server_interceptors/guarded_service.h"
 #include "src/server_interceptors/proceed_executor.h"
 #include "src/server_interceptors/call_verdicts.h"
+#include "src/server_interceptors/server_call_meter.h"
+#include "src/server_interceptors/server_method_state.h"
 #include "src/server_interceptors/health_reporter.h"
 
 namespace resilience {
-
-// The counters of one method, declared once (counter_list.h): the atomics
-// of ServerMethodState the interceptors count with, and the copy to the
-// fields of the public ServerMethodStats (grpc_resilience/server_resilience.h)
-// that ServerResilienceImpl::Stats() returns, which names each of them.
-#define GRPC_RESILIENCE_SERVER_COUNTERS(X)                                             \
-  /* Calls let through to the handler (by the throttle; without one, every */       \
-  /* call that fault injection did not abort). */                                   \
-  X(admitted)                                                                       \
-  X(rejected_concurrency)                                                           \
-  X(rejected_rate)                                                                  \
-  /* Admitted calls whose status has not been sent yet (or, for a call that */      \
-  /* closed without one, whose handler has not returned yet). */                    \
-  X(in_flight)                                                                      \
-  X(faults_aborted)                                                                 \
-  X(faults_delayed)                                                                 \
-  /* Delayed calls whose deadline passed during the delay: handler skipped. */      \
-  X(expired_while_delayed)
 
 // Drain(): the pushback of the calls it refuses, and how long it refuses
 // calls at least.
@@ -81,124 +67,6 @@ inline constexpr absl::Duration kParkWindow = absl::Milliseconds(50);
 // the head start of the GOAWAY over the refused calls' answers.
 inline constexpr absl::Duration kShutdownSettle = absl::Milliseconds(250);
 inline constexpr absl::Duration kGoawayHeadStart = absl::Milliseconds(20);
-
-// The limits of one scope: a method, a whole service, or the default.
-struct ScopeLimits {
-  std::string scope;
-  // Fixed (maxConcurrency) or adaptive (throttle.adaptive); null: no limit.
-  std::unique_ptr<ConcurrencyLimiter> concurrency;
-  bool adaptive = false;  // `concurrency` moves on its own
-  std::unique_ptr<TokenBucket> rate;                     // null: no limit
-  std::unique_ptr<GlobalRateLimit> global;               // null: no fleet-wide limit
-  // Why the limits could not be built (then every call is rejected); empty
-  // when they could.
-  std::string unusable;
-  // For ResilienceEvents: rejecting, and not yet kThrottleQuietPeriod
-  // without a rejection since. The times are the clock's, in nanoseconds
-  // since the epoch; `episode_rejections` counts since the episode began.
-  std::atomic<bool> saturated{false};
-  std::atomic<int64_t> saturated_since_ns{0};
-  std::atomic<int64_t> last_rejection_ns{0};
-  std::atomic<uint64_t> episode_rejections{0};
-  // How long admitted calls take (admission to status); the pushback of a
-  // concurrency rejection.
-  CallDurationEstimate durations;
-  // Bounds of the pushback.
-  absl::Duration min_pushback;
-  absl::Duration max_pushback;
-};
-
-// What the interceptors of one method need, resolved once per method.
-// With metrics on, every method has one, with or without a policy (then
-// `limits` and `fault` are null and only the counters are used).
-struct ServerMethodState {
-  std::string method;
-  // The server's clock (given to the internal AddServerInterceptors(),
-  // server_interceptors.h): its Now() times handlers and throttles.
-  Clock* clock = &Clock::Real();
-  // Calls are counted by status sent and handler latency (`meter`).
-  bool metrics = false;
-  // Throttle events go to `listener` through `events`, off the call's
-  // thread, in order; both null: nobody listens.
-  SerialExecutor* events = nullptr;
-  ResilienceEvents* listener = nullptr;
-  ScopeLimits* limits = nullptr;                       // null: no throttle
-  const FaultInjectionSettings* fault = nullptr;      // null: no faults
-  std::unique_ptr<RandomSource> fault_random;
-  // Served by a GuardedService: rejected calls skip the handler, and sync
-  // calls are held on their own handler thread.
-  bool guarded = false;
-  // admitted, rejected_concurrency, ...: GRPC_RESILIENCE_SERVER_COUNTERS.
-  GRPC_RESILIENCE_SERVER_COUNTERS(GRPC_RESILIENCE_ATOMIC_COUNTER)
-  // With `metrics`: calls by the status sent, and the handler latency of
-  // admitted calls. Kept by one interceptor per call (ServerCallMeter).
-  MethodMeter meter;
-};
-
-// ServerCallMeter
-//
-// The counters of one call that only the interceptor that counts it
-// touches: the last of ours in send order that the call has (the throttle,
-// else fault injection, else the ServerMetricsInterceptor). Not
-// thread-safe: used from the call's own hooks and the interceptor's
-// destructor, which gRPC serializes.
-class ServerCallMeter {
- public:
-  // `counts`: this meter counts the call (admitted, in flight, status
-  // code) and times its handler; false: it only times the handler (fault
-  // injection behind a throttle, which counts the call but cannot tell the
-  // calls fault injection answers without their handler).
-  explicit ServerCallMeter(bool counts = true) : counts_(counts) {}
-
-  // Admit()
-  //
-  // The call goes on to its handler: admitted, in flight until
-  // StatusSent() or Abandon(); its handler latency starts now. Once.
-  void Admit(ServerMethodState& state) {
-    if (admitted_) return;
-    admitted_ = true;
-    if (counts_) {
-      in_flight_ = true;
-      state.admitted.fetch_add(1, std::memory_order_relaxed);
-      state.in_flight.fetch_add(1, std::memory_order_relaxed);
-    }
-    if (state.metrics) start_ = state.clock->Now();
-  }
-
-  // StatusSent()
-  //
-  // The status `code` is being sent (PRE_SEND_STATUS, after our
-  // interceptors rewrote it): counted, and for an admitted call its
-  // handler latency, unless `handler_skipped` (answered without its
-  // handler). Once.
-  void StatusSent(ServerMethodState& state, int code, bool handler_skipped) {
-    if (status_sent_) return;
-    status_sent_ = true;
-    if (counts_ && state.metrics) state.meter.CountStatus(code);
-    if (!admitted_) return;
-    Abandon(state);
-    if (state.metrics && !handler_skipped) {
-      state.meter.ObserveLatency(state.clock->Now() - start_);
-    }
-  }
-
-  // Abandon()
-  //
-  // The call is no longer in flight (also: it closed without a status,
-  // cancelled or past its deadline).
-  void Abandon(ServerMethodState& state) {
-    if (!in_flight_) return;
-    in_flight_ = false;
-    state.in_flight.fetch_sub(1, std::memory_order_relaxed);
-  }
-
- private:
-  const bool counts_;
-  absl::Time start_;  // on the server's clock (monotonic)
-  bool admitted_ = false;
-  bool in_flight_ = false;
-  bool status_sent_ = false;
-};
 
 // ServerResilienceImpl
 //
@@ -269,7 +137,18 @@ class ServerResilienceImpl {
     if (events_ != nullptr) events_->Flush();
   }
 
-  const PolicySet& policies() const { return policies_; }
+  // The policies in force and their generation (1: the ones given at
+  // construction; each successful Update() adds one).
+  PolicySet policies() ABSL_LOCKS_EXCLUDED(generation_mu_);
+  int64_t generation() ABSL_LOCKS_EXCLUDED(generation_mu_);
+  // Update() / ReloadFile(): see ServerResilience (server_policy_update.cc).
+  absl::StatusOr<PolicyUpdate> Update(const PolicySet& policies, absl::string_view source = "")
+      ABSL_LOCKS_EXCLUDED(update_mu_, generation_mu_, mu_);
+  absl::StatusOr<PolicyUpdate> ReloadFile(const std::string& path,
+                                          const PolicySet::LoadOptions& options)
+      ABSL_LOCKS_EXCLUDED(update_mu_, generation_mu_, mu_);
+  // Policy files that failed to load in ReloadFile() (nothing changed).
+  int64_t failed_reloads() const { return failed_reloads_.load(std::memory_order_relaxed); }
 
   // The verdicts of the interceptors on calls, for the GuardedServices. An
   // application's own server interceptor may Reject() the server context of
@@ -360,45 +239,82 @@ class ServerResilienceImpl {
       ServerResilienceImpl& resilience, grpc::experimental::ServerRpcInfo* info);
   friend grpc::experimental::Interceptor* MakeFaultInjectionInterceptor(
       ServerResilienceImpl& resilience, grpc::experimental::ServerRpcInfo* info);
+  friend class PolicyUpdateTestPeer;
 
   static ServerMethodStats StatsOf(const ServerMethodState& state);
   // Every state made so far, with the unknown one when it counted a call,
   // sorted by method name.
-  std::vector<const ServerMethodState*> SortedStates();
+  std::vector<std::shared_ptr<const ServerMethodState>> SortedStates();
 
   // The state of `method` ("/pkg.Service/Method"). With metrics off: null
   // when its policy has neither a throttle nor fault injection. With
   // metrics on: never null (the unknown state for names no one vouches
   // for).
-  ServerMethodState* ForMethod(const char* method) ABSL_LOCKS_EXCLUDED(mu_);
+  std::shared_ptr<ServerMethodState> ForMethod(const char* method) ABSL_LOCKS_EXCLUDED(mu_);
+  // ForMethod() for the call `info` describes: the fault injection factory
+  // keeps what it found for the throttle's factory, which gRPC calls next
+  // for the same call on the same thread, so that both interceptors of a
+  // call see the same generation of the method's state.
+  std::shared_ptr<ServerMethodState> ForCall(const grpc::experimental::ServerRpcInfo* info,
+                                             bool keep_for_next);
+  // Drops what ForCall() kept (the throttle's factory, when it looks up
+  // nothing).
+  static void ForgetKeptLookup();
   // Whether any policy has a throttle / fault injection at all; the factories
   // skip the lookup when not.
-  bool any_throttle() const { return any_throttle_; }
-  bool any_fault_injection() const { return any_fault_injection_; }
+  bool any_throttle() const { return any_throttle_.load(std::memory_order_acquire); }
+  bool any_fault_injection() const {
+    return any_fault_injection_.load(std::memory_order_acquire);
+  }
   Clock& clock() { return clock_; }
   // Where held-back calls of unguarded sync services are resumed.
   ProceedExecutor& executor() { return executor_; }
 
-  ScopeLimits* LimitsFor(absl::string_view scope, const ThrottleSettings& settings)
+  // One set of policies in force; replaced whole by Update().
+  struct Generation {
+    PolicySet policies;
+    int64_t number = 1;
+  };
+  std::shared_ptr<const Generation> CurrentGeneration() ABSL_LOCKS_EXCLUDED(generation_mu_);
+  void SetAnyPolicies(const PolicySet& policies);
+
+  // The limits of `scope` for `settings` (whose canonical form is `form`):
+  // the scope's current ones when made for the same form; else new ones
+  // that take over what stays meaningful from the current (a fixed limit's
+  // limiter, resized, with its calls in flight; an unchanged rate's bucket).
+  std::shared_ptr<ScopeLimits> LimitsFor(absl::string_view scope, const ThrottleSettings& settings,
+                                         const std::string& form)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  MethodCache<ServerMethodState>::Resolution Resolve(const char* method)
+  std::shared_ptr<ScopeLimits> MakeLimits(absl::string_view scope,
+                                          const ThrottleSettings& settings,
+                                          const ScopeLimits* previous)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The state of `method` under `generation`; `previous` (may be null): the
+  // method's state so far, whose counters the new one continues.
+  MethodCache<ServerMethodState>::Resolution Resolve(const char* method,
+                                                     const Generation& generation,
+                                                     const ServerMethodState* previous = nullptr)
       ABSL_LOCKS_EXCLUDED(mu_);
 
-  const PolicySet policies_;
   Clock& clock_;
+  // Serializes Update()s.
+  Mutex update_mu_ ABSL_ACQUIRED_BEFORE(generation_mu_);
+  Mutex generation_mu_;
+  std::shared_ptr<const Generation> generation_ ABSL_GUARDED_BY(generation_mu_);
+  std::atomic<int64_t> failed_reloads_{0};
   const std::shared_ptr<const FleetLimitBackend> fleet_limits_;  // null: none
   // Both null without a listener; events_ (declared after listener_) runs
   // the deliveries still queued when it is destroyed.
   const std::shared_ptr<ResilienceEvents> listener_;
   std::unique_ptr<SerialExecutor> events_;
-  const bool any_throttle_;
-  const bool any_fault_injection_;
+  std::atomic<bool> any_throttle_{false};
+  std::atomic<bool> any_fault_injection_{false};
   const bool metrics_;
   MethodCache<ServerMethodState> methods_;
   // The calls of the names counted under kUnknownMethod.
-  ServerMethodState unknown_;
+  const std::shared_ptr<ServerMethodState> unknown_ = std::make_shared<ServerMethodState>();
   Mutex mu_;
-  absl::flat_hash_map<std::string, std::unique_ptr<ScopeLimits>> scopes_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, std::shared_ptr<ScopeLimits>> scopes_ ABSL_GUARDED_BY(mu_);
   std::vector<std::unique_ptr<GuardedService>> guards_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<std::string> guarded_methods_ ABSL_GUARDED_BY(mu_);
   CallVerdicts call_verdicts_;

@@ -16,8 +16,12 @@ using grpc::experimental::InterceptionHookPoints;
 
 grpc::experimental::Interceptor* MakeThrottleInterceptor(ServerResilienceImpl& resilience,
                                                          grpc::experimental::ServerRpcInfo* info) {
-  if (!resilience.any_throttle() && !resilience.metrics()) return nullptr;
-  ServerMethodState* state = resilience.ForMethod(info->method());
+  if (!resilience.any_throttle() && !resilience.metrics()) {
+    resilience.ForgetKeptLookup();
+    return nullptr;
+  }
+  // What the fault injection factory found for this call, if it looked.
+  std::shared_ptr<ServerMethodState> state = resilience.ForCall(info, /*keep_for_next=*/false);
   if (state == nullptr) return nullptr;
   if (state->limits != nullptr) {
     return new ThrottleInterceptor(info, state, resilience.clock(), resilience.call_verdicts());

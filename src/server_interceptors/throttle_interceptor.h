@@ -57,9 +57,9 @@ namespace resilience {
 // call; gRPC serializes its hooks.
 class ThrottleInterceptor final : public grpc::experimental::Interceptor {
  public:
-  ThrottleInterceptor(grpc::experimental::ServerRpcInfo* info, ServerMethodState* state,
+  ThrottleInterceptor(grpc::experimental::ServerRpcInfo* info, std::shared_ptr<ServerMethodState> state,
                       Clock& clock, CallVerdicts& call_verdicts)
-      : info_(info), state_(state), clock_(clock), call_verdicts_(call_verdicts) {}
+      : info_(info), state_(std::move(state)), clock_(clock), call_verdicts_(call_verdicts) {}
   ~ThrottleInterceptor() override;
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override;
@@ -88,7 +88,8 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
   Ending Unanswered() const;
 
   grpc::experimental::ServerRpcInfo* const info_;
-  ServerMethodState* const state_;
+  // The method's state the call started with, held to its end.
+  const std::shared_ptr<ServerMethodState> state_;
   Clock& clock_;
   CallVerdicts& call_verdicts_;
   // When the call arrived, on the throttle's clock (monotonic): the start

@@ -15,7 +15,8 @@ namespace resilience {
 // through the engine behind the public object.
 class ClientResilienceTestPeer {
  public:
-  static ClientMethodState* ForMethod(ClientResilience& resilience, const char* method) {
+  static std::shared_ptr<ClientMethodState> ForMethod(ClientResilience& resilience,
+                                                      const char* method) {
     return resilience.impl()->ForMethod(method);
   }
 };
@@ -45,7 +46,8 @@ TEST(ClientResilienceTest, EveryConfiguredMethodGetsItsPolicy) {
   for (int i = 0; i < kMethods; ++i) names.push_back(absl::StrCat("/s.S/M", i));
   int with_breaker = 0;
   for (const std::string& name : names) {
-    ClientMethodState* state = ClientResilienceTestPeer::ForMethod(resilience, name.c_str());
+    std::shared_ptr<ClientMethodState> state =
+        ClientResilienceTestPeer::ForMethod(resilience, name.c_str());
     if (state != nullptr && state->breaker != nullptr) ++with_breaker;
   }
   EXPECT_EQ(with_breaker, kMethods);

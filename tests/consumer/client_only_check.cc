@@ -122,6 +122,16 @@ int main() {
         "GetItem(missing) -> code " + std::to_string(status.error_code()) + " after " +
             std::to_string(service.missing_runs.load()) + " attempt(s)");
 
+  // A live update with the same policies: a new generation, nothing changed,
+  // calls go on.
+  absl::StatusOr<resilience::PolicyUpdate> update = channel.resilience->Update(*policies);
+  status = Get(*stub, "apple", &item);
+  Check(update.ok() && update->generation == 2 && update->Summary() == "no method changed" &&
+            channel.resilience->policy_generation() == 2 && status.ok(),
+        "policy update",
+        update.ok() ? "generation " + std::to_string(update->generation) + ": " + update->Summary()
+                    : update.status().ToString());
+
   resilience::PrometheusText text;
   text.Counter("client_only_check_calls_total", "Calls this program made.")
       .Sample({{"grpc_method", "/shop.v1.Inventory/GetItem"}}, 3);

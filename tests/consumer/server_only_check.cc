@@ -145,6 +145,16 @@ int main() {
             std::to_string(second.error_code()) + "; handler runs " +
             std::to_string(service.list_runs.load()));
 
+  // A live update with the same policies: the same warning about the
+  // global limit, a new generation, nothing changed.
+  absl::StatusOr<resilience::PolicyUpdate> update = resilience->Update(*policies);
+  Check(update.ok() && update->generation == 2 && update->changed.empty() &&
+            update->warnings.size() == 1 && Contains(update->warnings[0], path) &&
+            resilience->policy_generation() == 2,
+        "policy update",
+        update.ok() ? "generation " + std::to_string(update->generation) + ": " + update->Summary()
+                    : update.status().ToString());
+
   resilience->DrainAndShutdown(*server, absl::Now() + absl::Seconds(1));
   std::printf("%s\n", failures == 0 ? "server_only_check: all checks hold"
                                     : "server_only_check: FAILED");

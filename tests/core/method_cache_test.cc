@@ -29,6 +29,13 @@ struct State {
 
 using Cache = MethodCache<State>;
 
+// The states' addresses (the cache hands out shared_ptrs).
+std::vector<State*> Raw(const std::vector<std::shared_ptr<State>>& states) {
+  std::vector<State*> raw;
+  for (const std::shared_ptr<State>& state : states) raw.push_back(state.get());
+  return raw;
+}
+
 // A resolver that makes a State for every name (vouched for or not, as
 // asked) and counts its calls.
 struct Resolver {
@@ -46,15 +53,15 @@ TEST(MethodCacheTest, ResolvesEachNameOnce) {
   Cache cache;
   Resolver resolve;
   static const char kGet[] = "/a.S/Get";
-  State* state = cache.Find(kGet, resolve);
+  State* state = cache.Find(kGet, resolve).get();
   ASSERT_NE(state, nullptr);
   EXPECT_EQ(state->method, "/a.S/Get");
-  EXPECT_EQ(cache.Find(kGet, resolve), state);
+  EXPECT_EQ(cache.Find(kGet, resolve).get(), state);
   const std::string copy = "/a.S/Get";  // same text, another address
-  EXPECT_EQ(cache.Find(copy.c_str(), resolve), state);
+  EXPECT_EQ(cache.Find(copy.c_str(), resolve).get(), state);
   EXPECT_EQ(resolve.calls, 1);
-  EXPECT_EQ(cache.Get("/a.S/Get"), state);
-  EXPECT_EQ(cache.Get("/a.S/Store"), nullptr);  // never resolved
+  EXPECT_EQ(cache.Get("/a.S/Get").get(), state);
+  EXPECT_EQ(cache.Get("/a.S/Store").get(), nullptr);  // never resolved
 }
 
 // A name resolved to null ("nothing to do for this method") is remembered
@@ -66,12 +73,12 @@ TEST(MethodCacheTest, NullIsResolvedOnceToo) {
     ++calls;
     return Cache::Resolution{nullptr, /*vouched=*/true};
   };
-  EXPECT_EQ(cache.Find("/a.S/None", nothing), nullptr);
-  EXPECT_EQ(cache.Find("/a.S/None", nothing), nullptr);
+  EXPECT_EQ(cache.Find("/a.S/None", nothing).get(), nullptr);
+  EXPECT_EQ(cache.Find("/a.S/None", nothing).get(), nullptr);
   EXPECT_EQ(calls, 1);
   Resolver resolve;
-  State* get = cache.Find("/a.S/Get", resolve);
-  EXPECT_THAT(cache.States(), UnorderedElementsAre(get));
+  State* get = cache.Find("/a.S/Get", resolve).get();
+  EXPECT_THAT(Raw(cache.States()), UnorderedElementsAre(get));
 }
 
 // The address-keyed fast path answers without the lock: while a resolver
@@ -82,7 +89,7 @@ TEST(MethodCacheTest, FastPathHitTakesNoLock) {
   Cache cache;
   Resolver resolve;
   static const char kGet[] = "/a.S/Get";
-  State* const get = cache.Find(kGet, resolve);
+  State* const get = cache.Find(kGet, resolve).get();
   ASSERT_NE(get, nullptr);
   const std::string copy = "/a.S/Get";
 
@@ -94,20 +101,20 @@ TEST(MethodCacheTest, FastPathHitTakesNoLock) {
   std::thread address_lookup, text_lookup;
   const auto holding_the_lock = [&](const char* method) {
     address_lookup = std::thread([&] {
-      by_address = cache.Find(kGet, resolve);
+      by_address = cache.Find(kGet, resolve).get();
       address_found.Notify();
     });
     fast_path_returned_under_lock =
         address_found.WaitForNotificationWithTimeout(absl::Seconds(10));
     text_lookup = std::thread([&] {
-      by_text = cache.Find(copy.c_str(), resolve);
+      by_text = cache.Find(copy.c_str(), resolve).get();
       text_found.Notify();
     });
     slow_path_returned_under_lock =
         text_found.WaitForNotificationWithTimeout(absl::Milliseconds(200));
     return Cache::Resolution{std::make_unique<State>(State{method}), true};
   };
-  ASSERT_NE(cache.Find("/a.S/Store", holding_the_lock), nullptr);
+  ASSERT_NE(cache.Find("/a.S/Store", holding_the_lock).get(), nullptr);
   address_lookup.join();
   text_lookup.join();
   EXPECT_TRUE(fast_path_returned_under_lock);
@@ -124,14 +131,14 @@ TEST(MethodCacheTest, ReusedAddressNeverReturnsAnotherMethodsState) {
   Resolver resolve;
   char buffer[32];
   std::strcpy(buffer, "/a.S/Get");
-  State* get = cache.Find(buffer, resolve);
+  State* get = cache.Find(buffer, resolve).get();
   std::strcpy(buffer, "/a.S/Put");
-  State* put = cache.Find(buffer, resolve);
+  State* put = cache.Find(buffer, resolve).get();
   ASSERT_NE(put, nullptr);
   EXPECT_NE(put, get);
   EXPECT_EQ(put->method, "/a.S/Put");
   std::strcpy(buffer, "/a.S/Get");
-  EXPECT_EQ(cache.Find(buffer, resolve), get);
+  EXPECT_EQ(cache.Find(buffer, resolve).get(), get);
   EXPECT_EQ(resolve.calls, 2);
 }
 
@@ -143,11 +150,11 @@ TEST(MethodCacheTest, MoreNamesThanSlots) {
   std::vector<std::string> names;
   for (size_t i = 0; i < 4 * Cache::kSlots; ++i) names.push_back(absl::StrCat("/a.S/M", i));
   std::vector<State*> states;
-  for (const std::string& name : names) states.push_back(cache.Find(name.c_str(), resolve));
+  for (const std::string& name : names) states.push_back(cache.Find(name.c_str(), resolve).get());
   for (size_t i = 0; i < names.size(); ++i) {
     ASSERT_NE(states[i], nullptr);
     EXPECT_EQ(states[i]->method, names[i]);
-    EXPECT_EQ(cache.Find(names[i].c_str(), resolve), states[i]);
+    EXPECT_EQ(cache.Find(names[i].c_str(), resolve).get(), states[i]);
   }
   EXPECT_EQ(resolve.calls, static_cast<int>(names.size()));
   EXPECT_EQ(cache.States().size(), names.size());
@@ -165,23 +172,23 @@ TEST(MethodCacheTest, UnvouchedNamesAreBounded) {
     names.push_back(absl::StrCat("/peer.Made/Up", i));
   }
   for (size_t i = 0; i < Cache::kMaxUnvouchedNames; ++i) {
-    ASSERT_NE(cache.Find(names[i].c_str(), unvouched), nullptr) << names[i];
+    ASSERT_NE(cache.Find(names[i].c_str(), unvouched).get(), nullptr) << names[i];
   }
   const int calls = unvouched.calls;
-  EXPECT_EQ(cache.Find(names.back().c_str(), unvouched), nullptr);
+  EXPECT_EQ(cache.Find(names.back().c_str(), unvouched).get(), nullptr);
   EXPECT_EQ(unvouched.calls, calls + 1);
-  EXPECT_EQ(cache.Get(names.back()), nullptr);  // not kept
+  EXPECT_EQ(cache.Get(names.back()).get(), nullptr);  // not kept
   const std::string another = "/peer.Made/Another";
-  EXPECT_EQ(cache.Find(another.c_str(), unvouched), nullptr);
-  EXPECT_EQ(cache.Get(another), nullptr);
+  EXPECT_EQ(cache.Find(another.c_str(), unvouched).get(), nullptr);
+  EXPECT_EQ(cache.Get(another).get(), nullptr);
   // The kept ones stay.
-  EXPECT_NE(cache.Get(names.front()), nullptr);
+  EXPECT_NE(cache.Get(names.front()).get(), nullptr);
   EXPECT_EQ(cache.States().size(), Cache::kMaxUnvouchedNames);
 
   Resolver vouched;
-  State* configured = cache.Find("/a.S/Configured", vouched);
+  State* configured = cache.Find("/a.S/Configured", vouched).get();
   ASSERT_NE(configured, nullptr);
-  EXPECT_EQ(cache.Get("/a.S/Configured"), configured);
+  EXPECT_EQ(cache.Get("/a.S/Configured").get(), configured);
   EXPECT_EQ(cache.States().size(), Cache::kMaxUnvouchedNames + 1);
 }
 
@@ -207,7 +214,7 @@ TEST(MethodCacheTest, ConcurrentLookupsResolveEachNameOnce) {
         for (int i = 0; i < kNames; ++i) {
           const int n = (i + t) % kNames;
           const char* method = round % 2 == 0 ? names[n].c_str() : own[n].c_str();
-          State* state = cache.Find(method, resolve);
+          State* state = cache.Find(method, resolve).get();
           if (seen[t][n] == nullptr) seen[t][n] = state;
           if (state != seen[t][n] || state == nullptr) {
             ADD_FAILURE() << "thread " << t << " got two states for " << names[n];
@@ -224,6 +231,43 @@ TEST(MethodCacheTest, ConcurrentLookupsResolveEachNameOnce) {
     EXPECT_EQ(seen[0][n]->method, names[n]);
     for (int t = 1; t < kThreads; ++t) EXPECT_EQ(seen[t][n], seen[0][n]) << names[n];
   }
+}
+
+// Replace() swaps a name's state whole: a holder of the old one (a call in
+// flight) keeps it intact until it lets go, later lookups, by address or by
+// name, get the new one, and a state returned as it was stays the same
+// object. A name resolved to null can get a state, and lose it again.
+TEST(MethodCacheTest, ReplaceSwapsStatesWhileHoldersKeepTheOld) {
+  Cache cache;
+  Resolver resolve;
+  static const char kGet[] = "/a.S/Get";
+  static const char kPut[] = "/a.S/Put";
+  const std::shared_ptr<State> old_get = cache.Find(kGet, resolve);
+  const std::shared_ptr<State> put = cache.Find(kPut, resolve);
+  int none_calls = 0;
+  const auto nothing = [&none_calls](const char*) {
+    ++none_calls;
+    return Cache::Resolution{nullptr, true};
+  };
+  EXPECT_EQ(cache.Find("/a.S/None", nothing), nullptr);
+  std::vector<std::string> visited;
+  cache.Replace([&](const std::string& name, std::shared_ptr<State> current) {
+    visited.push_back(name);
+    if (name == "/a.S/Put") return current;  // unchanged
+    return std::make_shared<State>(State{name + " v2"});
+  });
+  EXPECT_THAT(visited, UnorderedElementsAre("/a.S/Get", "/a.S/Put", "/a.S/None"));
+  EXPECT_EQ(old_get->method, "/a.S/Get");  // the holder's state is untouched
+  EXPECT_EQ(cache.Find(kGet, resolve)->method, "/a.S/Get v2");
+  EXPECT_EQ(cache.Get("/a.S/Get")->method, "/a.S/Get v2");
+  EXPECT_EQ(cache.Find(kPut, resolve), put);
+  EXPECT_EQ(cache.Find("/a.S/None", nothing)->method, "/a.S/None v2");
+  EXPECT_EQ(resolve.calls, 2);  // replaced, never resolved again
+  EXPECT_EQ(none_calls, 1);
+  cache.Replace([](const std::string&, std::shared_ptr<State>) { return nullptr; });
+  EXPECT_EQ(cache.Find(kGet, resolve), nullptr);
+  EXPECT_TRUE(cache.States().empty());
+  EXPECT_EQ(old_get->method, "/a.S/Get");
 }
 
 }  // namespace

@@ -18,6 +18,7 @@ class RecordingEvents final : public ResilienceEvents {
   void OnBreakerTransition(const BreakerEvent& event) override { Keep(FormatEvent(event)); }
   void OnThrottleSaturation(const ThrottleEvent& event) override { Keep(FormatEvent(event)); }
   void OnOperatorAction(const OperatorEvent& event) override { Keep(FormatEvent(event)); }
+  void OnPolicyReload(const PolicyReloadEvent& event) override { Keep(FormatEvent(event)); }
 
   std::vector<std::string> lines() {
     MutexLock lock(&mu_);

@@ -1,0 +1,161 @@
+// ClientResilienceImpl's policy updates: Update(), ReloadFile() and the
+// generation in force (client_resilience_impl.h). What a method keeps of its
+// state across an update: docs/operations.md, "Reloading policies".
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "src/client_interceptors/client_resilience_impl.h"
+
+namespace resilience {
+namespace {
+
+// The full names ("/pkg.Service/Method") a table names exactly.
+void AddNamedMethods(const PolicyTable& table, std::set<std::string>& names) {
+  for (const PolicyTable::Name& name : table.names()) {
+    if (!name.service.empty() && !name.method.empty()) {
+      names.insert(absl::StrCat("/", name.service, "/", name.method));
+    }
+  }
+}
+
+bool SameThrottling(const std::optional<RetryBudgetSettings>& a,
+                    const std::optional<RetryBudgetSettings>& b) {
+  if (a.has_value() != b.has_value()) return false;
+  return !a.has_value() || (a->max_tokens == b->max_tokens && a->token_ratio == b->token_ratio);
+}
+
+}  // namespace
+
+std::shared_ptr<RetryBudget> ClientResilienceImpl::MakeRetryThrottle(const PolicySet& policies) {
+  const std::optional<RetryBudgetSettings>& settings =
+      PolicySetAccess::Table(policies).retry_throttling();
+  if (!settings.has_value()) return nullptr;
+  return std::make_shared<RetryBudget>(settings->max_tokens, settings->token_ratio);
+}
+
+std::shared_ptr<const ClientResilienceImpl::Generation> ClientResilienceImpl::CurrentGeneration() {
+  MutexLock lock(&generation_mu_);
+  return generation_;
+}
+
+PolicySet ClientResilienceImpl::policies() { return CurrentGeneration()->policies; }
+
+int64_t ClientResilienceImpl::generation() { return CurrentGeneration()->number; }
+
+std::shared_ptr<const RetryBudget> ClientResilienceImpl::retry_throttle() {
+  return CurrentGeneration()->throttle;
+}
+
+std::optional<RetryBudgetSettings> ClientResilienceImpl::retry_throttling() {
+  return PolicySetAccess::Table(CurrentGeneration()->policies).retry_throttling();
+}
+
+std::optional<RetryThrottleState> ClientResilienceImpl::retry_throttle_state() {
+  const std::shared_ptr<const Generation> generation = CurrentGeneration();
+  const std::optional<RetryBudgetSettings>& settings =
+      PolicySetAccess::Table(generation->policies).retry_throttling();
+  if (generation->throttle == nullptr || !settings.has_value()) return std::nullopt;
+  RetryThrottleState state;
+  state.tokens = generation->throttle->tokens();
+  state.max_tokens = settings->max_tokens;
+  state.token_ratio = settings->token_ratio;
+  return state;
+}
+
+absl::StatusOr<PolicyUpdate> ClientResilienceImpl::Update(const PolicySet& policies,
+                                                          absl::string_view source) {
+  MutexLock serial(&update_mu_);
+  const std::shared_ptr<const Generation> old = CurrentGeneration();
+  const PolicyTable& before = PolicySetAccess::Table(old->policies);
+  const PolicyTable& after = PolicySetAccess::Table(policies);
+  auto next = std::make_shared<Generation>();
+  next->policies = policies;
+  next->number = old->number + 1;
+  // The same retryThrottling keeps its bucket and its tokens.
+  next->throttle = SameThrottling(before.retry_throttling(), after.retry_throttling())
+                       ? old->throttle
+                       : MakeRetryThrottle(policies);
+  // From now on, a method resolved for the first time gets the new
+  // policies; Replace() then moves every method resolved before.
+  {
+    MutexLock lock(&generation_mu_);
+    generation_ = next;
+  }
+  std::set<std::string> names;
+  methods_.Replace([&](const std::string& name, std::shared_ptr<ClientMethodState> current)
+                       -> std::shared_ptr<ClientMethodState> {
+    names.insert(name);
+    // Resolved since the swap above: already the new policies'.
+    if (current != nullptr && &PolicySetAccess::Table(current->policies) == &after) return current;
+    if (current == nullptr) return Resolve(name.c_str(), *next).state;
+    const MethodPolicy* const policy = after.Find(name).policy;
+    const bool same_policy =
+        current->policy == nullptr
+            ? policy == nullptr
+            : policy != nullptr && policy->canonical.whole == current->policy->canonical.whole;
+    // Unchanged: the same object, every part kept. Its policy still points
+    // into the set it was made from (which it holds): the same settings.
+    if (same_policy && current->throttle == next->throttle.get()) return current;
+    return Resolve(name.c_str(), *next, current.get()).state;
+  });
+  AddNamedMethods(before, names);
+  AddNamedMethods(after, names);
+
+  PolicyUpdate update;
+  update.generation = next->number;
+  for (const std::string& name : names) {
+    const MethodPolicy* was = before.Find(name).policy;
+    const MethodPolicy* now = after.Find(name).policy;
+    if (was == nullptr && now == nullptr) continue;
+    if (was == nullptr) {
+      update.added.push_back(name);
+    } else if (now == nullptr) {
+      update.removed.push_back(name);
+    } else if (was->canonical.whole != now->canonical.whole) {
+      update.changed.push_back(name);
+      if (was->wait_for_ready != now->wait_for_ready) {
+        update.warnings.push_back(absl::StrCat(
+            name, ": waitForReady changed; it is part of the channel's service config, set when "
+                  "the channel was created: a new channel applies it"));
+      }
+    } else {
+      ++update.unchanged;
+    }
+  }
+  if (!SameThrottling(before.retry_throttling(), after.retry_throttling())) {
+    update.warnings.push_back(
+        "retryThrottling changed: the library's retries and hedges use the new bucket (full) "
+        "now; gRPC's built-in retries of streaming calls keep the channel's service config "
+        "from its creation");
+  }
+  if (options_.events != nullptr) {
+    PolicyReloadEvent event;
+    event.component = absl::StrCat("channel ", options_.name);
+    event.source = std::string(source);
+    event.applied = true;
+    event.update = update;
+    options_.events->OnPolicyReload(event);
+  }
+  return update;
+}
+
+absl::StatusOr<PolicyUpdate> ClientResilienceImpl::ReloadFile(
+    const std::string& path, const PolicySet::LoadOptions& options) {
+  absl::StatusOr<PolicySet> loaded = PolicySet::FromJsonFile(path, options);
+  if (loaded.ok()) return Update(*loaded, path);
+  failed_reloads_.fetch_add(1, std::memory_order_relaxed);
+  if (options_.events != nullptr) {
+    PolicyReloadEvent event;
+    event.component = absl::StrCat("channel ", options_.name);
+    event.source = path;
+    event.error = std::string(loaded.status().message());
+    event.update.generation = generation();
+    options_.events->OnPolicyReload(event);
+  }
+  return loaded.status();
+}
+
+}  // namespace resilience

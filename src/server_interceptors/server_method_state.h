@@ -1,0 +1,147 @@
+// File: src/server_interceptors/server_method_state.h
+//
+// The per-method state the server interceptors share (internal: reached
+// through ServerResilienceImpl by the interceptors only): the limits of a
+// scope, a method's counters (its tally, which outlives policy updates) and
+// what its calls need.
+
+#ifndef GRPC_RESILIENCE_SRC_SERVER_INTERCEPTORS_SERVER_METHOD_STATE_H_
+#define GRPC_RESILIENCE_SRC_SERVER_INTERCEPTORS_SERVER_METHOD_STATE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/time/time.h"
+#include "grpc_resilience/events.h"
+#include "grpc_resilience/policy.h"
+#include "src/core/clock.h"
+#include "src/core/counter_list.h"
+#include "src/core/random_source.h"
+#include "src/core/serial_executor.h"
+#include "src/global_limits/global_rate_limit.h"
+#include "src/limits/call_duration_estimate.h"
+#include "src/limits/concurrency_limiter.h"
+#include "src/limits/token_bucket.h"
+#include "src/metrics/method_meter.h"
+#include "src/policy/method_policy.h"
+
+namespace resilience {
+
+// The counters of one method, declared once (counter_list.h): the atomics
+// of ServerMethodState the interceptors count with, and the copy to the
+// fields of the public ServerMethodStats (grpc_resilience/server_resilience.h)
+// that ServerResilienceImpl::Stats() returns, which names each of them.
+#define GRPC_RESILIENCE_SERVER_COUNTERS(X)                                             \
+  /* Calls let through to the handler (by the throttle; without one, every */       \
+  /* call that fault injection did not abort). */                                   \
+  X(admitted)                                                                       \
+  X(rejected_concurrency)                                                           \
+  X(rejected_rate)                                                                  \
+  /* Admitted calls whose status has not been sent yet (or, for a call that */      \
+  /* closed without one, whose handler has not returned yet). */                    \
+  X(in_flight)                                                                      \
+  X(faults_aborted)                                                                 \
+  X(faults_delayed)                                                                 \
+  /* Delayed calls whose deadline passed during the delay: handler skipped. */      \
+  X(expired_while_delayed)
+
+// The limits of one scope: a method, a whole service, or the default.
+struct ScopeLimits {
+  std::string scope;
+  // Fixed (maxConcurrency) or adaptive (throttle.adaptive); null: no limit.
+  // Shared with the scope's next ScopeLimits when a policy update leaves
+  // them meaningful (ServerResilienceImpl::LimitsFor()): calls in flight
+  // release their slot into the limiter they took it from.
+  std::shared_ptr<ConcurrencyLimiter> concurrency;
+  bool adaptive = false;  // `concurrency` moves on its own
+  std::shared_ptr<TokenBucket> rate;                     // null: no limit
+  std::shared_ptr<GlobalRateLimit> global;               // null: no fleet-wide limit
+  // The throttle's settings these were made for
+  // (MethodPolicy::CanonicalForms::throttle).
+  std::string form;
+  // Why the limits could not be built (then every call is rejected); empty
+  // when they could.
+  std::string unusable;
+  // For ResilienceEvents: rejecting, and not yet kThrottleQuietPeriod
+  // without a rejection since. The times are the clock's, in nanoseconds
+  // since the epoch; `episode_rejections` counts since the episode began.
+  std::atomic<bool> saturated{false};
+  std::atomic<int64_t> saturated_since_ns{0};
+  std::atomic<int64_t> last_rejection_ns{0};
+  std::atomic<uint64_t> episode_rejections{0};
+  // How long admitted calls take (admission to status); the pushback of a
+  // concurrency rejection.
+  CallDurationEstimate durations;
+  // Bounds of the pushback.
+  absl::Duration min_pushback;
+  absl::Duration max_pushback;
+};
+
+// ServerMethodTally
+//
+// The counters of one method: they outlive a policy update, whatever it
+// changed (every ServerMethodState of the method, old and new, counts into
+// the same tally), so a counter never goes back and `in_flight` is
+// decremented by the calls that incremented it.
+struct ServerMethodTally {
+  // admitted, rejected_concurrency, ...: GRPC_RESILIENCE_SERVER_COUNTERS.
+  GRPC_RESILIENCE_SERVER_COUNTERS(GRPC_RESILIENCE_ATOMIC_COUNTER)
+  // Calls by the status sent, and the handler latency of admitted calls.
+  // Kept by one interceptor per call (ServerCallMeter).
+  MethodMeter meter;
+};
+
+// What the interceptors of one method need, resolved once per method and
+// again at each policy update that changes the method's policy (the whole
+// object is replaced: MethodCache::Replace(); a call keeps the one it
+// started with). With metrics on, every method has one, with or without a
+// policy (then `limits` and `fault` are null and only the counters are
+// used).
+struct ServerMethodState {
+  // `tally`: the method's counters, kept from its previous state (a new
+  // one when the method had none).
+  explicit ServerMethodState(
+      std::shared_ptr<ServerMethodTally> kept_tally = std::make_shared<ServerMethodTally>())
+      : tally(std::move(kept_tally)) {}
+  ServerMethodState(const ServerMethodState&) = delete;
+  ServerMethodState& operator=(const ServerMethodState&) = delete;
+
+  // First member: the references below point into it.
+  const std::shared_ptr<ServerMethodTally> tally;
+  std::string method;
+  // The set `fault` points into, kept alive with this state.
+  PolicySet policies;
+  // The policy's canonical form (empty: no policy with a throttle or fault
+  // injection); an update that leaves it keeps this state whole.
+  std::string form;
+  // The server's clock (given to the internal AddServerInterceptors(),
+  // server_interceptors.h): its Now() times handlers and throttles.
+  Clock* clock = &Clock::Real();
+  // Calls are counted by status sent and handler latency (`meter`).
+  bool metrics = false;
+  // Throttle events go to `listener` through `events`, off the call's
+  // thread, in order; both null: nobody listens.
+  SerialExecutor* events = nullptr;
+  ResilienceEvents* listener = nullptr;
+  ScopeLimits* limits = nullptr;                       // null: no throttle
+  std::shared_ptr<ScopeLimits> limits_owner;           // keeps `limits` alive
+  const FaultInjectionSettings* fault = nullptr;      // null: no faults
+  // Shared with the method's next state when an update leaves the fault
+  // injection's settings as they were.
+  std::shared_ptr<RandomSource> fault_random;
+  // Served by a GuardedService: rejected calls skip the handler, and sync
+  // calls are held on their own handler thread.
+  bool guarded = false;
+
+  // The counters, in the tally (see ServerMethodTally).
+#define GRPC_RESILIENCE_TALLY_COUNTER(name) std::atomic<int64_t>& name = tally->name;
+  GRPC_RESILIENCE_SERVER_COUNTERS(GRPC_RESILIENCE_TALLY_COUNTER)
+#undef GRPC_RESILIENCE_TALLY_COUNTER
+  MethodMeter& meter = tally->meter;
+};
+
+}  // namespace resilience
+
+#endif  // GRPC_RESILIENCE_SRC_SERVER_INTERCEPTORS_SERVER_METHOD_STATE_H_
