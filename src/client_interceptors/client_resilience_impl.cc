@@ -5,7 +5,6 @@
 #include <initializer_list>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 
 #include "src/client_interceptors/breaker_event_queue.h"
 #include "src/metrics/metric_catalog.h"
@@ -366,121 +365,6 @@ void ClientResilienceImpl::AppendMetrics(PrometheusText& text) {
   }
   generation.Sample({{"channel", channel}}, this->generation());
   reload_failures.Sample({{"channel", channel}}, failed_reloads());
-}
-
-absl::Status ClientResilienceImpl::ControlBreaker(absl::string_view method,
-                                                  BreakerCommand command,
-                                                  absl::string_view origin) {
-  OperatorEvent event;
-  event.channel = options_.name;
-  event.method = std::string(method);
-  event.command = command;
-  event.origin = std::string(origin);
-  std::shared_ptr<ClientMethodState> s = methods_.Get(method);
-  bool known = s != nullptr;
-  if (s == nullptr) {
-    // Not called yet: made now if a policy gives it a breaker and the name
-    // is a real method (linked into the process, or named in the file), not
-    // a typo that a service-wide entry would cover.
-    const std::shared_ptr<const Generation> generation = CurrentGeneration();
-    const PolicyTable::Match match = PolicySetAccess::Table(generation->policies).Find(method);
-    const bool named = !match.scope.empty() && match.scope.back() != '/';
-    known = named || MethodCatalog::Linked().Find(method) != nullptr;
-    if (known && match.policy != nullptr && match.policy->breaker.kind != BreakerKind::kNone) {
-      s = methods_.FindByName(method,
-                              [this](const char* name) { return Resolve(name, *CurrentGeneration()); });
-    }
-  }
-  absl::Status status;
-  if (!known) {
-    status = absl::NotFoundError(absl::StrCat(
-        "breaker ", BreakerCommandName(command), " on channel '", options_.name, "': method '",
-        method, "' is not linked into this process, not named in the policy file and not",
-        " called yet (a full name, \"/package.Service/Method\")"));
-    event.error = std::string(status.message());
-  } else if (s == nullptr || s->breaker == nullptr) {
-    status = absl::NotFoundError(absl::StrCat(
-        "breaker ", BreakerCommandName(command), " on channel '", options_.name, "': no policy",
-        " gives method '", method, "' a circuit breaker (a breaker needs a methodConfig entry",
-        " covering the method with a \"breaker\" field)"));
-    event.error = std::string(status.message());
-  } else {
-    s->breaker->Control(command);
-    event.applied = true;
-    event.snapshot = s->breaker->Snapshot();
-  }
-  // A reset's transition was queued by the breaker's listener: delivered
-  // first, then the command itself.
-  if (breaker_events_ != nullptr) breaker_events_->Deliver();
-  if (options_.events != nullptr) options_.events->OnOperatorAction(event);
-  return status;
-}
-
-absl::Status ClientResilienceImpl::ControlEndpointBreaker(absl::string_view method,
-                                                          absl::string_view endpoint,
-                                                          BreakerCommand command,
-                                                          absl::string_view origin) {
-  OperatorEvent event;
-  event.channel = options_.name;
-  event.method = std::string(method);
-  event.endpoint = std::string(endpoint);
-  event.command = command;
-  event.origin = std::string(origin);
-  ClientMethodState* s = methods_.Get(method);
-  absl::Status status;
-  if (s == nullptr || s->endpoint_breakers == nullptr) {
-    status = absl::NotFoundError(absl::StrCat(
-        "breaker ", BreakerCommandName(command), " of endpoint '", endpoint, "' on channel '",
-        options_.name, "': method '", method, "' ",
-        s == nullptr ? "was not called yet" : "has no per-endpoint breakers (breaker.endpoints)"));
-  } else if (!s->endpoint_breakers->Control(event.endpoint, command)) {
-    std::vector<std::string> known;
-    for (const EndpointBreakers::EndpointState& e : s->endpoint_breakers->Snapshot()) {
-      known.push_back(e.endpoint);
-    }
-    status = absl::NotFoundError(absl::StrCat(
-        "breaker ", BreakerCommandName(command), " of endpoint '", endpoint, "' on channel '",
-        options_.name, "': method '", method, "' has not seen it recently (it knows ",
-        known.empty() ? "none" : absl::StrJoin(known, ", "), ")"));
-  } else {
-    event.applied = true;
-    for (const EndpointBreakers::EndpointState& e : s->endpoint_breakers->Snapshot()) {
-      if (e.endpoint == event.endpoint) event.snapshot = e.breaker;
-    }
-  }
-  if (!status.ok()) event.error = std::string(status.message());
-  if (breaker_events_ != nullptr) breaker_events_->Deliver();
-  if (options_.events != nullptr) options_.events->OnOperatorAction(event);
-  return status;
-}
-
-void ClientResilienceImpl::AppendStatus(StatusReport& report) {
-  for (const std::shared_ptr<const ClientMethodState>& s : SortedStates()) {
-    ClientMethodStatus row;
-    row.channel = options_.name;
-    row.method = s->method;
-    if (s->breaker != nullptr) {
-      row.breaker_kind = std::string(s->breaker->kind());
-      row.breaker = s->breaker->Snapshot();
-    }
-    row.calls = s->calls.load(std::memory_order_relaxed);
-    row.attempts = s->attempts.load(std::memory_order_relaxed);
-    row.retries = s->retries.load(std::memory_order_relaxed);
-    row.rejected_locally = s->rejected_by_breaker.load(std::memory_order_relaxed);
-    if (s->endpoint_breakers != nullptr) {
-      for (EndpointBreakers::EndpointState& e : s->endpoint_breakers->Snapshot()) {
-        row.endpoints.push_back(
-            EndpointStatus{std::move(e.endpoint), e.breaker, e.outcomes, e.refused});
-      }
-    }
-    report.client_methods.push_back(std::move(row));
-  }
-}
-
-std::optional<BreakerSnapshot> ClientResilienceImpl::BreakerSnapshotOf(absl::string_view method) {
-  const std::shared_ptr<ClientMethodState> s = methods_.Get(method);
-  if (s == nullptr || s->breaker == nullptr) return std::nullopt;
-  return s->breaker->Snapshot();
 }
 
 }  // namespace resilience
