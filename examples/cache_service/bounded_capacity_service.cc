@@ -33,6 +33,11 @@ void BoundedCapacityService::SetWorkers(int workers) {
   idle_cv_.SignalAll();
 }
 
+void BoundedCapacityService::SetSlowdown(double factor) {
+  resilience::MutexLock lock(&mu_);
+  slowdown_ = std::clamp(factor, 1.0, 1000.0);
+}
+
 void BoundedCapacityService::Stop() {
   std::deque<grpc::ServerUnaryReactor*> queued;
   {
@@ -69,6 +74,7 @@ void BoundedCapacityService::Work(int index, uint64_t seed) {
   resilience::SplitMixRandom random(seed);
   while (true) {
     grpc::ServerUnaryReactor* reactor;
+    double slowdown;
     {
       resilience::MutexLock lock(&mu_);
       // Only the first active_ workers take calls; the others wait apart,
@@ -79,10 +85,11 @@ void BoundedCapacityService::Work(int index, uint64_t seed) {
       if (stopping_) return;
       reactor = queue_.front();
       queue_.pop_front();
+      slowdown = slowdown_;
       // Another active worker may take the next one.
       if (!queue_.empty()) cv_.Signal();
     }
-    absl::SleepFor(service_time_ * (0.5 + random.NextUniform()));
+    absl::SleepFor(service_time_ * (slowdown * (0.5 + random.NextUniform())));
     reactor->Finish(grpc::Status::OK);
   }
 }
@@ -103,6 +110,7 @@ absl::StatusOr<GuardedBackend> ServeGuarded(BoundedCapacityService& service,
   if (backend.server == nullptr || port == 0) {
     return absl::UnavailableError("the bounded-capacity backend's server did not start");
   }
+  backend.port = port;
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   backend.stub = cache::v1::CacheService::NewStub(grpc::CreateCustomChannel(

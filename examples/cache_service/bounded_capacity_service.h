@@ -48,6 +48,14 @@ class BoundedCapacityService final : public cache::v1::CacheService::CallbackSer
   // [1, max_workers]); calls already running finish.
   void SetWorkers(int workers) ABSL_LOCKS_EXCLUDED(mu_);
 
+  // SetSlowdown()
+  //
+  // From now on, each call a worker takes lasts `factor` times its service
+  // time (2: the backend works at half speed, a slow disk or a noisy
+  // neighbour; the fleet experiment's capacity drop). Clamped to
+  // [1, 1000]; calls already running keep theirs.
+  void SetSlowdown(double factor) ABSL_LOCKS_EXCLUDED(mu_);
+
   // Stop()
   //
   // Answers the queued calls UNAVAILABLE, waits for the running ones and
@@ -68,6 +76,7 @@ class BoundedCapacityService final : public cache::v1::CacheService::CallbackSer
   resilience::CondVar idle_cv_;  // inactive ones, for SetWorkers()
   std::deque<grpc::ServerUnaryReactor*> queue_ ABSL_GUARDED_BY(mu_);
   int active_ ABSL_GUARDED_BY(mu_);
+  double slowdown_ ABSL_GUARDED_BY(mu_) = 1.0;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;
 };
@@ -80,6 +89,8 @@ struct GuardedBackend {
   std::shared_ptr<resilience::ServerResilience> resilience;
   std::unique_ptr<grpc::Server> server;
   std::unique_ptr<cache::v1::CacheService::Stub> stub;
+  // The loopback port the server listens on (127.0.0.1).
+  int port = 0;
 };
 
 // ServeGuarded()

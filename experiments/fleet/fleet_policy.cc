@@ -28,6 +28,15 @@ constexpr char kGrpcThrottled[] = R"json({"methodConfig": [{
     "retryableStatusCodes": ["UNAVAILABLE", "DEADLINE_EXCEEDED"]}}],
   "retryThrottling": {"maxTokens": 10, "tokenRatio": 0.1}})json";
 
+// naive with the widest budget the library's loader accepts.
+constexpr char kNaiveBudget1000[] = R"json({"methodConfig": [{
+  "name": [{"service": "cache.v1.CacheService", "method": "Get"}],
+  "timeout": "2s",
+  "retryPolicy": {"maxAttempts": 5, "perAttemptTimeout": "0.2s", "initialBackoff": "0.02s",
+    "maxBackoff": "0.2s", "backoffMultiplier": 2, "jitter": 0.2,
+    "retryableStatusCodes": ["UNAVAILABLE", "DEADLINE_EXCEEDED"]},
+  "retryBudget": {"maxTokens": 1000, "tokenRatio": 1}}]})json";
+
 constexpr char kNoRetry[] = R"json({"methodConfig": [{
   "name": [{"service": "cache.v1.CacheService", "method": "Get"}], "timeout": "2s"}]})json";
 
@@ -65,6 +74,9 @@ absl::StatusOr<FleetPolicy> FromPolicyFiles(const std::string& name, const std::
   if (!strip_budget) out.retry.budget = p.retry_budget;
   out.throttle = client->retry_throttling();
   out.breaker = p.breaker;
+  out.client_json = client_json;
+  out.server_json = server_json;
+  out.budget_stripped = strip_budget;
   if (!server_json.empty()) {
     absl::StatusOr<PolicyTable> server = PolicyTable::FromJsonString(server_json);
     if (!server.ok()) {
@@ -109,6 +121,7 @@ absl::StatusOr<std::vector<FleetPolicy>> DiagnosticPolicies() {
   absl::StatusOr<FleetPolicy> no_breaker = FromPolicyFiles("recommended-no-breaker", shipped, "", false);
   if (!no_breaker.ok()) return no_breaker.status();
   no_breaker->breaker = resilience::BreakerSettings();
+  no_breaker->client_json.clear();  // changed after loading: no file says this
   out.push_back(*std::move(no_breaker));
   // The shipped SRE breaker of Get with a 4 s window (same bucket width).
   const std::string window = R"("window": "10s", "buckets": 40)";
@@ -121,6 +134,23 @@ absl::StatusOr<std::vector<FleetPolicy>> DiagnosticPolicies() {
   absl::StatusOr<FleetPolicy> w4 = FromPolicyFiles("recommended-window-4s", short_window, "", false);
   if (!w4.ok()) return w4.status();
   out.push_back(*std::move(w4));
+  // The shipped entry with one breaker per client (the per-server breakers,
+  // on by default, turned off).
+  const std::string method_breaker_key = R"("callerDeadline": "NEUTRAL")";
+  const size_t key_at = shipped.find(method_breaker_key);
+  if (key_at == std::string::npos) {
+    return absl::InternalError(
+        absl::StrCat("fleet policy: the shipped policies.json has no ", method_breaker_key));
+  }
+  std::string method_breaker = shipped;
+  method_breaker.insert(key_at + method_breaker_key.size(), R"(, "endpoints": {"enabled": false})");
+  absl::StatusOr<FleetPolicy> mb =
+      FromPolicyFiles("recommended-method-breaker", method_breaker, "", false);
+  if (!mb.ok()) return mb.status();
+  out.push_back(*std::move(mb));
+  absl::StatusOr<FleetPolicy> nb = FromPolicyFiles("naive-budget-1000", kNaiveBudget1000, "", false);
+  if (!nb.ok()) return nb.status();
+  out.push_back(*std::move(nb));
   return out;
 }
 

@@ -53,6 +53,14 @@ struct FleetPolicy {
   resilience::BreakerSettings breaker;
   // The servers' throttle; none: every call is admitted.
   std::optional<resilience::ThrottleSettings> server_throttle;
+  // The policy files it was built from ("" server: no throttle), for a run
+  // over real gRPC (fleet_grpc_run.h); an empty client file: the policy
+  // was changed after loading and has no file (it cannot run over gRPC).
+  std::string client_json;
+  std::string server_json;
+  // The clients' policy file had its entry's retryBudget removed (naive),
+  // which the library's own loader would put back: no file says this.
+  bool budget_stripped = false;
 };
 
 // FromPolicyFiles()
@@ -67,8 +75,15 @@ absl::StatusOr<FleetPolicy> FromPolicyFiles(const std::string& name, const std::
 absl::StatusOr<std::vector<FleetPolicy>> StandardPolicies();
 
 // Variants that isolate a cause, run by name only: recommended-no-breaker
-// (the shipped Get entry without its breaker) and recommended-window-4s (its
-// SRE breaker with a 4 s window instead of 10 s, same 0.25 s buckets).
+// (the shipped Get entry without its breaker), recommended-window-4s (its
+// SRE breaker with a 4 s window instead of 10 s, same 0.25 s buckets),
+// recommended-method-breaker (the shipped entry with "endpoints":
+// {"enabled": false}: one breaker per client, no per-server breakers), and
+// naive-budget-1000 (naive with the widest retryBudget the library accepts,
+// {"maxTokens": 1000, "tokenRatio": 1}: the library's loader gives every
+// retried entry of a file without retryThrottling a budget, so this is the
+// closest to naive a real channel of this library can run; the real-gRPC
+// check runs it on both sides).
 absl::StatusOr<std::vector<FleetPolicy>> DiagnosticPolicies();
 
 // One of StandardPolicies() or DiagnosticPolicies() by name; NotFound

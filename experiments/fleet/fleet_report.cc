@@ -64,10 +64,11 @@ std::string BoundaryTable(const std::vector<RunResult>& runs, double max_load) {
 std::string ToJson(const std::vector<RunResult>& runs) {
   std::vector<std::string> items;
   for (const RunResult& r : runs) {
-    std::vector<std::string> good, amp;
+    std::vector<std::string> good, amp, refused;
     for (const Bin& b : r.bins) {
       good.push_back(absl::StrFormat("%.4f", Frac(b.succeeded, b.offered)));
       amp.push_back(absl::StrFormat("%.3f", Frac(b.attempts, b.offered)));
+      refused.push_back(absl::StrFormat("%.3f", b.offered > 0 ? Frac(b.refused_locally, b.offered) : 0.0));
     }
     const Config& c = r.config;
     items.push_back(absl::StrFormat(
@@ -78,7 +79,8 @@ std::string ToJson(const std::vector<RunResult>& runs) {
         "\"recovery_seconds\": %.3f, \"trigger_amplification\": %.4f, \"window_amplification\": %.4f, "
         "\"peak_amplification\": %.4f, \"amplification\": %.4f, \"window_goodput\": %.5f, "
         "\"final_goodput\": %.5f, \"events\": %d, \"wall_seconds\": %.3f,\n"
-        "  \"goodput\": [%s],\n  \"attempts_per_call\": [%s]}",
+        "  \"goodput\": [%s],\n  \"attempts_per_call\": [%s],\n"
+        "  \"refused_locally_per_call\": [%s]}",
         TriggerName(c.trigger.kind), r.policy, c.load, c.clients, c.servers, c.workers,
         absl::ToDoubleMilliseconds(c.service_time), c.seed, Capacity(c),
         absl::ToDoubleSeconds(c.bin), absl::ToDoubleSeconds(c.warmup),
@@ -86,7 +88,8 @@ std::string ToJson(const std::vector<RunResult>& runs) {
         r.recovered ? "true" : "false", r.recovery_seconds, r.trigger_amplification,
         r.window_amplification,
         r.peak_amplification, r.amplification, r.window_goodput, r.final_goodput, r.events,
-        r.wall_seconds, absl::StrJoin(good, ","), absl::StrJoin(amp, ",")));
+        r.wall_seconds, absl::StrJoin(good, ","), absl::StrJoin(amp, ","),
+        absl::StrJoin(refused, ",")));
   }
   return absl::StrCat("{\"runs\": [\n", absl::StrJoin(items, ",\n"), "\n]}\n");
 }

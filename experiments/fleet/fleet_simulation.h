@@ -18,6 +18,7 @@
 #include "experiments/fleet/fleet_policy.h"
 #include "experiments/fleet/fleet_result.h"
 #include "src/breaker/breaker.h"
+#include "src/breaker/endpoint_breakers.h"
 #include "src/core/random_source.h"
 #include "src/core/simulated_clock.h"
 #include "src/limits/call_duration_estimate.h"
@@ -59,6 +60,10 @@ class FleetSimulation {
     std::unique_ptr<resilience::RetryBudget> throttle;
     std::unique_ptr<resilience::RetryDecider> decider;
     std::unique_ptr<resilience::Breaker> breaker;
+    // The method's breakers per server, when its policy has them
+    // (breaker.endpoints, on by default), as the client chain's BreakerStage
+    // runs them.
+    std::unique_ptr<resilience::EndpointBreakers> endpoints;
     int next_server = 0;
   };
   struct Call {
@@ -106,6 +111,13 @@ class FleetSimulation {
   void FinishCall(uint32_t call, bool succeeded);
   uint32_t NewAttempt();
   void MaybeFree(uint32_t attempt);
+  // BreakerStage::Admit() and Record(): the method's breaker, its rejection
+  // waived while the service is not failing (per-endpoint breakers);
+  // `endpoint` is the server that answered, -1 for none (the attempt timed
+  // out or was refused: gRPC names no peer then).
+  resilience::Admission Admit(Client& client);
+  void RecordOutcome(Attempt& attempt, absl::StatusCode code, resilience::LocalEnd end,
+                     int endpoint);
 
   // Servers (fleet_simulation_server.cc).
   void MakeServers();

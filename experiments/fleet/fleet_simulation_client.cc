@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/strings/str_cat.h"
 #include "experiments/fleet/fleet_simulation.h"
 
 namespace fleet {
@@ -27,6 +28,15 @@ void FleetSimulation::MakeClients() {
     }
     c.decider = std::make_unique<resilience::RetryDecider>(retry, *c.random);
     c.breaker = resilience::CreateBreaker(policy_.breaker, clock_, seed);
+    // As ClientResilienceImpl::MakeEndpointBreakers(): each server's breaker
+    // made from the method's settings.
+    if (c.breaker != nullptr && policy_.breaker.per_endpoint) {
+      resilience::EndpointBreakers::Options options = policy_.breaker.endpoints;
+      options.make = [this, seed](resilience::BreakerListener) {
+        return resilience::CreateBreaker(policy_.breaker, clock_, seed);
+      };
+      c.endpoints = std::make_unique<resilience::EndpointBreakers>(std::move(options), clock_);
+    }
     // Each client starts its round robin at its own server.
     c.next_server = static_cast<int>(i % static_cast<size_t>(config_.servers));
   }
@@ -77,8 +87,7 @@ void FleetSimulation::StartAttempt(uint32_t call_id) {
   Call& call = calls_[call_id];
   Client& client = clients_[call.client];
   ++call.attempts;
-  resilience::Admission admission;
-  if (client.breaker != nullptr) admission = client.breaker->Allow();
+  resilience::Admission admission = Admit(client);
   if (!admission.admitted()) {
     ++BinAt(now_).refused_locally;
     AttemptOutcome outcome;
@@ -111,6 +120,30 @@ void FleetSimulation::StartAttempt(uint32_t call_id) {
   Schedule(a.deadline, EventType::kAttemptTimeout, id, a.gen);
 }
 
+resilience::Admission FleetSimulation::Admit(Client& client) {
+  if (client.breaker == nullptr) return resilience::Admission();
+  resilience::Admission admission = client.breaker->Allow();
+  if (admission.admitted() || client.endpoints == nullptr ||
+      admission.reason() == resilience::RejectReason::kForcedOpen ||
+      client.endpoints->ServiceFailing()) {
+    return admission;
+  }
+  return resilience::Admission::Waived(clock_.Now());
+}
+
+void FleetSimulation::RecordOutcome(Attempt& a, absl::StatusCode code, LocalEnd end, int endpoint) {
+  if (!a.admission.pending() && !a.admission.waived()) return;
+  resilience::Outcome outcome = policy_.breaker.Classify(code, end);
+  const absl::Duration latency = absl::Nanoseconds(now_ - a.sent);
+  Client& client = clients_[calls_[a.call].client];
+  if (client.endpoints != nullptr &&
+      !client.endpoints->Record(endpoint < 0 ? std::string() : absl::StrCat("server-", endpoint),
+                                outcome, latency)) {
+    outcome = resilience::Outcome::kNeutral;
+  }
+  a.admission.Record(outcome, latency);  // nothing for a waived one
+}
+
 void FleetSimulation::Answer(int64_t t, uint32_t id, absl::StatusCode code, int64_t pushback_ns) {
   Schedule(t, EventType::kAnswer, id, attempts_[id].gen, static_cast<int32_t>(code), pushback_ns);
 }
@@ -120,8 +153,9 @@ void FleetSimulation::OnAnswer(uint32_t id, uint32_t gen, absl::StatusCode code,
   Attempt& a = attempts_[id];
   if (!a.in_use || a.gen != gen || !a.client_open) return;  // the client gave up on it already
   a.client_open = false;
-  a.admission.Record(policy_.breaker.Classify(code, LocalEnd::kNone),
-                     absl::Nanoseconds(now_ - a.sent));
+  // A server's answer names it as the attempt's peer; UNAVAILABLE here is a
+  // refused or reset connection (a server down), which names none.
+  RecordOutcome(a, code, LocalEnd::kNone, code == absl::StatusCode::kUnavailable ? -1 : a.server);
   AttemptOutcome outcome;
   outcome.code = code;
   if (pushback_ns >= 0) {
@@ -138,8 +172,8 @@ void FleetSimulation::OnAttemptTimeout(uint32_t id, uint32_t gen) {
   if (!a.in_use || a.gen != gen || !a.client_open) return;
   a.client_open = false;
   const LocalEnd end = a.per_attempt ? LocalEnd::kPerAttemptTimeout : LocalEnd::kCallDeadline;
-  a.admission.Record(policy_.breaker.Classify(absl::StatusCode::kDeadlineExceeded, end),
-                     absl::Nanoseconds(now_ - a.sent));
+  // No answer came back: gRPC names no peer (docs/endpoint-breakers.md).
+  RecordOutcome(a, absl::StatusCode::kDeadlineExceeded, end, -1);
   AttemptOutcome outcome;
   outcome.code = absl::StatusCode::kDeadlineExceeded;
   outcome.deadline_passed = true;

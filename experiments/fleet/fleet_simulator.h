@@ -8,7 +8,11 @@
 // What runs for real: per client, the library's RetryDecider (with its
 // Backoff and the channel's RetryBudget as retryThrottling, or the entry's
 // own retryBudget), and the breaker the policy names (CreateBreaker()),
-// recorded with BreakerSettings::Classify() as the client chain does; per
+// recorded with BreakerSettings::Classify() as the client chain does, with
+// the per-server breakers of breaker.endpoints (EndpointBreakers, on by
+// default) gating it as BreakerStage does: an answer names its server, an
+// attempt that timed out or was refused names none (gRPC gives no peer
+// then); per
 // server, the concurrency limiter the policy's throttle names
 // (CreateConcurrencyLimiter()), released as ThrottleInterceptor releases it
 // (answered: Release(kSuccess, latency); answered past the deadline:

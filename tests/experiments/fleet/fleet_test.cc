@@ -103,6 +103,60 @@ TEST(FleetTest, AServerLimitKeepsGoodputThroughHalfCapacity) {
   EXPECT_GT(adaptive.window_goodput, recommended.window_goodput + 0.1);
 }
 
+TEST(FleetPolicyTest, DiagnosticVariantsChangeOnlyWhatTheirNameSays) {
+  absl::StatusOr<FleetPolicy> recommended = StandardPolicy("recommended");
+  ASSERT_TRUE(recommended.ok()) << recommended.status();
+  // The library's default: per-endpoint breakers gate the method's breaker.
+  EXPECT_TRUE(recommended->breaker.per_endpoint);
+  absl::StatusOr<FleetPolicy> method = StandardPolicy("recommended-method-breaker");
+  ASSERT_TRUE(method.ok()) << method.status();
+  EXPECT_FALSE(method->breaker.per_endpoint);
+  EXPECT_EQ(method->breaker.kind, resilience::BreakerKind::kSre);
+  EXPECT_EQ(method->retry.max_attempts, 3);
+  absl::StatusOr<FleetPolicy> naive = StandardPolicy("naive-budget-1000");
+  ASSERT_TRUE(naive.ok()) << naive.status();
+  EXPECT_EQ(naive->retry.max_attempts, 5);
+  ASSERT_TRUE(naive->retry.budget.has_value());
+  EXPECT_EQ(naive->retry.budget->max_tokens, 1000);
+  EXPECT_FALSE(naive->budget_stripped);
+  EXPECT_FALSE(naive->client_json.empty());
+  // Changed after loading: no file a real channel could load says this.
+  EXPECT_TRUE(StandardPolicy("naive")->budget_stripped);
+  EXPECT_TRUE(StandardPolicy("recommended-no-breaker")->client_json.empty());
+}
+
+// The client chain's BreakerStage: with a breaker per server, the method's
+// breaker rejects only while the service is failing (ten failures in a row
+// with no server named, or every server's breaker open). After a latency
+// spike the answers are back at once, so the method's rejections are waived
+// and the fleet recovers at once; one breaker per client drops calls until
+// the spike's failures leave its 10 s window.
+TEST(FleetTest, PerServerBreakersWaiveTheMethodBreakersRejectionsOnceAnswersComeBack) {
+  const Config c = Small(TriggerKind::kLatencySpike, absl::Seconds(5));
+  const RunResult endpoints = RunPolicy(c, "recommended");
+  const RunResult method = RunPolicy(c, "recommended-method-breaker");
+  ASSERT_TRUE(endpoints.recovered);
+  ASSERT_TRUE(method.recovered);
+  EXPECT_LT(endpoints.recovery_seconds, method.recovery_seconds);
+  int64_t refused_after = 0;
+  int64_t refused_after_method = 0;
+  const size_t end = static_cast<size_t>(absl::ToDoubleSeconds(c.warmup + c.trigger.length) /
+                                         absl::ToDoubleSeconds(c.bin));
+  for (size_t i = end + 2; i < endpoints.bins.size(); ++i) {
+    refused_after += endpoints.bins[i].refused_locally;
+    refused_after_method += method.bins[i].refused_locally;
+  }
+  EXPECT_GT(refused_after_method, 0);
+  EXPECT_LT(refused_after, refused_after_method);
+  // Both still shed during the spike: every attempt times out, no server is
+  // named, and ten in a row make the service failing.
+  int64_t refused_during = 0;
+  const size_t start = static_cast<size_t>(absl::ToDoubleSeconds(c.warmup) /
+                                           absl::ToDoubleSeconds(c.bin));
+  for (size_t i = start; i < end; ++i) refused_during += endpoints.bins[i].refused_locally;
+  EXPECT_GT(refused_during, 0);
+}
+
 TEST(FleetTest, DeterministicForTheSeed) {
   Config c = Small(TriggerKind::kOutage, absl::Seconds(5));
   c.after = absl::Seconds(10);
