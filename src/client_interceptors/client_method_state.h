@@ -17,6 +17,7 @@
 
 #include "src/breaker/breaker.h"
 #include "src/breaker/endpoint_breakers.h"
+#include "src/breaker/recovery_probe.h"
 #include "src/client_interceptors/reconnect_watch.h"
 #include "src/core/random_source.h"
 #include "src/retry/hedging_decider.h"
@@ -26,6 +27,8 @@
 #include "src/policy/method_policy.h"
 
 namespace resilience {
+
+class HealthProbeSender;  // health_probe_sender.h
 
 // The counters of one method on one channel, declared once (counter_list.h):
 // the atomics of ClientMethodState the interceptors count with, and the copy
@@ -108,6 +111,13 @@ struct ClientMethodState {
   // With a breaker and breaker.endpoints.enabled: the method's breakers per
   // endpoint, which decide when `breaker` may reject (BreakerStage).
   std::unique_ptr<EndpointBreakers> endpoint_breakers;
+  // With breaker.recoveryProbe (three-state): when to probe the server's
+  // health while `breaker` is open, and what the answer does to it
+  // (RecoveryProbe); `probe_sender` sends the probes (null: the channel was
+  // not made by CreateResilientChannel, so nothing is probed and the
+  // breaker's open period ends by itself).
+  std::unique_ptr<RecoveryProbe> recovery_probe;
+  HealthProbeSender* probe_sender = nullptr;
   std::unique_ptr<RandomSource> random;  // the backoff's jitter draws
   // The retry policy with its backoff and budget (set with a policy).
   std::unique_ptr<RetryDecider> retry_decider;
