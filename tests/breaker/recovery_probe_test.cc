@@ -33,7 +33,6 @@ class RecoveryProbeTest : public ::testing::Test {
     }
   }
   void TripByCalls() {
-    breaker_options_.health_gated = true;
     // Failures with no probe answered yet: the window trips the breaker.
     Fail(5);
     ASSERT_EQ(breaker_->state(), BreakerState::kOpen);
