@@ -26,6 +26,7 @@ ABSL_DECLARE_FLAG(int, seeds);
 ABSL_DECLARE_FLAG(std::string, export_fates);
 ABSL_DECLARE_FLAG(std::string, extra_policies);
 ABSL_DECLARE_FLAG(bool, probe_bound);
+ABSL_DECLARE_FLAG(std::string, recovery_probe);
 ABSL_DECLARE_FLAG(std::string, mode);
 
 #endif  // GRPC_RESILIENCE_EXPERIMENTS_GOODPUT_EXPERIMENT_FLAGS_H_

@@ -84,6 +84,16 @@ int RunSuiteMode() {
     }
     policies.push_back(std::move(p));
   }
+  if (const std::string probe = absl::GetFlag(FLAGS_recovery_probe); !probe.empty()) {
+    absl::Duration interval;
+    if (!absl::ParseDuration(probe, &interval) || interval < absl::Milliseconds(1)) {
+      return example_cli::UsageError(
+          absl::StrCat("--recovery_probe: expected a duration of at least 1ms, got \"", probe, "\""));
+    }
+    for (const Policy& p : StandardPolicies()) {
+      if (p.key == "recommended") policies.push_back(WithRecoveryProbe(p, interval));
+    }
+  }
   absl::StatusOr<std::vector<SuiteRow>> rows = RunSuite(options, policies);
   if (!rows.ok()) return example_cli::UsageError(std::string(rows.status().message()));
   std::string json = "{\"suite\": [";
@@ -103,9 +113,11 @@ int RunSuiteMode() {
                     "first_max", "rec99", "rec99_max");
         last_block = block;
       }
-      std::printf("%-22s %8.4f %8.4f %8.3fs %8.3fs %8.3fs %8.3fs\n", row.policy.c_str(),
+      std::printf("%-22s %8.4f %8.4f %8.3fs %8.3fs %8.3fs %8.3fs", row.policy.c_str(),
                   m.goodput_ratio, m.waste_ratio, m.first_success_seconds,
                   m.first_success_max_seconds, m.recovery99_seconds, m.recovery99_max_seconds);
+      if (m.probes > 0) std::printf("  %lld probes", static_cast<long long>(m.probes));
+      std::printf("\n");
     }
     absl::StrAppendFormat(
         &json,
@@ -114,11 +126,11 @@ int RunSuiteMode() {
         "\"reached_failing_backend\": %d, \"goodput_ratio\": %.6f, \"waste_ratio\": %.6f, "
         "\"outages\": %d, \"first_success_seconds\": %.4f, "
         "\"first_success_max_seconds\": %.4f, \"recovery99_seconds\": %.4f, "
-        "\"recovery99_max_seconds\": %.4f}",
+        "\"recovery99_max_seconds\": %.4f, \"probes\": %d}",
         i ? ", " : "", row.family, row.calls_per_second, row.policy, m.offered, m.succeeded,
         m.oracle_succeeded, m.reached_failing_backend, m.goodput_ratio, m.waste_ratio,
         m.recovery99_per_outage.size(), m.first_success_seconds, m.first_success_max_seconds,
-        m.recovery99_seconds, m.recovery99_max_seconds);
+        m.recovery99_seconds, m.recovery99_max_seconds, m.probes);
   }
   json += "]}";
   if (!absl::GetFlag(FLAGS_json)) {

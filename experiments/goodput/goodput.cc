@@ -13,6 +13,8 @@
 #include "resilience/v1/policy.pb.h"
 #include "src/core/random_source.h"
 #include "src/core/simulated_clock.h"
+#include "src/breaker/recovery_probe.h"
+#include "src/breaker/three_state_breaker.h"
 #include "grpc_resilience/policy.h"
 #include "src/policy/method_policy.h"
 #include "src/policy/policy_table.h"
@@ -178,8 +180,10 @@ absl::Status CheckPolicy(const Policy& policy) {
   return absl::OkStatus();
 }
 
-std::unique_ptr<resilience::Breaker> MakeBreaker(const Policy& policy, resilience::Clock& clock,
-                                                 uint64_t seed) {
+namespace {
+
+// The breaker settings of `policy` as the loader reads them (kNone for none).
+resilience::BreakerSettings SettingsOf(const Policy& policy) {
   absl::StatusOr<resilience::PolicyTable> set =
       resilience::PolicyTable::FromJsonString(PolicyFileFor(policy));
   if (!set.ok()) {
@@ -188,15 +192,58 @@ std::unique_ptr<resilience::Breaker> MakeBreaker(const Policy& policy, resilienc
     std::abort();
   }
   const resilience::MethodPolicy* p = set->Find(kMethod).policy;
-  return p == nullptr ? nullptr : resilience::CreateBreaker(p->breaker, clock, seed);
+  return p == nullptr ? resilience::BreakerSettings() : p->breaker;
+}
+
+}  // namespace
+
+std::unique_ptr<resilience::Breaker> MakeBreaker(const Policy& policy, resilience::Clock& clock,
+                                                 uint64_t seed) {
+  return resilience::CreateBreaker(SettingsOf(policy), clock, seed);
+}
+
+Policy WithRecoveryProbe(const Policy& policy, absl::Duration interval) {
+  const size_t end = policy.breaker_json.rfind('}');
+  if (end == std::string::npos) return policy;
+  Policy probed = policy;
+  probed.key = policy.key + "+probes";
+  probed.breaker_json =
+      absl::StrCat(policy.breaker_json.substr(0, end), R"(, "recoveryProbe": {"interval": ")",
+                   absl::ToDoubleSeconds(interval), R"(s"}})");
+  return probed;
 }
 
 Metrics RunScenario(const Scenario& scenario, const Policy& policy, uint64_t seed) {
   resilience::SimulatedClock clock;
   const absl::Time t0 = clock.Now();
-  std::unique_ptr<resilience::Breaker> breaker = MakeBreaker(policy, clock, seed);
+  const resilience::BreakerSettings settings = SettingsOf(policy);
+  std::unique_ptr<resilience::Breaker> breaker = resilience::CreateBreaker(settings, clock, seed);
   ScheduledBackend backend(scenario.schedule, seed);
   RunRecorder recorder(scenario.schedule, scenario.length, seed);
+  // breaker.recoveryProbe: health probes on the simulated clock. Assumption:
+  // a probe answers SERVING iff the backend is not down then (a health
+  // service reports the server, not the method: errors and overload are
+  // invisible to it, down is NOT_SERVING or no answer). A probe takes no
+  // simulated time, as calls do; probes are counted apart from calls.
+  std::unique_ptr<resilience::RecoveryProbe> prober;
+  if (settings.recovery_probe.has_value()) {
+    prober = std::make_unique<resilience::RecoveryProbe>(
+        *settings.recovery_probe, static_cast<resilience::ThreeStateBreaker&>(*breaker), clock);
+  }
+  // Probes due up to `t`, each at its own time.
+  auto probe_until = [&](absl::Time t) {
+    if (prober == nullptr) return;
+    t = std::min(t, t0 + scenario.length);
+    for (absl::Duration wait = prober->TimeUntilDue(); clock.Now() + wait <= t;
+         wait = prober->TimeUntilDue()) {
+      clock.SetTime(clock.Now() + wait);
+      if (!prober->StartIfDue()) break;
+      const int64_t at_ms = absl::ToInt64Milliseconds(clock.Now() - t0);
+      const bool up = backend.PeriodAt(at_ms).kind != Period::kDown;
+      prober->OnAnswer(up ? resilience::RecoveryProbe::Answer::kServing
+                          : resilience::RecoveryProbe::Answer::kNotServing);
+    }
+  };
   const int64_t spacing_ms = 1000 / scenario.calls_per_second;
   const int64_t length_ms = absl::ToInt64Milliseconds(scenario.length);
   // Failures reported late, in the order they end (the latency is the same
@@ -208,10 +255,13 @@ Metrics RunScenario(const Scenario& scenario, const Policy& policy, uint64_t see
   std::deque<Late> late;
   auto deliver_until = [&](absl::Time t) {
     while (!late.empty() && late.front().end <= t) {
+      probe_until(late.front().end);
       clock.SetTime(late.front().end);
       late.front().admission.Record(Outcome::kFailure, scenario.failure_latency);
+      if (prober != nullptr) prober->OnCallFailed();
       late.pop_front();
     }
+    probe_until(t);
   };
   for (int64_t tick = 0; tick < length_ms; tick += spacing_ms) {
     const absl::Time now = t0 + absl::Milliseconds(tick);
@@ -235,9 +285,12 @@ Metrics RunScenario(const Scenario& scenario, const Policy& policy, uint64_t see
     // Calls take no simulated time (as in the gRPC mode, whose clock stands
     // still during a call).
     admission.Record(ok ? Outcome::kSuccess : Outcome::kFailure, absl::ZeroDuration());
+    if (!ok && prober != nullptr) prober->OnCallFailed();
   }
   deliver_until(absl::InfiniteFuture());
-  return recorder.Finish();
+  Metrics metrics = recorder.Finish();
+  if (prober != nullptr) metrics.probes = prober->stats().probes;
+  return metrics;
 }
 
 Metrics RunSimulated(const std::vector<Period>& schedule, absl::Duration length,
@@ -265,6 +318,7 @@ void Metrics::SummarizeRecoveries() {
 
 void Metrics::Merge(const Metrics& o) {
   offered += o.offered;
+  probes += o.probes;
   succeeded += o.succeeded;
   failed += o.failed;
   rejected_locally += o.rejected_locally;

@@ -85,8 +85,17 @@ absl::Status CheckPolicy(const Policy& policy);
 std::unique_ptr<resilience::Breaker> MakeBreaker(const Policy& policy, resilience::Clock& clock,
                                                  uint64_t seed);
 
+// WithRecoveryProbe()
+//
+// `policy` (a three-state breaker) with breaker.recoveryProbe at `interval`,
+// keyed "<key>+probes": its open breaker learns recovery from health probes
+// (RunScenario() simulates them), not from user calls.
+Policy WithRecoveryProbe(const Policy& policy, absl::Duration interval);
+
 struct Metrics {
   int64_t offered = 0;
+  // Health probes sent (breaker.recoveryProbe); never counted as calls.
+  int64_t probes = 0;
   int64_t succeeded = 0;
   int64_t failed = 0;
   int64_t rejected_locally = 0;

@@ -57,6 +57,10 @@ ABSL_FLAG(std::string, export_fates, "",
 ABSL_FLAG(std::string, extra_policies, "",
           "Suite: more policies, NAME=BREAKER_JSON separated by ';' (BREAKER_JSON is a policy "
           "file's \"breaker\" object), e.g. 'fast={\"threeState\": {\"consecutiveFailures\": 5}}'.");
+ABSL_FLAG(std::string, recovery_probe, "",
+          "Suite: also run recommended with breaker.recoveryProbe at this interval (e.g. "
+          "\"0.25s\"), as \"recommended+probes\": health probes on the simulated clock, "
+          "SERVING iff the backend is not down then.");
 ABSL_FLAG(bool, probe_bound, false,
           "Instead of running breakers: the best probe schedule of any shape that a breaker "
           "learning only from its own calls can have on the outage family at --rates (10 and "

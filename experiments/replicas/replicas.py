@@ -9,7 +9,7 @@ time until it gets no more calls (eject) and until it gets calls again once
 it is healthy (readmit).
 
   experiments/replicas/replicas.py --bin=build/examples/cache_service \
-      --out=docs/results [--configs=grpc_rr,grpc_od,lib_channel,lib_od,lib_health_od] \
+      --out=docs/results [--configs=grpc_rr,grpc_od,lib_channel,lib_ep,lib_od,lib_health_od,lib_health,lib_health_od_probe] \
       [--scenarios=failing,...] [--seconds=8]
 """
 
@@ -50,10 +50,31 @@ GRPC_OD = [{"outlier_detection_experimental": {
 NO_OD = [{"outlier_detection_experimental": {"childPolicy": RR}}]
 
 
-def lib(lb, health=False):
+# The outlier detection the library derives from BREAKER (the defaults:
+# failureRateThreshold 0.5, 20 calls in 10 s, openDuration 5 s, 60 s at
+# most; tests/policy/channel_service_config_test.cc), written out: since the
+# replicas rerun of issue 30 it is derived only with healthCheckConfig, so
+# this is how the earlier default (derived without health) is measured.
+DERIVED_OD = [{"outlier_detection_experimental": {
+    "interval": "1s", "baseEjectionTime": "5s", "maxEjectionTime": "60s",
+    "maxEjectionPercent": 50,
+    "failurePercentageEjection": {"threshold": 49, "enforcementPercentage": 100,
+                                  "minimumHosts": 2, "requestVolume": 2},
+    "childPolicy": RR}}]
+# breaker.recoveryProbe: health probes while a breaker (the method's or an
+# endpoint's) is open.
+PROBE = {"health": SERVICE, "interval": "0.25s", "timeout": "0.5s"}
+
+
+def lib(lb, health=False, endpoints=True, probe=False):
+    breaker = dict(BREAKER)
+    if not endpoints:
+        breaker["endpoints"] = {"enabled": False}
+    if probe:
+        breaker["recoveryProbe"] = PROBE
     policy = {"loadBalancingConfig": lb,
               "methodConfig": [{"name": NAME, "timeout": "1s", "retryPolicy": RETRY,
-                                "breaker": BREAKER}]}
+                                "breaker": breaker}]}
     if health:
         policy["healthCheckConfig"] = {"serviceName": SERVICE}
     return policy
@@ -66,14 +87,33 @@ CONFIGS = {
     # gRPC's outlier detection alone.
     "grpc_od": {"loadBalancingConfig": GRPC_OD,
                 "methodConfig": [{"name": NAME, "timeout": "1s"}]},
-    # The library per channel, as before issue 30.
-    "lib_channel": lib(NO_OD),
-    # The library with the outlier detection derived from its breaker.
-    "lib_od": lib(RR),
-    # The same with client-side health checking.
+    # The library per channel, as before issue 30 (no per-endpoint breakers).
+    "lib_channel": lib(NO_OD, endpoints=False),
+    # Per-endpoint breakers, round_robin, no health: nothing is derived since
+    # the rerun (written as the opt-out, which ejects nothing either, so a
+    # build from before the rerun measures the same).
+    "lib_ep": lib(NO_OD),
+    # Per-endpoint breakers and the derived outlier detection without
+    # health (the default before the rerun).
+    "lib_od": lib(DERIVED_OD),
+    # round_robin with health: the outlier detection is derived (the default).
     "lib_health_od": lib(RR, health=True),
+    # Health without outlier detection (the opt-out).
+    "lib_health": lib(NO_OD, health=True),
+    # The default with health, plus breaker.recoveryProbe.
+    "lib_health_od_probe": lib(RR, health=True, probe=True),
+    # Diagnosis only: lib_ep and lib_health_od with a retry budget that
+    # never runs dry (each success gives back a whole token), to show what
+    # the default budget (10 tokens, 0.1 per success) costs when one replica
+    # of three fails every call.
+    "lib_ep_nobudget": dict(lib(NO_OD), methodConfig=[
+        dict(lib(NO_OD)["methodConfig"][0], retryBudget={"maxTokens": 1000, "tokenRatio": 1})]),
+    "lib_health_od_nobudget": dict(lib(RR, health=True), methodConfig=[
+        dict(lib(RR, health=True)["methodConfig"][0],
+             retryBudget={"maxTokens": 1000, "tokenRatio": 1})]),
 }
-DEFAULT_CONFIGS = ["grpc_rr", "grpc_od", "lib_channel", "lib_od", "lib_health_od"]
+DEFAULT_CONFIGS = ["grpc_rr", "grpc_od", "lib_channel", "lib_ep", "lib_od", "lib_health_od",
+                   "lib_health", "lib_health_od_probe"]
 
 # --- Server policies ----------------------------------------------------------
 

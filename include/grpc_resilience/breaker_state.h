@@ -42,6 +42,10 @@ enum class TransitionCause {
   kDropsStarted,         // SRE: the drop probability rose above 0
   kDropsStopped,         // SRE: the drop probability fell back to 0
   kReset,                // an operator reset the breaker (BreakerCommand::kReset)
+  kHealthServing,        // three-state with recoveryProbe: open -> half-open, the
+                         // server's health service answered SERVING
+  kHealthNotServing,     // three-state with recoveryProbe: a health probe after a
+                         // failure (or during half-open) found the server not serving
 };
 
 // What an operator can tell a breaker at run time

@@ -68,6 +68,11 @@ struct ClientMethodStats {
   // start to final status, retries and backoff included.
   StatusCodeCountsSnapshot calls_by_code;
   LatencyHistogramSnapshot latency;
+  // With breaker.recoveryProbe: grpc.health.v1 Checks sent for the method's
+  // breaker (never counted as calls or attempts), and their answers.
+  int64_t health_probes = 0;
+  int64_t health_probes_serving = 0;
+  int64_t health_probes_not_serving = 0;  // NOT_SERVING, or no answer
   // Breaker state changes, [from][to] indexed by BreakerState
   // (kClosed, kOpen, kHalfOpen).
   std::array<std::array<int64_t, 3>, 3> breaker_transitions{};

@@ -70,6 +70,10 @@ absl::string_view TransitionCauseName(TransitionCause cause) {
       return "drop probability fell to 0";
     case TransitionCause::kReset:
       return "reset by an operator";
+    case TransitionCause::kHealthServing:
+      return "the health service answered SERVING";
+    case TransitionCause::kHealthNotServing:
+      return "the health service found the server not serving";
   }
   return "unknown";
 }

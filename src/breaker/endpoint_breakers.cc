@@ -26,6 +26,9 @@ struct EndpointBreakers::Entry {
   // An operator's force (Control()): kept from eviction, and for
   // ServiceFailing() open or closed whatever its state.
   std::atomic<int> forced{kNotForced};
+  // With Options::recovery_probe: the breaker's RecoveryProbe (destroyed
+  // after the breaker, which it does not touch then).
+  std::unique_ptr<RecoveryProbe> probe;
   // Last member: destroyed first, with the listener that points here.
   std::unique_ptr<Breaker> breaker;
 };
@@ -56,7 +59,7 @@ EndpointBreakers::EndpointBreakers(Options options, Clock& clock)
 EndpointBreakers::~EndpointBreakers() = default;
 
 bool EndpointBreakers::Record(const std::string& endpoint, Outcome outcome,
-                              absl::Duration latency) {
+                              absl::Duration latency, std::shared_ptr<RecoveryProbe>* due) {
   const absl::Time now = clock_.Now();
   const int64_t now_ns = absl::ToUnixNanos(now);
   if (endpoint.empty()) {
@@ -73,14 +76,21 @@ bool EndpointBreakers::Record(const std::string& endpoint, Outcome outcome,
     unreached_in_a_row_.store(0, std::memory_order_relaxed);
   }
   Admission admission = entry->breaker->Allow();
+  bool counted = true;
   if (!admission.admitted()) {
     entry->refused.fetch_add(1, std::memory_order_relaxed);
     // With one endpoint known there is nothing to route around: the
     // method's breaker counts it as it would without endpoints.
-    return known_.load(std::memory_order_relaxed) < 2;
+    counted = known_.load(std::memory_order_relaxed) < 2;
+  } else {
+    admission.Record(outcome, latency);
   }
-  admission.Record(outcome, latency);
-  return true;
+  if (entry->probe != nullptr && due != nullptr) {
+    if (outcome == Outcome::kFailure) entry->probe->OnCallFailed();
+    // Aliasing: points to the probe, owns the entry (and so its breaker).
+    if (entry->probe->StartIfDue()) *due = std::shared_ptr<RecoveryProbe>(entry, entry->probe.get());
+  }
+  return counted;
 }
 
 bool EndpointBreakers::ServiceFailing() {
@@ -175,6 +185,11 @@ std::shared_ptr<EndpointBreakers::Entry> EndpointBreakers::Find(const std::strin
     raw->state.store(static_cast<int>(transition.to), std::memory_order_release);
     if (options_.listener) options_.listener(raw->endpoint, transition, raw->breaker->Snapshot());
   });
+  if (options_.recovery_probe.has_value()) {
+    if (auto* three_state = dynamic_cast<ThreeStateBreaker*>(entry->breaker.get())) {
+      entry->probe = std::make_unique<RecoveryProbe>(*options_.recovery_probe, *three_state, clock_);
+    }
+  }
   entries_.emplace(endpoint, entry);
   known_.store(static_cast<int>(entries_.size()), std::memory_order_relaxed);
   return entry;

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "absl/time/time.h"
 #include "grpc_resilience/breaker_state.h"
 #include "src/breaker/breaker.h"
+#include "src/breaker/recovery_probe.h"
 #include "src/breaker/outcome.h"
 #include "src/core/clock.h"
 #include "src/core/mutex.h"
@@ -85,6 +87,10 @@ class EndpointBreakers {
     std::function<void(const std::string& endpoint, const BreakerTransition& transition,
                        const BreakerSnapshot& snapshot)>
         listener;
+    // breaker.recoveryProbe: each endpoint whose breaker (from `make`) is a
+    // ThreeStateBreaker gets a RecoveryProbe of its own; Record() says when
+    // it wants a probe. Optional.
+    std::optional<RecoveryProbe::Options> recovery_probe;
   };
 
   // One endpoint as Snapshot() shows it.
@@ -118,8 +124,14 @@ class EndpointBreakers {
   // `endpoint` (the attempt reached no server, as far as we know) counts
   // only for ServiceFailing() (b) and returns true. kNeutral outcomes only mark the
   // endpoint as seen.
-  bool Record(const std::string& endpoint, Outcome outcome, absl::Duration latency)
-      ABSL_LOCKS_EXCLUDED(mu_);
+  //
+  // With Options::recovery_probe, a failure also asks the endpoint's
+  // RecoveryProbe for a probe; when one is due now (StartIfDue() said yes),
+  // `due` gets it: the caller sends the probe to `endpoint` and reports the
+  // answer with OnAnswer() (the pointer keeps the endpoint's breaker alive
+  // even if the endpoint is forgotten meanwhile).
+  bool Record(const std::string& endpoint, Outcome outcome, absl::Duration latency,
+              std::shared_ptr<RecoveryProbe>* due = nullptr) ABSL_LOCKS_EXCLUDED(mu_);
 
   // ServiceFailing()
   //

@@ -195,7 +195,7 @@ Admission ThreeStateBreaker::Allow() {
         result = Admit(generation_.load(std::memory_order_relaxed), now, false);
         break;
       case BreakerState::kOpen:
-        if (now < open_until_) {
+        if (now < open_until_ || (options_.health_gated && health_known_)) {
           result = Reject(RejectReason::kOpen);
           break;
         }
@@ -331,6 +331,37 @@ void ThreeStateBreaker::RecordProbe(const Admission& admission, Outcome outcome,
       window_.Reset(now);
       open_duration_ = options_.open_duration;
       SetState(BreakerState::kClosed, now, TransitionCause::kProbesSucceeded, transitions);
+    }
+  }
+  Notify(transitions);
+}
+
+void ThreeStateBreaker::OnHealth(Health health) {
+  if (!options_.health_gated ||
+      static_cast<BreakerMode>(mode_.load(std::memory_order_acquire)) != BreakerMode::kNormal) {
+    return;
+  }
+  const absl::Time now = clock_.Now();
+  Transitions transitions;
+  {
+    MutexLock lock(&mu_);
+    health_known_ = health != Health::kUnknown;
+    switch (health) {
+      case Health::kServing:
+        if (state() == BreakerState::kOpen) {
+          SetState(BreakerState::kHalfOpen, now, TransitionCause::kHealthServing, transitions);
+          last_probe_admit_ = absl::InfinitePast();
+        }
+        break;
+      case Health::kNotServing:
+        if (state() == BreakerState::kClosed) {
+          OpenLocked(now, /*backoff=*/false, TransitionCause::kHealthNotServing, transitions);
+        } else if (state() == BreakerState::kHalfOpen) {
+          OpenLocked(now, /*backoff=*/true, TransitionCause::kHealthNotServing, transitions);
+        }
+        break;
+      case Health::kUnknown:
+        break;
     }
   }
   Notify(transitions);

@@ -102,6 +102,13 @@ class ThreeStateBreaker final : public Breaker {
     // without a result, one more probe may go; zero disables. >= 0. Defaults
     // to zero.
     absl::Duration probe_overdue = absl::ZeroDuration();
+    // Recovery probed by the server's health service (RecoveryProbe): once a
+    // health answer is known (OnHealth() with kServing or kNotServing), the
+    // open period no longer ends by itself: only a SERVING answer moves Open
+    // to Half-Open, so no user call is admitted while the server is known not
+    // to serve. Until then, and after kUnknown (no health service), the open
+    // period ends as without it. Defaults to false.
+    bool health_gated = false;
     // Operating mode. Defaults to kNormal.
     BreakerMode mode = BreakerMode::kNormal;
     // Called on every state change, outside the breaker's lock.
@@ -134,6 +141,20 @@ class ThreeStateBreaker final : public Breaker {
   BreakerState state() const {
     return static_cast<BreakerState>(state_.load(std::memory_order_acquire));
   }
+  // OnHealth()
+  //
+  // A health probe's answer (RecoveryProbe calls it; ignored unless
+  // options().health_gated and the mode is kNormal):
+  //   kServing: Open -> Half-Open at once (the next call is the half-open
+  //     probe, whatever probe_interval says); the open period is not waited
+  //     out. Closed and Half-Open: nothing.
+  //   kNotServing: Closed -> Open (cause kHealthNotServing; the probe was made
+  //     after a failure: the failure was the server's, not the call's);
+  //     Half-Open -> Open (backing off); Open stays Open, without timer.
+  //   kUnknown: the open period ends by itself again (no health service).
+  enum class Health { kServing, kNotServing, kUnknown };
+  void OnHealth(Health health) ABSL_LOCKS_EXCLUDED(mu_);
+
   // The open period the next trip from Half-Open would use.
   absl::Duration current_open_duration() ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -185,6 +206,9 @@ class ThreeStateBreaker final : public Breaker {
   // When the breaker entered its state (the clock's Now(), in nanoseconds).
   std::atomic<int64_t> state_since_ns_;
 
+  // Whether a health answer (kServing or kNotServing) is known: with
+  // health_gated, the open period then ends only by a kServing answer.
+  bool health_known_ ABSL_GUARDED_BY(mu_) = false;
   absl::Time open_until_ ABSL_GUARDED_BY(mu_);
   absl::Duration open_duration_ ABSL_GUARDED_BY(mu_);
   int probes_in_flight_ ABSL_GUARDED_BY(mu_) = 0;

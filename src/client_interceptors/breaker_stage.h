@@ -16,6 +16,7 @@
 #include "src/breaker/endpoint_breakers.h"
 #include "src/client_interceptors/call_counters.h"
 #include "src/client_interceptors/client_method_state.h"
+#include "src/client_interceptors/health_probe_sender.h"
 #include "src/client_interceptors/local_status.h"
 
 namespace resilience {
@@ -38,7 +39,9 @@ class BreakerStage {
   explicit BreakerStage(const ClientMethodState& state)
       : breaker_(state.breaker.get()),
         endpoints_(state.endpoint_breakers.get()),
-        settings_(state.policy) {}
+        settings_(state.policy),
+        probe_(state.probe_sender != nullptr ? state.recovery_probe.get() : nullptr),
+        sender_(state.probe_sender) {}
 
   bool enabled() const { return breaker_ != nullptr; }
   // Whether Record() wants the attempt's endpoint (ClientContext::peer()).
@@ -51,6 +54,7 @@ class BreakerStage {
   Admission Admit(CallCounters& counters) {
     if (breaker_ == nullptr) return Admission();
     Admission admission = breaker_->Allow();
+    if (!admission.admitted()) MaybeProbe();
     if (admission.admitted() || endpoints_ == nullptr ||
         admission.reason() == RejectReason::kForcedOpen || endpoints_->ServiceFailing()) {
       return admission;
@@ -86,22 +90,54 @@ class BreakerStage {
   // per-endpoint breakers the outcome counts against `endpoint` (the
   // attempt's peer; empty: it reached no server) first; an outcome the
   // endpoint's open breaker refused is neutral to the method's breaker (that
-  // endpoint is known bad already).
-  void Record(Admission& admission, grpc::StatusCode code, LocalEnd local, absl::Time ended,
+  // endpoint is known bad already). Returns whether it was such an outcome
+  // while the service as a whole is not failing (AttemptOutcome::
+  // endpoint_known_bad: a retry goes elsewhere, the retry budget is spared).
+  bool Record(Admission& admission, grpc::StatusCode code, LocalEnd local, absl::Time ended,
               const std::string& endpoint = std::string()) {
-    if (!admission.pending() && !admission.waived()) return;
+    if (!admission.pending() && !admission.waived()) return false;
     Outcome outcome = settings_->breaker.Classify(static_cast<absl::StatusCode>(code), local);
     const absl::Duration latency = ended - admission.start();
-    if (endpoints_ != nullptr && !endpoints_->Record(endpoint, outcome, latency)) {
+    std::shared_ptr<RecoveryProbe> endpoint_probe;
+    bool known_bad = false;
+    if (endpoints_ != nullptr &&
+        !endpoints_->Record(endpoint, outcome, latency,
+                            sender_ != nullptr ? &endpoint_probe : nullptr)) {
+      known_bad = outcome == Outcome::kFailure && !endpoints_->ServiceFailing();
       outcome = Outcome::kNeutral;
     }
+    if (endpoint_probe != nullptr) {
+      // To that endpoint alone, on a channel to its address.
+      sender_->Check(endpoint, endpoint_probe->options().health_service,
+                     endpoint_probe->options().timeout,
+                     [endpoint_probe](RecoveryProbe::Answer answer) {
+                       endpoint_probe->OnAnswer(answer);
+                     });
+    }
     admission.Record(outcome, latency);  // nothing for a waived one
+    if (probe_ != nullptr && outcome == Outcome::kFailure) {
+      probe_->OnCallFailed();
+      MaybeProbe();
+    }
+    return known_bad;
   }
 
  private:
+  // breaker.recoveryProbe: a health probe when one is due (RecoveryProbe
+  // decides; asked when the breaker rejects and after a failure). The
+  // answer comes on a gRPC thread and goes to the breaker from there.
+  void MaybeProbe() {
+    if (probe_ == nullptr || !probe_->StartIfDue()) return;
+    RecoveryProbe* const probe = probe_;
+    sender_->Check(std::string(), probe->options().health_service, probe->options().timeout,
+                   [probe](RecoveryProbe::Answer answer) { probe->OnAnswer(answer); });
+  }
+
   Breaker* const breaker_;
   EndpointBreakers* const endpoints_;
   const MethodPolicy* const settings_;
+  RecoveryProbe* const probe_;  // null: no probes
+  HealthProbeSender* const sender_;
 };
 
 }  // namespace resilience

@@ -17,6 +17,7 @@
 
 #include "src/breaker/breaker.h"
 #include "src/breaker/endpoint_breakers.h"
+#include "src/breaker/recovery_probe.h"
 #include "src/client_interceptors/reconnect_watch.h"
 #include "src/core/random_source.h"
 #include "src/retry/hedging_decider.h"
@@ -27,6 +28,8 @@
 #include "src/policy/method_policy.h"
 
 namespace resilience {
+
+class HealthProbeSender;  // health_probe_sender.h
 
 // The counters of one method on one channel, declared once (counter_list.h):
 // the atomics of ClientMethodState the interceptors count with, and the copy
@@ -143,6 +146,14 @@ struct ClientMethodState {
   // With a breaker and breaker.endpoints.enabled: the method's breakers per
   // endpoint, which decide when `breaker` may reject (BreakerStage).
   std::shared_ptr<EndpointBreakers> endpoint_breakers;
+  // With breaker.recoveryProbe (three-state): when to probe the server's
+  // health while `breaker` is open, and what the answer does to it
+  // (RecoveryProbe); shared with the next state together with `breaker`.
+  // `probe_sender` sends the probes (null: the channel was not made by
+  // CreateResilientChannel, so nothing is probed and the breaker's open
+  // period ends by itself).
+  std::shared_ptr<RecoveryProbe> recovery_probe;
+  HealthProbeSender* probe_sender = nullptr;
   // The backoff's jitter draws, and the retry policy with its backoff and
   // budget (set with a policy); shared, with the hedging decider, with the
   // method's next state when an update leaves the retry settings (and the

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 
 #include "src/client_interceptors/breaker_event_queue.h"
+#include "src/client_interceptors/health_probe_sender.h"
 #include "src/metrics/metric_catalog.h"
 #include "src/policy/method_catalog.h"
 
@@ -33,6 +34,17 @@ ClientResilienceImpl::ClientResilienceImpl(PolicySet policies, Options options, 
   first->policies = std::move(policies);
   MutexLock lock(&generation_mu_);
   generation_ = std::move(first);
+}
+
+void ClientResilienceImpl::EnableHealthProbes(const std::string& target,
+                                              std::shared_ptr<grpc::ChannelCredentials> credentials,
+                                              const grpc::ChannelArguments& args) {
+  // Transitions an answer causes wait in the queue like any other: no call
+  // is there to deliver them, so the events thread does.
+  probe_sender_ = std::make_unique<HealthProbeSender>(
+      target, std::move(credentials), args, clock_, [events = breaker_events_] {
+        if (events != nullptr && events->pending()) events->DeliverOnEventsThread();
+      });
 }
 
 MethodCache<ClientMethodState>::Resolution ClientResilienceImpl::Resolve(
@@ -106,9 +118,12 @@ MethodCache<ClientMethodState>::Resolution ClientResilienceImpl::Resolve(
   }
   if (policy.hedging.has_value()) state->wraps_unary = true;
   if (had_policy && previous->policy->canonical.breaker == policy.canonical.breaker) {
-    // The same breaker settings: the same breakers (state, window, mode).
+    // The same breaker settings: the same breakers (state, window, mode)
+    // and the same recovery probe.
     state->breaker = previous->breaker;
     state->endpoint_breakers = previous->endpoint_breakers;
+    state->recovery_probe = previous->recovery_probe;
+    state->probe_sender = previous->probe_sender;
   } else {
     state->breaker = MakeBreaker(*state);
     // The same algorithm with other settings: its forced mode, and its
@@ -116,6 +131,13 @@ MethodCache<ClientMethodState>::Resolution ClientResilienceImpl::Resolve(
     if (state->breaker != nullptr && previous != nullptr && previous->breaker != nullptr &&
         previous->breaker->kind() == state->breaker->kind()) {
       state->breaker->ContinueFrom(previous->breaker->Snapshot());
+    }
+    if (state->breaker != nullptr && policy.breaker.kind == BreakerKind::kThreeState &&
+        policy.breaker.recovery_probe.has_value()) {
+      state->recovery_probe = std::make_shared<RecoveryProbe>(
+          *policy.breaker.recovery_probe, static_cast<ThreeStateBreaker&>(*state->breaker),
+          clock_);
+      state->probe_sender = probe_sender_.get();
     }
     if (state->breaker != nullptr && policy.breaker.per_endpoint) {
       state->endpoint_breakers = MakeEndpointBreakers(*state);
@@ -155,6 +177,9 @@ std::unique_ptr<Breaker> ClientResilienceImpl::MakeBreaker(const ClientMethodSta
 std::unique_ptr<EndpointBreakers> ClientResilienceImpl::MakeEndpointBreakers(
     const ClientMethodState& state) {
   EndpointBreakers::Options options = state.policy->breaker.endpoints;
+  if (probe_sender_ != nullptr && state.policy->breaker.kind == BreakerKind::kThreeState) {
+    options.recovery_probe = state.policy->breaker.recovery_probe;
+  }
   // Each endpoint's breaker: the method's settings, its own listener.
   options.make = [this, settings = state.policy->breaker](BreakerListener listener) {
     BreakerSettings mine = settings;
@@ -200,6 +225,12 @@ ClientMethodStats ClientResilienceImpl::StatsOf(const ClientMethodState& from) {
   GRPC_RESILIENCE_CLIENT_COUNTERS(GRPC_RESILIENCE_LOAD_COUNTER)
   to.calls_by_code = from.meter.StatusCounts();
   to.latency = from.meter.Latencies();
+  if (from.recovery_probe != nullptr) {
+    const RecoveryProbe::Stats probes = from.recovery_probe->stats();
+    to.health_probes = probes.probes;
+    to.health_probes_serving = probes.serving;
+    to.health_probes_not_serving = probes.not_serving + probes.unreachable;
+  }
   for (size_t i = 0; i < 3; ++i) {
     for (size_t j = 0; j < 3; ++j) {
       to.breaker_transitions[i][j] = from.breaker_transitions[i][j].load(std::memory_order_relaxed);

@@ -24,6 +24,7 @@
 #include "src/breaker/breaker.h"
 #include "src/core/clock.h"
 #include "src/client_interceptors/client_method_state.h"
+#include "src/client_interceptors/health_probe_sender.h"
 #include "src/core/method_cache.h"
 #include "src/core/mutex.h"
 #include "grpc_resilience/policy_update.h"
@@ -83,6 +84,16 @@ class ClientResilienceImpl {
   void AppendMetrics(PrometheusText& text);
 
   const std::string& name() const { return options_.name; }
+
+  // EnableHealthProbes()
+  //
+  // Lets the breakers with breaker.recoveryProbe probe the server's health:
+  // on a channel of their own to `target` with `credentials` and `args`
+  // (made at the first probe). CreateResilientChannel() calls it before any
+  // call can be made; without it nothing is probed.
+  void EnableHealthProbes(const std::string& target,
+                          std::shared_ptr<grpc::ChannelCredentials> credentials,
+                          const grpc::ChannelArguments& args);
 
   // ControlBreaker() / AppendStatus(): see ClientResilience.
   absl::Status ControlBreaker(absl::string_view method, BreakerCommand command,
@@ -170,6 +181,9 @@ class ClientResilienceImpl {
   ReconnectWatch reconnect_;
   const std::shared_ptr<BreakerEventQueue> breaker_events_;
   MethodCache<ClientMethodState> methods_;
+  // After methods_, so destroyed first: its destructor waits for the probes
+  // in flight, whose answers go to the states' RecoveryProbes.
+  std::unique_ptr<HealthProbeSender> probe_sender_;
 };
 
 }  // namespace resilience

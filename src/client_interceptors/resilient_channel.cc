@@ -130,6 +130,9 @@ ResilientChannel CreateResilientChannel(
   made.warnings = ConfigureBuiltInRetries(policies, options.args);
   if (options.resilience.name.empty()) options.resilience.name = target;
   made.resilience = MakeClientResilience(policies, std::move(options.resilience), clock);
+  // Before the channel exists, so before any call: breaker.recoveryProbe's
+  // probes go on a channel of their own to the same target.
+  made.resilience->impl()->EnableHealthProbes(target, credentials, options.args);
   ClientInterceptorFactoryList chain = std::move(options.outer_interceptors);
   for (auto& ours : ClientInterceptorFactories(made.resilience)) chain.push_back(std::move(ours));
   for (auto& inner : options.inner_interceptors) chain.push_back(std::move(inner));

@@ -117,10 +117,11 @@ void RetriedUnaryCall::Ended(Attempt& a, Actions& actions) {
   }
   // The endpoint that served it (per-endpoint breakers): its peer, empty
   // when it reached no server (BreakerStage::EndpointOf()).
-  breaker_.Record(a.admission, end.code, local, env_.breaker_clock->Now(),
-                  breaker_.wants_endpoint() && a.context.has_value()
-                      ? BreakerStage::EndpointOf(a.context->peer())
-                      : std::string());
+  outcome.endpoint_known_bad =
+      breaker_.Record(a.admission, end.code, local, env_.breaker_clock->Now(),
+                      breaker_.wants_endpoint() && a.context.has_value()
+                          ? BreakerStage::EndpointOf(a.context->peer())
+                          : std::string());
   if (hedging_ != nullptr && !a.rejected_locally && !cancelled_) {
     hedging_->RecordLatency(env_.clock->Now() - a.sent_monotonic);
   }

@@ -4,16 +4,18 @@
 // policy set carries: what gRPC's own retry needs (BuiltInRetryConfig:
 // streams' retryPolicy, waitForReady, retryThrottling) and the file's
 // load-balancing and health settings with gRPC's meaning
-// (LoadBalancingSettings), where a round_robin without outlier detection
-// gets one derived from a breaker of the file (DerivedOutlierDetection).
+// (LoadBalancingSettings), where a round_robin with health checking and
+// without outlier detection gets one derived from a breaker of the file
+// (DerivedOutlierDetection).
 //
 //   file                                   the channel's service config
 //   "loadBalancingConfig": [A, B]          "loadBalancingConfig": [A', B]
 //   "loadBalancingPolicy": "round_robin"   "loadBalancingConfig": [OD(round_robin)]
+//                                          (with healthCheckConfig; else the same)
 //   "loadBalancingPolicy": P (other)       "loadBalancingPolicy": P
 //   "healthCheckConfig": {"serviceName": S}  the same
 // where A' is A, or OD(A) when A is round_robin, the file asks for no
-// outlier detection and has a breaker.
+// outlier detection, sets healthCheckConfig and has a breaker.
 //
 // Example:
 //   ChannelServiceConfig config = ChannelServiceConfig::Build(table, MethodCatalog::Linked());

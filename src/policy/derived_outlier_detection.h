@@ -1,7 +1,8 @@
 // File: src/policy/derived_outlier_detection.h
 //
-// The outlier detection the library gives a round_robin channel whose
-// policy file sets none: gRPC's outlier_detection_experimental (gRFC A50)
+// The outlier detection the library gives a round_robin channel with
+// health checking (healthCheckConfig) whose policy file sets none (without
+// health, ejection made a rolling restart fail calls: docs/replicas.md): gRPC's outlier_detection_experimental (gRFC A50)
 // around the file's round_robin, with its failure-percentage ejection
 // derived from a breaker of the file, so that one bad replica leaves the
 // rotation (gRPC ejects it) instead of tripping the method's breaker for

@@ -28,8 +28,11 @@ std::unique_ptr<Breaker> CreateBreaker(const BreakerSettings& settings, Clock& c
       o.seed = seed;
       return *SreBreaker::Create(o, clock);
     }
-    case BreakerKind::kThreeState:
-      return *ThreeStateBreaker::Create(settings.three_state, clock);
+    case BreakerKind::kThreeState: {
+      ThreeStateBreaker::Options o = settings.three_state;
+      o.health_gated = settings.recovery_probe.has_value();
+      return *ThreeStateBreaker::Create(o, clock);
+    }
     case BreakerKind::kNone:
       break;
   }

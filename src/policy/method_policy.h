@@ -17,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "src/breaker/endpoint_breakers.h"
+#include "src/breaker/recovery_probe.h"
 #include "src/breaker/sre_breaker.h"
 #include "src/breaker/three_state_breaker.h"
 #include "src/limits/aimd_concurrency_limiter.h"
@@ -108,6 +109,10 @@ struct BreakerSettings {
   // not `make` (the client supplies it).
   bool per_endpoint = true;
   EndpointBreakers::Options endpoints;
+  // breaker.recoveryProbe (three-state only): set, the breakers are made
+  // health_gated and the client probes the server's health service while
+  // they are open (RecoveryProbe).
+  std::optional<RecoveryProbe::Options> recovery_probe;
 
   // Classify()
   //

@@ -136,6 +136,9 @@ class PolicyTableBuilder {
                                       const std::string& timeout_path);
 
   absl::Status Breaker(const v1::BreakerPolicy& p, const std::string& path, BreakerSettings& out);
+  // breaker.recoveryProbe, after the breaker's kind is known.
+  absl::Status RecoveryProbeSettings(const v1::RecoveryProbePolicy& p,
+                                     const std::string& breaker_path, BreakerSettings& out);
 
   // Copies the set fields onto `o` (which holds the defaults), then lets the
   // breaker's own validation speak, with the JSON path in front.

@@ -196,6 +196,42 @@ absl::Status PolicyTableBuilder::Breaker(const pb::BreakerPolicy& p, const std::
       return AtPath(s, "", at);
     }
   }
+  if (p.has_recovery_probe()) return RecoveryProbeSettings(p.recovery_probe(), path, out);
+  return absl::OkStatus();
+}
+
+// breaker.recoveryProbe: the health service asked, the probes' spacing and
+// deadline (RecoveryProbe::Options). Three-state breakers only: the SRE
+// breaker has no open state for a probe to end.
+absl::Status PolicyTableBuilder::RecoveryProbeSettings(const pb::RecoveryProbePolicy& p,
+                                                       const std::string& breaker_path,
+                                                       BreakerSettings& out) {
+  const std::string path = breaker_path + ".recoveryProbe";
+  if (out.kind != BreakerKind::kThreeState) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": needs ", breaker_path,
+        ".threeState (the SRE breaker has no open state for a health probe to end), got sre"));
+  }
+  resilience::RecoveryProbe::Options o;
+  if (p.has_health()) {
+    const std::string& health = p.health();
+    const bool printable = std::all_of(health.begin(), health.end(), [](char c) {
+      return static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f;
+    });
+    if (health.size() > 200 || !printable) {
+      return Invalid(path + ".health", "a service name of at most 200 printable ASCII bytes",
+                     absl::StrCat("\"", Printable(health, 64), "\""));
+    }
+    o.health_service = health;
+  }
+  if (absl::Status s = ReadDurations(
+          path, {{"interval", p.has_interval(), p.interval(), kWindowRange, &o.interval},
+                 {"timeout", p.has_timeout(), p.timeout(), kWindowRange, &o.timeout}});
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = resilience::RecoveryProbe::Validate(o); !s.ok()) return AtPath(s, "recovery_probe", path);
+  out.recovery_probe = o;
   return absl::OkStatus();
 }
 

@@ -47,7 +47,7 @@ RetryDecision RetryDecider::Decide(int attempts, const AttemptOutcome& outcome, 
   decision.attempt_timed_out = outcome.deadline_passed;
   const bool retryable = IsRetryable(outcome.code);
   if (!outcome.rejected_locally) {
-    if (retryable && budget_.has_value()) budget_->RecordFailure();
+    if (retryable && budget_.has_value() && !outcome.endpoint_known_bad) budget_->RecordFailure();
     if ((retryable || outcome.pushback.kind != Pushback::Kind::kNone) && throttle_ != nullptr) {
       throttle_->RecordFailure();
     }

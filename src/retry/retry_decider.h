@@ -48,6 +48,12 @@ struct AttemptOutcome {
   // That deadline was the per-attempt timeout, earlier than the call's own
   // deadline: the attempt timed out, the call did not.
   bool per_attempt_deadline = false;
+  // It failed on an endpoint whose own breaker is open while the service as
+  // a whole is not failing (per-endpoint breakers, EndpointBreakers): the
+  // endpoint is known bad and a retry goes to another, so the failure does
+  // not take a token of the method's retryBudget (it still does of the
+  // channel's retryThrottling, which keeps gRPC's meaning).
+  bool endpoint_known_bad = false;
   Pushback pushback;
 };
 

@@ -101,14 +101,16 @@ class ReplicasTest : public ::testing::Test {
   std::unique_ptr<TestService::Stub> stub_;
 };
 
-// round_robin and a three-state breaker, no outlier detection written: the
-// library derives one (interval 0.1s = window / buckets, ejection 30s =
-// openDuration), which ejects the replica that fails every call; the
-// breaker, at 1/3 failures, never opens, so nothing is rejected locally.
+// round_robin with health checking and a three-state breaker, no outlier
+// detection written: the library derives one (interval 0.1s = window /
+// buckets, ejection 30s = openDuration), which ejects the replica that fails
+// every call (its health service says SERVING); the breaker, at 1/3
+// failures, never opens, so nothing is rejected locally.
 TEST_F(ReplicasTest, DerivedOutlierDetectionEjectsTheFailingReplica) {
   Start(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
             "faultInjection": {"abortCode": "UNAVAILABLE", "abortFraction": 1}}]})");
   Connect(R"({"loadBalancingConfig": [{"round_robin": {}}],
+              "healthCheckConfig": {"serviceName": "resilience.test.TestService"},
               "methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
                 "breaker": {"threeState": {"failureRateThreshold": 0.5, "minRequests": 10,
                                            "window": "1s", "buckets": 10,

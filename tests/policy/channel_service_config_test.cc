@@ -26,17 +26,31 @@ std::string ConfigOf(const std::string& json) {
 // failure-percentage ejection.
 TEST(ChannelServiceConfigTest, RoundRobinGetsOutlierDetectionFromTheThreeStateBreaker) {
   const std::string config = ConfigOf(R"({"loadBalancingConfig": [{"round_robin": {}}],
+      "healthCheckConfig": {"serviceName": ""},
       "methodConfig": [{"name": [{}], "breaker": {"threeState": {}}}]})");
   EXPECT_EQ(config,
             "{\"loadBalancingConfig\": [{\"outlier_detection_experimental\": {\"interval\": "
             "\"1s\", \"baseEjectionTime\": \"5s\", \"maxEjectionTime\": \"60s\", "
             "\"maxEjectionPercent\": 50, \"failurePercentageEjection\": {\"threshold\": 49, "
             "\"enforcementPercentage\": 100, \"minimumHosts\": 2, \"requestVolume\": 2}, "
-            "\"childPolicy\": [{\"round_robin\": {}}]}}]}");
+            "\"childPolicy\": [{\"round_robin\": {}}]}}], "
+            "\"healthCheckConfig\": {\"serviceName\": \"\"}}");
+}
+
+// Without health checking nothing is derived: ejection without health made
+// a rolling restart fail calls (docs/replicas.md).
+TEST(ChannelServiceConfigTest, NoOutlierDetectionWithoutHealthChecking) {
+  EXPECT_EQ(ConfigOf(R"({"loadBalancingConfig": [{"round_robin": {}}],
+      "methodConfig": [{"name": [{}], "breaker": {"threeState": {}}}]})"),
+            "{\"loadBalancingConfig\": [{\"round_robin\": {}}]}");
+  EXPECT_EQ(ConfigOf(R"({"loadBalancingPolicy": "round_robin",
+      "methodConfig": [{"name": [{}], "breaker": {"threeState": {}}}]})"),
+            "{\"loadBalancingPolicy\": \"round_robin\"}");
 }
 
 TEST(ChannelServiceConfigTest, TheBreakersSettingsMoveTheEjection) {
   const std::string config = ConfigOf(R"({"loadBalancingPolicy": "round_robin",
+      "healthCheckConfig": {"serviceName": ""},
       "methodConfig": [{"name": [{}], "breaker": {"threeState": {
         "failureRateThreshold": 0.25, "minRequests": 50, "window": "4s", "buckets": 8,
         "openDuration": "2s", "maxOpenDuration": "30s"}}}]})");
@@ -53,6 +67,7 @@ TEST(ChannelServiceConfigTest, TheBreakersSettingsMoveTheEjection) {
 // ejection time, its 40 buckets the interval.
 TEST(ChannelServiceConfigTest, SreBreakerMapsToo) {
   PolicyTable table = MustParse(R"({"loadBalancingConfig": [{"round_robin": {}}],
+      "healthCheckConfig": {"serviceName": ""},
       "methodConfig": [{"name": [{}], "breaker": {"sre": {"k": 2}}}]})");
   const std::string config = ChannelServiceConfig::Build(table, TestMethods()).service_config();
   EXPECT_THAT(config, HasSubstr("\"interval\": \"0.25s\", \"baseEjectionTime\": \"10s\", "

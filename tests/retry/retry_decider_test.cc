@@ -223,6 +223,27 @@ TEST_F(RetryDeciderTest, ChannelThrottleIsSharedByEveryMethod) {
             RetryVerdict::kRetry);  // 4 -> 3
 }
 
+// A failure on an endpoint known bad (its own breaker open, the service not
+// failing) takes no token of the method's budget: the retry goes to another
+// endpoint. The channel's throttle (gRPC's meaning) is charged as usual.
+TEST_F(RetryDeciderTest, AKnownBadEndpointsFailuresSpareTheBudget) {
+  RetryBudget throttle(100, 0.1);
+  RetryDecider::Options options = Defaults();  // budget 10
+  options.throttle = &throttle;
+  RetryDecider decider(options, random_);
+  AttemptOutcome bad = Failed(absl::StatusCode::kUnavailable);
+  bad.endpoint_known_bad = true;
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_EQ(decider.Decide(1, bad, kNow, absl::InfiniteFuture()).verdict, RetryVerdict::kRetry)
+        << i;
+  }
+  EXPECT_DOUBLE_EQ(Tokens(decider.budget()), 10.0);
+  EXPECT_DOUBLE_EQ(throttle.tokens(), 80.0);
+  // Not known bad: charged again.
+  decider.Decide(1, Failed(absl::StatusCode::kUnavailable), kNow, absl::InfiniteFuture());
+  EXPECT_DOUBLE_EQ(Tokens(decider.budget()), 9.0);
+}
+
 // With both, a retry needs the method's budget and the channel's throttle.
 TEST_F(RetryDeciderTest, BudgetAndThrottleMustBothAllow) {
   RetryBudget throttle(100, 0.1);
