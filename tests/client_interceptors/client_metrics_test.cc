@@ -271,7 +271,16 @@ TEST_F(ClientMetricsTest, MetricsOff) {
             "retried call, the one attempt of any other call.\n"
             "# TYPE grpc_resilience_client_attempts_total counter\n"
             "grpc_resilience_client_attempts_total{grpc_method=\"/resilience.test.TestService/"
-            "Unary\",channel=\"test-channel\"} 1\n");
+            "Unary\",channel=\"test-channel\"} 1\n"
+            // The channel's policy generation and failed reloads, always.
+            "# HELP grpc_resilience_client_policy_generation The generation of the channel's "
+            "policies in force: 1 as created, one more per update.\n"
+            "# TYPE grpc_resilience_client_policy_generation gauge\n"
+            "grpc_resilience_client_policy_generation{channel=\"test-channel\"} 1\n"
+            "# HELP grpc_resilience_client_policy_reload_failures_total Policy files that failed "
+            "to load on a reload (nothing changed).\n"
+            "# TYPE grpc_resilience_client_policy_reload_failures_total counter\n"
+            "grpc_resilience_client_policy_reload_failures_total{channel=\"test-channel\"} 0\n");
 }
 
 // The text of a small case, exactly (but for the buckets and sum of the
@@ -337,6 +346,12 @@ grpc_resilience_client_endpoint_breakers{grpc_method="/resilience.test.TestServi
 # TYPE grpc_resilience_client_call_duration_seconds histogram
 grpc_resilience_client_call_duration_seconds_count{grpc_method="/resilience.test.TestService/ServerStream",channel="test-channel"} 1
 grpc_resilience_client_call_duration_seconds_count{grpc_method="/resilience.test.TestService/Unary",channel="test-channel"} 1
+# HELP grpc_resilience_client_policy_generation The generation of the channel's policies in force: 1 as created, one more per update.
+# TYPE grpc_resilience_client_policy_generation gauge
+grpc_resilience_client_policy_generation{channel="test-channel"} 1
+# HELP grpc_resilience_client_policy_reload_failures_total Policy files that failed to load on a reload (nothing changed).
+# TYPE grpc_resilience_client_policy_reload_failures_total counter
+grpc_resilience_client_policy_reload_failures_total{channel="test-channel"} 0
 )", {{"$PORT", absl::StrCat(server_->port())}}));
   // Every bucket line, cumulative up to le="+Inf" = the count.
   for (const char* method : {kServerStream, kUnary}) {

@@ -326,6 +326,12 @@ grpc_resilience_server_in_flight{grpc_method="/resilience.test.TestService/Unary
 # TYPE grpc_resilience_server_handler_duration_seconds histogram
 grpc_resilience_server_handler_duration_seconds_count{grpc_method="/resilience.test.TestService/ServerStream"} 1
 grpc_resilience_server_handler_duration_seconds_count{grpc_method="/resilience.test.TestService/Unary"} 1
+# HELP grpc_resilience_server_policy_generation The generation of the server's policies in force: 1 as started, one more per update.
+# TYPE grpc_resilience_server_policy_generation gauge
+grpc_resilience_server_policy_generation 1
+# HELP grpc_resilience_server_policy_reload_failures_total Policy files that failed to load on a reload (nothing changed).
+# TYPE grpc_resilience_server_policy_reload_failures_total counter
+grpc_resilience_server_policy_reload_failures_total 0
 )");
   for (const char* method : {kServerStream, kUnary}) {
     const std::string prefix = absl::StrCat(kDuration, "_bucket{grpc_method=\"", method, "\",le=");
