@@ -103,6 +103,9 @@ MethodCache<ClientMethodState>::Resolution ClientResilienceImpl::Resolve(const c
     breaker.three_state.listener = std::move(listener);
   }
   state->breaker = CreateBreaker(breaker, clock_, options_.seed);
+  if (policy.bulkhead.has_value()) {
+    state->bulkhead = std::make_unique<Bulkhead>(*policy.bulkhead, clock_);
+  }
   if (state->breaker != nullptr && policy.breaker.per_endpoint) {
     state->endpoint_breakers = MakeEndpointBreakers(*state);
   }
@@ -308,6 +311,10 @@ void ClientResilienceImpl::AppendMetrics(PrometheusText& text) {
             labels({{"from", BreakerStateName(t.from)}, {"to", BreakerStateName(t.to)}}), count);
       }
     }
+    if (s->bulkhead != nullptr) {
+      rejections.Sample(labels({{"cause", "bulkhead"}}),
+                        s->rejected_by_bulkhead.load(std::memory_order_relaxed));
+    }
     if (s->endpoint_breakers != nullptr) {
       waived.Sample(base, s->breaker_rejections_waived.load(std::memory_order_relaxed));
       AppendEndpointStates(*s->endpoint_breakers, endpoints, labels);
@@ -374,7 +381,8 @@ void ClientResilienceImpl::AppendStatus(StatusReport& report) {
     row.calls = s->calls.load(std::memory_order_relaxed);
     row.attempts = s->attempts.load(std::memory_order_relaxed);
     row.retries = s->retries.load(std::memory_order_relaxed);
-    row.rejected_locally = s->rejected_by_breaker.load(std::memory_order_relaxed);
+    row.rejected_locally = s->rejected_by_breaker.load(std::memory_order_relaxed) +
+                           s->rejected_by_bulkhead.load(std::memory_order_relaxed);
     report.client_methods.push_back(std::move(row));
   }
 }
