@@ -39,6 +39,7 @@ SingleAttemptCall::SingleAttemptCall(ClientRpcInfo* info, ClientMethodState& sta
       bulkhead_(plan.bulkhead) {}
 
 SingleAttemptCall::~SingleAttemptCall() {
+  if (!bulkhead_) return;
   bool scheduled;
   {
     MutexLock lock(&wait_mu_);
