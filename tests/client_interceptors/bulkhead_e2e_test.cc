@@ -14,6 +14,7 @@
 #include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "grpc_resilience/local_rejection.h"
+#include "grpc_resilience/prometheus_text.h"
 #include "gtest/gtest.h"
 #include "src/client_interceptors/resilient_channel.h"
 #include "src/core/mutex.h"
@@ -250,6 +251,13 @@ TEST_P(BulkheadE2eTest, FullQueueIsALocalRejection) {
   const ClientMethodStats stats = resilience_->Stats(kUnary);
   EXPECT_EQ(stats.rejected_by_bulkhead, 1);
   EXPECT_EQ(stats.calls, 3);
+  PrometheusText text;
+  resilience_->AppendMetrics(text);
+  EXPECT_TRUE(text.status().ok()) << text.status();
+  EXPECT_THAT(text.Finish(),
+              HasSubstr("grpc_resilience_client_local_rejections_total{grpc_method=\"/resilience."
+                        "test.TestService/Unary\",channel=\"bulkhead-channel\",cause=\"bulkhead\"} "
+                        "1\n"));
 }
 
 // A wait ends at maxWait, or at the call's deadline when that is sooner:
