@@ -51,6 +51,7 @@ std::string ChainPolicyJson(const ChainSpec& chain) {
         R"(, "jitter": 0.2})"));
   }
   if (!chain.breaker.empty()) fields.push_back(absl::StrCat(R"("breaker": )", chain.breaker));
+  if (!chain.bulkhead.empty()) fields.push_back(absl::StrCat(R"("bulkhead": )", chain.bulkhead));
   std::string json = absl::StrCat(R"({"methodConfig": [{"name": [)", kGetName, "], ",
                                   absl::StrJoin(fields, ", "), "}]");
   // gRPC's built-in retry has no retry budget unless the service config sets
@@ -194,6 +195,17 @@ ChainSpec FullChain(std::string breaker) {
   return chain;
 }
 
+ChainSpec BulkheadOnly() {
+  ChainSpec chain;
+  chain.bulkhead = kNonBindingBulkhead;
+  return chain;
+}
+ChainSpec FullChainBulkhead(std::string breaker) {
+  ChainSpec chain = FullChain(std::move(breaker));
+  chain.bulkhead = kNonBindingBulkhead;
+  return chain;
+}
+
 std::vector<ChannelSpec> SuccessPathSpecs() {
   return {Bare(),
           BuiltinRetry(),
@@ -201,7 +213,9 @@ std::vector<ChannelSpec> SuccessPathSpecs() {
           HijackFloorReusedCq(),
           OurChain("breaker", BreakerOnly(kSreBreaker)),
           OurChain("breaker_timeout", BreakerTimeout(kSreBreaker)),
-          OurChain("full_chain", FullChain(kSreBreaker))};
+          OurChain("full_chain", FullChain(kSreBreaker)),
+          OurChain("bulkhead", BulkheadOnly()),
+          OurChain("full_chain_bulkhead", FullChainBulkhead(kSreBreaker))};
 }
 
 std::vector<ChannelSpec> FailureSpecs() {
@@ -244,7 +258,9 @@ std::vector<ChannelSpec> Concat(std::vector<std::vector<ChannelSpec>> lists) {
 std::vector<ChannelSpec> NonBlockingSuccessSpecs(CallerKind caller) {
   return ForCaller(caller, {Bare(), HijackFloorNonBlocking(Completion::kCallbackApi),
                             HijackFloorNonBlocking(Completion::kOwnCqThread),
-                            OurChain("full_chain", FullChain(kSreBreaker))});
+                            OurChain("full_chain", FullChain(kSreBreaker)),
+                            OurChain("bulkhead", BulkheadOnly()),
+                            OurChain("full_chain_bulkhead", FullChainBulkhead(kSreBreaker))});
 }
 
 std::vector<ChannelSpec> NonBlockingFailureSpecs(CallerKind caller) {

@@ -46,7 +46,12 @@ struct ChainSpec {
   bool per_attempt_timeout = false;  // retryPolicy.perAttemptTimeout 0.2s
   bool timeout = false;              // timeout 2s
   std::string breaker;               // the "breaker" object; "" for none
+  std::string bulkhead;              // the "bulkhead" object; "" for none
 };
+
+// A bulkhead that never binds with one caller: what its bookkeeping costs.
+inline constexpr char kNonBindingBulkhead[] =
+    R"({"maxConcurrency": 1000, "maxQueue": 100, "maxWait": "1s"})";
 
 // How the application calls Get: a sync stub (blocking), an async one
 // (its own CompletionQueue per caller thread, StartCall + Finish + Next), or
@@ -117,6 +122,9 @@ ChainSpec BreakerOnly(std::string breaker);
 ChainSpec BreakerTimeout(std::string breaker);
 ChainSpec RetryOnly();
 ChainSpec FullChain(std::string breaker);
+// A bulkhead alone; a full chain with a bulkhead.
+ChainSpec BulkheadOnly();
+ChainSpec FullChainBulkhead(std::string breaker);
 
 // The configurations of the success-path comparison, and of the failure
 // comparison (its floors re-issue failed attempts).

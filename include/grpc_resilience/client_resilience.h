@@ -63,6 +63,11 @@ struct ClientMethodStats {
   // Unary calls of a retried method passed through without retry because
   // they did not come from a protobuf generated stub (e.g. a GenericStub).
   int64_t not_retried_stub_calls = 0;
+  // Unary calls that waited in the policy's bulkhead queue for a slot.
+  int64_t bulkhead_waits = 0;
+  // Unary calls the bulkhead rejected (its queue full, or the wait ended
+  // without a slot): UNAVAILABLE at once, RejectedLocally(), never sent.
+  int64_t rejected_by_bulkhead = 0;
   // With Options::metrics: the calls by the final status the application
   // got (CallsWithCode()), counted when they end, and their latency from
   // start to final status, retries and backoff included.

@@ -48,6 +48,8 @@ class CallCounters {
   void BreakerRejectionWaived() { Add(state_.breaker_rejections_waived); }
   void AttemptTimedOut() { Add(state_.attempt_timeouts); }
   void NotRetriedStub() { Add(state_.not_retried_stub_calls); }
+  void BulkheadWaited() { Add(state_.bulkhead_waits); }
+  void RejectedByBulkhead() { Add(state_.rejected_by_bulkhead); }
 
   // The call's retries (or hedges) stopped for `verdict`: counted for a
   // spent budget and a pushback stop, once per call.

@@ -39,6 +39,7 @@ CallPlan PlanCall(ClientResilienceImpl& resilience, ClientRpcInfo* info) {
   plan.timeout = state->policy->timeout.has_value() ||
                  (unary && state->retry.per_attempt_timeout.has_value());
   plan.breaker = state->breaker != nullptr;
+  plan.bulkhead = unary && state->bulkhead != nullptr;
   return plan;
 }
 

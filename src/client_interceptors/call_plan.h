@@ -27,7 +27,9 @@ namespace resilience {
 //
 // (1) when the policy has a `timeout`, or the call is unary and the policy a
 //     perAttemptTimeout (then the call's one attempt gets it);
-// (2) when the policy has a breaker;
+// (2) when the policy has a breaker; a unary call of a method with a
+//     `bulkhead` waits for its slot first (a RetriedUnaryCall too, once for
+//     all its attempts); streams take no slot;
 // (3) every call the chain takes is counted (`calls`, `attempts`); by status
 //     and latency with metrics on; the channel's retryThrottling hears it.
 // A call with nothing to do (no retry, timeout or breaker, metrics off and no
@@ -44,9 +46,13 @@ struct CallPlan {
   // generated stub: it is not retried (grpc_internals.h), but counted and
   // reported.
   bool unretried_stub = false;
+  // A unary call of a method with a bulkhead (streams are not limited).
+  bool bulkhead = false;
 
   // Whether the call gets a SingleAttemptCall (when not `retry`).
-  bool single_attempt() const { return timeout || breaker || metrics || unretried_stub; }
+  bool single_attempt() const {
+    return timeout || breaker || metrics || unretried_stub || bulkhead;
+  }
 };
 
 // PlanCall()

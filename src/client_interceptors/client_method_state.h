@@ -20,6 +20,7 @@
 #include "src/breaker/recovery_probe.h"
 #include "src/client_interceptors/reconnect_watch.h"
 #include "src/core/random_source.h"
+#include "src/limits/bulkhead.h"
 #include "src/retry/hedging_decider.h"
 #include "src/retry/retry_decider.h"
 #include "src/core/counter_list.h"
@@ -65,7 +66,12 @@ class HealthProbeSender;  // health_probe_sender.h
   /* Unary calls of a retried method that were passed through without retry */     \
   /* because they did not come from a protobuf generated stub (e.g. a */            \
   /* GenericStub); see grpc_internals.h. */                                              \
-  X(not_retried_stub_calls)
+  X(not_retried_stub_calls)                                                         \
+  /* Calls that waited in the bulkhead's queue for a slot (Bulkhead). */            \
+  X(bulkhead_waits)                                                                 \
+  /* Calls the bulkhead rejected (queue full, or the wait ended without a */        \
+  /* slot); they never reached the network. */                                      \
+  X(rejected_by_bulkhead)
 
 // MakeHedgingDecider()
 //
@@ -174,6 +180,9 @@ struct ClientMethodState {
   // (our breaker's rejections included) by the call object of the
   // call, for each attempt of a RetriedUnaryCall. Never null.
   ReconnectWatch* reconnect = nullptr;
+  // The policy's bulkhead (null: none): a slot per unary call, taken by its
+  // call object before its first attempt and given back when it ends.
+  std::shared_ptr<Bulkhead> bulkhead;
 
   // The counters, in the tally (see ClientMethodTally).
 #define GRPC_RESILIENCE_TALLY_COUNTER(name) std::atomic<int64_t>& name = tally->name;

@@ -143,6 +143,18 @@ MethodCache<ClientMethodState>::Resolution ClientResilienceImpl::Resolve(
       state->endpoint_breakers = MakeEndpointBreakers(*state);
     }
   }
+  if (policy.bulkhead.has_value()) {
+    const std::optional<Bulkhead::Options>& before =
+        had_policy ? previous->policy->bulkhead : std::nullopt;
+    if (before.has_value() && before->max_concurrency == policy.bulkhead->max_concurrency &&
+        before->max_queue == policy.bulkhead->max_queue &&
+        before->max_wait == policy.bulkhead->max_wait) {
+      // The same bulkhead: the same slots and queue.
+      state->bulkhead = previous->bulkhead;
+    } else {
+      state->bulkhead = std::make_shared<Bulkhead>(*policy.bulkhead, clock_);
+    }
+  }
   return {std::move(state), linked || named};
 }
 
@@ -387,6 +399,10 @@ void ClientResilienceImpl::AppendMetrics(PrometheusText& text) {
         transitions.Sample(
             labels({{"from", BreakerStateName(t.from)}, {"to", BreakerStateName(t.to)}}), count);
       }
+    }
+    if (s->bulkhead != nullptr) {
+      rejections.Sample(labels({{"cause", "bulkhead"}}),
+                        s->rejected_by_bulkhead.load(std::memory_order_relaxed));
     }
     if (s->endpoint_breakers != nullptr) {
       waived.Sample(base, s->breaker_rejections_waived.load(std::memory_order_relaxed));

@@ -113,7 +113,8 @@ void ClientResilienceImpl::AppendStatus(StatusReport& report) {
     row.calls = s->calls.load(std::memory_order_relaxed);
     row.attempts = s->attempts.load(std::memory_order_relaxed);
     row.retries = s->retries.load(std::memory_order_relaxed);
-    row.rejected_locally = s->rejected_by_breaker.load(std::memory_order_relaxed);
+    row.rejected_locally = s->rejected_by_breaker.load(std::memory_order_relaxed) +
+                           s->rejected_by_bulkhead.load(std::memory_order_relaxed);
     if (s->endpoint_breakers != nullptr) {
       for (EndpointBreakers::EndpointState& e : s->endpoint_breakers->Snapshot()) {
         row.endpoints.push_back(

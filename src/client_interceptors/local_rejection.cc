@@ -7,6 +7,7 @@ namespace {
 // is the proof that the trailer was made here: trailers received from a
 // server live in the call's own buffers, never in this array.
 constexpr char kLocalRejectionValue[] = "breaker";
+constexpr char kBulkheadRejectionValue[] = "bulkhead";
 
 }  // namespace
 
@@ -15,16 +16,22 @@ bool RejectedLocally(const grpc::ClientContext& context) {
   const auto [begin, end] =
       trailers.equal_range(grpc::string_ref(kLocalRejectionKey, sizeof(kLocalRejectionKey) - 1));
   for (auto it = begin; it != end; ++it) {
-    if (it->second.data() == kLocalRejectionValue) return true;
+    if (it->second.data() == kLocalRejectionValue || it->second.data() == kBulkheadRejectionValue) {
+      return true;
+    }
   }
   return false;
 }
 
-void MarkRejectedLocally(std::multimap<grpc::string_ref, grpc::string_ref>* trailers) {
+void MarkRejectedLocally(std::multimap<grpc::string_ref, grpc::string_ref>* trailers,
+                         LocalRejector by) {
   // string_refs into static storage: they outlive the call, and the value's
   // address is what RejectedLocally() checks.
   trailers->emplace(grpc::string_ref(kLocalRejectionKey, sizeof(kLocalRejectionKey) - 1),
-                    grpc::string_ref(kLocalRejectionValue, sizeof(kLocalRejectionValue) - 1));
+                    by == LocalRejector::kBulkhead
+                        ? grpc::string_ref(kBulkheadRejectionValue,
+                                           sizeof(kBulkheadRejectionValue) - 1)
+                        : grpc::string_ref(kLocalRejectionValue, sizeof(kLocalRejectionValue) - 1));
 }
 
 }  // namespace resilience

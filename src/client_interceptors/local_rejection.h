@@ -1,6 +1,6 @@
 // File: src/client_interceptors/local_rejection.h
 //
-// The breaker's side of RejectedLocally() (grpc_resilience/local_rejection.h):
+// The breaker's and the bulkhead's side of RejectedLocally() (grpc_resilience/local_rejection.h):
 // the trailer it writes on a call it rejected.
 
 #ifndef GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_LOCAL_REJECTION_H_
@@ -14,14 +14,19 @@
 
 namespace resilience {
 
-// A local breaker rejection carries the kLocalRejectionKey trailer
+// A local rejection (breaker or bulkhead) carries the kLocalRejectionKey trailer
 // (metadata_keys.h), so that callers can tell it from a server's UNAVAILABLE.
+
+// Who refused the call: the trailer's value says ("breaker", "bulkhead").
+enum class LocalRejector { kBreaker, kBulkhead };
 
 // MarkRejectedLocally()
 //
 // Adds the kLocalRejectionKey trailer RejectedLocally() recognises to the
-// trailers of a call our breaker rejected (at its PRE_RECV_STATUS).
-void MarkRejectedLocally(std::multimap<grpc::string_ref, grpc::string_ref>* trailers);
+// trailers of a call our breaker or bulkhead rejected (at its
+// PRE_RECV_STATUS).
+void MarkRejectedLocally(std::multimap<grpc::string_ref, grpc::string_ref>* trailers,
+                         LocalRejector by = LocalRejector::kBreaker);
 
 }  // namespace resilience
 

@@ -1,5 +1,7 @@
 #include "src/client_interceptors/local_status.h"
 
+#include <string>
+
 #include "absl/strings/str_cat.h"
 #include "src/grpc_common/status_conversion.h"
 
@@ -42,6 +44,28 @@ grpc::Status BreakerRejectionStatus(absl::string_view method, absl::string_view 
   return grpc::Status(grpc::StatusCode::UNAVAILABLE,
                       absl::StrCat(method, ": rejected locally by the circuit breaker (",
                                    breaker_kind, ": ", RejectReasonName(reason), ")"));
+}
+
+grpc::Status BulkheadRejectionStatus(absl::string_view method, const Bulkhead::Options& options,
+                                     Bulkhead::Entry entry, absl::Duration waited,
+                                     bool by_deadline) {
+  std::string why;
+  if (entry == Bulkhead::Entry::kQueueFull) {
+    why = options.max_queue == 0
+              ? absl::StrCat("maxConcurrency ", options.max_concurrency, " in use and maxQueue 0")
+              : absl::StrCat("maxConcurrency ", options.max_concurrency,
+                             " in use and the queue of ", options.max_queue, " full");
+  } else if (entry == Bulkhead::Entry::kNoTimeToWait && options.max_wait == absl::ZeroDuration()) {
+    why = absl::StrCat("maxConcurrency ", options.max_concurrency,
+                       " in use and maxWait 0s");
+  } else if (!by_deadline) {
+    why = absl::StrCat("no slot within ", absl::FormatDuration(options.max_wait), " (maxWait)");
+  } else {
+    why = absl::StrCat("no slot before the call's deadline, after waiting ",
+                       absl::FormatDuration(waited));
+  }
+  return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                      absl::StrCat(method, ": rejected locally by the bulkhead (", why, ")"));
 }
 
 grpc::Status CancelledStatus(absl::string_view method, absl::string_view when) {

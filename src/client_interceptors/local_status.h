@@ -16,6 +16,7 @@
 #include "absl/time/time.h"
 #include "grpcpp/support/status.h"
 #include "src/breaker/breaker.h"
+#include "src/limits/bulkhead.h"
 
 namespace resilience {
 
@@ -52,6 +53,15 @@ grpc::Status NotRetriedStatus(absl::string_view method, int attempts, absl::stri
 // here. Cheap: one string built, no breaker state read.
 grpc::Status BreakerRejectionStatus(absl::string_view method, absl::string_view breaker_kind,
                                     RejectReason reason);
+
+// UNAVAILABLE "<method>: rejected locally by the bulkhead (<why>)", where
+// <why> says which bound refused it: "maxConcurrency 2 in use and the queue
+// of 4 full", "... and maxQueue 0", "no slot within 100ms (maxWait)" or "no
+// slot before the call's deadline" (`by_deadline`: the deadline, not
+// maxWait, bounded its wait). For a call that waited, `waited` is how long.
+grpc::Status BulkheadRejectionStatus(absl::string_view method, const Bulkhead::Options& options,
+                                     Bulkhead::Entry entry, absl::Duration waited,
+                                     bool by_deadline);
 
 // CANCELLED "<method>: cancelled by the caller<when>".
 grpc::Status CancelledStatus(absl::string_view method, absl::string_view when);

@@ -67,6 +67,7 @@ void RetriedUnaryCall::Intercept(grpc::experimental::InterceptorBatchMethods* me
 void RetriedUnaryCall::Cancel() {
   std::vector<grpc::ClientContext*> attempts;
   grpc::Alarm* alarm = nullptr;
+  grpc::Alarm* wait_alarm = nullptr;
   {
     MutexLock lock(&mu_);
     cancelled_ = true;
@@ -74,6 +75,7 @@ void RetriedUnaryCall::Cancel() {
       if (!a->ended && a->context.has_value()) attempts.push_back(&*a->context);
     }
     if (live_timer_ != nullptr) alarm = &live_timer_->alarm;
+    if (wait_timer_ != nullptr && wait_set_ && !wait_over_) wait_alarm = &wait_timer_->alarm;
   }
   // Outside the lock: either may complete inline and call back into us.
   // Neither object can go away meanwhile: attempts and timers live as long
@@ -81,6 +83,7 @@ void RetriedUnaryCall::Cancel() {
   // which TryCancel() is running; with cancelled_ set no new one is made.
   for (grpc::ClientContext* attempt : attempts) attempt->TryCancel();
   if (alarm != nullptr) env_.timers->Cancel(alarm);
+  if (wait_alarm != nullptr) env_.timers->Cancel(wait_alarm);
 }
 
 void RetriedUnaryCall::Start(grpc::experimental::InterceptorBatchMethods* methods) {
@@ -125,15 +128,27 @@ void RetriedUnaryCall::Start(grpc::experimental::InterceptorBatchMethods* method
   {
     MutexLock lock(&mu_);
     outstanding_ = 1;  // this function's, until its Release()
-    if (hedging_ != nullptr) {
-      const HedgeStep step = hedging_->Start(hedge_);
-      ApplyHedgeStep(step, nullptr, AttemptOutcome(), actions);
+    if (state_->bulkhead != nullptr) {
+      EnterBulkhead(actions);
     } else {
-      Launch(actions);
+      Begin(actions);
     }
   }
   Execute(actions);
   DeliverEvents();
+  if (state_->bulkhead != nullptr) {
+    // The wait's timer is set now: cancel it if the grant or the caller's
+    // cancellation came before (they could not).
+    grpc::Alarm* cancel = nullptr;
+    {
+      MutexLock lock(&mu_);
+      if (wait_timer_ != nullptr && !wait_set_) {
+        wait_set_ = true;
+        if ((granted_ || cancelled_) && !wait_over_) cancel = &wait_timer_->alarm;
+      }
+    }
+    if (cancel != nullptr) env_.timers->Cancel(cancel);
+  }
   if (!caller_blocks_) {
     Release();  // may be the last use of `this`
     return;
@@ -148,19 +163,63 @@ void RetriedUnaryCall::Start(grpc::experimental::InterceptorBatchMethods* method
     if (!cq_->Next(&tag, &ok)) break;  // never: the queue lives as long as its thread
     static_cast<AttemptCompletionQueue::Tag*>(tag)->Done(ok);
   }
+  {
+    // A grant that came meanwhile may still be cancelling the timer.
+    MutexLock lock(&mu_);
+    while (grant_pending_) grant_done_.Wait(&mu_);
+  }
   // Every attempt and timer of this call has had its event: the queue is
   // empty for the thread's next call.
+  LeaveBulkhead();
   methods_->Hijack();  // last use of `this`
+}
+
+void RetriedUnaryCall::OnSlotGranted() {
+  grpc::Alarm* cancel = nullptr;
+  {
+    MutexLock lock(&mu_);
+    granted_ = true;
+    if (wait_set_ && !wait_over_) cancel = &wait_timer_->alarm;
+  }
+  // Its event starts the call (WaitEnded()).
+  if (cancel != nullptr) env_.timers->Cancel(cancel);
+  bool last;
+  {
+    MutexLock lock(&mu_);
+    grant_pending_ = false;
+    if (caller_blocks_) {
+      grant_done_.SignalAll();
+      return;  // the caller's thread completes the call
+    }
+    last = outstanding_ == 0;
+  }
+  if (last) {
+    LeaveBulkhead();
+    methods_->Hijack();  // last use of `this`
+  }
+}
+
+void RetriedUnaryCall::LeaveBulkhead() {
+  bool holds;
+  {
+    MutexLock lock(&mu_);
+    holds = holds_slot_;
+    holds_slot_ = false;
+  }
+  if (holds) state_->bulkhead->Leave();  // may start a waiting call, here
 }
 
 void RetriedUnaryCall::Release() {
   bool last;
   {
     MutexLock lock(&mu_);
-    last = --outstanding_ == 0;
+    last = --outstanding_ == 0 && !grant_pending_;
   }
   // A blocking caller's own loop hijacks (it holds one count until then).
-  if (last) methods_->Hijack();  // last use of `this`
+  if (last) {
+    LeaveBulkhead();
+    methods_->Hijack();  // last use of `this`
+  }
 }
 
 void RetriedUnaryCall::OnAttemptDone(Attempt* attempt) {
@@ -178,7 +237,9 @@ void RetriedUnaryCall::OnTimer(Timer* timer, bool fired) {
   Actions actions;
   {
     MutexLock lock(&mu_);
-    if (timer == live_timer_ && !finished_) {
+    if (timer == wait_timer_) {
+      WaitEnded(actions);
+    } else if (timer == live_timer_ && !finished_) {
       live_timer_ = nullptr;
       if (hedging_ == nullptr) {
         if (fired && !cancelled_) {
@@ -282,6 +343,8 @@ void RetriedUnaryCall::FillHijackedReceive(grpc::experimental::InterceptorBatchM
       }
     } else if (shown_ != nullptr && shown_->rejected_locally) {
       MarkRejectedLocally(methods->GetRecvTrailingMetadata());
+    } else if (bulkhead_rejected_) {
+      MarkRejectedLocally(methods->GetRecvTrailingMetadata(), LocalRejector::kBulkhead);
     }
   }
 }

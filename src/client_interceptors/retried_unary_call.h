@@ -31,6 +31,7 @@
 #include "src/client_interceptors/grpc_internals.h"
 #include "src/client_interceptors/local_status.h"
 #include "src/core/mutex.h"
+#include "src/limits/bulkhead.h"
 #include "src/grpc_common/metadata_keys.h"
 
 namespace resilience {
@@ -104,6 +105,16 @@ namespace resilience {
 // Caller cancellation (PRE_SEND_CANCEL, on the canceller's thread) cancels
 // the attempts in flight and the timer at once.
 //
+// Bulkhead (a policy's `bulkhead`): the call takes one slot before its
+// first attempt and gives it back when it has ended, so its retries and
+// hedges run inside it. With no slot free it waits in the bulkhead's queue
+// as a timer of its own (like a backoff, so no thread blocks but a sync
+// caller's, which polls its own queue anyway): a slot freed by another
+// call's end cancels the timer, whose event then starts the call; the timer
+// firing first (min(maxWait, the deadline)) rejects it, as does a full
+// queue: UNAVAILABLE "<method>: rejected locally by the bulkhead (...)",
+// trailer `x-resilience-local-rejection: bulkhead`, no attempt made.
+//
 // Lifetime: `outstanding_` counts the events still to come (attempts in
 // flight, timers set) plus, for a non-blocking caller, the handler running.
 // When it reaches zero the call is decided and nothing refers to `this`:
@@ -157,6 +168,13 @@ class RetriedUnaryCall final : public grpc::experimental::Interceptor {
     absl::Time at;
   };
 
+  // The call's wait for a bulkhead slot (ClientMethodState::bulkhead).
+  struct SlotWait final : Bulkhead::Waiter {
+    explicit SlotWait(RetriedUnaryCall* o) : owner(o) {}
+    void SlotGranted() override { owner->OnSlotGranted(); }
+    RetriedUnaryCall* const owner;
+  };
+
   // What a state change leaves to do outside the lock, in this order.
   // Inlined: one per event, on the stack, without an allocation for the
   // usual one attempt to send or two to cancel.
@@ -174,6 +192,10 @@ class RetriedUnaryCall final : public grpc::experimental::Interceptor {
   // Ends one event: the last one (for a non-blocking caller) hijacks.
   void Release();
   void Execute(const Actions& actions);
+  // Bulkhead: a slot freed for this waiting call (on the thread that freed
+  // it); the slot given back once the call has ended (no lock held).
+  void OnSlotGranted();
+  void LeaveBulkhead();
   // Delivers breaker events queued meanwhile; no lock held.
   void DeliverEvents() { env_.DeliverEvents(caller_blocks_); }
 
@@ -181,6 +203,13 @@ class RetriedUnaryCall final : public grpc::experimental::Interceptor {
   // Makes the next attempt: into actions.send, or ended at once (breaker
   // rejection; cancelled or past the deadline before it could start).
   void Launch(Actions& actions) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The call may go: its first attempt, or hedging's start.
+  void Begin(Actions& actions) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The bulkhead's part of the start: Begin() now, wait for a slot, or
+  // reject the call.
+  void EnterBulkhead(Actions& actions) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The wait's timer came (fired, or cancelled by the grant or the caller).
+  void WaitEnded(Actions& actions) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Ended(Attempt& attempt, Actions& actions) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Hedging: applies the decider's step; `last` is the attempt that just
   // ended (null when none did).
@@ -239,6 +268,25 @@ class RetriedUnaryCall final : public grpc::experimental::Interceptor {
   // The attempt whose metadata, trailers and response the caller gets: the
   // deciding one, or the last that ended.
   Attempt* shown_ ABSL_GUARDED_BY(mu_) = nullptr;
+  // Bulkhead: the wait is a timer (wait_timer_, one count) whose event
+  // decides: EndWait() says whether a slot was granted. A grant only cancels
+  // the timer. The timer is Set() outside the lock, so the grant, the
+  // caller's cancellation and Start() cancel it only once it is set
+  // (wait_set_); whichever comes second does.
+  SlotWait slot_wait_{this};
+  Timer* wait_timer_ ABSL_GUARDED_BY(mu_) = nullptr;
+  bool wait_set_ ABSL_GUARDED_BY(mu_) = false;
+  bool wait_over_ ABSL_GUARDED_BY(mu_) = false;  // its timer's event came
+  bool granted_ ABSL_GUARDED_BY(mu_) = false;
+  bool holds_slot_ ABSL_GUARDED_BY(mu_) = false;
+  bool wait_by_deadline_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Time wait_from_ ABSL_GUARDED_BY(mu_);  // bulkhead clock
+  bool bulkhead_rejected_ ABSL_GUARDED_BY(mu_) = false;
+  // A slot may still be granted (the call waits, or OnSlotGranted() runs):
+  // the call does not complete until it is false (Release(), and a blocking
+  // caller waits on grant_done_).
+  bool grant_pending_ ABSL_GUARDED_BY(mu_) = false;
+  CondVar grant_done_;
   grpc::Status final_status_;  // written once before the last Release(), read after
   // The call's counters: under mu_, and in Start() and the re-entry after
   // Hijack() (which the last Release() orders after every other use).

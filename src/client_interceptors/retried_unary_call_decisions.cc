@@ -23,6 +23,67 @@ std::optional<grpc::string_ref> Trailer(
 
 }  // namespace
 
+void RetriedUnaryCall::Begin(Actions& actions) {
+  if (hedging_ != nullptr) {
+    ApplyHedgeStep(hedging_->Start(hedge_), nullptr, AttemptOutcome(), actions);
+  } else {
+    Launch(actions);
+  }
+}
+
+void RetriedUnaryCall::EnterBulkhead(Actions& actions) {
+  Bulkhead& bulkhead = *state_->bulkhead;
+  const absl::Duration time_left = call_deadline_ - env_.clock->WallNow();
+  switch (const Bulkhead::Entry entry = bulkhead.Enter(slot_wait_, time_left)) {
+    case Bulkhead::Entry::kAdmitted:
+      holds_slot_ = true;
+      Begin(actions);
+      return;
+    case Bulkhead::Entry::kQueued:
+      // Like a backoff: a timer of the call, at the wait's end.
+      counters_.BulkheadWaited();
+      grant_pending_ = true;
+      wait_from_ = bulkhead.clock().Now();
+      wait_by_deadline_ = time_left < bulkhead.options().max_wait;
+      timers_.push_back(std::make_unique<Timer>(this));
+      wait_timer_ = timers_.back().get();
+      wait_timer_->at = env_.clock->WallNow() + (slot_wait_.wait_until() - wait_from_);
+      ++outstanding_;
+      actions.arm = wait_timer_;
+      return;
+    case Bulkhead::Entry::kQueueFull:
+    case Bulkhead::Entry::kNoTimeToWait:
+      counters_.RejectedByBulkhead();
+      bulkhead_rejected_ = true;
+      Finish(BulkheadRejectionStatus(method_, bulkhead.options(), entry, absl::ZeroDuration(),
+                                     false),
+             actions);
+      return;
+  }
+}
+
+void RetriedUnaryCall::WaitEnded(Actions& actions) {
+  wait_over_ = true;
+  Bulkhead& bulkhead = *state_->bulkhead;
+  if (!bulkhead.EndWait(slot_wait_)) {
+    // Granted (OnSlotGranted() may still be on its way): the call goes,
+    // unless cancelled meanwhile (Launch() ends it then).
+    holds_slot_ = true;
+    Begin(actions);
+    return;
+  }
+  grant_pending_ = false;  // none will come
+  if (cancelled_) {
+    Finish(CancelledStatus(method_, " while waiting for a bulkhead slot"), actions);
+    return;
+  }
+  counters_.RejectedByBulkhead();
+  bulkhead_rejected_ = true;
+  Finish(BulkheadRejectionStatus(method_, bulkhead.options(), Bulkhead::Entry::kQueued,
+                                 bulkhead.clock().Now() - wait_from_, wait_by_deadline_),
+         actions);
+}
+
 int RetriedUnaryCall::InFlight() const {
   int n = 0;
   for (const auto& a : attempts_) n += a->ended ? 0 : 1;

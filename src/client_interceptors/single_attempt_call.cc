@@ -1,5 +1,6 @@
 #include "src/client_interceptors/single_attempt_call.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "grpc/support/log.h"
@@ -7,6 +8,7 @@
 #include "src/client_interceptors/attempt_end.h"
 #include "src/client_interceptors/grpc_internals.h"
 #include "src/client_interceptors/local_rejection.h"
+#include "src/client_interceptors/local_status.h"
 #include "src/client_interceptors/retry_throttle_feed.h"
 
 namespace resilience {
@@ -34,17 +36,31 @@ SingleAttemptCall::SingleAttemptCall(ClientRpcInfo* info, std::shared_ptr<Client
       unretried_stub_(plan.unretried_stub),
       counters_(state_, *env.clock),
       breaker_(state_),
-      timeout_(*env.timeouts) {}
+      timeout_(*env.timeouts),
+      bulkhead_(plan.bulkhead) {}
+
+SingleAttemptCall::~SingleAttemptCall() {
+  if (!bulkhead_) return;
+  bool scheduled;
+  {
+    MutexLock lock(&wait_mu_);
+    scheduled = wait_ != Wait::kNone;
+  }
+  // Waits for a Fire() in progress (not from inside it).
+  if (scheduled) env_.timeouts->Cancel(&slot_wait_);
+  if (holds_slot_) state_.bulkhead->Leave();  // a call that never reached its end
+}
 
 void SingleAttemptCall::Intercept(grpc::experimental::InterceptorBatchMethods* methods) {
   if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_CANCEL)) {
     cancelled_.store(true);
+    if (waiting_.load()) CancelWait();
     return;  // no Proceed() for a cancel
   }
   bool hijack_now = false;
   if (!started_ &&
       methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_INITIAL_METADATA)) {
-    Start(methods);
+    if (!Start(methods)) return;  // waits for a bulkhead slot: Resume() goes on
     hijack_now = rejected_;
   }
   if (rejected_) {
@@ -62,7 +78,7 @@ void SingleAttemptCall::Intercept(grpc::experimental::InterceptorBatchMethods* m
   methods->Proceed();
 }
 
-void SingleAttemptCall::Start(grpc::experimental::InterceptorBatchMethods* /*methods*/) {
+bool SingleAttemptCall::Start(grpc::experimental::InterceptorBatchMethods* methods) {
   started_ = true;
   // Metrics: the call and its one attempt.
   counters_.CallStarted();
@@ -78,31 +94,142 @@ void SingleAttemptCall::Start(grpc::experimental::InterceptorBatchMethods* /*met
     }
   }
   sent_at_ = env_.clock->WallNow();
-  // Timeout: the policy's `timeout` (the call's deadline, gRPC's meaning)
-  // or, for a unary call, its one attempt's per-attempt timeout when that
-  // is sooner. The caller's own earlier deadline needs nothing from us:
-  // gRPC enforces it.
   if (has_timeout_) {
     limit_ = state_.policy->timeout.value_or(absl::InfiniteDuration());
-    bool per_attempt = false;
     if (info_->type() == ClientRpcInfo::Type::UNARY &&
         state_.retry.per_attempt_timeout.value_or(absl::InfiniteDuration()) < limit_) {
       limit_ = *state_.retry.per_attempt_timeout;
-      per_attempt = true;
     }
-    if (sent_at_ + limit_ < CallerDeadlineOf(*info_->client_context())) {
-      timeout_.Arm(info_->client_context(), limit_, per_attempt);
+  }
+  if (bulkhead_) {
+    // A wait ends by the call's deadline: the caller's, or the policy's.
+    const absl::Duration time_left =
+        std::min(CallerDeadlineOf(*info_->client_context()), sent_at_ + limit_) - sent_at_;
+    Bulkhead& bulkhead = *state_.bulkhead;
+    MutexLock lock(&wait_mu_);
+    switch (const Bulkhead::Entry entry = bulkhead.Enter(slot_wait_, time_left)) {
+      case Bulkhead::Entry::kAdmitted:
+        holds_slot_ = true;
+        break;
+      case Bulkhead::Entry::kQueued: {
+        counters_.BulkheadWaited();
+        waiting_batch_ = methods;
+        wait_from_ = bulkhead.clock().Now();
+        wait_by_deadline_ = time_left < bulkhead.options().max_wait;
+        wait_ = Wait::kWaiting;
+        waiting_.store(true);
+        TimeoutScheduler& timers = *env_.timeouts;
+        timers.Schedule(&slot_wait_,
+                        timers.clock().Now() + (slot_wait_.wait_until() - wait_from_));
+        return false;
+      }
+      case Bulkhead::Entry::kQueueFull:
+      case Bulkhead::Entry::kNoTimeToWait:
+        rejected_ = true;
+        rejector_ = LocalRejector::kBulkhead;
+        rejection_ = BulkheadRejectionStatus(info_->method(), bulkhead.options(), entry,
+                                             absl::ZeroDuration(), false);
+        counters_.RejectedByBulkhead();
+        return true;
     }
+  }
+  Begin();
+  return true;
+}
+
+void SingleAttemptCall::Begin() {
+  // Timeout: the policy's `timeout` (the call's deadline, gRPC's meaning)
+  // or, for a unary call, its one attempt's per-attempt timeout when that
+  // is sooner, from the call's start (a wait for a bulkhead slot counts).
+  // The caller's own earlier deadline needs nothing from us: gRPC
+  // enforces it.
+  if (has_timeout_ && sent_at_ + limit_ < CallerDeadlineOf(*info_->client_context())) {
+    const bool per_attempt =
+        info_->type() == ClientRpcInfo::Type::UNARY &&
+        state_.retry.per_attempt_timeout.value_or(absl::InfiniteDuration()) == limit_ &&
+        state_.policy->timeout.value_or(absl::InfiniteDuration()) > limit_;
+    const bool waited = waiting_batch_ != nullptr;
+    timeout_.Arm(info_->client_context(),
+                 waited ? sent_at_ + limit_ - env_.clock->WallNow() : limit_, per_attempt);
   }
   // Breaker.
   if (breaker_.enabled()) {
     admission_ = breaker_.Admit(counters_);
     if (!admission_.admitted()) {
       rejected_ = true;
+      rejector_ = LocalRejector::kBreaker;
+      rejection_ = breaker_.Rejection(info_->method(), admission_);
       counters_.RejectedByBreaker();
       timeout_.Disarm();
     }
   }
+}
+
+void SingleAttemptCall::OnSlotGranted() {
+  {
+    MutexLock lock(&wait_mu_);
+    wait_ = Wait::kGranted;
+  }
+  // When it returns the timer neither fires nor is firing (a Fire() in
+  // progress sees kGranted and leaves the call alone).
+  env_.timeouts->Cancel(&slot_wait_);
+  holds_slot_ = true;
+  waiting_.store(false);
+  if (cancelled_.load()) {
+    rejected_ = true;
+    rejection_ = CancelledStatus(info_->method(), " while waiting for a bulkhead slot");
+  } else {
+    Begin();
+  }
+  Resume();  // last use of `this`
+}
+
+void SingleAttemptCall::OnWaitTimer() {
+  bool cancelled = false;
+  {
+    MutexLock lock(&wait_mu_);
+    if (wait_ == Wait::kCancelled) {
+      cancelled = true;
+    } else if (wait_ != Wait::kWaiting || !state_.bulkhead->EndWait(slot_wait_)) {
+      return;  // granted: OnSlotGranted() goes on
+    }
+    wait_ = Wait::kDone;
+  }
+  waiting_.store(false);
+  rejected_ = true;
+  if (cancelled) {
+    rejection_ = CancelledStatus(info_->method(), " while waiting for a bulkhead slot");
+  } else {
+    rejector_ = LocalRejector::kBulkhead;
+    rejection_ = BulkheadRejectionStatus(info_->method(), state_.bulkhead->options(),
+                                         Bulkhead::Entry::kQueued,
+                                         state_.bulkhead->clock().Now() - wait_from_,
+                                         wait_by_deadline_);
+    counters_.RejectedByBulkhead();
+  }
+  Resume();  // last use of `this`
+}
+
+void SingleAttemptCall::CancelWait() {
+  {
+    MutexLock lock(&wait_mu_);
+    if (wait_ != Wait::kWaiting || !state_.bulkhead->EndWait(slot_wait_)) return;
+    wait_ = Wait::kCancelled;  // only the timer resumes the call now
+  }
+  // Not from inside the PRE_SEND_CANCEL hook (the context's lock is held):
+  // the timer's thread ends the call, now.
+  TimeoutScheduler& timers = *env_.timeouts;
+  if (timers.Cancel(&slot_wait_)) timers.Schedule(&slot_wait_, timers.clock().Now());
+}
+
+void SingleAttemptCall::Resume() {
+  grpc::experimental::InterceptorBatchMethods* methods = waiting_batch_;
+  if (rejected_) {
+    FillRejection(methods);
+    methods->Hijack();  // re-enters Intercept() with the batch's PRE_RECV_* hooks
+    return;
+  }
+  methods->Proceed();
 }
 
 void SingleAttemptCall::FillRejection(grpc::experimental::InterceptorBatchMethods* methods) {
@@ -119,8 +246,8 @@ void SingleAttemptCall::FillRejection(grpc::experimental::InterceptorBatchMethod
     methods->FailHijackedRecvMessage();
   }
   if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_RECV_STATUS)) {
-    *methods->GetRecvStatus() = breaker_.Rejection(info_->method(), admission_);
-    MarkRejectedLocally(methods->GetRecvTrailingMetadata());
+    *methods->GetRecvStatus() = rejection_;
+    if (rejector_.has_value()) MarkRejectedLocally(methods->GetRecvTrailingMetadata(), *rejector_);
   }
 }
 
@@ -161,6 +288,10 @@ void SingleAttemptCall::End(grpc::experimental::InterceptorBatchMethods* methods
   counters_.CallEnded(static_cast<int>(status->error_code()));
   FeedRetryThrottle(state_, *info_->client_context(), methods);
   state_.reconnect->Poke(info_->channel(), status->error_code());
+  if (holds_slot_) {
+    holds_slot_ = false;
+    state_.bulkhead->Leave();  // may resume the next waiting call, here
+  }
   if (env_.events != nullptr && env_.events->pending()) {
     env_.DeliverEvents(internal::CallerBlocks(methods));
   }

@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
 #include "grpcpp/support/client_interceptor.h"
 #include "src/breaker/breaker.h"
@@ -21,6 +22,10 @@
 #include "src/client_interceptors/call_counters.h"
 #include "src/client_interceptors/call_environment.h"
 #include "src/client_interceptors/call_plan.h"
+#include "src/client_interceptors/local_rejection.h"
+#include "src/core/mutex.h"
+#include "src/core/timeout_scheduler.h"
+#include "src/limits/bulkhead.h"
 
 namespace resilience {
 
@@ -39,6 +44,20 @@ namespace resilience {
 //      and stub flavour (writes fail, reads fail). Decided once: gRPC 1.51
 //      repeats PRE_SEND_INITIAL_METADATA on every batch of a hijacked async
 //      stream.
+//   0. bulkhead, for a unary call of a method with one (ClientMethodState::
+//      bulkhead), before the others: with a slot free the call goes on at
+//      once; with none it waits in the queue without blocking any thread:
+//      Intercept() returns with neither Proceed() nor Hijack(), and the end
+//      of the wait resumes the call (Resume()) on the thread that freed a
+//      slot (Bulkhead::Leave(), inside another call's end), or, when the
+//      wait ends first (min(maxWait, the deadline)), on the TimeoutScheduler's
+//      thread, which rejects it. A full queue or an ended wait hijacks the
+//      call like the breaker's rejection, with UNAVAILABLE "<method>:
+//      rejected locally by the bulkhead (...)" and the trailer
+//      `x-resilience-local-rejection: bulkhead`. A call cancelled while it
+//      waits ends CANCELLED at once (its timer is moved to now). The slot is
+//      given back at POST_RECV_STATUS. A unary call has one batch, so no
+//      other batch can reach the call while it waits.
 // At POST_RECV_STATUS, the end is classified once (ClassifyAttemptEnd()):
 // the breaker records it, with the latency to the first response message
 // (a stream's lifetime is not the backend's speed); a deadline of ours
@@ -50,11 +69,31 @@ class SingleAttemptCall final : public grpc::experimental::Interceptor {
  public:
   SingleAttemptCall(grpc::experimental::ClientRpcInfo* info, std::shared_ptr<ClientMethodState> state,
                     const CallPlan& plan, const CallEnvironment& env);
+  ~SingleAttemptCall() override;
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override;
 
  private:
-  void Start(grpc::experimental::InterceptorBatchMethods* methods);
+  // The call's wait for a bulkhead slot: the bulkhead's waiter and the
+  // timer that ends the wait.
+  struct SlotWait final : Bulkhead::Waiter, TimeoutScheduler::Timer {
+    explicit SlotWait(SingleAttemptCall* o) : owner(o) {}
+    void SlotGranted() override { owner->OnSlotGranted(); }
+    void Fire() override { owner->OnWaitTimer(); }
+    SingleAttemptCall* const owner;
+  };
+
+  // False when the call waits for a bulkhead slot (then the wait's end
+  // resumes it).
+  bool Start(grpc::experimental::InterceptorBatchMethods* methods);
+  // The stages after the bulkhead: timeout and breaker.
+  void Begin();
+  void OnSlotGranted();
+  void OnWaitTimer();
+  void CancelWait();
+  // Goes on with the first batch after the wait: Proceed(), or Hijack() for
+  // a rejection.
+  void Resume();
   void FillRejection(grpc::experimental::InterceptorBatchMethods* methods);
   void End(grpc::experimental::InterceptorBatchMethods* methods);
 
@@ -77,6 +116,27 @@ class SingleAttemptCall final : public grpc::experimental::Interceptor {
   std::atomic<bool> cancelled_{false};
   bool started_ = false;
   bool rejected_ = false;
+  // What a rejected call answers (breaker, bulkhead, or cancelled while
+  // waiting), and who rejected it (no trailer for a cancellation).
+  grpc::Status rejection_;
+  std::optional<LocalRejector> rejector_;
+
+  // Bulkhead (plan.bulkhead).
+  const bool bulkhead_;
+  bool holds_slot_ = false;  // handed over by the wait's end, read at End()
+  SlotWait slot_wait_{this};
+  // The first batch, kept while the call waits.
+  grpc::experimental::InterceptorBatchMethods* waiting_batch_ = nullptr;
+  absl::Time wait_from_;    // bulkhead clock
+  bool wait_by_deadline_ = false;  // the deadline, not maxWait, ends the wait
+  std::atomic<bool> waiting_{false};
+  // Who ends the wait: exactly one of the grant, the timer, and the
+  // caller's cancellation (which leaves the resuming to the timer, moved to
+  // now). wait_mu_ also orders the wait's start (Enter(), Schedule()) before
+  // its end.
+  enum class Wait { kNone, kWaiting, kGranted, kCancelled, kDone };
+  Mutex wait_mu_;
+  Wait wait_ ABSL_GUARDED_BY(wait_mu_) = Wait::kNone;
 };
 
 }  // namespace resilience

@@ -9,7 +9,7 @@ using T = MetricType;
 
 // Label values that are fixed.
 constexpr absl::string_view kRefusedReasons[] = {"budget", "pushback"};
-constexpr absl::string_view kLocalRejectionCauses[] = {"breaker"};
+constexpr absl::string_view kLocalRejectionCauses[] = {"breaker", "bulkhead"};
 constexpr absl::string_view kBreakerStates[] = {"closed", "open", "half-open"};
 constexpr absl::string_view kServerRejectionCauses[] = {"concurrency", "rate", "injected_abort"};
 constexpr absl::string_view kTokenSources[] = {"lease", "local_share"};

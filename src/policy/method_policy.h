@@ -21,6 +21,7 @@
 #include "src/breaker/sre_breaker.h"
 #include "src/breaker/three_state_breaker.h"
 #include "src/limits/aimd_concurrency_limiter.h"
+#include "src/limits/bulkhead.h"
 #include "src/limits/concurrency_limiter.h"
 #include "src/limits/gradient_concurrency_limiter.h"
 #include "src/policy/global_throttle_settings.h"
@@ -209,6 +210,9 @@ struct MethodPolicy {
   BreakerSettings breaker;
   std::optional<ThrottleSettings> throttle;
   std::optional<FaultInjectionSettings> fault_injection;
+  // bulkhead: the client's bound on the calls in flight of each method, per
+  // channel (Bulkhead); none when unset.
+  std::optional<Bulkhead::Options> bulkhead;
 };
 
 }  // namespace resilience

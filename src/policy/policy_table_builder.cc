@@ -288,6 +288,11 @@ absl::Status PolicyTableBuilder::AddEntry(const pb::MethodConfig& entry, const s
     if (!t.ok()) return t.status();
     policy.throttle = *t;
   }
+  if (entry.has_bulkhead()) {
+    absl::StatusOr<Bulkhead::Options> b = ReadBulkhead(entry.bulkhead(), path + ".bulkhead");
+    if (!b.ok()) return b.status();
+    policy.bulkhead = *b;
+  }
   if (entry.has_fault_injection()) {
     absl::StatusOr<FaultInjectionSettings> f =
         FaultInjection(entry.fault_injection(), path + ".faultInjection");

@@ -162,6 +162,11 @@ class PolicyTableBuilder {
                                                       bool has_max_concurrency,
                                                       const std::string& throttle_path);
 
+  // bulkhead: checked by Bulkhead::Validate() and bounded here; a
+  // maxQueue or maxWait that can have no effect is a warning.
+  absl::StatusOr<Bulkhead::Options> ReadBulkhead(const v1::BulkheadPolicy& p,
+                                                 const std::string& path);
+
   absl::StatusOr<FaultInjectionSettings> FaultInjection(const v1::FaultInjectionPolicy& p,
                                                         const std::string& path);
 

@@ -1,6 +1,7 @@
 // File: src/policy/policy_table_builder_client.cc
 //
-// PolicyTableBuilder: the client's settings of an entry, retryPolicy and breaker.
+// PolicyTableBuilder: the client's settings of an entry, retryPolicy, breaker and
+// bulkhead.
 
 #include <algorithm>
 #include <initializer_list>
@@ -13,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "src/limits/aimd_concurrency_limiter.h"
+#include "src/limits/bulkhead.h"
 #include "src/limits/fixed_concurrency_limiter.h"
 #include "src/limits/gradient_concurrency_limiter.h"
 #include "src/limits/token_bucket.h"
@@ -319,6 +321,43 @@ absl::Status PolicyTableBuilder::ThreeState(const pb::ThreeStateBreakerPolicy& p
     }
   }
   return AtPath(ThreeStateBreaker::Validate(o), "three_state.", path);
+}
+
+absl::StatusOr<Bulkhead::Options> PolicyTableBuilder::ReadBulkhead(const pb::BulkheadPolicy& p,
+                                                                    const std::string& path) {
+  // Slots and queue places are counted in an int; a million calls in flight
+  // on one channel's method is past any real use.
+  constexpr int kMaxCalls = 1000000;
+  Bulkhead::Options o;
+  if (!p.has_max_concurrency()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ".maxConcurrency: required (the calls in flight at once, >= 1)"));
+  }
+  if (p.max_concurrency() < 1 || p.max_concurrency() > kMaxCalls) {
+    return Invalid(path + ".maxConcurrency", "in [1, 1000000]", p.max_concurrency());
+  }
+  o.max_concurrency = p.max_concurrency();
+  if (p.has_max_queue()) {
+    if (p.max_queue() < 0 || p.max_queue() > kMaxCalls) {
+      return Invalid(path + ".maxQueue", "in [0, 1000000]", p.max_queue());
+    }
+    o.max_queue = p.max_queue();
+  }
+  if (absl::Status s = ReadDurations(path, {{"maxWait", p.has_max_wait(), p.max_wait(),
+                                             NonNegative(kMaxPolicyInterval), &o.max_wait}});
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = AtPath(Bulkhead::Validate(o), "", path); !s.ok()) return s;
+  // Settings that cannot act.
+  if (o.max_queue > 0 && o.max_wait == absl::ZeroDuration()) {
+    Warn(absl::StrCat(path, ".maxQueue: ", o.max_queue, " has no effect with ", path,
+                      ".maxWait 0s (a call that finds no slot fails at once)"));
+  } else if (o.max_queue == 0 && p.has_max_wait() && o.max_wait > absl::ZeroDuration()) {
+    Warn(absl::StrCat(path, ".maxWait: ", absl::FormatDuration(o.max_wait),
+                      " has no effect with ", path, ".maxQueue 0 (no call waits)"));
+  }
+  return o;
 }
 
 }  // namespace resilience

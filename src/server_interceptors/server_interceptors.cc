@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "src/global_limits/fleet_limit_backend.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "src/server_interceptors/drain_interceptor.h"
@@ -45,6 +46,14 @@ std::shared_ptr<ServerResilience> AddServerInterceptors(grpc::ServerBuilder& bui
                                                         ServerResilienceOptions options,
                                                         Clock& clock) {
   std::vector<std::string> warnings = policies.warnings();
+  for (const MethodPolicy& policy : PolicySetAccess::Table(policies).policies()) {
+    if (policy.bulkhead.has_value()) {
+      warnings.push_back(absl::StrCat(policy.source,
+                                      ".bulkhead: a client-side limit, not applied by this "
+                                      "server; the server's own is ",
+                                      policy.source, ".throttle"));
+    }
+  }
   if (options.fleet_limits == nullptr) {
     // Not silently ignored: each such scope rejects every call (LimitsFor()).
     for (const MethodPolicy& policy : PolicySetAccess::Table(policies).policies()) {
