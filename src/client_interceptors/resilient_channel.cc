@@ -60,16 +60,9 @@ std::vector<std::string> ConfigureBuiltInRetries(const PolicySet& policies,
   // The config's own warnings are the policy file's: the loader put them in
   // PolicySet::warnings() already, so a program that prints both lists
   // prints each once.
+  // One file serves both sides: `throttle` and `faultInjection` are the
+  // server's, `bulkhead` the client's; neither side warns of the other's.
   std::vector<std::string> warnings;
-  // `throttle` is the server's limit: a client that silently ignored it
-  // would look bounded and not be.
-  for (const MethodPolicy& policy : PolicySetAccess::Table(policies).policies()) {
-    if (!policy.throttle.has_value()) continue;
-    warnings.push_back(absl::StrCat(
-        policy.source, ".throttle: a server-side limit, not applied by this client; to bound "
-        "this client's own calls in flight, set ", policy.source,
-        ".bulkhead (maxConcurrency, maxQueue, maxWait)"));
-  }
   const std::optional<int> enable_retries = IntArg(args, GRPC_ARG_ENABLE_RETRIES);
   const std::optional<std::string> callers = StringArg(args, GRPC_ARG_SERVICE_CONFIG);
   if (callers.has_value()) {

@@ -45,15 +45,8 @@ std::shared_ptr<ServerResilience> AddServerInterceptors(grpc::ServerBuilder& bui
                                                         PolicySet policies,
                                                         ServerResilienceOptions options,
                                                         Clock& clock) {
+  // A `bulkhead` is the client's (one file serves both sides).
   std::vector<std::string> warnings = policies.warnings();
-  for (const MethodPolicy& policy : PolicySetAccess::Table(policies).policies()) {
-    if (policy.bulkhead.has_value()) {
-      warnings.push_back(absl::StrCat(policy.source,
-                                      ".bulkhead: a client-side limit, not applied by this "
-                                      "server; the server's own is ",
-                                      policy.source, ".throttle"));
-    }
-  }
   if (options.fleet_limits == nullptr) {
     // Not silently ignored: each such scope rejects every call (LimitsFor()).
     for (const MethodPolicy& policy : PolicySetAccess::Table(policies).policies()) {

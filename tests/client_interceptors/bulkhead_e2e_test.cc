@@ -332,21 +332,18 @@ INSTANTIATE_TEST_SUITE_P(CallObjects, BulkheadE2eTest, ::testing::Bool(),
                            return info.param ? "Retried" : "SingleAttempt";
                          });
 
-// A client applies no `throttle`: it says so, naming the path and the field
-// that bounds a client.
-TEST(BulkheadWarningTest, ClientThrottleIsAWarningPointingToBulkhead) {
+// One file serves both sides: an entry with the server's `throttle` and the
+// client's `bulkhead` loads without a warning on the client (the shipped
+// policies.json is loaded with --strict_policies by both programs).
+TEST(BulkheadWarningTest, OneFileServesBothSides) {
   absl::StatusOr<PolicySet> policies = PolicySet::FromJsonString(
       R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
-                            "throttle": {"maxConcurrency": 2}}]})");
+                            "throttle": {"maxConcurrency": 2},
+                            "bulkhead": {"maxConcurrency": 4}}]})");
   ASSERT_TRUE(policies.ok()) << policies.status();
-  EXPECT_THAT(policies->warnings(), IsEmpty());  // the server applies it
+  EXPECT_THAT(policies->warnings(), IsEmpty());
   grpc::ChannelArguments args;
-  const std::vector<std::string> warnings = ConfigureBuiltInRetries(*policies, args);
-  ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_EQ(warnings[0],
-            "methodConfig[0].throttle: a server-side limit, not applied by this client; to "
-            "bound this client's own calls in flight, set methodConfig[0].bulkhead "
-            "(maxConcurrency, maxQueue, maxWait)");
+  EXPECT_THAT(ConfigureBuiltInRetries(*policies, args), IsEmpty());
 }
 
 }  // namespace
