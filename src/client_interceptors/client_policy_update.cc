@@ -8,17 +8,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "src/client_interceptors/client_resilience_impl.h"
+#include "src/policy/policy_diff.h"
 
 namespace resilience {
 namespace {
 
-// The full names ("/pkg.Service/Method") a table names exactly.
-void AddNamedMethods(const PolicyTable& table, std::set<std::string>& names) {
-  for (const PolicyTable::Name& name : table.names()) {
-    if (!name.service.empty() && !name.method.empty()) {
-      names.insert(absl::StrCat("/", name.service, "/", name.method));
-    }
-  }
+// The client applies a method's whole policy.
+const MethodPolicy* ClientPolicy(const PolicyTable& table, absl::string_view method) {
+  return table.Find(method).policy;
 }
 
 bool SameThrottling(const std::optional<RetryBudgetSettings>& a,
@@ -101,28 +98,18 @@ absl::StatusOr<PolicyUpdate> ClientResilienceImpl::Update(const PolicySet& polic
     if (same_policy && current->throttle == next->throttle.get()) return current;
     return Resolve(name.c_str(), *next, current.get()).state;
   });
-  AddNamedMethods(before, names);
-  AddNamedMethods(after, names);
-
+  PolicyDiff diff = PolicyDiff::Of(before, after, std::move(names), ClientPolicy);
   PolicyUpdate update;
   update.generation = next->number;
-  for (const std::string& name : names) {
-    const MethodPolicy* was = before.Find(name).policy;
-    const MethodPolicy* now = after.Find(name).policy;
-    if (was == nullptr && now == nullptr) continue;
-    if (was == nullptr) {
-      update.added.push_back(name);
-    } else if (now == nullptr) {
-      update.removed.push_back(name);
-    } else if (was->canonical.whole != now->canonical.whole) {
-      update.changed.push_back(name);
-      if (was->wait_for_ready != now->wait_for_ready) {
-        update.warnings.push_back(absl::StrCat(
-            name, ": waitForReady changed; it is part of the channel's service config, set when "
-                  "the channel was created: a new channel applies it"));
-      }
-    } else {
-      ++update.unchanged;
+  update.changed = std::move(diff.changed);
+  update.added = std::move(diff.added);
+  update.removed = std::move(diff.removed);
+  update.unchanged = diff.unchanged;
+  for (const std::string& name : update.changed) {
+    if (before.Find(name).policy->wait_for_ready != after.Find(name).policy->wait_for_ready) {
+      update.warnings.push_back(absl::StrCat(
+          name, ": waitForReady changed; it is part of the channel's service config, set when "
+                "the channel was created: a new channel applies it"));
     }
   }
   if (!SameThrottling(before.retry_throttling(), after.retry_throttling())) {

@@ -6,20 +6,11 @@
 #include <set>
 #include <utility>
 
-#include "absl/strings/str_cat.h"
+#include "src/policy/policy_diff.h"
 #include "src/server_interceptors/server_resilience_impl.h"
 
 namespace resilience {
 namespace {
-
-// The full names ("/pkg.Service/Method") a table names exactly.
-void AddNamedMethods(const PolicyTable& table, std::set<std::string>& names) {
-  for (const PolicyTable::Name& name : table.names()) {
-    if (!name.service.empty() && !name.method.empty()) {
-      names.insert(absl::StrCat("/", name.service, "/", name.method));
-    }
-  }
-}
 
 // The server's part of a method's policy: its throttle and fault injection
 // (null: neither).
@@ -117,25 +108,13 @@ absl::StatusOr<PolicyUpdate> ServerResilienceImpl::Update(const PolicySet& polic
     if (form == current->form && same_scope) return current;
     return Resolve(name.c_str(), *next, current.get()).state;
   });
-  AddNamedMethods(before, names);
-  AddNamedMethods(after, names);
-
+  PolicyDiff diff = PolicyDiff::Of(before, after, std::move(names), ServerPolicy);
   PolicyUpdate update;
   update.generation = next->number;
-  for (const std::string& name : names) {
-    const MethodPolicy* was = ServerPolicy(before, name);
-    const MethodPolicy* now = ServerPolicy(after, name);
-    if (was == nullptr && now == nullptr) continue;
-    if (was == nullptr) {
-      update.added.push_back(name);
-    } else if (now == nullptr) {
-      update.removed.push_back(name);
-    } else if (was->canonical.whole != now->canonical.whole) {
-      update.changed.push_back(name);
-    } else {
-      ++update.unchanged;
-    }
-  }
+  update.changed = std::move(diff.changed);
+  update.added = std::move(diff.added);
+  update.removed = std::move(diff.removed);
+  update.unchanged = diff.unchanged;
   if (fleet_limits_ == nullptr) {
     for (const MethodPolicy& policy : after.policies()) {
       if (policy.throttle && policy.throttle->global) {
