@@ -10,13 +10,17 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "grpcpp/support/status.h"
+#include <optional>
 #include <string>
+
+#include "grpc_resilience/criticality_level.h"
 
 #include "src/breaker/breaker.h"
 #include "src/breaker/endpoint_breakers.h"
 #include "src/client_interceptors/call_counters.h"
 #include "src/client_interceptors/client_method_state.h"
 #include "src/client_interceptors/local_status.h"
+#include "src/grpc_common/metadata_keys.h"
 
 namespace resilience {
 
@@ -41,6 +45,23 @@ class BreakerStage {
         settings_(state.policy) {}
 
   bool enabled() const { return breaker_ != nullptr; }
+
+  // ReadCriticality()
+  //
+  // The call's criticality for the breaker, from the headers the caller
+  // sends (`sent`: its resilience-criticality, set by SetCriticality() or
+  // PropagateCriticality()), else the method's criticality.default. The
+  // header itself goes out as the caller set it (copied to every attempt);
+  // the stage adds none (docs/criticality.md).
+  template <typename Metadata>
+  void ReadCriticality(const Metadata& sent) {
+    level_ = settings_->criticality.default_level;
+    const auto header = sent.find(kCriticalityKey);
+    if (header == sent.end()) return;
+    const std::optional<Criticality> claimed =
+        ParseCriticality(absl::string_view(header->second.data(), header->second.size()));
+    if (claimed.has_value()) level_ = *claimed;
+  }
   // Whether Record() wants the attempt's endpoint (ClientContext::peer()).
   bool wants_endpoint() const { return endpoints_ != nullptr; }
 
@@ -50,7 +71,7 @@ class BreakerStage {
   // unless the breaker is forced open.
   Admission Admit(CallCounters& counters) {
     if (breaker_ == nullptr) return Admission();
-    Admission admission = breaker_->Allow();
+    Admission admission = breaker_->Allow(level_);
     if (admission.admitted() || endpoints_ == nullptr ||
         admission.reason() == RejectReason::kForcedOpen || endpoints_->ServiceFailing()) {
       return admission;
@@ -102,6 +123,8 @@ class BreakerStage {
   Breaker* const breaker_;
   EndpointBreakers* const endpoints_;
   const MethodPolicy* const settings_;
+  // The call's criticality (ReadCriticality()).
+  Criticality level_ = Criticality::kCritical;
 };
 
 }  // namespace resilience

@@ -61,8 +61,9 @@ void SingleAttemptCall::Intercept(grpc::experimental::InterceptorBatchMethods* m
   methods->Proceed();
 }
 
-void SingleAttemptCall::Start(grpc::experimental::InterceptorBatchMethods* /*methods*/) {
+void SingleAttemptCall::Start(grpc::experimental::InterceptorBatchMethods* methods) {
   started_ = true;
+  if (breaker_.enabled()) breaker_.ReadCriticality(*methods->GetSendInitialMetadata());
   // Metrics: the call and its one attempt.
   counters_.CallStarted();
   counters_.AttemptMade();
