@@ -41,6 +41,8 @@ enum class MetricId {
   kServerInjectedDelays,
   kServerExpiredWhileDelayed,
   kServerConcurrencyLimit,
+  kServerRejectionsByCriticality,
+  kServerCriticalityInvalid,
   // Fleet-wide rate limits, per Redis key (AppendGlobalLimitMetrics()).
   kGlobalLimitUsingStore,
   kGlobalLimitAdmitted,

@@ -139,6 +139,7 @@ ScopeLimits* ServerResilienceImpl::LimitsFor(absl::string_view scope,
     limits->scope = std::string(scope);
     limits->min_pushback = settings.min_pushback;
     limits->max_pushback = settings.max_pushback;
+    limits->shares = settings.criticality_shares;
     limits->concurrency = CreateConcurrencyLimiter(settings, clock_);
     limits->adaptive = settings.adaptive.has_value();
     if (settings.rate_per_second > 0) {
@@ -208,6 +209,7 @@ MethodCache<ServerMethodState>::Resolution ServerResilienceImpl::Resolve(const c
   }
   MutexLock lock(&mu_);
   state->guarded = guarded_methods_.contains(state->method);
+  state->criticality = match.policy->criticality;
   if (match.policy->throttle) state->limits = LimitsFor(match.scope, *match.policy->throttle);
   return {std::move(state), named};
 }
@@ -233,6 +235,9 @@ ServerMethodStats ServerResilienceImpl::StatsOf(const ServerMethodState& from) {
   to.latency = from.meter.Latencies();
   if (from.limits != nullptr && from.limits->concurrency != nullptr) {
     to.concurrency_limit = from.limits->concurrency->limit();
+  }
+  for (int i = 0; i < kCriticalityLevels; ++i) {
+    to.rejected_by_criticality[i] = from.rejected_by_criticality[i].load(std::memory_order_relaxed);
   }
   return to;
 }
@@ -288,6 +293,10 @@ void ServerResilienceImpl::AppendMetrics(PrometheusText& text) {
   PrometheusText::Family& expired =
       MetricCatalog::Declare(text, MetricId::kServerExpiredWhileDelayed);
   PrometheusText::Family& limit = MetricCatalog::Declare(text, MetricId::kServerConcurrencyLimit);
+  PrometheusText::Family& by_criticality =
+      MetricCatalog::Declare(text, MetricId::kServerRejectionsByCriticality);
+  PrometheusText::Family& invalid_criticality =
+      MetricCatalog::Declare(text, MetricId::kServerCriticalityInvalid);
 
   for (const ServerMethodState* s : SortedStates()) {
     const MetricLabel method{"grpc_method", s->method};
@@ -315,6 +324,16 @@ void ServerResilienceImpl::AppendMetrics(PrometheusText& text) {
     }
     if (s->limits != nullptr && s->limits->concurrency != nullptr) {
       limit.Sample({method}, s->limits->concurrency->limit());
+    }
+    // Four series per throttled method, once one of its calls carried a
+    // criticality: without the header the output is as before.
+    if (s->limits != nullptr && s->criticality_seen.load(std::memory_order_relaxed)) {
+      for (int i = 0; i < kCriticalityLevels; ++i) {
+        by_criticality.Sample(
+            {method, {"criticality", std::string(CriticalityName(static_cast<Criticality>(i)))}},
+            s->rejected_by_criticality[i].load(std::memory_order_relaxed));
+      }
+      invalid_criticality.Sample({method}, s->criticality_invalid.load(std::memory_order_relaxed));
     }
   }
   // The fleet-wide limits, by Redis key (declared only when a policy has one).

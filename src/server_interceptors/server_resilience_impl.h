@@ -30,6 +30,8 @@
 #include "src/limits/call_duration_estimate.h"
 #include "src/core/clock.h"
 #include "src/limits/concurrency_limiter.h"
+#include "src/limits/criticality_shares.h"
+#include "src/policy/method_policy.h"
 #include "src/core/mutex.h"
 #include "src/core/random_source.h"
 #include "src/core/serial_executor.h"
@@ -61,6 +63,9 @@ namespace resilience {
   X(admitted)                                                                       \
   X(rejected_concurrency)                                                           \
   X(rejected_rate)                                                                  \
+  /* Calls whose resilience-criticality header named no level (judged at */       \
+  /* the method's default criticality). */                                          \
+  X(criticality_invalid)                                                            \
   /* Admitted calls whose status has not been sent yet (or, for a call that */      \
   /* closed without one, whose handler has not returned yet). */                    \
   X(in_flight)                                                                      \
@@ -90,6 +95,8 @@ struct ScopeLimits {
   bool adaptive = false;  // `concurrency` moves on its own
   std::unique_ptr<TokenBucket> rate;                     // null: no limit
   std::unique_ptr<GlobalRateLimit> global;               // null: no fleet-wide limit
+  // How each limit above sheds the less critical calls first.
+  CriticalityShares shares;
   // Why the limits could not be built (then every call is rejected); empty
   // when they could.
   std::string unusable;
@@ -123,6 +130,13 @@ struct ServerMethodState {
   SerialExecutor* events = nullptr;
   ResilienceEvents* listener = nullptr;
   ScopeLimits* limits = nullptr;                       // null: no throttle
+  // How a call's resilience-criticality header is read (the method's
+  // methodConfig[].criticality).
+  CriticalitySettings criticality;
+  // Calls the throttle rejected, by criticality; whether any call carried
+  // the header (its metrics are shown from then on).
+  std::array<std::atomic<int64_t>, kCriticalityLevels> rejected_by_criticality{};
+  std::atomic<bool> criticality_seen{false};
   const FaultInjectionSettings* fault = nullptr;      // null: no faults
   std::unique_ptr<RandomSource> fault_random;
   // Served by a GuardedService: rejected calls skip the handler, and sync
