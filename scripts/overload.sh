@@ -5,7 +5,9 @@
 #   1. simulated mode (16 workers x 16 ms, 4 s phases, under a second):
 #      docs/results/overload.txt, overload.json, overload.csv, overload.png;
 #   2. gRPC mode (real servers and channels, 8 workers x 20 ms, 2 s phases,
-#      about 2.5 minutes): docs/results/overload_grpc.txt, overload_grpc.json.
+#      about 2.5 minutes): docs/results/overload_grpc.txt, overload_grpc.json;
+#   3. the criticality mix, both modes (docs/criticality.md):
+#      docs/results/criticality{,_grpc}.{txt,json,svg}.
 #
 #   scripts/overload.sh [--seed=1]
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -35,4 +37,10 @@ GP
 # output says so; see "Over real gRPC" in docs/adaptive-concurrency.md.
 log "gRPC mode, 2 s phases (about 2.5 minutes)"
 "$experiment" --mode=grpc --json_file="$out/overload_grpc.json" "$@" | tee "$out/overload_grpc.txt"
-log "wrote $out/overload.{txt,json,csv,png}, $out/overload_grpc.{txt,json}"
+# Criticality at 3x capacity, 20% CRITICAL / 80% SHEDDABLE (docs/criticality.md).
+"$experiment" --scenario=criticality --json_file="$out/criticality.json" \
+  --svg_file="$out/criticality.svg" "$@" | tee "$out/criticality.txt"
+"$experiment" --scenario=criticality --mode=grpc --json_file="$out/criticality_grpc.json" \
+  --svg_file="$out/criticality_grpc.svg" "$@" | tee "$out/criticality_grpc.txt"
+log "wrote $out/overload.{txt,json,csv,png}, $out/overload_grpc.{txt,json}," \
+  "$out/criticality{,_grpc}.{txt,json,svg}"

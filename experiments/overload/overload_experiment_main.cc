@@ -3,7 +3,10 @@
 // experiments/overload/overload.h).
 //
 //   overload_experiment [--mode=simulated|grpc] [--seed=1] [--phase_seconds=N] [--json]
-//                       [--json_file=PATH]
+//                       [--json_file=PATH] [--scenario=phases|criticality]
+//
+// --scenario=criticality: 3x capacity, 20% CRITICAL and 80% SHEDDABLE, figures
+// per class (criticality_mix.h); --phase_seconds is then the run's length.
 //
 // --mode=simulated (default): 16 workers x 16 ms on a simulated clock, 4 s
 // phases, well under a second of real time. --mode=grpc: real servers and
@@ -23,6 +26,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "examples/common/command_line.h"
+#include "experiments/overload/criticality_mix.h"
+#include "experiments/overload/criticality_mix_grpc.h"
 #include "experiments/overload/grpc_run.h"
 #include "experiments/overload/overload.h"
 
@@ -37,6 +42,11 @@ ABSL_FLAG(std::string, policies, "",
 ABSL_FLAG(std::string, csv_file, "",
           "Also write the goodput of each policy per phase into this CSV file.");
 ABSL_FLAG(bool, json, false, "Print JSON instead of a table.");
+ABSL_FLAG(std::string, svg_file, "",
+          "--scenario=criticality: also draw the per-class chart into this SVG file.");
+ABSL_FLAG(std::string, scenario, "phases",
+          "phases (the limits while capacity and load change) or criticality (3x capacity, 20% "
+          "CRITICAL and 80% SHEDDABLE: figures per class, docs/criticality.md).");
 ABSL_FLAG(std::string, json_file, "", "Also write the JSON into this file.");
 
 constexpr char kUsage[] =
@@ -44,6 +54,45 @@ constexpr char kUsage[] =
     "  overload_experiment [--mode=simulated|grpc] [--seed=1] [--phase_seconds=N] [--json]\n"
     "                      [--json_file=PATH]\n\n"
     "Exit status: 0 ok, 1 a run failed, 2 bad usage.";
+
+// Writes `text` to `path` (nothing for an empty path); false on failure.
+bool WriteFile(const std::string& path, const std::string& text) {
+  if (path.empty()) return true;
+  std::ofstream out(path);
+  out << text;
+  if (out) return true;
+  std::fprintf(stderr, "overload_experiment: cannot write %s\n", path.c_str());
+  return false;
+}
+
+// --scenario=criticality: the per-class figures (criticality_mix.h).
+int RunCriticality(const std::string& mode) {
+  overload::MixConfig config =
+      mode == "grpc" ? overload::MixGrpcDefaults() : overload::MixConfig();
+  config.seed = absl::GetFlag(FLAGS_seed);
+  if (absl::GetFlag(FLAGS_phase_seconds) > 0) {
+    config.duration = absl::Seconds(absl::GetFlag(FLAGS_phase_seconds));
+  }
+  absl::StatusOr<overload::MixResult> result =
+      mode == "grpc" ? overload::RunMixGrpc(config, overload::MixPolicies(config))
+                     : overload::RunMixSimulated(config, overload::MixPolicies(config));
+  if (!result.ok()) {
+    std::fprintf(stderr, "overload_experiment: %s\n", result.status().ToString().c_str());
+    return 1;
+  }
+  const std::string json = overload::MixToJson(*result);
+  std::fputs(absl::GetFlag(FLAGS_json) ? json.c_str() : overload::MixToTable(*result).c_str(),
+             stdout);
+  const std::string title = absl::StrFormat(
+      "Criticality at %gx capacity (%s, %d workers x %s, deadline %s, seed %d): OK within "
+      "deadline per class",
+      config.load, mode, config.workers, absl::FormatDuration(config.service_time),
+      absl::FormatDuration(config.deadline), config.seed);
+  return WriteFile(absl::GetFlag(FLAGS_json_file), json) &&
+                 WriteFile(absl::GetFlag(FLAGS_svg_file), overload::MixToSvg(*result, title))
+             ? 0
+             : 1;
+}
 
 int main(int argc, char** argv) {
   example_cli::ParseFlagsOrExit(argc, argv, kUsage);
@@ -57,6 +106,12 @@ int main(int argc, char** argv) {
   if (!(seconds >= 1 && seconds <= 3600)) {
     return example_cli::UsageError(
         absl::StrFormat("--phase_seconds: must be in [1, 3600], got %g", seconds));
+  }
+  const std::string scenario = absl::GetFlag(FLAGS_scenario);
+  if (scenario == "criticality") return RunCriticality(mode);
+  if (scenario != "phases") {
+    return example_cli::UsageError(
+        absl::StrCat("--scenario: must be phases or criticality, got \"", scenario, "\""));
   }
   overload::Config config = mode == "grpc" ? overload::GrpcDefaults() : overload::Config();
   config.seed = absl::GetFlag(FLAGS_seed);

@@ -16,6 +16,7 @@
 #ifndef GRPC_RESILIENCE_SERVER_RESILIENCE_H_
 #define GRPC_RESILIENCE_SERVER_RESILIENCE_H_
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -27,6 +28,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "grpc_resilience/criticality_level.h"
 #include "grpc_resilience/metrics.h"
 #include "grpc_resilience/policy.h"
 #include "grpc_resilience/policy_update.h"
@@ -44,6 +46,9 @@ struct ServerMethodStats {
   // Calls the throttle rejected: over its concurrency limit, over its rate.
   int64_t rejected_concurrency = 0;
   int64_t rejected_rate = 0;
+  // Calls whose resilience-criticality header named no level (judged at the
+  // method's default criticality; docs/criticality.md).
+  int64_t criticality_invalid = 0;
   // Admitted calls whose status has not been sent yet (or, for a call that
   // closed without one, whose handler has not returned yet).
   int64_t in_flight = 0;
@@ -60,6 +65,9 @@ struct ServerMethodStats {
   // The concurrency limit of the method's scope now (fixed, or where an
   // adaptive limit stands); 0 without one.
   int64_t concurrency_limit = 0;
+  // The throttle's rejections by the calls' criticality, indexed by
+  // CriticalityIndex() (CRITICAL_PLUS first).
+  std::array<int64_t, kCriticalityLevels> rejected_by_criticality{};
 
   // The calls answered with `code` (a grpc::StatusCode's number; any number
   // above 16 counts in one "other" slot).

@@ -21,6 +21,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "grpc_resilience/criticality_level.h"
 #include "grpc_resilience/breaker_state.h"
 #include "src/breaker/outcome.h"
 #include "src/breaker/rolling_window.h"
@@ -113,6 +114,14 @@ class Breaker {
   //
   // Whether a call may go out now. Never blocks.
   virtual Admission Allow() = 0;
+
+  // Allow(level)
+  //
+  // The same for a call of criticality `level`. A breaker that keeps no
+  // statistics per criticality (ThreeStateBreaker) ignores it; SreBreaker
+  // keeps them per level, so that the level the backend refuses is the one
+  // throttled (docs/criticality.md).
+  virtual Admission Allow(Criticality /*level*/) { return Allow(); }
 
   // Snapshot()
   //

@@ -7,6 +7,7 @@
 #ifndef GRPC_RESILIENCE_SRC_BREAKER_SRE_BREAKER_H_
 #define GRPC_RESILIENCE_SRC_BREAKER_SRE_BREAKER_H_
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -39,6 +40,16 @@ namespace resilience {
 //     healthy is the trailing run of complete buckets with successes and no
 //     failures: once the backend answers again, drops fade out bucket by
 //     bucket instead of waiting for the failures to leave the window.
+//
+// Criticality (docs/criticality.md): the statistics are kept per level, as
+// the SRE book's client-side throttling does: a call of level L is dropped
+// with the p_drop of L's own window, so that when the backend sheds its
+// SHEDDABLE calls, the client throttles SHEDDABLE and keeps sending
+// CRITICAL. Allow() is Allow(CRITICAL), whose window is the one every call
+// used before: a client that sets no criticality behaves exactly as before.
+// The other levels' windows are made on their first call. The events and
+// Snapshot() speak for all levels: dropping while any level drops, the
+// counts summed, the drop probability the largest.
 //
 // Locking: none on the hot path. The window is lock-free (see RollingWindow),
 // p_drop is recomputed at most once per refresh_interval and cached in two
@@ -100,7 +111,10 @@ class SreBreaker final : public Breaker {
                                                            Clock& clock);
   static absl::Status Validate(const Options& options);
 
-  Admission Allow() override;
+  ~SreBreaker() override;
+
+  Admission Allow() override { return Allow(Criticality::kCritical); }
+  Admission Allow(Criticality level) override;
   BreakerSnapshot Snapshot() override;
   absl::string_view kind() const override { return "sre"; }
   // force_open rejects every call (reason kForcedOpen), force_closed admits
@@ -109,8 +123,8 @@ class SreBreaker final : public Breaker {
 
   // DropProbability()
   //
-  // p_drop as Allow() would use it now (after refinements and cap).
-  double DropProbability();
+  // p_drop as Allow(level) would use it now (after refinements and cap).
+  double DropProbability(Criticality level = Criticality::kCritical);
 
   const Options& options() const { return options_; }
 
@@ -118,25 +132,39 @@ class SreBreaker final : public Breaker {
   SreBreaker(const Options& options, Clock& clock);
 
   void OnRecord(const Admission& admission, Outcome outcome, absl::Duration latency) override;
-  double DropProbabilityAt(absl::Time now, const RollingWindow::Counts& counts);
-  // Tells the listener when dropping flips; a stop is reported with
-  // `stop_cause`.
-  void NoteDropping(bool dropping, absl::Time now,
+  double DropProbabilityAt(absl::Time now, RollingWindow& window,
+                           const RollingWindow::Counts& counts);
+  // The window of `level`, made on its first use; null only before then
+  // (Existing()).
+  RollingWindow& Window(int level);
+  RollingWindow* Existing(int level) const {
+    return windows_[level].load(std::memory_order_acquire);
+  }
+  // Tells the listener when dropping flips (level `level` starts or stops
+  // dropping and no other level drops); a stop is reported with
+  // `stop_cause`. level < 0: every level stops.
+  void NoteDropping(int level, bool dropping, absl::Time now,
                     TransitionCause stop_cause = TransitionCause::kDropsStopped);
 
   const Options options_;
   Clock& clock_;
+  // CRITICAL's window (every call's without a criticality).
   RollingWindow window_;
+  // Per level: &window_ for CRITICAL, the others owned (deleted with the
+  // breaker), null until their first call.
+  std::array<std::atomic<RollingWindow*>, kCriticalityLevels> windows_{};
   std::shared_ptr<RandomSource> random_;
   // Unix nanoseconds of the last admission, for force_pass_interval. Atomic:
   // read on every Allow() without a lock; written at most once per ms.
   std::atomic<int64_t> last_admit_ns_;
-  // p_drop as last computed, valid until `p_valid_until_ns_` (Unix ns).
-  // Atomic: read on every Allow() without a lock, written once per refresh.
-  std::atomic<double> cached_p_{0.0};
-  std::atomic<int64_t> p_valid_until_ns_{INT64_MIN};
-  // Whether p_drop was last seen > 0, to tell the listener about crossings.
-  std::atomic<bool> dropping_{false};
+  // Per level: p_drop as last computed, valid until `p_valid_until_ns_`
+  // (Unix ns). Atomic: read on every Allow() without a lock, written once
+  // per refresh.
+  std::array<std::atomic<double>, kCriticalityLevels> cached_p_{};
+  std::array<std::atomic<int64_t>, kCriticalityLevels> p_valid_until_ns_{};
+  // Bit L: level L's p_drop was last seen > 0; the listener hears when the
+  // set becomes non-empty and empty again.
+  std::atomic<unsigned> dropping_{0};
   // When dropping_ last flipped (the clock's Now(), in nanoseconds).
   std::atomic<int64_t> dropping_since_ns_;
   // BreakerMode: kNormal, or an operator's kForceOpen / kForceClosed.

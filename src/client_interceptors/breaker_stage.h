@@ -10,7 +10,10 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "grpcpp/support/status.h"
+#include <optional>
 #include <string>
+
+#include "grpc_resilience/criticality_level.h"
 
 #include "src/breaker/breaker.h"
 #include "src/breaker/endpoint_breakers.h"
@@ -18,6 +21,7 @@
 #include "src/client_interceptors/client_method_state.h"
 #include "src/client_interceptors/health_probe_sender.h"
 #include "src/client_interceptors/local_status.h"
+#include "src/grpc_common/metadata_keys.h"
 
 namespace resilience {
 
@@ -44,6 +48,23 @@ class BreakerStage {
         sender_(state.probe_sender) {}
 
   bool enabled() const { return breaker_ != nullptr; }
+
+  // ReadCriticality()
+  //
+  // The call's criticality for the breaker, from the headers the caller
+  // sends (`sent`: its resilience-criticality, set by SetCriticality() or
+  // PropagateCriticality()), else the method's criticality.default. The
+  // header itself goes out as the caller set it (copied to every attempt);
+  // the stage adds none (docs/criticality.md).
+  template <typename Metadata>
+  void ReadCriticality(const Metadata& sent) {
+    level_ = settings_->criticality.default_level;
+    const auto header = sent.find(kCriticalityKey);
+    if (header == sent.end()) return;
+    const std::optional<Criticality> claimed =
+        ParseCriticality(absl::string_view(header->second.data(), header->second.size()));
+    if (claimed.has_value()) level_ = *claimed;
+  }
   // Whether Record() wants the attempt's endpoint (ClientContext::peer()).
   bool wants_endpoint() const { return endpoints_ != nullptr; }
 
@@ -53,7 +74,7 @@ class BreakerStage {
   // unless the breaker is forced open.
   Admission Admit(CallCounters& counters) {
     if (breaker_ == nullptr) return Admission();
-    Admission admission = breaker_->Allow();
+    Admission admission = breaker_->Allow(level_);
     if (!admission.admitted()) MaybeProbe();
     if (admission.admitted() || endpoints_ == nullptr ||
         admission.reason() == RejectReason::kForcedOpen || endpoints_->ServiceFailing()) {
@@ -138,6 +159,8 @@ class BreakerStage {
   const MethodPolicy* const settings_;
   RecoveryProbe* const probe_;  // null: no probes
   HealthProbeSender* const sender_;
+  // The call's criticality (ReadCriticality()).
+  Criticality level_ = Criticality::kCritical;
 };
 
 }  // namespace resilience

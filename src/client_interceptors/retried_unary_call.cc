@@ -97,6 +97,7 @@ void RetriedUnaryCall::Start(grpc::experimental::InterceptorBatchMethods* method
   if (const auto* caller = methods->GetSendInitialMetadata(); !caller->empty()) {
     metadata_ = *caller;
   }
+  breaker_.ReadCriticality(metadata_);
   request_ = *methods->GetSerializedSendMessage();  // a reference-counted copy
   // gRPC's meaning of the policy's `timeout`: the call's deadline is the
   // earlier of the caller's and call start + timeout.

@@ -80,6 +80,7 @@ void SingleAttemptCall::Intercept(grpc::experimental::InterceptorBatchMethods* m
 
 bool SingleAttemptCall::Start(grpc::experimental::InterceptorBatchMethods* methods) {
   started_ = true;
+  if (breaker_.enabled()) breaker_.ReadCriticality(*methods->GetSendInitialMetadata());
   // Metrics: the call and its one attempt.
   counters_.CallStarted();
   counters_.AttemptMade();

@@ -19,6 +19,10 @@ inline constexpr char kPushbackKey[] = "grpc-retry-pushback-ms";
 // The trailer a call our client breaker rejected carries
 // (client_interceptors/local_rejection.h).
 inline constexpr char kLocalRejectionKey[] = "x-resilience-local-rejection";
+// A call's criticality, the level's name ("SHEDDABLE"): set by the caller
+// (grpc_resilience/criticality.h), read by the server's throttle
+// (docs/criticality.md).
+inline constexpr char kCriticalityKey[] = "resilience-criticality";
 
 }  // namespace resilience
 

@@ -72,10 +72,12 @@ void GlobalRateLimiter::Log(const std::string& line) const {
   if (options_.log) options_.log(line);
 }
 
-bool GlobalRateLimiter::TryAcquire(absl::Duration* retry_after) {
+bool GlobalRateLimiter::TryAcquire(const CriticalityShares& shares, Criticality level,
+                                   absl::Duration* retry_after) {
   demand_.fetch_add(1, std::memory_order_relaxed);
+  const int64_t reserve = shares.LeaseReserve(max_lease_, level);
   int64_t tokens = tokens_.load(std::memory_order_relaxed);
-  while (tokens > 0) {
+  while (tokens > reserve) {
     if (tokens_.compare_exchange_weak(tokens, tokens - 1, std::memory_order_relaxed)) {
       if (tokens - 1 <= low_watermark_.load(std::memory_order_relaxed)) {
         if (LeaseSource* s = source_.load(std::memory_order_acquire)) s->Wake();
@@ -86,7 +88,7 @@ bool GlobalRateLimiter::TryAcquire(absl::Duration* retry_after) {
   }
   if (LeaseSource* s = source_.load(std::memory_order_acquire)) s->Wake();
   if (mode_.load(std::memory_order_acquire) != Mode::kGlobal) {
-    if (LocalAcquire(absl::ToUnixNanos(clock_.Now()), retry_after)) {
+    if (LocalAcquire(absl::ToUnixNanos(clock_.Now()), shares, level, retry_after)) {
       admitted_local.fetch_add(1, std::memory_order_relaxed);
       return true;
     }
@@ -97,12 +99,15 @@ bool GlobalRateLimiter::TryAcquire(absl::Duration* retry_after) {
   return false;
 }
 
-bool GlobalRateLimiter::LocalAcquire(int64_t now_ns, absl::Duration* retry_after) {
+bool GlobalRateLimiter::LocalAcquire(int64_t now_ns, const CriticalityShares& shares,
+                                     Criticality level, absl::Duration* retry_after) {
   // T and the capacity change with the share; a call that reads one before
   // and one after a change is judged by a bucket halfway between the two.
-  return TokenBucket::TakeToken(local_tat_ns_, now_ns,
-                                local_interval_ns_.load(std::memory_order_relaxed),
-                                local_capacity_ns_.load(std::memory_order_relaxed), retry_after);
+  const int64_t interval = local_interval_ns_.load(std::memory_order_relaxed);
+  return TokenBucket::TakeToken(
+      local_tat_ns_, now_ns, interval,
+      shares.BucketCapacity(local_capacity_ns_.load(std::memory_order_relaxed), interval, level),
+      retry_after);
 }
 
 void GlobalRateLimiter::SetLocalRate(double rate) {

@@ -20,6 +20,7 @@
 #include "absl/time/time.h"
 #include "src/core/clock.h"
 #include "src/core/mutex.h"
+#include "src/limits/criticality_shares.h"
 #include "src/limits/lease_source.h"
 #include "src/core/counter_list.h"
 
@@ -132,7 +133,16 @@ class GlobalRateLimiter {
   //
   // Admits a call or not, never waiting. On false, `*retry_after` (if given)
   // is when to try again.
-  bool TryAcquire(absl::Duration* retry_after = nullptr);
+  bool TryAcquire(absl::Duration* retry_after = nullptr) {
+    return TryAcquire(CriticalityShares(), Criticality::kCritical, retry_after);
+  }
+
+  // The same for a call of `level`: it leaves shares.LeaseReserve(MaxLease(),
+  // level) leased tokens to the more critical, and on the local share sees
+  // the bucket as TokenBucket does (shares.BucketCapacity()). For a level
+  // whose share is 1, exactly TryAcquire(retry_after).
+  bool TryAcquire(const CriticalityShares& shares, Criticality level,
+                  absl::Duration* retry_after = nullptr);
 
   // For the LeaseSource thread.
 
@@ -181,7 +191,8 @@ class GlobalRateLimiter {
  private:
   GlobalRateLimiter(Options options, Clock& clock);
 
-  bool LocalAcquire(int64_t now_ns, absl::Duration* retry_after);
+  bool LocalAcquire(int64_t now_ns, const CriticalityShares& shares, Criticality level,
+                    absl::Duration* retry_after);
   // Sets the local bucket to `rate` per second.
   void SetLocalRate(double rate);
   void Log(const std::string& line) const;

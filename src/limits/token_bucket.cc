@@ -58,6 +58,12 @@ bool TokenBucket::TryAcquire(absl::Duration* retry_after) {
                    retry_after);
 }
 
+bool TokenBucket::TryAcquire(const CriticalityShares& shares, Criticality level,
+                             absl::Duration* retry_after) {
+  return TakeToken(tat_ns_, absl::ToUnixNanos(clock_.Now()), interval_ns_,
+                   shares.BucketCapacity(capacity_ns_, interval_ns_, level), retry_after);
+}
+
 bool TokenBucket::TakeToken(std::atomic<int64_t>& tat_ns, int64_t now_ns, int64_t interval_ns,
                             int64_t capacity_ns, absl::Duration* retry_after) {
   int64_t tat = tat_ns.load(std::memory_order_relaxed);

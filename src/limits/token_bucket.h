@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "src/core/clock.h"
+#include "src/limits/criticality_shares.h"
 
 namespace resilience {
 
@@ -77,6 +78,13 @@ class TokenBucket {
   // to how long until a token will be there (InfiniteDuration() when the
   // clock is past the end of int64 nanoseconds).
   bool TryAcquire(absl::Duration* retry_after = nullptr);
+
+  // The same for a call of `level`: the bucket as the level sees it holds
+  // shares.BucketCapacity() (CriticalityShares), so a less critical call
+  // finds it empty while the more critical still find tokens. For a level
+  // whose share is 1, exactly TryAcquire(retry_after).
+  bool TryAcquire(const CriticalityShares& shares, Criticality level,
+                  absl::Duration* retry_after = nullptr);
 
   // TakeToken()
   //

@@ -12,6 +12,8 @@ constexpr absl::string_view kRefusedReasons[] = {"budget", "pushback"};
 constexpr absl::string_view kLocalRejectionCauses[] = {"breaker", "bulkhead"};
 constexpr absl::string_view kBreakerStates[] = {"closed", "open", "half-open"};
 constexpr absl::string_view kServerRejectionCauses[] = {"concurrency", "rate", "injected_abort"};
+constexpr absl::string_view kCriticalityNames[] = {"CRITICAL_PLUS", "CRITICAL", "SHEDDABLE_PLUS",
+                                                   "SHEDDABLE"};
 constexpr absl::string_view kTokenSources[] = {"lease", "local_share"};
 constexpr absl::string_view kGlobalLimitTargets[] = {"local_share", "global"};
 constexpr absl::string_view kRepairKinds[] = {"key_lost", "bad_value", "clock_back"};
@@ -36,6 +38,8 @@ constexpr MetricLabelSpec kServer[] = {{"grpc_method", {}}};
 constexpr MetricLabelSpec kServerByCode[] = {{"grpc_method", {}}, {"grpc_code", {}}};
 constexpr MetricLabelSpec kServerByCause[] = {{"grpc_method", {}},
                                               {"cause", kServerRejectionCauses}};
+constexpr MetricLabelSpec kServerByCriticality[] = {{"grpc_method", {}},
+                                                    {"criticality", kCriticalityNames}};
 constexpr MetricLabelSpec kKey[] = {{"key", {}}};
 constexpr MetricLabelSpec kKeyBySource[] = {{"key", {}}, {"source", kTokenSources}};
 constexpr MetricLabelSpec kKeyByTarget[] = {{"key", {}}, {"to", kGlobalLimitTargets}};
@@ -118,6 +122,16 @@ constexpr MetricSpec kCatalog[] = {
      {}},
     {MetricId::kServerPolicyReloadFailures, "grpc_resilience_server_policy_reload_failures_total",
      T::kCounter, "Policy files that failed to load on a reload (nothing changed).", {}},
+    {MetricId::kServerRejectionsByCriticality,
+     "grpc_resilience_server_rejections_by_criticality_total", T::kCounter,
+     "Calls the throttle rejected, by the criticality they were judged at (shown once a call of "
+     "the method carried a criticality).",
+     kServerByCriticality},
+    {MetricId::kServerCriticalityInvalid, "grpc_resilience_server_criticality_invalid_total",
+     T::kCounter,
+     "Calls whose resilience-criticality header named no level (judged at the method's "
+     "default).",
+     kServer},
     // Fleet-wide rate limits.
     {MetricId::kGlobalLimitUsingStore, "grpc_resilience_server_global_limit_using_store", T::kGauge,
      "1 while the fleet-wide rate limit is taken from Redis, 0 while the server admits its "

@@ -45,6 +45,8 @@ enum class MetricId {
   kServerConcurrencyLimit,
   kServerPolicyGeneration,
   kServerPolicyReloadFailures,
+  kServerRejectionsByCriticality,
+  kServerCriticalityInvalid,
   // Fleet-wide rate limits, per Redis key (AppendGlobalLimitMetrics()).
   kGlobalLimitUsingStore,
   kGlobalLimitAdmitted,

@@ -16,6 +16,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "grpc_resilience/criticality_level.h"
 #include "src/breaker/endpoint_breakers.h"
 #include "src/breaker/recovery_probe.h"
 #include "src/breaker/sre_breaker.h"
@@ -23,6 +24,7 @@
 #include "src/limits/aimd_concurrency_limiter.h"
 #include "src/limits/bulkhead.h"
 #include "src/limits/concurrency_limiter.h"
+#include "src/limits/criticality_shares.h"
 #include "src/limits/gradient_concurrency_limiter.h"
 #include "src/policy/global_throttle_settings.h"
 #include "src/policy/outcome_classifier.h"
@@ -158,6 +160,26 @@ struct ThrottleSettings {
   absl::Duration max_pushback = absl::Seconds(10);
   // throttle.global: the fleet's rate limit in Redis; none when unset.
   std::optional<GlobalThrottleSettings> global;
+  // throttle.criticalityShares: how every limit above sheds the less
+  // critical calls first (CriticalityShares' defaults when unset).
+  CriticalityShares criticality_shares;
+};
+
+// methodConfig[].criticality (docs/criticality.md).
+struct CriticalitySettings {
+  // The level of a call without a valid resilience-criticality header.
+  Criticality default_level = Criticality::kCritical;
+  // The highest level a header may claim; default_level is at most this.
+  Criticality ceiling = Criticality::kCritical;
+
+  // Resolve()
+  //
+  // The level of a call whose header names `claimed` (nullopt: no header,
+  // or one that names no level): the claim lowered to the ceiling, or the
+  // default without one.
+  Criticality Resolve(std::optional<Criticality> claimed) const {
+    return claimed.has_value() ? LessCritical(*claimed, ceiling) : default_level;
+  }
 };
 
 // CreateConcurrencyLimiter()
@@ -213,6 +235,7 @@ struct MethodPolicy {
   // bulkhead: the client's bound on the calls in flight of each method, per
   // channel (Bulkhead); none when unset.
   std::optional<Bulkhead::Options> bulkhead;
+  CriticalitySettings criticality;
 };
 
 }  // namespace resilience

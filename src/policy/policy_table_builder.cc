@@ -283,6 +283,12 @@ absl::Status PolicyTableBuilder::AddEntry(const pb::MethodConfig& entry, const s
       return s;
     }
   }
+  if (entry.has_criticality()) {
+    absl::StatusOr<CriticalitySettings> c =
+        ReadCriticality(entry.criticality(), path + ".criticality");
+    if (!c.ok()) return c.status();
+    policy.criticality = *c;
+  }
   if (entry.has_throttle()) {
     absl::StatusOr<ThrottleSettings> t = Throttle(entry.throttle(), path + ".throttle");
     if (!t.ok()) return t.status();

@@ -153,6 +153,13 @@ class PolicyTableBuilder {
   // (FixedConcurrencyLimiter, TokenBucket), so that whatever loads, their
   // Create() accepts.
   absl::StatusOr<ThrottleSettings> Throttle(const v1::ThrottlePolicy& p, const std::string& path);
+  // methodConfig[].criticality: the levels by name, the default at most the
+  // ceiling.
+  static absl::StatusOr<CriticalitySettings> ReadCriticality(const v1::CriticalityPolicy& p,
+                                                             const std::string& path);
+  // throttle.criticalityShares over the defaults, CriticalityShares::Validate().
+  static absl::StatusOr<CriticalityShares> ReadCriticalityShares(const v1::CriticalityShares& p,
+                                                                 const std::string& path);
 
   // throttle.adaptive: the algorithm's options over their defaults,
   // checked by the limiter's own Validate(). With maxConcurrency too: an

@@ -4,6 +4,7 @@
 // adaptive limit) and faultInjection.
 
 #include <algorithm>
+#include <array>
 #include <initializer_list>
 #include <optional>
 #include <vector>
@@ -88,6 +89,12 @@ absl::StatusOr<ThrottleSettings> PolicyTableBuilder::Throttle(const pb::Throttle
       !s.ok()) {
     return s;
   }
+  if (p.has_criticality_shares()) {
+    absl::StatusOr<CriticalityShares> shares =
+        ReadCriticalityShares(p.criticality_shares(), path + ".criticalityShares");
+    if (!shares.ok()) return shares.status();
+    t.criticality_shares = *shares;
+  }
   if (p.has_global()) {
     absl::StatusOr<GlobalThrottleSettings> g = ReadGlobalThrottle(p.global(), path + ".global");
     if (!g.ok()) return g.status();
@@ -99,6 +106,54 @@ absl::StatusOr<ThrottleSettings> PolicyTableBuilder::Throttle(const pb::Throttle
                    absl::FormatDuration(t.max_pushback));
   }
   return t;
+}
+
+absl::StatusOr<CriticalityShares> PolicyTableBuilder::ReadCriticalityShares(
+    const pb::CriticalityShares& p, const std::string& path) {
+  std::array<double, kCriticalityLevels> shares = CriticalityShares().shares();
+  if (p.has_critical_plus()) shares[CriticalityIndex(Criticality::kCriticalPlus)] = p.critical_plus();
+  if (p.has_critical()) shares[CriticalityIndex(Criticality::kCritical)] = p.critical();
+  if (p.has_sheddable_plus()) {
+    shares[CriticalityIndex(Criticality::kSheddablePlus)] = p.sheddable_plus();
+  }
+  if (p.has_sheddable()) shares[CriticalityIndex(Criticality::kSheddable)] = p.sheddable();
+  if (absl::Status s = AtPath(CriticalityShares::Validate(shares), "criticality_shares.", path);
+      !s.ok()) {
+    return s;
+  }
+  return CriticalityShares(shares);
+}
+
+absl::StatusOr<CriticalitySettings> PolicyTableBuilder::ReadCriticality(
+    const pb::CriticalityPolicy& p, const std::string& path) {
+  CriticalitySettings c;
+  const auto level = [&](const std::string& name,
+                         const std::string& field) -> absl::StatusOr<Criticality> {
+    std::optional<Criticality> parsed = ParseCriticality(name);
+    if (!parsed.has_value()) {
+      return Invalid(absl::StrCat(path, ".", field),
+                     "\"CRITICAL_PLUS\", \"CRITICAL\", \"SHEDDABLE_PLUS\" or \"SHEDDABLE\"",
+                     absl::StrCat("\"", Printable(name, 64), "\""));
+    }
+    return *parsed;
+  };
+  if (!p.ceiling().empty()) {
+    absl::StatusOr<Criticality> ceiling = level(p.ceiling(), "ceiling");
+    if (!ceiling.ok()) return ceiling.status();
+    c.ceiling = *ceiling;
+  }
+  c.default_level = LessCritical(Criticality::kCritical, c.ceiling);
+  if (!p.default_level().empty()) {
+    absl::StatusOr<Criticality> default_level = level(p.default_level(), "default");
+    if (!default_level.ok()) return default_level.status();
+    if (LessCritical(*default_level, c.ceiling) != *default_level) {
+      return Invalid(path + ".default",
+                     absl::StrCat("at most the ceiling (\"", CriticalityName(c.ceiling), "\")"),
+                     absl::StrCat("\"", CriticalityName(*default_level), "\""));
+    }
+    c.default_level = *default_level;
+  }
+  return c;
 }
 
 // throttle.adaptive: the algorithm's options over their defaults,

@@ -8,6 +8,7 @@
 #ifndef GRPC_RESILIENCE_SRC_SERVER_INTERCEPTORS_SERVER_METHOD_STATE_H_
 #define GRPC_RESILIENCE_SRC_SERVER_INTERCEPTORS_SERVER_METHOD_STATE_H_
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -23,6 +24,7 @@
 #include "src/global_limits/global_rate_limit.h"
 #include "src/limits/call_duration_estimate.h"
 #include "src/limits/concurrency_limiter.h"
+#include "src/limits/criticality_shares.h"
 #include "src/limits/token_bucket.h"
 #include "src/metrics/method_meter.h"
 #include "src/policy/method_policy.h"
@@ -39,6 +41,9 @@ namespace resilience {
   X(admitted)                                                                       \
   X(rejected_concurrency)                                                           \
   X(rejected_rate)                                                                  \
+  /* Calls whose resilience-criticality header named no level (judged at */       \
+  /* the method's default criticality). */                                          \
+  X(criticality_invalid)                                                            \
   /* Admitted calls whose status has not been sent yet (or, for a call that */      \
   /* closed without one, whose handler has not returned yet). */                    \
   X(in_flight)                                                                      \
@@ -58,6 +63,8 @@ struct ScopeLimits {
   bool adaptive = false;  // `concurrency` moves on its own
   std::shared_ptr<TokenBucket> rate;                     // null: no limit
   std::shared_ptr<GlobalRateLimit> global;               // null: no fleet-wide limit
+  // How each limit above sheds the less critical calls first.
+  CriticalityShares shares;
   // The throttle's settings these were made for
   // (MethodPolicy::CanonicalForms::throttle).
   std::string form;
@@ -126,6 +133,13 @@ struct ServerMethodState {
   SerialExecutor* events = nullptr;
   ResilienceEvents* listener = nullptr;
   ScopeLimits* limits = nullptr;                       // null: no throttle
+  // How a call's resilience-criticality header is read (the method's
+  // methodConfig[].criticality).
+  CriticalitySettings criticality;
+  // Calls the throttle rejected, by criticality; whether any call carried
+  // the header (its metrics are shown from then on).
+  std::array<std::atomic<int64_t>, kCriticalityLevels> rejected_by_criticality{};
+  std::atomic<bool> criticality_seen{false};
   std::shared_ptr<ScopeLimits> limits_owner;           // keeps `limits` alive
   const FaultInjectionSettings* fault = nullptr;      // null: no faults
   // Shared with the method's next state when an update leaves the fault

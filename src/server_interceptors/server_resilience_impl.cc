@@ -130,6 +130,7 @@ std::shared_ptr<ScopeLimits> ServerResilienceImpl::MakeLimits(absl::string_view 
   limits->min_pushback = settings.min_pushback;
   limits->max_pushback = settings.max_pushback;
   limits->adaptive = settings.adaptive.has_value();
+  limits->shares = settings.criticality_shares;
   // A fixed limit that stays fixed keeps its limiter, resized: the calls in
   // flight hold their slots in it and release them there.
   if (previous != nullptr && previous->concurrency != nullptr && !previous->adaptive &&
@@ -217,6 +218,7 @@ MethodCache<ServerMethodState>::Resolution ServerResilienceImpl::Resolve(
   }
   MutexLock lock(&mu_);
   state->guarded = guarded_methods_.contains(state->method);
+  state->criticality = match.policy->criticality;
   if (match.policy->throttle) {
     state->limits_owner =
         LimitsFor(match.scope, *match.policy->throttle, match.policy->canonical.throttle);
@@ -246,6 +248,9 @@ ServerMethodStats ServerResilienceImpl::StatsOf(const ServerMethodState& from) {
   to.latency = from.meter.Latencies();
   if (from.limits != nullptr && from.limits->concurrency != nullptr) {
     to.concurrency_limit = from.limits->concurrency->limit();
+  }
+  for (int i = 0; i < kCriticalityLevels; ++i) {
+    to.rejected_by_criticality[i] = from.rejected_by_criticality[i].load(std::memory_order_relaxed);
   }
   return to;
 }
@@ -308,6 +313,10 @@ void ServerResilienceImpl::AppendMetrics(PrometheusText& text) {
       MetricCatalog::Declare(text, MetricId::kServerPolicyReloadFailures);
   generation.Sample({}, this->generation());
   reload_failures.Sample({}, failed_reloads());
+  PrometheusText::Family& by_criticality =
+      MetricCatalog::Declare(text, MetricId::kServerRejectionsByCriticality);
+  PrometheusText::Family& invalid_criticality =
+      MetricCatalog::Declare(text, MetricId::kServerCriticalityInvalid);
 
   for (const std::shared_ptr<const ServerMethodState>& s : SortedStates()) {
     const MetricLabel method{"grpc_method", s->method};
@@ -335,6 +344,16 @@ void ServerResilienceImpl::AppendMetrics(PrometheusText& text) {
     }
     if (s->limits != nullptr && s->limits->concurrency != nullptr) {
       limit.Sample({method}, s->limits->concurrency->limit());
+    }
+    // Four series per throttled method, once one of its calls carried a
+    // criticality: without the header the output is as before.
+    if (s->limits != nullptr && s->criticality_seen.load(std::memory_order_relaxed)) {
+      for (int i = 0; i < kCriticalityLevels; ++i) {
+        by_criticality.Sample(
+            {method, {"criticality", std::string(CriticalityName(static_cast<Criticality>(i)))}},
+            s->rejected_by_criticality[i].load(std::memory_order_relaxed));
+      }
+      invalid_criticality.Sample({method}, s->criticality_invalid.load(std::memory_order_relaxed));
     }
   }
   // The fleet-wide limits, by Redis key (declared only when a policy has one).

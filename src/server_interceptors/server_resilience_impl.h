@@ -31,6 +31,8 @@
 #include "src/limits/call_duration_estimate.h"
 #include "src/core/clock.h"
 #include "src/limits/concurrency_limiter.h"
+#include "src/limits/criticality_shares.h"
+#include "src/policy/method_policy.h"
 #include "src/core/mutex.h"
 #include "src/core/random_source.h"
 #include "src/core/serial_executor.h"

@@ -1,6 +1,8 @@
 #include "src/server_interceptors/throttle_interceptor.h"
 
 #include <algorithm>
+#include <map>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "src/grpc_common/metadata_keys.h"
@@ -81,6 +83,7 @@ void ThrottleInterceptor::Reject(std::string message, absl::Duration pushback) {
 void ThrottleInterceptor::RejectByRate(absl::string_view cause, std::string message,
                                        absl::Duration retry_after) {
   state_->rejected_rate.fetch_add(1, std::memory_order_relaxed);
+  state_->rejected_by_criticality[CriticalityIndex(level_)].fetch_add(1, std::memory_order_relaxed);
   NoteRejection(cause);
   // A concurrency slot taken before the bucket said no goes back unused.
   if (holds_slot_) {
@@ -90,21 +93,54 @@ void ThrottleInterceptor::RejectByRate(absl::string_view cause, std::string mess
   Reject(std::move(message), retry_after);
 }
 
+void ThrottleInterceptor::ReadCriticality(grpc::experimental::InterceptorBatchMethods* methods) {
+  std::optional<Criticality> claimed;
+  const std::multimap<grpc::string_ref, grpc::string_ref>* received =
+      methods->GetRecvInitialMetadata();
+  if (received != nullptr) {
+    const auto header = received->find(kCriticalityKey);
+    if (header != received->end()) {
+      if (!state_->criticality_seen.load(std::memory_order_relaxed)) {
+        state_->criticality_seen.store(true, std::memory_order_relaxed);
+      }
+      // Compared in place against the four names; nothing is kept.
+      claimed = ParseCriticality(absl::string_view(header->second.data(), header->second.size()));
+      if (!claimed.has_value()) state_->criticality_invalid.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  level_ = state_->criticality.Resolve(claimed);
+}
+
+std::string ThrottleInterceptor::ForLevel() const {
+  const double share = state_->limits->shares.share(level_);
+  if (share >= 1.0) return "";
+  return absl::StrCat(" for ", CriticalityName(level_), " calls (share ", share, ")");
+}
+
 void ThrottleInterceptor::Admit() {
   start_ = clock_.Now();
   ScopeLimits& limits = *state_->limits;
   if (!limits.unusable.empty()) {
     state_->rejected_rate.fetch_add(1, std::memory_order_relaxed);
+    state_->rejected_by_criticality[CriticalityIndex(level_)].fetch_add(1,
+                                                                        std::memory_order_relaxed);
     Reject(absl::StrCat(info_->method(), ": throttle not usable: ", limits.unusable),
            limits.max_pushback);
     return;
   }
   if (limits.concurrency != nullptr) {
-    if (!limits.concurrency->TryAcquire()) {
+    if (!limits.shares.TryAcquire(*limits.concurrency, level_)) {
       state_->rejected_concurrency.fetch_add(1, std::memory_order_relaxed);
+      state_->rejected_by_criticality[CriticalityIndex(level_)].fetch_add(
+          1, std::memory_order_relaxed);
       NoteRejection("concurrency");
+      const int64_t limit = limits.concurrency->limit();
+      const int64_t cap = limits.shares.ConcurrencyCap(limit, level_);
       Reject(absl::StrCat(info_->method(), limits.adaptive ? ": adaptive" : ":",
-                          " concurrency limit ", limits.concurrency->limit(), " reached"),
+                          " concurrency limit ", limit, " reached",
+                          cap < limit ? absl::StrCat(" for ", CriticalityName(level_), " calls (",
+                                                     cap, " of ", limit, " slots)")
+                                      : ""),
              limits.durations.Expected(start_));
       return;
     }
@@ -112,20 +148,21 @@ void ThrottleInterceptor::Admit() {
   }
   if (limits.rate != nullptr) {
     absl::Duration retry_after;
-    if (!limits.rate->TryAcquire(&retry_after)) {
+    if (!limits.rate->TryAcquire(limits.shares, level_, &retry_after)) {
       RejectByRate("rate",
                    absl::StrCat(info_->method(), ": rate limit ", limits.rate->rate_per_second(),
-                                "/s reached"),
+                                "/s reached", ForLevel()),
                    retry_after);
       return;
     }
   }
   if (limits.global != nullptr) {
     absl::Duration retry_after;
-    if (!limits.global->TryAcquire(&retry_after)) {
+    if (!limits.global->limiter().TryAcquire(limits.shares, level_, &retry_after)) {
       RejectByRate("global_rate",
                    absl::StrCat(info_->method(), ": global rate limit ",
-                                limits.global->limiter().options().rate_per_second, "/s reached"),
+                                limits.global->limiter().options().rate_per_second, "/s reached",
+                                ForLevel()),
                    retry_after);
       return;
     }
@@ -176,6 +213,7 @@ ThrottleInterceptor::Ending ThrottleInterceptor::Unanswered() const {
 void ThrottleInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods* methods) {
   if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_CANCEL)) return;
   if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_INITIAL_METADATA)) {
+    ReadCriticality(methods);
     Admit();
   }
   // The call closed before its status was sent: its client cancelled it or

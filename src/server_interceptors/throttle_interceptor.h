@@ -11,6 +11,7 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "grpc_resilience/criticality_level.h"
 #include "grpcpp/support/server_interceptor.h"
 #include "src/breaker/outcome.h"
 #include "src/server_interceptors/call_verdicts.h"
@@ -21,7 +22,10 @@ namespace resilience {
 
 // ThrottleInterceptor
 //
-// Decides at POST_RECV_INITIAL_METADATA, before the handler runs:
+// Decides at POST_RECV_INITIAL_METADATA, before the handler runs, at the
+// call's criticality (its resilience-criticality header within the method's
+// ceiling, else the method's default: docs/criticality.md), each limit
+// shedding the less critical first (ScopeLimits::shares, CriticalityShares):
 //   - concurrency: a slot of the scope's ConcurrencyLimiter, fixed
 //     (maxConcurrency) or adaptive (throttle.adaptive, which learns from the
 //     outcome and latency of every admitted call when it is released; a call
@@ -65,7 +69,13 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override;
 
  private:
+  // The call's criticality from its resilience-criticality header and the
+  // method's settings (an invalid header: the default, counted).
+  void ReadCriticality(grpc::experimental::InterceptorBatchMethods* methods);
   void Admit();
+  // " for SHEDDABLE calls (share 0.5)" when the call's level has less than
+  // the whole of the limits, else "": the end of a rate rejection's message.
+  std::string ForLevel() const;
   void Reject(std::string message, absl::Duration pushback);
   // A rate limit (`cause`: "rate" or "global_rate") said no: counted, told
   // to the events listener, any concurrency slot given back, then Reject().
@@ -95,6 +105,8 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
   // When the call arrived, on the throttle's clock (monotonic): the start
   // of its latency for the limiter, the duration estimate and the metrics.
   absl::Time start_;
+  // The level the limits judge the call at (ReadCriticality()).
+  Criticality level_ = Criticality::kCritical;
   bool holds_slot_ = false;   // a concurrency slot to release
   bool admitted_ = false;     // counted in in_flight, not finished yet
   bool rejected_ = false;

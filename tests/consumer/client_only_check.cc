@@ -21,9 +21,11 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "grpc_resilience/client.h"
+#include "grpc_resilience/criticality.h"
 #include "grpc_resilience/metrics.h"
 #include "grpc_resilience/policy.h"
 #include "grpcpp/grpcpp.h"
@@ -44,8 +46,15 @@ constexpr char kClientPolicies[] = R"json({
 // NOT_FOUND, anything else has 7 in stock.
 class PlainInventory final : public shop::v1::Inventory::Service {
  public:
-  grpc::Status GetItem(grpc::ServerContext* /*context*/, const shop::v1::GetItemRequest* request,
+  grpc::Status GetItem(grpc::ServerContext* context, const shop::v1::GetItemRequest* request,
                        shop::v1::Item* item) override {
+    if (request->sku() == "sheddable") {
+      // The claimed level, carried over to a call this handler would make.
+      grpc::ClientContext downstream;
+      const std::optional<resilience::Criticality> level = resilience::CriticalityOf(*context);
+      propagated = resilience::PropagateCriticality(*context, downstream) &&
+                   level == resilience::Criticality::kSheddablePlus;
+    }
     if (request->sku() == "flaky" && flaky_runs.fetch_add(1) == 0) {
       return grpc::Status(grpc::StatusCode::UNAVAILABLE, "first attempt fails");
     }
@@ -59,6 +68,7 @@ class PlainInventory final : public shop::v1::Inventory::Service {
   }
   std::atomic<int> flaky_runs{0};
   std::atomic<int> missing_runs{0};
+  std::atomic<bool> propagated{false};
 };
 
 int failures = 0;
@@ -131,6 +141,18 @@ int main() {
         "policy update",
         update.ok() ? "generation " + std::to_string(update->generation) + ": " + update->Summary()
                     : update.status().ToString());
+
+  {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    resilience::SetCriticality(context, resilience::Criticality::kSheddablePlus);
+    shop::v1::GetItemRequest request;
+    request.set_sku("sheddable");
+    status = stub->GetItem(&context, request, &item);
+    Check(status.ok() && service.propagated.load(), "criticality",
+          std::string("SetCriticality() seen and propagated by the handler: ") +
+              (service.propagated.load() ? "yes" : "no"));
+  }
 
   resilience::PrometheusText text;
   text.Counter("client_only_check_calls_total", "Calls this program made.")

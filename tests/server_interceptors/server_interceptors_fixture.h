@@ -176,11 +176,15 @@ class ServerInterceptorsTest : public ::testing::TestWithParam<bool> {
     absl::Notification done;
   };
   // The fixture owns the call, so that it outlives the RPC.
-  PendingCall* StartGet(const std::string& key, absl::Duration deadline = kLong) {
+  // `criticality`: the resilience-criticality header's value, none when
+  // empty.
+  PendingCall* StartGet(const std::string& key, absl::Duration deadline = kLong,
+                        const std::string& criticality = "") {
     MutexLock lock(&pending_mu_);
     pending_.push_back(std::make_unique<PendingCall>());
     PendingCall* call = pending_.back().get();
     call->request.set_key(key);
+    if (!criticality.empty()) call->context.AddMetadata("resilience-criticality", criticality);
     call->context.set_deadline(absl::ToChronoTime(absl::Now() + deadline));
     stub_->async()->Get(&call->context, &call->request, &call->response,
                         [call](grpc::Status s) {
