@@ -35,7 +35,7 @@ TEST(FleetPolicyTest, BuiltFromThePolicyFilesAsAChannelWould) {
   ASSERT_TRUE(recommended.ok()) << recommended.status();
   EXPECT_EQ(recommended->retry.max_attempts, 3);
   ASSERT_TRUE(recommended->throttle.has_value());
-  EXPECT_EQ(recommended->throttle->max_tokens, 10);
+  EXPECT_EQ(recommended->throttle->max_tokens, 4);
   EXPECT_DOUBLE_EQ(recommended->throttle->token_ratio, 0.1);
   EXPECT_EQ(recommended->breaker.kind, resilience::BreakerKind::kSre);
   EXPECT_EQ(recommended->per_attempt_timeout, absl::Milliseconds(200));
@@ -155,6 +155,45 @@ TEST(FleetTest, PerServerBreakersWaiveTheMethodBreakersRejectionsOnceAnswersCome
                                            absl::ToDoubleSeconds(c.bin));
   for (size_t i = start; i < end; ++i) refused_during += endpoints.bins[i].refused_locally;
   EXPECT_GT(refused_during, 0);
+}
+
+// The shipped retryThrottling's burst: the bucket's upper half is what a
+// client may retry before the token ratio limits it, however few calls it
+// makes. At 0.8 calls/s per client (the sweep's 1,000 clients at 0.1 C),
+// maxTokens 10 lets each client retry 4 times at the first failures: over
+// a 5 s spike or outage and the 10 s after it, a quarter more attempts than
+// calls. The shipped maxTokens 4 lets it retry once: within 1 + the token
+// ratio (0.1).
+TEST(FleetTest, LowRateClientsRetryWithinTheTokenRatioWithTheShippedBucket) {
+  for (TriggerKind kind : {TriggerKind::kLatencySpike, TriggerKind::kOutage}) {
+    Config c = Small(kind, absl::Seconds(5));
+    c.clients = 150;  // 0.1 x 1,200 calls/s: 0.8 calls/s each
+    c.load = 0.1;
+    const RunResult shipped = RunPolicy(c, "recommended");
+    const RunResult ten = RunPolicy(c, "recommended-tokens-10");
+    EXPECT_LE(shipped.window_amplification, 1.1) << static_cast<int>(kind);
+    EXPECT_GT(ten.window_amplification, 1.15) << static_cast<int>(kind);
+    EXPECT_TRUE(shipped.recovered);
+    EXPECT_EQ(shipped.recovery_seconds, 0);
+  }
+}
+
+TEST(FleetPolicyTest, TokensVariantChangesOnlyTheThrottlesBucket) {
+  absl::StatusOr<FleetPolicy> shipped = StandardPolicy("recommended");
+  absl::StatusOr<FleetPolicy> ten = StandardPolicy("recommended-tokens-10");
+  ASSERT_TRUE(shipped.ok()) << shipped.status();
+  ASSERT_TRUE(ten.ok()) << ten.status();
+  ASSERT_TRUE(ten->throttle.has_value());
+  EXPECT_EQ(ten->throttle->max_tokens, 10);
+  EXPECT_DOUBLE_EQ(ten->throttle->token_ratio, shipped->throttle->token_ratio);
+  EXPECT_EQ(ten->retry.max_attempts, shipped->retry.max_attempts);
+  EXPECT_EQ(ten->breaker.kind, shipped->breaker.kind);
+  EXPECT_FALSE(ten->client_json.empty());  // a file: it runs over real gRPC too
+  // The loader's own check of the value.
+  absl::StatusOr<FleetPolicy> zero = StandardPolicy("recommended-tokens-0");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.status().message().find("maxTokens"), std::string::npos) << zero.status();
+  EXPECT_EQ(StandardPolicy("recommended-tokens-x").status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST(FleetTest, DeterministicForTheSeed) {
