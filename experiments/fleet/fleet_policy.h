@@ -13,7 +13,7 @@
 //   grpc-throttled    naive plus gRPC's retryThrottling {maxTokens 10,
 //                     tokenRatio 0.1} (gRFC A6);
 //   recommended       the shipped policies.json's Get entry (3 attempts,
-//                     per-attempt 0.2 s, SRE breaker, retryThrottling 4 /
+//                     per-attempt 0.2 s, SRE breaker, retryThrottling 10 /
 //                     0.1), servers without limits;
 //   recommended+pushback  the same with the servers' shipped throttle
 //                     (maxConcurrency 64): a rejection is RESOURCE_EXHAUSTED

@@ -35,11 +35,11 @@ TEST(RetryBudgetTest, StopsAtHalfAndRecovers) {
   EXPECT_DOUBLE_EQ(budget.tokens(), 10.0);  // never above max
 }
 
-// The shipped policies.json's bucket (maxTokens 4, docs/fleet.md
-// "Amplification"): a client with a full bucket retries once at its first
-// failures, however few calls it makes (10 tokens: 4 times), and one
-// success above the half lets it retry again.
-TEST(RetryBudgetTest, TheShippedBucketOfFourAllowsOneRetryFromFull) {
+// The burst a full bucket allows (docs/fleet.md "Amplification"): with 4
+// tokens a client retries once at its first failures, however few calls it
+// makes (10 tokens, the shipped policies.json's: 4 times), and one success
+// above the half lets it retry again.
+TEST(RetryBudgetTest, ABucketOfFourAllowsOneRetryFromFull) {
   auto retries_from_full = [](int max_tokens) {
     RetryBudget budget(max_tokens, 0.1);
     int retries = 0;
