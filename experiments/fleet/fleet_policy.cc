@@ -1,7 +1,9 @@
 #include "experiments/fleet/fleet_policy.h"
 
 #include "absl/status/status.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "shipped_policies.h"
 #include "src/policy/policy_table.h"
 
@@ -154,7 +156,26 @@ absl::StatusOr<std::vector<FleetPolicy>> DiagnosticPolicies() {
   return out;
 }
 
+// The shipped policies.json with its retryThrottling's maxTokens replaced.
+absl::StatusOr<FleetPolicy> WithMaxTokens(int max_tokens) {
+  const std::string shipped = cache_service::kShippedPolicies;
+  const std::string key = R"("retryThrottling": {"maxTokens": )";
+  const size_t at = shipped.find(key);
+  const size_t end = at == std::string::npos ? at : shipped.find(',', at + key.size());
+  if (end == std::string::npos) {
+    return absl::InternalError(absl::StrCat("fleet policy: the shipped policies.json has no ", key));
+  }
+  std::string file = shipped;
+  file.replace(at + key.size(), end - at - key.size(), absl::StrCat(max_tokens));
+  return FromPolicyFiles(absl::StrCat("recommended-tokens-", max_tokens), file, "", false);
+}
+
 absl::StatusOr<FleetPolicy> StandardPolicy(const std::string& name) {
+  absl::string_view rest = name;
+  int max_tokens = 0;
+  if (absl::ConsumePrefix(&rest, "recommended-tokens-") && absl::SimpleAtoi(rest, &max_tokens)) {
+    return WithMaxTokens(max_tokens);
+  }
   absl::StatusOr<std::vector<FleetPolicy>> all = StandardPolicies();
   if (!all.ok()) return all.status();
   absl::StatusOr<std::vector<FleetPolicy>> more = DiagnosticPolicies();

@@ -86,8 +86,16 @@ absl::StatusOr<std::vector<FleetPolicy>> StandardPolicies();
 // check runs it on both sides).
 absl::StatusOr<std::vector<FleetPolicy>> DiagnosticPolicies();
 
-// One of StandardPolicies() or DiagnosticPolicies() by name; NotFound
-// naming it otherwise.
+// WithMaxTokens()
+//
+// "recommended-tokens-<n>": the shipped policies.json with its
+// retryThrottling's maxTokens set to `n` (its tokenRatio kept), the
+// burst of retries each client may send before the ratio limits it;
+// InvalidArgument from the loader when `n` is out of [1, 1000].
+absl::StatusOr<FleetPolicy> WithMaxTokens(int max_tokens);
+
+// One of StandardPolicies() or DiagnosticPolicies() by name, or
+// "recommended-tokens-<n>" (WithMaxTokens()); NotFound naming it otherwise.
 absl::StatusOr<FleetPolicy> StandardPolicy(const std::string& name);
 
 }  // namespace fleet

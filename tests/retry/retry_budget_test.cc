@@ -35,6 +35,31 @@ TEST(RetryBudgetTest, StopsAtHalfAndRecovers) {
   EXPECT_DOUBLE_EQ(budget.tokens(), 10.0);  // never above max
 }
 
+// The burst a full bucket allows (docs/fleet.md "Amplification"): with 4
+// tokens a client retries once at its first failures, however few calls it
+// makes (10 tokens, the shipped policies.json's: 4 times), and one success
+// above the half lets it retry again.
+TEST(RetryBudgetTest, ABucketOfFourAllowsOneRetryFromFull) {
+  auto retries_from_full = [](int max_tokens) {
+    RetryBudget budget(max_tokens, 0.1);
+    int retries = 0;
+    budget.RecordFailure();  // the call's first attempt
+    while (budget.AllowRetry()) {
+      ++retries;
+      budget.RecordFailure();  // the retry fails too
+    }
+    return retries;
+  };
+  EXPECT_EQ(retries_from_full(4), 1);
+  EXPECT_EQ(retries_from_full(10), 4);
+  RetryBudget budget(4, 0.1);
+  budget.RecordFailure();
+  budget.RecordFailure();
+  EXPECT_FALSE(budget.AllowRetry());  // 2 is not > 2
+  budget.RecordSuccess();
+  EXPECT_TRUE(budget.AllowRetry());  // 2.1
+}
+
 // Concurrent updates are never lost.
 TEST(RetryBudgetTest, ConcurrentUpdatesAreExact) {
   RetryBudget budget(1000, 1.0);

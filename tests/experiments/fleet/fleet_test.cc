@@ -157,6 +157,44 @@ TEST(FleetTest, PerServerBreakersWaiveTheMethodBreakersRejectionsOnceAnswersCome
   EXPECT_GT(refused_during, 0);
 }
 
+// The retryThrottling bucket's burst: its upper half is what a client may
+// retry before the token ratio limits it, however few calls it makes. At
+// 0.8 calls/s per client (the sweep's 1,000 clients at 0.1 C), the shipped
+// maxTokens 10 lets each client retry 4 times at the first failures: over
+// a 5 s spike or outage and the 10 s after it, a quarter more attempts than
+// calls. maxTokens 4 lets it retry once: within 1 + the token ratio (0.1).
+TEST(FleetTest, LowRateClientsRetryWithinTheTokenRatioWithABucketOfFour) {
+  for (TriggerKind kind : {TriggerKind::kLatencySpike, TriggerKind::kOutage}) {
+    Config c = Small(kind, absl::Seconds(5));
+    c.clients = 150;  // 0.1 x 1,200 calls/s: 0.8 calls/s each
+    c.load = 0.1;
+    const RunResult four = RunPolicy(c, "recommended-tokens-4");
+    const RunResult shipped = RunPolicy(c, "recommended");
+    EXPECT_LE(four.window_amplification, 1.1) << static_cast<int>(kind);
+    EXPECT_GT(shipped.window_amplification, 1.15) << static_cast<int>(kind);
+    EXPECT_TRUE(four.recovered);
+    EXPECT_EQ(four.recovery_seconds, 0);
+  }
+}
+
+TEST(FleetPolicyTest, TokensVariantChangesOnlyTheThrottlesBucket) {
+  absl::StatusOr<FleetPolicy> shipped = StandardPolicy("recommended");
+  absl::StatusOr<FleetPolicy> four = StandardPolicy("recommended-tokens-4");
+  ASSERT_TRUE(shipped.ok()) << shipped.status();
+  ASSERT_TRUE(four.ok()) << four.status();
+  ASSERT_TRUE(four->throttle.has_value());
+  EXPECT_EQ(four->throttle->max_tokens, 4);
+  EXPECT_DOUBLE_EQ(four->throttle->token_ratio, shipped->throttle->token_ratio);
+  EXPECT_EQ(four->retry.max_attempts, shipped->retry.max_attempts);
+  EXPECT_EQ(four->breaker.kind, shipped->breaker.kind);
+  EXPECT_FALSE(four->client_json.empty());  // a file: it runs over real gRPC too
+  // The loader's own check of the value.
+  absl::StatusOr<FleetPolicy> zero = StandardPolicy("recommended-tokens-0");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.status().message().find("maxTokens"), std::string::npos) << zero.status();
+  EXPECT_EQ(StandardPolicy("recommended-tokens-x").status().code(), absl::StatusCode::kNotFound);
+}
+
 TEST(FleetTest, DeterministicForTheSeed) {
   Config c = Small(TriggerKind::kOutage, absl::Seconds(5));
   c.after = absl::Seconds(10);
