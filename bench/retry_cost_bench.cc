@@ -111,6 +111,9 @@ ABSL_FLAG(int, timeout_scale, 1,
           "Multiplies the Gets' deadline and the policies' timeout and perAttemptTimeout "
           "(not the backoffs): under callgrind, so that a stall ends no attempt.");
 ABSL_FLAG(int64_t, warmup_calls, 200, "Calls of --only before the measured loop.");
+ABSL_FLAG(int, replicas, 1,
+          "Servers behind --only's channel: above 1 the target lists them all "
+          "(ipv4:127.0.0.1:P1,...) and the channel balances round_robin (docs/replicas.md).");
 
 namespace retry_cost {
 namespace {
@@ -129,10 +132,25 @@ absl::Status RunOnly(const Environment& env, absl::string_view name, int64_t war
     if (s.name == name) spec = s;
   }
   if (!spec) return absl::InvalidArgumentError(absl::StrCat("no config ", name));
-  absl::StatusOr<std::unique_ptr<ServerProcess>> server =
-      StartServer(env, failing ? "failing" : "ok", abort_fraction);
-  if (!server.ok()) return server.status();
-  absl::StatusOr<Client> client = MakeClient(*spec, (*server)->address());
+  const int replicas = absl::GetFlag(FLAGS_replicas);
+  if (replicas < 1 || replicas > 16) {
+    return absl::InvalidArgumentError(absl::StrCat("--replicas: must be in [1, 16], got ", replicas));
+  }
+  std::vector<std::unique_ptr<ServerProcess>> servers;
+  std::vector<std::string> ports;
+  for (int i = 0; i < replicas; ++i) {
+    absl::StatusOr<std::unique_ptr<ServerProcess>> server =
+        StartServer(env, absl::StrCat(failing ? "failing" : "ok", i), abort_fraction);
+    if (!server.ok()) return server.status();
+    const std::string& address = (*server)->address();
+    ports.push_back(address.substr(address.rfind(':') + 1));
+    servers.push_back(*std::move(server));
+  }
+  // One server: its address as before; several: all of them, round_robin.
+  const std::string target =
+      replicas == 1 ? servers[0]->address()
+                    : absl::StrCat("ipv4:127.0.0.1:", absl::StrJoin(ports, ",127.0.0.1:"));
+  absl::StatusOr<Client> client = MakeClient(*spec, target, replicas > 1);
   if (!client.ok()) return client.status();
   Stub& stub = *client->stub;
   const std::vector<std::string>& keys = Keys();
@@ -158,11 +176,11 @@ absl::Status RunOnly(const Environment& env, absl::string_view name, int64_t war
   const double cpu_us = 1e6 * (after.cpu_seconds - before.cpu_seconds);
   std::printf(
       "only=%s failure_rate=%g calls=%lld ok=%lld cpu_us_per_call=%.2f cpu_us_per_ok_call=%.2f "
-      "wall_us_per_call=%.2f callgrind_markers=%s under_valgrind=%s\n",
+      "wall_us_per_call=%.2f callgrind_markers=%s under_valgrind=%s replicas=%d\n",
       spec->name.c_str(), abort_fraction, static_cast<long long>(calls),
       static_cast<long long>(ok), cpu_us / calls, ok > 0 ? cpu_us / ok : 0.0,
       absl::ToDoubleMicroseconds(elapsed) / calls, RETRY_COST_BENCH_CALLGRIND ? "yes" : "no",
-      RUNNING_ON_VALGRIND ? "yes" : "no");
+      RUNNING_ON_VALGRIND ? "yes" : "no", replicas);
   if (rejected > 0) {
     return absl::InternalError(
         absl::StrCat(rejected, " of ", calls, " calls were rejected by the breaker"));

@@ -62,8 +62,10 @@ std::string ChainPolicyJson(const ChainSpec& chain) {
   return json + "}";
 }
 
-absl::StatusOr<Client> MakeClient(const ChannelSpec& spec, const std::string& target) {
+absl::StatusOr<Client> MakeClient(const ChannelSpec& spec, const std::string& target,
+                                  bool round_robin) {
   grpc::ChannelArguments args;
+  if (round_robin) args.SetLoadBalancingPolicyName("round_robin");
   // A connection of its own per configuration, as an application's channel
   // would have.
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);

@@ -92,7 +92,10 @@ struct Client {
   CallerKind caller = CallerKind::kSync;
 };
 
-absl::StatusOr<Client> MakeClient(const ChannelSpec& spec, const std::string& target);
+// `round_robin`: the channel balances over the target's addresses
+// (GRPC_ARG_LB_POLICY_NAME; the bench's policies set no load balancing).
+absl::StatusOr<Client> MakeClient(const ChannelSpec& spec, const std::string& target,
+                                  bool round_robin = false);
 absl::StatusOr<std::vector<Client>> MakeClients(const std::vector<ChannelSpec>& specs,
                                                 const std::string& target);
 

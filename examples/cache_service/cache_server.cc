@@ -161,7 +161,8 @@ absl::StatusOr<std::unique_ptr<CacheServer>> CacheServer::Start(const Options& o
   server->resilience_ =
       std::make_shared<resilience::ServerResilienceImpl>(options.policies, *options.clock,
                                                          options.events, /*metrics=*/true,
-                                                         resilience::RedisFleetLimits());
+                                                         resilience::RedisFleetLimits(),
+                                                         options.not_serving_grace);
   // Behind the guard, a call the interceptors reject never reaches the store.
   if (absl::Status s = server->resilience_->RegisterGuardedService<cache::v1::CacheService>(
           builder, &server->service_);
@@ -190,7 +191,9 @@ absl::StatusOr<std::unique_ptr<CacheServer>> CacheServer::Start(const Options& o
 }
 
 void CacheServer::Shutdown(absl::Duration grace) {
-  // New calls are refused UNAVAILABLE while the calls admitted before finish
+  // NOT_SERVING first; the calls clients picked this server for before
+  // they heard it are still served for not_serving_grace (at most half the
+  // grace period). Then new calls are refused UNAVAILABLE while the calls admitted before finish
   // (streams included, whose clients keep their connection until the end of
   // the grace period to read what they were sent); held calls end with the
   // grace period. Then GOAWAY, once no call is left: gRPC 1.51 closes a

@@ -66,6 +66,9 @@ class CacheServer {
     // rejects calls Reject()s them in its call_verdicts()). Defaults to none.
     std::function<resilience::ServerInterceptorFactoryList(resilience::ServerResilienceImpl&)>
         extra_interceptors;
+    // How long Shutdown() keeps serving after reporting NOT_SERVING
+    // (ServerResilienceOptions::not_serving_grace, whose default it takes).
+    absl::Duration not_serving_grace = resilience::ServerResilienceOptions().not_serving_grace;
   };
 
   // Start()

@@ -2,7 +2,8 @@
 //
 //   cache_server [--host=127.0.0.1] [--port=0] [--max_entries=100000]
 //                [--max_value_bytes=1048576] [--max_total_bytes=268435456]
-//                [--grace_period=5s] [--policy=FILE [--strict_policies]]
+//                [--grace_period=5s] [--not_serving_grace=0.5s]
+//                [--policy=FILE [--strict_policies]]
 //                [--metrics_port=0] [--allow_public_listen_unproxied]
 //
 // --host must be a loopback address unless --allow_public_listen_unproxied
@@ -13,7 +14,8 @@
 // (docs/metrics.md) for Prometheus, and a line on stderr, after the first
 // line on stdout, says so: "cache_server: metrics on
 // http://127.0.0.1:PORT/metrics, status on http://127.0.0.1:PORT/status"
-// (the status page, docs/operations.md). SIGINT or SIGTERM
+// (the status page, docs/operations.md). SIGINT or SIGTERM reports
+// NOT_SERVING, serves what still arrives for --not_serving_grace, then
 // refuses new calls (UNAVAILABLE, with pushback), lets calls in flight finish
 // for up to --grace_period (after a stream, its client keeps the connection
 // that long to read it), closes the connections and exits 0
@@ -70,6 +72,10 @@ ABSL_FLAG(int64_t, max_total_bytes, int64_t{256} << 20,
           "Bytes (keys + values) kept before LRU eviction.");
 ABSL_FLAG(absl::Duration, grace_period, absl::Seconds(5),
           "How long calls in flight may finish after SIGINT/SIGTERM.");
+ABSL_FLAG(absl::Duration, not_serving_grace,
+          resilience::ServerResilienceOptions().not_serving_grace,
+          "After SIGINT/SIGTERM the health service says NOT_SERVING at once; calls that still "
+          "arrive are served for this long (at most half the --grace_period), then refused.");
 ABSL_FLAG(std::string, policy, "",
           "Per-method policy file (JSON, proto/resilience/v1/policy.proto): the server's "
           "throttles and fault injection.");
@@ -86,13 +92,14 @@ constexpr char kUsage[] =
     "Serves cache.v1.CacheService.\n\n"
     "  cache_server [--host=127.0.0.1] [--port=0] [--max_entries=100000]\n"
     "               [--max_value_bytes=1048576] [--max_total_bytes=268435456]\n"
-    "               [--grace_period=5s] [--policy=FILE [--strict_policies]]\n"
-    "               [--metrics_port=0] [--allow_public_listen_unproxied]\n\n"
+    "               [--grace_period=5s] [--not_serving_grace=0.5s]\n"
+    "               [--policy=FILE [--strict_policies]] [--metrics_port=0] [--allow_public_listen_unproxied]\n\n"
     "--host must be a loopback address: gRPC 1.51 alone cannot withstand HTTP/2 floods,\n"
     "so put the nginx proxy of docs/server-hardening.md in front, or take that risk with\n"
     "--allow_public_listen_unproxied.\n"
-    "The first line on stdout is \"listening on HOST:PORT\". SIGINT or SIGTERM refuses\n"
-    "new calls (UNAVAILABLE) and lets calls in flight finish for up to --grace_period.\n"
+    "The first line on stdout is \"listening on HOST:PORT\". SIGINT or SIGTERM reports\n"
+    "NOT_SERVING, serves for --not_serving_grace, then refuses new calls (UNAVAILABLE)\n"
+    "and lets calls in flight finish, for up to --grace_period in all.\n"
     "SIGHUP, or a change of the --policy file, reloads it (a bad file changes nothing).\n"
     "Warnings of the policy file are printed on stderr, one line each. With\n"
     "--metrics_port, http://127.0.0.1:PORT/metrics serves the server's metrics (a line\n"
@@ -133,6 +140,10 @@ int main(int argc, char** argv) {
     return Fail(absl::StrCat("--grace_period: must be >= 0, got ",
                              absl::FormatDuration(absl::GetFlag(FLAGS_grace_period))));
   }
+  if (absl::GetFlag(FLAGS_not_serving_grace) < absl::ZeroDuration()) {
+    return Fail(absl::StrCat("--not_serving_grace: must be >= 0, got ",
+                             absl::FormatDuration(absl::GetFlag(FLAGS_not_serving_grace))));
+  }
   const std::string policy_path = absl::GetFlag(FLAGS_policy);
   resilience::PolicySet policies;
   resilience::PolicySet::LoadOptions load_options;
@@ -160,6 +171,7 @@ int main(int argc, char** argv) {
   options.store.max_value_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_max_value_bytes));
   options.store.max_total_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_max_total_bytes));
   options.policies = std::move(policies);
+  options.not_serving_grace = absl::GetFlag(FLAGS_not_serving_grace);
   // Throttle saturation, one line each on stderr, and the last 50 for the
   // status page.
   auto recent = std::make_shared<resilience::RecentEvents>(

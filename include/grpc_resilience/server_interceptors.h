@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "grpc_resilience/events.h"
 #include "grpc_resilience/policy.h"
 #include "grpc_resilience/server_resilience.h"
@@ -96,6 +97,15 @@ struct ServerResilienceOptions {
   // drain begins. Its calls pass none of our interceptors. false: the
   // switch is left as it is.
   bool health = true;
+  // How long a drain (ServerResilience::Drain(), DrainAndShutdown()) keeps
+  // serving the calls that still arrive after it reported NOT_SERVING, as a
+  // Kubernetes readiness probe and a preStop delay do: a client that checks
+  // health may have picked this server before its Watch stream heard
+  // NOT_SERVING, and its call is served rather than refused. Only when the
+  // health service said SERVING (SetServing()) until then; at most half of
+  // the time to the drain's deadline. Then new calls are refused
+  // UNAVAILABLE as before. Zero: refused at once.
+  absl::Duration not_serving_grace = absl::Milliseconds(500);
 };
 
 // AddServerInterceptors()

@@ -182,8 +182,11 @@ class ServerResilience {
   // Drain()
   //
   // The first step of a graceful shutdown, before grpc::Server::Shutdown():
-  // the health service says NOT_SERVING, and from now on every call that
-  // arrives is refused UNAVAILABLE with a pushback; it blocks until every
+  // the health service says NOT_SERVING; when it said SERVING until then,
+  // calls that arrive are still served for
+  // ServerResilienceOptions::not_serving_grace (at most half of the time to
+  // `deadline`), and then every call that arrives is refused UNAVAILABLE
+  // with a pushback (draining()); it blocks until every
   // call that arrived before is done, or until `deadline`. Returns whether every call was done. The calls
   // refused at its end get their answer only at ReleaseRefusedCalls()
   // (DrainAndShutdown() does it right).

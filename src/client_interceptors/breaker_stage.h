@@ -45,7 +45,8 @@ class BreakerStage {
         endpoints_(state.endpoint_breakers.get()),
         settings_(state.policy),
         probe_(state.probe_sender != nullptr ? state.recovery_probe.get() : nullptr),
-        sender_(state.probe_sender) {}
+        sender_(state.probe_sender),
+        tally_(&state.tally) {}
 
   bool enabled() const { return breaker_ != nullptr; }
 
@@ -131,7 +132,8 @@ class BreakerStage {
       // To that endpoint alone, on a channel to its address.
       sender_->Check(endpoint, endpoint_probe->options().health_service,
                      endpoint_probe->options().timeout,
-                     [endpoint_probe](RecoveryProbe::Answer answer) {
+                     [endpoint_probe, tally = *tally_](RecoveryProbe::Answer answer) {
+                       CountProbe(*tally, kEndpointProbe, answer);
                        endpoint_probe->OnAnswer(answer);
                      });
     }
@@ -151,7 +153,18 @@ class BreakerStage {
     if (probe_ == nullptr || !probe_->StartIfDue()) return;
     RecoveryProbe* const probe = probe_;
     sender_->Check(std::string(), probe->options().health_service, probe->options().timeout,
-                   [probe](RecoveryProbe::Answer answer) { probe->OnAnswer(answer); });
+                   [probe, tally = *tally_](RecoveryProbe::Answer answer) {
+                     CountProbe(*tally, kMethodProbe, answer);
+                     probe->OnAnswer(answer);
+                   });
+  }
+
+  // ClientMethodTally::health_probes' first index.
+  static constexpr size_t kMethodProbe = 0;
+  static constexpr size_t kEndpointProbe = 1;
+  static void CountProbe(ClientMethodTally& tally, size_t breaker, RecoveryProbe::Answer answer) {
+    tally.health_probes[breaker][static_cast<size_t>(answer)].fetch_add(
+        1, std::memory_order_relaxed);
   }
 
   Breaker* const breaker_;
@@ -159,6 +172,8 @@ class BreakerStage {
   const MethodPolicy* const settings_;
   RecoveryProbe* const probe_;  // null: no probes
   HealthProbeSender* const sender_;
+  // The state's (which the call keeps): the probes' callbacks copy it.
+  const std::shared_ptr<ClientMethodTally>* const tally_;
   // The call's criticality (ReadCriticality()).
   Criticality level_ = Criticality::kCritical;
 };

@@ -106,6 +106,10 @@ struct ClientMethodTally {
   // Breaker state changes, indexed [from][to] by BreakerState; counted by
   // the breaker's listener.
   std::array<std::array<std::atomic<int64_t>, 3>, 3> breaker_transitions{};
+  // Health probes of breaker.recoveryProbe answered, indexed [breaker]
+  // [answer]: breaker 0 the method's, 1 its endpoints' (summed); answer by
+  // RecoveryProbe::Answer. Counted by the probe's callback (BreakerStage).
+  std::array<std::array<std::atomic<int64_t>, 4>, 2> health_probes{};
 };
 
 // What the interceptors of one method need, resolved once per method and

@@ -1,6 +1,7 @@
 #include "src/client_interceptors/client_resilience_impl.h"
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <initializer_list>
 
@@ -288,6 +289,10 @@ struct TransitionKind {
   bool sre;
   bool three_state;
 };
+// The outcome label of RecoveryProbe::Answer's values, in its order.
+constexpr std::array<absl::string_view, 4> kProbeOutcomes = {"serving", "not_serving",
+                                                              "unreachable", "unknown"};
+
 constexpr TransitionKind kTransitions[] = {
     {BreakerState::kClosed, BreakerState::kOpen, true, true},
     {BreakerState::kOpen, BreakerState::kHalfOpen, false, true},
@@ -350,6 +355,7 @@ void ClientResilienceImpl::AppendMetrics(PrometheusText& text) {
   PrometheusText::Family& waived =
       MetricCatalog::Declare(text, MetricId::kClientBreakerRejectionsWaived);
   PrometheusText::Family& endpoints = MetricCatalog::Declare(text, MetricId::kClientEndpointBreakers);
+  PrometheusText::Family& probes = MetricCatalog::Declare(text, MetricId::kClientHealthProbes);
   PrometheusText::Family& duration = MetricCatalog::Declare(text, MetricId::kClientCallDuration);
   PrometheusText::Family& generation =
       MetricCatalog::Declare(text, MetricId::kClientPolicyGeneration);
@@ -407,6 +413,20 @@ void ClientResilienceImpl::AppendMetrics(PrometheusText& text) {
     if (s->endpoint_breakers != nullptr) {
       waived.Sample(base, s->breaker_rejections_waived.load(std::memory_order_relaxed));
       AppendEndpointStates(*s->endpoint_breakers, endpoints, labels);
+    }
+    if (s->probe_sender != nullptr) {
+      const bool probed[2] = {
+          s->recovery_probe != nullptr,
+          s->endpoint_breakers != nullptr &&
+              s->endpoint_breakers->options().recovery_probe.has_value()};
+      for (size_t breaker = 0; breaker < 2; ++breaker) {
+        if (!probed[breaker]) continue;
+        for (size_t answer = 0; answer < kProbeOutcomes.size(); ++answer) {
+          probes.Sample(labels({{"breaker", breaker == 0 ? "method" : "endpoint"},
+                                {"outcome", kProbeOutcomes[answer]}}),
+                        s->tally->health_probes[breaker][answer].load(std::memory_order_relaxed));
+        }
+      }
     }
     if (s->metrics) s->meter.AppendLatency(duration, base);
   }

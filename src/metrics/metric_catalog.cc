@@ -11,6 +11,9 @@ using T = MetricType;
 constexpr absl::string_view kRefusedReasons[] = {"budget", "pushback"};
 constexpr absl::string_view kLocalRejectionCauses[] = {"breaker", "bulkhead"};
 constexpr absl::string_view kBreakerStates[] = {"closed", "open", "half-open"};
+constexpr absl::string_view kProbedBreakers[] = {"method", "endpoint"};
+constexpr absl::string_view kProbeOutcomes[] = {"serving", "not_serving", "unreachable",
+                                                "unknown"};
 constexpr absl::string_view kServerRejectionCauses[] = {"concurrency", "rate", "injected_abort"};
 constexpr absl::string_view kCriticalityNames[] = {"CRITICAL_PLUS", "CRITICAL", "SHEDDABLE_PLUS",
                                                    "SHEDDABLE"};
@@ -33,6 +36,10 @@ constexpr MetricLabelSpec kClientByEndpointState[] = {
     {"grpc_method", {}}, {"channel", {}}, {"endpoint", {}}, {"state", kBreakerStates}};
 constexpr MetricLabelSpec kClientByTransition[] = {
     {"grpc_method", {}}, {"channel", {}}, {"from", kBreakerStates}, {"to", kBreakerStates}};
+constexpr MetricLabelSpec kClientByProbe[] = {{"grpc_method", {}},
+                                              {"channel", {}},
+                                              {"breaker", kProbedBreakers},
+                                              {"outcome", kProbeOutcomes}};
 constexpr MetricLabelSpec kChannel[] = {{"channel", {}}};
 constexpr MetricLabelSpec kServer[] = {{"grpc_method", {}}};
 constexpr MetricLabelSpec kServerByCode[] = {{"grpc_method", {}}, {"grpc_code", {}}};
@@ -87,6 +94,11 @@ constexpr MetricSpec kCatalog[] = {
      "Endpoints by the state of their breaker: one series per endpoint (1 in its state, 0 in "
      "the others) for the first 16 by name, the rest summed under endpoint=\"other\".",
      kClientByEndpointState},
+    {MetricId::kClientHealthProbes, "grpc_resilience_client_health_probes_total", T::kCounter,
+     "Health probes of breaker.recoveryProbe answered, for the method's breaker or for one of "
+     "its endpoints' (summed over the endpoints), by answer: serving, not_serving, unreachable "
+     "(no answer, or an error), unknown (no health service for the name).",
+     kClientByProbe},
     {MetricId::kClientCallDuration, "grpc_resilience_client_call_duration_seconds", T::kHistogram,
      "Call latency as the application saw it, from start to final status, retries and "
      "backoff included.",

@@ -32,6 +32,7 @@ enum class MetricId {
   kClientBreakerTransitions,
   kClientBreakerRejectionsWaived,
   kClientEndpointBreakers,
+  kClientHealthProbes,
   kClientCallDuration,
   kClientPolicyGeneration,
   kClientPolicyReloadFailures,

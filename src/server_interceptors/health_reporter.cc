@@ -28,10 +28,12 @@ bool HealthReporter::Set(grpc::Server& server, bool serving) {
   return true;
 }
 
-void HealthReporter::NotServing() {
+bool HealthReporter::NotServing() {
   MutexLock lock(&mu_);
+  const bool was_serving = serving_;
   drained_ = true;
   if (health_ != nullptr) Report(false);
+  return was_serving;
 }
 
 // Called with mu_ held, the one exception to "nothing calls out under a
@@ -40,6 +42,7 @@ void HealthReporter::NotServing() {
 // of ours or the application's, so no lock order can form. Held, so that a
 // NotServing() that began after a Set(true) is the status that stays.
 void HealthReporter::Report(bool serving) {
+  serving_ = serving;
   health_->SetServingStatus("", serving);
   for (const std::string& service : services_) health_->SetServingStatus(service, serving);
 }

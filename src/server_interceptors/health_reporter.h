@@ -54,8 +54,10 @@ class HealthReporter {
   // NotServing()
   //
   // NOT_SERVING for all, on the server last given to Set(); nothing when
-  // there was none.
-  void NotServing() ABSL_LOCKS_EXCLUDED(mu_);
+  // there was none. Returns whether it was reporting SERVING until now (so
+  // clients that check health may still be picking this server: the drain
+  // serves a while, ServerResilienceOptions::not_serving_grace).
+  bool NotServing() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   void Report(bool serving) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -64,6 +66,7 @@ class HealthReporter {
   std::vector<std::string> services_ ABSL_GUARDED_BY(mu_);
   grpc::HealthCheckServiceInterface* health_ ABSL_GUARDED_BY(mu_) = nullptr;
   bool drained_ ABSL_GUARDED_BY(mu_) = false;
+  bool serving_ ABSL_GUARDED_BY(mu_) = false;  // what was reported last
 };
 
 }  // namespace resilience

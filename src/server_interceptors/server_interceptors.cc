@@ -59,7 +59,9 @@ std::shared_ptr<ServerResilience> AddServerInterceptors(grpc::ServerBuilder& bui
   if (options.health) grpc::EnableDefaultHealthCheckService(true);
   auto state = std::make_shared<ServerResilienceImpl>(std::move(policies), clock,
                                                       std::move(options.events), options.metrics,
-                                                      std::move(options.fleet_limits));
+                                                      std::move(options.fleet_limits),
+                                                      options.health ? options.not_serving_grace
+                                                                     : absl::ZeroDuration());
   // gRPC 1.51 runs a server's receive hooks from the last registered to the
   // first and its send hooks in registration order: the last registered is
   // the one nearest the network. So the application's outer interceptors

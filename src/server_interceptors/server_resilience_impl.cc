@@ -26,12 +26,14 @@ static_assert(offsetof(ServerMethodStats, calls_by_code) ==
 
 ServerResilienceImpl::ServerResilienceImpl(PolicySet policies, Clock& clock,
                                            std::shared_ptr<ResilienceEvents> events, bool metrics,
-                                           std::shared_ptr<const FleetLimitBackend> fleet_limits)
+                                           std::shared_ptr<const FleetLimitBackend> fleet_limits,
+                                           absl::Duration not_serving_grace)
     : clock_(clock),
       fleet_limits_(std::move(fleet_limits)),
       listener_(std::move(events)),
       events_(listener_ == nullptr ? nullptr : std::make_unique<SerialExecutor>()),
-      metrics_(metrics) {
+      metrics_(metrics),
+      not_serving_grace_(not_serving_grace) {
   unknown_->method = std::string(kUnknownMethod);
   unknown_->metrics = metrics_;
   unknown_->clock = &clock_;
@@ -54,9 +56,17 @@ absl::Time RealWallNow() { return Clock::Real().WallNow(); }
 bool ServerResilienceImpl::Drain(absl::Time deadline) {
   // First, so that clients that check health stop picking this server
   // while it still answers the calls on their way.
-  health_.NotServing();
-  const absl::Time start = RealWallNow();
+  const bool was_serving = health_.NotServing();
   EndHoldsAt(deadline);
+  // A client may have picked this server before its Watch stream heard
+  // NOT_SERVING: its call is still served, as behind a readiness probe and
+  // a preStop delay (rolling restarts with no failed call, docs/replicas.md).
+  // Those calls count as open: the wait below includes them.
+  if (was_serving) {
+    const absl::Duration serve = std::min(not_serving_grace_, (deadline - RealWallNow()) / 2);
+    if (serve > absl::ZeroDuration()) absl::SleepFor(serve);
+  }
+  const absl::Time start = RealWallNow();
   draining_.store(true, std::memory_order_release);
   const absl::Time refuse_until = std::min(deadline, start + kMinDrain);
   // Polled: a shutdown is rare, and the loop ends by `deadline`.

@@ -97,9 +97,13 @@ class ServerResilienceImpl {
   //
   // `fleet_limits` makes the lease sources of throttle.global limits (null:
   // a scope with one rejects every call, FleetLimitBackend::MissingMessage()).
+  //
+  // `not_serving_grace`: how long Drain() serves after reporting NOT_SERVING
+  // (ServerResilienceOptions::not_serving_grace).
   ServerResilienceImpl(PolicySet policies, Clock& clock,
                        std::shared_ptr<ResilienceEvents> events = nullptr, bool metrics = true,
-                       std::shared_ptr<const FleetLimitBackend> fleet_limits = nullptr);
+                       std::shared_ptr<const FleetLimitBackend> fleet_limits = nullptr,
+                       absl::Duration not_serving_grace = absl::ZeroDuration());
 
   // Stats()
   //
@@ -180,7 +184,11 @@ class ServerResilienceImpl {
   // Drain()
   //
   // The first step of a graceful shutdown, before grpc::Server::Shutdown():
-  // from now on every call that arrives is refused UNAVAILABLE with a
+  // NOT_SERVING first of all; when the health service said SERVING until
+  // then, calls that arrive are still served for not_serving_grace (at most
+  // half of the time to `deadline`: the calls a client picked this server
+  // for before it heard NOT_SERVING). Then draining() and
+  // every call that arrives is refused UNAVAILABLE with a
   // pushback of kDrainPushback (DrainInterceptor; behind a GuardedService
   // its handler never runs), and it blocks until every call that arrived
   // before is done (handler returned, status written), or until `deadline`,
@@ -312,6 +320,7 @@ class ServerResilienceImpl {
   std::atomic<bool> any_throttle_{false};
   std::atomic<bool> any_fault_injection_{false};
   const bool metrics_;
+  const absl::Duration not_serving_grace_;
   MethodCache<ServerMethodState> methods_;
   // The calls of the names counted under kUnknownMethod.
   const std::shared_ptr<ServerMethodState> unknown_ = std::make_shared<ServerMethodState>();

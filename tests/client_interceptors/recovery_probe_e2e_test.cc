@@ -9,11 +9,15 @@
 #include <memory>
 #include <string>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "client_interceptors/test_service.grpc.pb.h"
 #include "grpc_resilience/client.h"
+#include "grpc_resilience/prometheus_text.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "tests/testing/eventually.h"
@@ -76,6 +80,24 @@ class RecoveryProbeE2eTest : public ::testing::Test {
     Resp response;
     return stub_->Unary(&context, request, &response);
   }
+  // grpc_resilience_client_health_probes_total of kUnary with `breaker` and
+  // `outcome`, from the channel's exposition; -1 when it has no such sample.
+  int64_t ProbeMetric(absl::string_view breaker, absl::string_view outcome) {
+    PrometheusText text;
+    channel_.resilience->AppendMetrics(text);
+    const std::string body = text.Finish();
+    for (absl::string_view line : absl::StrSplit(body, '\n')) {
+      if (absl::StartsWith(line, "grpc_resilience_client_health_probes_total{") &&
+          absl::StrContains(line, absl::StrCat("grpc_method=\"", kUnary, "\"")) &&
+          absl::StrContains(line, absl::StrCat("breaker=\"", breaker, "\"")) &&
+          absl::StrContains(line, absl::StrCat("outcome=\"", outcome, "\""))) {
+        int64_t value = -1;
+        return absl::SimpleAtoi(line.substr(line.rfind(' ') + 1), &value) ? value : -1;
+      }
+    }
+    return -1;
+  }
+
   // Calls until one is rejected locally (the breaker is open), at most 50.
   bool CallUntilOpen() {
     for (int i = 0; i < 50; ++i) {
@@ -126,6 +148,14 @@ TEST_F(RecoveryProbeE2eTest, NotServingHoldsTheBreakerOpenAndServingReopensTheWa
   EXPECT_GE(stats.health_probes, stats.health_probes_serving + stats.health_probes_not_serving);
   // Probes are not attempts: every attempt is a user call's.
   EXPECT_EQ(stats.attempts, stats.calls);
+  // The metric counts them by answer (the method's breaker's; answered
+  // ones, counted before the breaker hears the answer).
+  EXPECT_GE(ProbeMetric("method", "serving"), stats.health_probes_serving);
+  EXPECT_GE(ProbeMetric("method", "not_serving") + ProbeMetric("method", "unreachable"),
+            stats.health_probes_not_serving);
+  EXPECT_GE(ProbeMetric("method", "not_serving"), 1);
+  EXPECT_EQ(ProbeMetric("method", "unknown"), 0);
+  EXPECT_GE(ProbeMetric("endpoint", "unknown"), 0);  // rendered, per-endpoint breakers are on
 }
 
 // A name the server's health service does not know (NOT_FOUND): as without
@@ -141,6 +171,9 @@ TEST_F(RecoveryProbeE2eTest, WithoutAnswerTheOpenPeriodEndsByItself) {
     return service_.runs.load() > runs_before;
   }, absl::Seconds(5)));
   EXPECT_EQ(channel_.resilience->Stats(kUnary).health_probes_not_serving, 0);
+  EXPECT_GE(ProbeMetric("method", "unknown"), 1);  // NOT_FOUND
+  EXPECT_EQ(ProbeMetric("method", "not_serving"), 0);
+  EXPECT_EQ(ProbeMetric("method", "serving"), 0);
 }
 
 }  // namespace

@@ -45,10 +45,14 @@ PolicySet MustLoad(const std::string& json) {
 // Three replicas of TestService; `bad_policy` is the middle one's.
 class ReplicasTest : public ::testing::Test {
  protected:
-  void Start(const std::string& bad_policy = "{}") {
+  // `bad_grace`: the middle one's ServerResilienceOptions::not_serving_grace.
+  void Start(const std::string& bad_policy = "{}",
+             absl::Duration bad_grace = ServerResilienceOptions().not_serving_grace) {
     for (int i = 0; i < 3; ++i) {
+      ServerResilienceOptions options;
+      if (i == 1) options.not_serving_grace = bad_grace;
       replicas_[i] = StartGuardedServer<TestService>(MustLoad(i == 1 ? bad_policy : "{}"),
-                                                      &services_[i]);
+                                                      &services_[i], std::move(options));
       ASSERT_NE(replicas_[i].server, nullptr);
       ASSERT_TRUE(replicas_[i].resilience->SetServing(replicas_[i].server->server(), true));
     }
@@ -187,6 +191,63 @@ TEST_F(ReplicasTest, ADrainingReplicaLeavesTheRotationBeforeItsGracePeriodEnds) 
   EXPECT_LT(took, absl::Seconds(5));
   EXPECT_TRUE(all_done);
   EXPECT_LT(absl::Now(), deadline);  // the Watch stream did not keep it waiting
+}
+
+// A drain reports NOT_SERVING and still serves for not_serving_grace: the
+// health-checking client leaves the replica without one call refused, and a
+// call that picked it before hearing NOT_SERVING (here: a channel that does
+// not check health) is served, not refused; after the grace new calls are
+// refused as before. The source of the rolling restart's failed calls.
+TEST_F(ReplicasTest, ADrainingReplicaServesDuringItsNotServingGrace) {
+  constexpr absl::Duration kGrace = absl::Seconds(3);
+  Start("{}", kGrace);
+  Connect(R"({"loadBalancingConfig": [{"round_robin": {}}], "healthCheckConfig": {}})");
+  ASSERT_TRUE(testing::Eventually([&] {
+    Call();
+    return runs_[1].total() > 0;
+  }));
+  auto direct = TestService::NewStub(replicas_[1].server->NewChannel());
+  auto call_direct = [&] {
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(2)));
+    Req request;
+    Resp response;
+    return direct->Unary(&context, request, &response);
+  };
+  ASSERT_TRUE(call_direct().ok());
+  auto refused = [&] {
+    return static_cast<int>(
+        replicas_[1].resilience->Stats(kUnary).CallsWithCode(grpc::StatusCode::UNAVAILABLE));
+  };
+  ServerResilience& bad = *replicas_[1].resilience;
+  const absl::Time start = absl::Now();
+  const absl::Time deadline = start + absl::Seconds(20);
+  bool all_done = false;
+  std::thread drain([&] { all_done = bad.Drain(deadline); });
+  // The health-checking channel leaves it; nothing is refused meanwhile.
+  const bool left = CallUntilQuiet([&] { return runs_[1].total(); }, 200, absl::Seconds(5));
+  const int served_before = runs_[1].total();
+  const grpc::Status during = call_direct();
+  const bool still_in_grace = !bad.draining();
+  const absl::Duration in_grace_for = absl::Now() - start;
+  const int refused_in_grace = refused();
+  // Then it refuses, as a drain without grace does.
+  const bool refusing = testing::Eventually([&] { return bad.draining(); });
+  const absl::Duration grace_took = absl::Now() - start;
+  const grpc::Status after = call_direct();
+  drain.join();
+  bad.ReleaseRefusedCalls();
+
+  EXPECT_TRUE(left);
+  ASSERT_TRUE(still_in_grace) << "the checks took " << in_grace_for << ", longer than the grace";
+  EXPECT_TRUE(during.ok()) << during.error_message();
+  EXPECT_EQ(runs_[1].total(), served_before + 1);  // its handler ran
+  EXPECT_EQ(refused_in_grace, 0);
+  EXPECT_TRUE(refusing);
+  EXPECT_GE(grace_took, kGrace);
+  EXPECT_EQ(after.error_code(), grpc::StatusCode::UNAVAILABLE) << after.error_message();
+  EXPECT_TRUE(all_done);
+  EXPECT_LT(absl::Now(), deadline);
 }
 
 // What gRPC 1.51's core on this machine takes: every config the policy

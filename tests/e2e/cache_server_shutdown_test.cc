@@ -252,7 +252,50 @@ TEST_F(CacheServerShutdownTest, IdleConnectionsDoNotHoldTheShutdown) {
   close(idle_socket);
   EXPECT_FALSE(result.timed_out);
   EXPECT_EQ(result.exit_code, 0) << result.err;
-  EXPECT_LT(took, absl::Seconds(2));  // 0.4 s: 100 ms of drain, 50 parked, 250 to close
+  // 0.9 s: 0.5 s of NOT_SERVING grace, 100 ms of drain, 50 parked, 250 to close
+  EXPECT_LT(took, absl::Seconds(2));
+}
+
+// After SIGTERM the health service says NOT_SERVING, and calls that still
+// arrive (from clients that have not heard it, or check no health) are
+// served for --not_serving_grace; only then are they refused, UNAVAILABLE
+// "server shutting down". Without the grace the first call after SIGTERM
+// was refused (a rolling restart's failed calls, docs/replicas.md).
+TEST_F(CacheServerShutdownTest, ServesForItsNotServingGraceAfterSigterm) {
+  constexpr absl::Duration kGrace = absl::Seconds(2);
+  StartServer({"--grace_period=8s", "--not_serving_grace=2s"});
+  auto stub = NewStub();
+  auto store = [&] {
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(2)));
+    cache::v1::StoreReq request;
+    request.set_key("k");
+    request.set_value("v");
+    cache::v1::StoreResp response;
+    return stub->Store(&context, request, &response);
+  };
+  ASSERT_TRUE(store().ok());
+  const absl::Time sigterm = absl::Now();
+  server_->Signal(SIGTERM);
+  int served = 0;
+  grpc::Status refused;
+  while (absl::Now() - sigterm < absl::Seconds(10)) {  // bounded: the grace ends at 2 s
+    const grpc::Status status = store();
+    if (!status.ok()) {
+      refused = status;
+      break;
+    }
+    ++served;
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  const absl::Duration first_refusal = absl::Now() - sigterm;
+  CommandResult result = server_->Finish("", absl::Seconds(30));
+  EXPECT_GT(served, 10);
+  EXPECT_GE(first_refusal, kGrace);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::UNAVAILABLE) << refused.error_message();
+  EXPECT_THAT(refused.error_message(), HasSubstr("server shutting down"));
+  EXPECT_FALSE(result.timed_out);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
 }
 
 // A --host other hosts can reach is refused before listening, in one line
