@@ -232,6 +232,9 @@ MethodCache<ServerMethodState>::Resolution ServerResilienceImpl::Resolve(
         limits.global != nullptr
             ? std::optional<double>(limits.global->limiter().options().rate_per_second)
             : std::nullopt,
+        limits.concurrency != nullptr && !limits.adaptive
+            ? std::optional<int64_t>(limits.concurrency->limit())
+            : std::nullopt,
         limits.unusable);
   }
   return {std::move(state), named};

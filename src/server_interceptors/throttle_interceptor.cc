@@ -128,14 +128,14 @@ void ThrottleInterceptor::Admit() {
           1, std::memory_order_relaxed);
       NoteRejection("concurrency");
       const int64_t limit = limits.concurrency->limit();
-      const int64_t cap = limits.shares.ConcurrencyCap(limit, level_);
-      owned_message_ = absl::StrCat(
-          info_->method(), limits.adaptive ? ": adaptive" : ":", " concurrency limit ", limit,
-          " reached",
-          cap < limit ? absl::StrCat(" for ", CriticalityName(level_), " calls (", cap, " of ",
-                                     limit, " slots)")
-                      : "");
-      Reject(owned_message_, limits.durations.Expected(start_));
+      const std::string* message = state_->rejections.concurrency(limit, level_);
+      if (message == nullptr) {  // adaptive, or resized since the state was built
+        owned_message_ = RejectionMessages::Concurrency(
+            info_->method(), limits.adaptive, limit, limits.shares.ConcurrencyCap(limit, level_),
+            level_);
+        message = &owned_message_;
+      }
+      Reject(*message, limits.durations.Expected(start_));
       return;
     }
     holds_slot_ = true;

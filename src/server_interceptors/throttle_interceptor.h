@@ -114,8 +114,8 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
   // POST_RECV_CLOSE came before PRE_SEND_STATUS.
   bool closed_unanswered_ = false;
   // The rejection's status message: one of the method's RejectionMessages
-  // (formatted once per method), or owned_message_ (a concurrency limit's,
-  // which names the limit at the time).
+  // (formatted once per method), or owned_message_ (an adaptive
+  // concurrency limit's, which names the limit at the time).
   absl::string_view reject_message_;
   std::string owned_message_;
   std::string pushback_ms_;
