@@ -28,6 +28,7 @@
 #include "src/limits/token_bucket.h"
 #include "src/metrics/method_meter.h"
 #include "src/policy/method_policy.h"
+#include "src/server_interceptors/rejection_messages.h"
 
 namespace resilience {
 
@@ -133,6 +134,8 @@ struct ServerMethodState {
   SerialExecutor* events = nullptr;
   ResilienceEvents* listener = nullptr;
   ScopeLimits* limits = nullptr;                       // null: no throttle
+  // The rate limits' rejection messages for this method under `limits`.
+  RejectionMessages rejections;
   // How a call's resilience-criticality header is read (the method's
   // methodConfig[].criticality).
   CriticalitySettings criticality;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -233,6 +234,18 @@ MethodCache<ServerMethodState>::Resolution ServerResilienceImpl::Resolve(
     state->limits_owner =
         LimitsFor(match.scope, *match.policy->throttle, match.policy->canonical.throttle);
     state->limits = state->limits_owner.get();
+    ScopeLimits& limits = *state->limits;
+    state->rejections = RejectionMessages(
+        state->method, limits.shares,
+        limits.rate != nullptr ? std::optional<double>(limits.rate->rate_per_second())
+                               : std::nullopt,
+        limits.global != nullptr
+            ? std::optional<double>(limits.global->limiter().options().rate_per_second)
+            : std::nullopt,
+        limits.concurrency != nullptr && !limits.adaptive
+            ? std::optional<int64_t>(limits.concurrency->limit())
+            : std::nullopt,
+        limits.unusable);
   }
   return {std::move(state), named};
 }

@@ -71,16 +71,16 @@ void ThrottleInterceptor::PostEvent(ThrottleEvent event) {
       [listener, event = std::move(event)] { listener->OnThrottleSaturation(event); });
 }
 
-void ThrottleInterceptor::Reject(std::string message, absl::Duration pushback) {
+void ThrottleInterceptor::Reject(absl::string_view message, absl::Duration pushback) {
   const ScopeLimits& limits = *state_->limits;
   rejected_ = true;
-  reject_message_ = std::move(message);
+  reject_message_ = message;
   pushback = std::clamp(pushback, limits.min_pushback, limits.max_pushback);
   pushback_ms_ = absl::StrCat(absl::ToInt64Milliseconds(absl::Ceil(pushback, absl::Milliseconds(1))));
   call_verdicts_.Reject(info_->server_context());
 }
 
-void ThrottleInterceptor::RejectByRate(absl::string_view cause, std::string message,
+void ThrottleInterceptor::RejectByRate(absl::string_view cause, absl::string_view message,
                                        absl::Duration retry_after) {
   state_->rejected_rate.fetch_add(1, std::memory_order_relaxed);
   state_->rejected_by_criticality[CriticalityIndex(level_)].fetch_add(1, std::memory_order_relaxed);
@@ -90,7 +90,7 @@ void ThrottleInterceptor::RejectByRate(absl::string_view cause, std::string mess
     state_->limits->concurrency->Release(Outcome::kNeutral, absl::ZeroDuration());
     holds_slot_ = false;
   }
-  Reject(std::move(message), retry_after);
+  Reject(message, retry_after);
 }
 
 void ThrottleInterceptor::ReadCriticality(grpc::experimental::InterceptorBatchMethods* methods) {
@@ -111,12 +111,6 @@ void ThrottleInterceptor::ReadCriticality(grpc::experimental::InterceptorBatchMe
   level_ = state_->criticality.Resolve(claimed);
 }
 
-std::string ThrottleInterceptor::ForLevel() const {
-  const double share = state_->limits->shares.share(level_);
-  if (share >= 1.0) return "";
-  return absl::StrCat(" for ", CriticalityName(level_), " calls (share ", share, ")");
-}
-
 void ThrottleInterceptor::Admit() {
   start_ = clock_.Now();
   ScopeLimits& limits = *state_->limits;
@@ -124,8 +118,7 @@ void ThrottleInterceptor::Admit() {
     state_->rejected_rate.fetch_add(1, std::memory_order_relaxed);
     state_->rejected_by_criticality[CriticalityIndex(level_)].fetch_add(1,
                                                                         std::memory_order_relaxed);
-    Reject(absl::StrCat(info_->method(), ": throttle not usable: ", limits.unusable),
-           limits.max_pushback);
+    Reject(state_->rejections.unusable(), limits.max_pushback);
     return;
   }
   if (limits.concurrency != nullptr) {
@@ -135,13 +128,14 @@ void ThrottleInterceptor::Admit() {
           1, std::memory_order_relaxed);
       NoteRejection("concurrency");
       const int64_t limit = limits.concurrency->limit();
-      const int64_t cap = limits.shares.ConcurrencyCap(limit, level_);
-      Reject(absl::StrCat(info_->method(), limits.adaptive ? ": adaptive" : ":",
-                          " concurrency limit ", limit, " reached",
-                          cap < limit ? absl::StrCat(" for ", CriticalityName(level_), " calls (",
-                                                     cap, " of ", limit, " slots)")
-                                      : ""),
-             limits.durations.Expected(start_));
+      const std::string* message = state_->rejections.concurrency(limit, level_);
+      if (message == nullptr) {  // adaptive, or resized since the state was built
+        owned_message_ = RejectionMessages::Concurrency(
+            info_->method(), limits.adaptive, limit, limits.shares.ConcurrencyCap(limit, level_),
+            level_);
+        message = &owned_message_;
+      }
+      Reject(*message, limits.durations.Expected(start_));
       return;
     }
     holds_slot_ = true;
@@ -149,21 +143,14 @@ void ThrottleInterceptor::Admit() {
   if (limits.rate != nullptr) {
     absl::Duration retry_after;
     if (!limits.rate->TryAcquire(limits.shares, level_, &retry_after)) {
-      RejectByRate("rate",
-                   absl::StrCat(info_->method(), ": rate limit ", limits.rate->rate_per_second(),
-                                "/s reached", ForLevel()),
-                   retry_after);
+      RejectByRate("rate", state_->rejections.rate(level_), retry_after);
       return;
     }
   }
   if (limits.global != nullptr) {
     absl::Duration retry_after;
     if (!limits.global->limiter().TryAcquire(limits.shares, level_, &retry_after)) {
-      RejectByRate("global_rate",
-                   absl::StrCat(info_->method(), ": global rate limit ",
-                                limits.global->limiter().options().rate_per_second, "/s reached",
-                                ForLevel()),
-                   retry_after);
+      RejectByRate("global_rate", state_->rejections.global_rate(level_), retry_after);
       return;
     }
   }
@@ -226,7 +213,7 @@ void ThrottleInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods*
     status_sent_ = true;
     if (rejected_) {
       methods->ModifySendStatus(
-          grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, reject_message_));
+          grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, std::string(reject_message_)));
       methods->GetSendTrailingMetadata()->emplace(kPushbackKey, pushback_ms_);
       if (state_->metrics) {
         state_->meter.CountStatus(static_cast<int>(grpc::StatusCode::RESOURCE_EXHAUSTED));

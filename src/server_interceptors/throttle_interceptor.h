@@ -73,13 +73,13 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
   // method's settings (an invalid header: the default, counted).
   void ReadCriticality(grpc::experimental::InterceptorBatchMethods* methods);
   void Admit();
-  // " for SHEDDABLE calls (share 0.5)" when the call's level has less than
-  // the whole of the limits, else "": the end of a rate rejection's message.
-  std::string ForLevel() const;
-  void Reject(std::string message, absl::Duration pushback);
+  // Rejects the call with `message`, which must outlive the interceptor
+  // (the method state's RejectionMessages, or owned_message_).
+  void Reject(absl::string_view message, absl::Duration pushback);
   // A rate limit (`cause`: "rate" or "global_rate") said no: counted, told
   // to the events listener, any concurrency slot given back, then Reject().
-  void RejectByRate(absl::string_view cause, std::string message, absl::Duration retry_after);
+  void RejectByRate(absl::string_view cause, absl::string_view message,
+                    absl::Duration retry_after);
   // Tell the events listener when the scope starts rejecting (`cause`),
   // and when it admits a call after kThrottleQuietPeriod without rejecting.
   void NoteRejection(absl::string_view cause);
@@ -113,7 +113,11 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
   bool status_sent_ = false;
   // POST_RECV_CLOSE came before PRE_SEND_STATUS.
   bool closed_unanswered_ = false;
-  std::string reject_message_;
+  // The rejection's status message: one of the method's RejectionMessages
+  // (formatted once per method), or owned_message_ (an adaptive
+  // concurrency limit's, which names the limit at the time).
+  absl::string_view reject_message_;
+  std::string owned_message_;
   std::string pushback_ms_;
 };
 
