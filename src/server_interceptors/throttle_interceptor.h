@@ -31,7 +31,12 @@ namespace resilience {
 //     outcome and latency of every admitted call when it is released; a call
 //     answered, or closed without a status, past its deadline is a drop
 //     (ReleaseExpired); a call its client cancelled teaches it nothing);
-//   - rate: a token of the scope's TokenBucket.
+//   - rate: a token of the scope's TokenBucket;
+//   - per caller (throttle.perCaller), asked first: a slot and a token of
+//     the bucket of the call's caller key (PerCallerLimits), the key being
+//     a request header's value or the peer's identity
+//     (docs/per-caller-limits.md); a refusal is counted and answered as the
+//     concurrency or rate limit's, its message naming the key.
 // A rejected call is added to CallVerdicts, so that a GuardedService
 // answers it without running the user's handler, and at PRE_SEND_STATUS its
 // status becomes RESOURCE_EXHAUSTED with a message naming the method and the
@@ -72,7 +77,13 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
   // The call's criticality from its resilience-criticality header and the
   // method's settings (an invalid header: the default, counted).
   void ReadCriticality(grpc::experimental::InterceptorBatchMethods* methods);
+  // The call's caller key (ScopeLimits::caller_header's value, or the
+  // peer's identity) when the scope has per-caller limits.
+  void ReadCallerKey(grpc::experimental::InterceptorBatchMethods* methods);
   void Admit();
+  // The call's key's own limits (PerCallerLimits): false when they refused
+  // it (then rejected).
+  bool AdmitCaller();
   // " for SHEDDABLE calls (share 0.5)" when the call's level has less than
   // the whole of the limits, else "": the end of a rate rejection's message.
   std::string ForLevel() const;
@@ -107,6 +118,12 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
   absl::Time start_;
   // The level the limits judge the call at (ReadCriticality()).
   Criticality level_ = Criticality::kCritical;
+  // The caller key: a view of the received header's value (used at
+  // admission only, while the metadata is there), or `peer_key_`.
+  absl::string_view caller_key_;
+  std::string peer_key_;
+  // The slot of an admitted call in its key's bucket.
+  PerCallerLimits::Slot caller_slot_;
   bool holds_slot_ = false;   // a concurrency slot to release
   bool admitted_ = false;     // counted in in_flight, not finished yet
   bool rejected_ = false;
