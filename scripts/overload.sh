@@ -8,6 +8,8 @@
 #      about 2.5 minutes): docs/results/overload_grpc.txt, overload_grpc.json;
 #   3. the criticality mix, both modes (docs/criticality.md):
 #      docs/results/criticality{,_grpc}.{txt,json,svg}.
+#   4. one tenant at 10x its share among nine, simulated
+#      (docs/per-caller-limits.md): docs/results/tenants.{txt,json,svg}.
 #
 #   scripts/overload.sh [--seed=1]
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -42,5 +44,8 @@ log "gRPC mode, 2 s phases (about 2.5 minutes)"
   --svg_file="$out/criticality.svg" "$@" | tee "$out/criticality.txt"
 "$experiment" --scenario=criticality --mode=grpc --json_file="$out/criticality_grpc.json" \
   --svg_file="$out/criticality_grpc.svg" "$@" | tee "$out/criticality_grpc.txt"
+# One tenant at 10x its share among nine (docs/per-caller-limits.md).
+"$experiment" --scenario=tenants --json_file="$out/tenants.json" \
+  --svg_file="$out/tenants.svg" "$@" | tee "$out/tenants.txt"
 log "wrote $out/overload.{txt,json,csv,png}, $out/overload_grpc.{txt,json}," \
-  "$out/criticality{,_grpc}.{txt,json,svg}"
+  "$out/criticality{,_grpc}.{txt,json,svg}, $out/tenants.{txt,json,svg}"

@@ -3,10 +3,12 @@
 // experiments/overload/overload.h).
 //
 //   overload_experiment [--mode=simulated|grpc] [--seed=1] [--phase_seconds=N] [--json]
-//                       [--json_file=PATH] [--scenario=phases|criticality]
+//                       [--json_file=PATH] [--scenario=phases|criticality|tenants]
 //
 // --scenario=criticality: 3x capacity, 20% CRITICAL and 80% SHEDDABLE, figures
 // per class (criticality_mix.h); --phase_seconds is then the run's length.
+// --scenario=tenants: one tenant at 10x its fair share among nine at 0.8x,
+// figures per tenant (tenant_mix.h; simulated only).
 //
 // --mode=simulated (default): 16 workers x 16 ms on a simulated clock, 4 s
 // phases, well under a second of real time. --mode=grpc: real servers and
@@ -30,6 +32,7 @@
 #include "experiments/overload/criticality_mix_grpc.h"
 #include "experiments/overload/grpc_run.h"
 #include "experiments/overload/overload.h"
+#include "experiments/overload/tenant_mix.h"
 
 ABSL_FLAG(uint64_t, seed, 1, "Seed of the arrivals and service times.");
 ABSL_FLAG(double, phase_seconds, 0,
@@ -43,10 +46,11 @@ ABSL_FLAG(std::string, csv_file, "",
           "Also write the goodput of each policy per phase into this CSV file.");
 ABSL_FLAG(bool, json, false, "Print JSON instead of a table.");
 ABSL_FLAG(std::string, svg_file, "",
-          "--scenario=criticality: also draw the per-class chart into this SVG file.");
+          "--scenario=criticality or tenants: also draw the chart into this SVG file.");
 ABSL_FLAG(std::string, scenario, "phases",
-          "phases (the limits while capacity and load change) or criticality (3x capacity, 20% "
-          "CRITICAL and 80% SHEDDABLE: figures per class, docs/criticality.md).");
+          "phases (the limits while capacity and load change), criticality (3x capacity, 20% "
+          "CRITICAL and 80% SHEDDABLE: figures per class, docs/criticality.md) or tenants (one "
+          "tenant at 10x its share among nine: figures per tenant, docs/per-caller-limits.md).");
 ABSL_FLAG(std::string, json_file, "", "Also write the JSON into this file.");
 
 constexpr char kUsage[] =
@@ -94,6 +98,36 @@ int RunCriticality(const std::string& mode) {
              : 1;
 }
 
+// --scenario=tenants: the per-tenant figures (tenant_mix.h), simulated.
+int RunTenants(const std::string& mode) {
+  if (mode != "simulated") {
+    return example_cli::UsageError("--scenario=tenants: only --mode=simulated is implemented");
+  }
+  overload::TenantConfig config;
+  config.seed = absl::GetFlag(FLAGS_seed);
+  if (absl::GetFlag(FLAGS_phase_seconds) > 0) {
+    config.duration = absl::Seconds(absl::GetFlag(FLAGS_phase_seconds));
+  }
+  absl::StatusOr<overload::TenantMixResult> result =
+      overload::RunTenantsSimulated(config, overload::TenantPolicies(config));
+  if (!result.ok()) {
+    std::fprintf(stderr, "overload_experiment: %s\n", result.status().ToString().c_str());
+    return 1;
+  }
+  const std::string json = overload::TenantsToJson(*result);
+  std::fputs(absl::GetFlag(FLAGS_json) ? json.c_str() : overload::TenantsToTable(*result).c_str(),
+             stdout);
+  const std::string title = absl::StrFormat(
+      "One tenant at %gx its share among %d (simulated, %d workers x %s, deadline %s, seed %d): "
+      "goodput OK within deadline",
+      config.noisy_load, config.tenants, config.workers, absl::FormatDuration(config.service_time),
+      absl::FormatDuration(config.deadline), config.seed);
+  return WriteFile(absl::GetFlag(FLAGS_json_file), json) &&
+                 WriteFile(absl::GetFlag(FLAGS_svg_file), overload::TenantsToSvg(*result, title))
+             ? 0
+             : 1;
+}
+
 int main(int argc, char** argv) {
   example_cli::ParseFlagsOrExit(argc, argv, kUsage);
   const std::string mode = absl::GetFlag(FLAGS_mode);
@@ -109,9 +143,10 @@ int main(int argc, char** argv) {
   }
   const std::string scenario = absl::GetFlag(FLAGS_scenario);
   if (scenario == "criticality") return RunCriticality(mode);
+  if (scenario == "tenants") return RunTenants(mode);
   if (scenario != "phases") {
-    return example_cli::UsageError(
-        absl::StrCat("--scenario: must be phases or criticality, got \"", scenario, "\""));
+    return example_cli::UsageError(absl::StrCat(
+        "--scenario: must be phases, criticality or tenants, got \"", scenario, "\""));
   }
   overload::Config config = mode == "grpc" ? overload::GrpcDefaults() : overload::Config();
   config.seed = absl::GetFlag(FLAGS_seed);

@@ -17,6 +17,7 @@ constexpr absl::string_view kProbeOutcomes[] = {"serving", "not_serving", "unrea
 constexpr absl::string_view kServerRejectionCauses[] = {"concurrency", "rate", "injected_abort"};
 constexpr absl::string_view kCriticalityNames[] = {"CRITICAL_PLUS", "CRITICAL", "SHEDDABLE_PLUS",
                                                    "SHEDDABLE"};
+constexpr absl::string_view kPerCallerCauses[] = {"concurrency", "rate"};
 constexpr absl::string_view kTokenSources[] = {"lease", "local_share"};
 constexpr absl::string_view kGlobalLimitTargets[] = {"local_share", "global"};
 constexpr absl::string_view kRepairKinds[] = {"key_lost", "bad_value", "clock_back"};
@@ -47,6 +48,8 @@ constexpr MetricLabelSpec kServerByCause[] = {{"grpc_method", {}},
                                               {"cause", kServerRejectionCauses}};
 constexpr MetricLabelSpec kServerByCriticality[] = {{"grpc_method", {}},
                                                     {"criticality", kCriticalityNames}};
+constexpr MetricLabelSpec kScope[] = {{"scope", {}}};
+constexpr MetricLabelSpec kScopeByCause[] = {{"scope", {}}, {"cause", kPerCallerCauses}};
 constexpr MetricLabelSpec kKey[] = {{"key", {}}};
 constexpr MetricLabelSpec kKeyBySource[] = {{"key", {}}, {"source", kTokenSources}};
 constexpr MetricLabelSpec kKeyByTarget[] = {{"key", {}}, {"to", kGlobalLimitTargets}};
@@ -144,6 +147,23 @@ constexpr MetricSpec kCatalog[] = {
      "Calls whose resilience-criticality header named no level (judged at the method's "
      "default).",
      kServer},
+    // Per-caller limits.
+    {MetricId::kServerPerCallerKeys, "grpc_resilience_server_per_caller_keys", T::kGauge,
+     "Caller keys the scope's throttle.perCaller tracks now (at most its maxKeys).", kScope},
+    {MetricId::kServerPerCallerKeysEvicted, "grpc_resilience_server_per_caller_keys_evicted_total",
+     T::kCounter, "Idle caller keys forgotten to make room for a new key.", kScope},
+    {MetricId::kServerPerCallerKeysHashed, "grpc_resilience_server_per_caller_keys_hashed_total",
+     T::kCounter,
+     "Calls whose caller key was too long or not printable ASCII and was tracked as its hash.",
+     kScope},
+    {MetricId::kServerPerCallerOverflow, "grpc_resilience_server_per_caller_overflow_total",
+     T::kCounter,
+     "Calls of a new caller key judged in the default bucket: every tracked key had calls in "
+     "flight.",
+     kScope},
+    {MetricId::kServerPerCallerRejections, "grpc_resilience_server_per_caller_rejections_total",
+     T::kCounter, "Calls refused by their caller key's own concurrency or rate limit.",
+     kScopeByCause},
     // Fleet-wide rate limits.
     {MetricId::kGlobalLimitUsingStore, "grpc_resilience_server_global_limit_using_store", T::kGauge,
      "1 while the fleet-wide rate limit is taken from Redis, 0 while the server admits its "

@@ -48,6 +48,12 @@ enum class MetricId {
   kServerPolicyReloadFailures,
   kServerRejectionsByCriticality,
   kServerCriticalityInvalid,
+  // Per-caller limits, per throttle scope (ServerResilience::AppendMetrics()).
+  kServerPerCallerKeys,
+  kServerPerCallerKeysEvicted,
+  kServerPerCallerKeysHashed,
+  kServerPerCallerOverflow,
+  kServerPerCallerRejections,
   // Fleet-wide rate limits, per Redis key (AppendGlobalLimitMetrics()).
   kGlobalLimitUsingStore,
   kGlobalLimitAdmitted,

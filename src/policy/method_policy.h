@@ -28,6 +28,7 @@
 #include "src/limits/gradient_concurrency_limiter.h"
 #include "src/policy/global_throttle_settings.h"
 #include "src/policy/outcome_classifier.h"
+#include "src/policy/per_caller_settings.h"
 #include "src/retry/backoff.h"
 #include "src/retry/hedging_decider.h"
 #include "src/retry/retry_budget.h"
@@ -163,6 +164,9 @@ struct ThrottleSettings {
   // throttle.criticalityShares: how every limit above sheds the less
   // critical calls first (CriticalityShares' defaults when unset).
   CriticalityShares criticality_shares;
+  // throttle.perCaller: the same limits for each caller key; none when
+  // unset.
+  std::optional<PerCallerSettings> per_caller;
 };
 
 // methodConfig[].criticality (docs/criticality.md).

@@ -21,6 +21,7 @@
 #include "src/policy/breaker_timing_warnings.h"
 #include "src/policy/hedging_settings.h"
 #include "src/policy/json_text.h"
+#include "src/policy/per_caller_policy.h"
 #include "src/policy/policy_table_builder.h"
 #include "src/policy/status_codes.h"
 #include "src/retry/backoff.h"
@@ -43,9 +44,9 @@ absl::StatusOr<ThrottleSettings> PolicyTableBuilder::Throttle(const pb::Throttle
                                                               const std::string& path) {
   ThrottleSettings t;
   if (!p.has_max_concurrency() && !p.has_rate_per_second() && !p.has_adaptive() &&
-      !p.has_global()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": set maxConcurrency or adaptive, ratePerSecond, or both (or global)"));
+      !p.has_global() && !p.has_per_caller()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": set maxConcurrency or adaptive, ratePerSecond, or both (or global, perCaller)"));
   }
   if (p.has_adaptive()) {
     absl::StatusOr<AdaptiveLimitSettings> a =
@@ -99,6 +100,12 @@ absl::StatusOr<ThrottleSettings> PolicyTableBuilder::Throttle(const pb::Throttle
     absl::StatusOr<GlobalThrottleSettings> g = ReadGlobalThrottle(p.global(), path + ".global");
     if (!g.ok()) return g.status();
     t.global = *std::move(g);
+  }
+  if (p.has_per_caller()) {
+    absl::StatusOr<PerCallerSettings> per_caller =
+        ReadPerCallerThrottle(p.per_caller(), path + ".perCaller");
+    if (!per_caller.ok()) return per_caller.status();
+    t.per_caller = *std::move(per_caller);
   }
   if (t.max_pushback < t.min_pushback) {
     return Invalid(path + ".maxPushback",

@@ -25,6 +25,7 @@
 #include "src/limits/call_duration_estimate.h"
 #include "src/limits/concurrency_limiter.h"
 #include "src/limits/criticality_shares.h"
+#include "src/limits/per_caller_limits.h"
 #include "src/limits/token_bucket.h"
 #include "src/metrics/method_meter.h"
 #include "src/policy/method_policy.h"
@@ -64,6 +65,12 @@ struct ScopeLimits {
   bool adaptive = false;  // `concurrency` moves on its own
   std::shared_ptr<TokenBucket> rate;                     // null: no limit
   std::shared_ptr<GlobalRateLimit> global;               // null: no fleet-wide limit
+  // throttle.perCaller: a bucket per caller key; null: none. Shared with
+  // the scope's next ScopeLimits when an update leaves its settings as they
+  // were (its keys keep their calls in flight and their tokens).
+  std::shared_ptr<PerCallerLimits> per_caller;
+  // The request header holding the caller key; empty: the peer's identity.
+  std::string caller_header;
   // How each limit above sheds the less critical calls first.
   CriticalityShares shares;
   // The throttle's settings these were made for

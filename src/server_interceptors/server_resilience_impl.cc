@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <optional>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/time/clock.h"
@@ -11,6 +12,7 @@
 #include "src/global_limits/global_limit_metrics.h"
 #include "src/metrics/metric_catalog.h"
 #include "src/policy/method_catalog.h"
+#include "src/server_interceptors/per_caller_metrics.h"
 
 namespace resilience {
 
@@ -165,6 +167,26 @@ std::shared_ptr<ScopeLimits> ServerResilienceImpl::MakeLimits(absl::string_view 
       limits->rate = *std::move(bucket);
     } else {
       limits->unusable = std::string(bucket.status().message());
+    }
+  }
+  if (settings.per_caller && limits->unusable.empty()) {
+    limits->caller_header = settings.per_caller->header;
+    const PerCallerLimits::Options& o = settings.per_caller->limits;
+    const PerCallerLimits* kept = previous != nullptr ? previous->per_caller.get() : nullptr;
+    if (kept != nullptr && previous->caller_header == limits->caller_header &&
+        kept->options().max_concurrency == o.max_concurrency &&
+        kept->options().rate_per_second == o.rate_per_second &&
+        kept->options().burst == o.burst && kept->options().max_keys == o.max_keys) {
+      limits->per_caller = previous->per_caller;  // the same keys, slots and tokens
+    } else {
+      // As the bucket above: cannot fail for a loaded policy.
+      absl::StatusOr<std::unique_ptr<PerCallerLimits>> per_caller =
+          PerCallerLimits::Create(o, clock_);
+      if (per_caller.ok()) {
+        limits->per_caller = *std::move(per_caller);
+      } else {
+        limits->unusable = std::string(per_caller.status().message());
+      }
     }
   }
   if (settings.global && limits->unusable.empty() && fleet_limits_ == nullptr) {
@@ -345,13 +367,19 @@ void ServerResilienceImpl::AppendMetrics(PrometheusText& text) {
     const MetricLabel method{"grpc_method", s->method};
     if (s->metrics) s->meter.AppendCalls(calls, {method});
     // The causes the method's policy can reject for (an unusable rate
-    // limit counts as the rate's).
-    if (s->limits != nullptr && s->limits->concurrency != nullptr) {
+    // limit counts as the rate's; a per-caller limit as its kind's).
+    const PerCallerLimits* per_caller =
+        s->limits != nullptr ? s->limits->per_caller.get() : nullptr;
+    if (s->limits != nullptr &&
+        (s->limits->concurrency != nullptr ||
+         (per_caller != nullptr && per_caller->options().max_concurrency > 0))) {
       rejections.Sample({method, {"cause", "concurrency"}},
                         s->rejected_concurrency.load(std::memory_order_relaxed));
     }
-    if (s->limits != nullptr && (s->limits->rate != nullptr || s->limits->global != nullptr ||
-                                 !s->limits->unusable.empty())) {
+    if (s->limits != nullptr &&
+        (s->limits->rate != nullptr || s->limits->global != nullptr ||
+         !s->limits->unusable.empty() ||
+         (per_caller != nullptr && per_caller->options().rate_per_second > 0))) {
       rejections.Sample({method, {"cause", "rate"}},
                         s->rejected_rate.load(std::memory_order_relaxed));
     }
@@ -379,14 +407,18 @@ void ServerResilienceImpl::AppendMetrics(PrometheusText& text) {
       invalid_criticality.Sample({method}, s->criticality_invalid.load(std::memory_order_relaxed));
     }
   }
-  // The fleet-wide limits, by Redis key (declared only when a policy has one).
+  // The per-caller limits by scope, then the fleet-wide limits by Redis key
+  // (each declared only when a policy has one).
   std::vector<GlobalRateLimit*> globals;
+  std::vector<std::pair<std::string, std::shared_ptr<PerCallerLimits>>> per_caller;
   {
     MutexLock lock(&mu_);
     for (const auto& [scope, limits] : scopes_) {
       if (limits->global != nullptr) globals.push_back(limits->global.get());
+      if (limits->per_caller != nullptr) per_caller.emplace_back(scope, limits->per_caller);
     }
   }
+  AppendPerCallerMetrics(text, std::move(per_caller));
   AppendGlobalLimitMetrics(text, std::move(globals));
 }
 

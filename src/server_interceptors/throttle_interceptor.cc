@@ -3,8 +3,12 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <string>
+#include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "grpcpp/security/auth_context.h"
 #include "src/grpc_common/metadata_keys.h"
 #include "src/policy/outcome_classifier.h"
 #include "src/server_interceptors/server_metrics_interceptor.h"
@@ -13,6 +17,25 @@ namespace resilience {
 namespace {
 
 using grpc::experimental::InterceptionHookPoints;
+
+// The peer's key for throttle.perCaller: its authenticated identity (the
+// first of its identity property's values), else its address without the
+// port ("ipv4:10.0.0.7:52734" -> "ipv4:10.0.0.7"): the port changes with
+// each connection, the caller does not.
+std::string PeerKey(grpc::ServerContextBase& context) {
+  const std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
+  if (auth != nullptr && auth->IsPeerAuthenticated()) {
+    const std::vector<grpc::string_ref> identity = auth->GetPeerIdentity();
+    if (!identity.empty()) return std::string(identity.front().data(), identity.front().size());
+  }
+  std::string peer = context.peer();
+  if (absl::StartsWith(peer, "ipv4:") || absl::StartsWith(peer, "ipv6:")) {
+    const size_t colon = peer.rfind(':');
+    // After "ipv6:[...]" or the IPv4 address, never inside "ipvN:".
+    if (colon != std::string::npos && colon > 5) peer.resize(colon);
+  }
+  return peer;
+}
 
 }  // namespace
 
@@ -73,6 +96,7 @@ void ThrottleInterceptor::PostEvent(ThrottleEvent event) {
 
 void ThrottleInterceptor::Reject(absl::string_view message, absl::Duration pushback) {
   const ScopeLimits& limits = *state_->limits;
+  caller_slot_.Release();  // taken before another limit said no
   rejected_ = true;
   reject_message_ = message;
   pushback = std::clamp(pushback, limits.min_pushback, limits.max_pushback);
@@ -111,6 +135,58 @@ void ThrottleInterceptor::ReadCriticality(grpc::experimental::InterceptorBatchMe
   level_ = state_->criticality.Resolve(claimed);
 }
 
+void ThrottleInterceptor::ReadCallerKey(grpc::experimental::InterceptorBatchMethods* methods) {
+  const ScopeLimits& limits = *state_->limits;
+  if (limits.per_caller == nullptr) return;
+  if (limits.caller_header.empty()) {
+    peer_key_ = PeerKey(*info_->server_context());
+    caller_key_ = peer_key_;
+    return;
+  }
+  const std::multimap<grpc::string_ref, grpc::string_ref>* received =
+      methods->GetRecvInitialMetadata();
+  if (received == nullptr) return;
+  const auto header = received->find(limits.caller_header);
+  if (header != received->end()) {
+    caller_key_ = absl::string_view(header->second.data(), header->second.size());
+  }
+}
+
+bool ThrottleInterceptor::AdmitCaller() {
+  ScopeLimits& limits = *state_->limits;
+  PerCallerLimits::Admission admission =
+      limits.per_caller->TryAcquire(caller_key_, limits.shares, level_);
+  if (admission.verdict == PerCallerLimits::Verdict::kAdmitted) {
+    caller_slot_ = std::move(admission.slot);
+    return true;
+  }
+  // The stored key: printable and bounded whatever the caller sent.
+  const std::string who = admission.default_bucket
+                              ? std::string(" for callers in the default bucket")
+                              : absl::StrCat(" for caller \"", admission.key, "\"");
+  const PerCallerLimits::Options& o = limits.per_caller->options();
+  if (admission.verdict == PerCallerLimits::Verdict::kRate) {
+    owned_message_ = absl::StrCat(info_->method(), ": per-caller rate limit ", o.rate_per_second,
+                                  "/s reached", who,
+                                  RejectionMessages::ForLevel(limits.shares, level_));
+    RejectByRate("rate", owned_message_, admission.retry_after);
+    return false;
+  }
+  state_->rejected_concurrency.fetch_add(1, std::memory_order_relaxed);
+  state_->rejected_by_criticality[CriticalityIndex(level_)].fetch_add(1,
+                                                                      std::memory_order_relaxed);
+  NoteRejection("concurrency");
+  owned_message_ =
+      absl::StrCat(info_->method(), ": per-caller concurrency limit ", o.max_concurrency,
+                   " reached", who,
+                   admission.cap < o.max_concurrency
+                       ? absl::StrCat(" for ", CriticalityName(level_), " calls (", admission.cap,
+                                      " of ", o.max_concurrency, " slots)")
+                       : "");
+  Reject(owned_message_, limits.durations.Expected(start_));
+  return false;
+}
+
 void ThrottleInterceptor::Admit() {
   start_ = clock_.Now();
   ScopeLimits& limits = *state_->limits;
@@ -121,6 +197,8 @@ void ThrottleInterceptor::Admit() {
     Reject(state_->rejections.unusable(), limits.max_pushback);
     return;
   }
+  // A caller over its own limits takes nothing from the method's.
+  if (limits.per_caller != nullptr && !AdmitCaller()) return;
   if (limits.concurrency != nullptr) {
     if (!limits.shares.TryAcquire(*limits.concurrency, level_)) {
       state_->rejected_concurrency.fetch_add(1, std::memory_order_relaxed);
@@ -183,6 +261,7 @@ void ThrottleInterceptor::Finish(Ending ending) {
     }
   }
   holds_slot_ = false;
+  caller_slot_.Release();
   // Only a call that was answered in time took as long as it measured.
   if (ending == Ending::kAnswered || ending == Ending::kFailed) limits.durations.Finished(latency);
   state_->in_flight.fetch_sub(1, std::memory_order_relaxed);
@@ -201,6 +280,7 @@ void ThrottleInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods*
   if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_CANCEL)) return;
   if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_INITIAL_METADATA)) {
     ReadCriticality(methods);
+    ReadCallerKey(methods);
     Admit();
   }
   // The call closed before its status was sent: its client cancelled it or

@@ -31,7 +31,12 @@ namespace resilience {
 //     outcome and latency of every admitted call when it is released; a call
 //     answered, or closed without a status, past its deadline is a drop
 //     (ReleaseExpired); a call its client cancelled teaches it nothing);
-//   - rate: a token of the scope's TokenBucket.
+//   - rate: a token of the scope's TokenBucket;
+//   - per caller (throttle.perCaller), asked first: a slot and a token of
+//     the bucket of the call's caller key (PerCallerLimits), the key being
+//     a request header's value or the peer's identity
+//     (docs/per-caller-limits.md); a refusal is counted and answered as the
+//     concurrency or rate limit's, its message naming the key.
 // A rejected call is added to CallVerdicts, so that a GuardedService
 // answers it without running the user's handler, and at PRE_SEND_STATUS its
 // status becomes RESOURCE_EXHAUSTED with a message naming the method and the
@@ -72,10 +77,16 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
   // The call's criticality from its resilience-criticality header and the
   // method's settings (an invalid header: the default, counted).
   void ReadCriticality(grpc::experimental::InterceptorBatchMethods* methods);
+  // The call's caller key (ScopeLimits::caller_header's value, or the
+  // peer's identity) when the scope has per-caller limits.
+  void ReadCallerKey(grpc::experimental::InterceptorBatchMethods* methods);
   void Admit();
   // Rejects the call with `message`, which must outlive the interceptor
   // (the method state's RejectionMessages, or owned_message_).
   void Reject(absl::string_view message, absl::Duration pushback);
+  // The call's key's own limits (PerCallerLimits): false when they refused
+  // it (then rejected).
+  bool AdmitCaller();
   // A rate limit (`cause`: "rate" or "global_rate") said no: counted, told
   // to the events listener, any concurrency slot given back, then Reject().
   void RejectByRate(absl::string_view cause, absl::string_view message,
@@ -107,6 +118,12 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
   absl::Time start_;
   // The level the limits judge the call at (ReadCriticality()).
   Criticality level_ = Criticality::kCritical;
+  // The caller key: a view of the received header's value (used at
+  // admission only, while the metadata is there), or `peer_key_`.
+  absl::string_view caller_key_;
+  std::string peer_key_;
+  // The slot of an admitted call in its key's bucket.
+  PerCallerLimits::Slot caller_slot_;
   bool holds_slot_ = false;   // a concurrency slot to release
   bool admitted_ = false;     // counted in in_flight, not finished yet
   bool rejected_ = false;

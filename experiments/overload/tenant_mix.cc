@@ -1,0 +1,216 @@
+#include "experiments/overload/tenant_mix.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <queue>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "src/core/random_source.h"
+#include "src/core/simulated_clock.h"
+#include "src/limits/concurrency_limiter.h"
+#include "src/limits/per_caller_limits.h"
+#include "src/policy/method_policy.h"
+#include "src/policy/policy_table.h"
+
+namespace overload {
+namespace {
+
+using resilience::Criticality;
+using resilience::Outcome;
+using resilience::PerCallerLimits;
+
+struct TenantCall {
+  absl::Duration arrival;
+  absl::Duration service;
+  int tenant;
+};
+
+double Capacity(const TenantConfig& c) {
+  return c.workers / absl::ToDoubleSeconds(c.service_time);
+}
+
+// Each tenant's Poisson arrivals and service times from streams of its own,
+// so that the quiet tenants' calls are the same with and without the noisy
+// one; merged in arrival order.
+std::vector<TenantCall> MakeTenantCalls(const TenantConfig& c) {
+  std::vector<TenantCall> calls;
+  const double share = Capacity(c) / c.tenants;
+  const double end = absl::ToDoubleSeconds(c.duration);
+  for (int tenant = 0; tenant < c.tenants; ++tenant) {
+    const uint64_t stream = c.seed * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(tenant) * 2 + 1;
+    resilience::SplitMixRandom arrivals(stream);
+    resilience::SplitMixRandom services(stream ^ 0x5851f42d4c957f2dULL);
+    const double rate = share * (tenant == 0 ? c.noisy_load : c.quiet_load);
+    double t = 0;
+    while (rate > 0) {
+      t += -std::log(1.0 - arrivals.NextUniform()) / rate;
+      if (t >= end) break;
+      calls.push_back(
+          TenantCall{absl::Seconds(t), c.service_time * (0.5 + services.NextUniform()), tenant});
+    }
+  }
+  std::stable_sort(calls.begin(), calls.end(), [](const TenantCall& a, const TenantCall& b) {
+    return a.arrival < b.arrival;
+  });
+  return calls;
+}
+
+// The throttle of `policy` as the server builds it: the method's
+// concurrency limit and its per-caller limits.
+struct TenantThrottle {
+  std::unique_ptr<resilience::ConcurrencyLimiter> limiter;  // null: none
+  std::unique_ptr<PerCallerLimits> per_caller;               // null: none
+  resilience::CriticalityShares shares;
+};
+
+absl::StatusOr<TenantThrottle> MakeTenantThrottle(const Policy& policy,
+                                                  resilience::Clock& clock) {
+  absl::StatusOr<resilience::PolicyTable> set =
+      resilience::PolicyTable::FromJsonString(PolicyFileJson(policy));
+  if (!set.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("policy ", policy.name, ": ", set.status().message()));
+  }
+  const resilience::MethodPolicy* p = set->Find("/x.Y/Z").policy;
+  if (p == nullptr || !p->throttle) {
+    return absl::InvalidArgumentError(absl::StrCat("policy ", policy.name, ": no throttle"));
+  }
+  TenantThrottle t;
+  t.limiter = resilience::CreateConcurrencyLimiter(*p->throttle, clock);
+  t.shares = p->throttle->criticality_shares;
+  if (p->throttle->per_caller) {
+    absl::StatusOr<std::unique_ptr<PerCallerLimits>> per_caller =
+        PerCallerLimits::Create(p->throttle->per_caller->limits, clock);
+    if (!per_caller.ok()) return per_caller.status();
+    t.per_caller = *std::move(per_caller);
+  }
+  return t;
+}
+
+absl::StatusOr<TenantRun> RunOne(const TenantConfig& c, const Policy& policy, bool noisy,
+                                 const std::vector<TenantCall>& calls) {
+  resilience::SimulatedClock clock;
+  const absl::Time start = clock.Now();
+  absl::StatusOr<TenantThrottle> throttle = MakeTenantThrottle(policy, clock);
+  if (!throttle.ok()) return throttle.status();
+  TenantRun run;
+  run.policy = policy.name;
+  run.noisy = noisy;
+  run.tenants.resize(c.tenants);
+  std::vector<std::string> keys;
+  for (int i = 0; i < c.tenants; ++i) keys.push_back(absl::StrCat("tenant-", i));
+  std::vector<PerCallerLimits::Slot> slots(calls.size());
+  using Done = std::pair<absl::Duration, size_t>;
+  std::priority_queue<Done, std::vector<Done>, std::greater<Done>> running;
+  std::deque<size_t> queue;
+  const auto now = [&] { return clock.Now() - start; };
+  const auto start_work = [&] {
+    while (static_cast<int>(running.size()) < c.workers && !queue.empty()) {
+      const size_t i = queue.front();
+      queue.pop_front();
+      running.push({now() + calls[i].service, i});
+    }
+  };
+  size_t next = 0;
+  while (next < calls.size() || !running.empty()) {
+    absl::Duration t = absl::InfiniteDuration();
+    if (next < calls.size()) t = calls[next].arrival;
+    if (!running.empty()) t = std::min(t, running.top().first);
+    clock.SetTime(start + t);
+    if (!running.empty() && running.top().first == t) {
+      const size_t i = running.top().second;
+      running.pop();
+      const absl::Duration latency = t - calls[i].arrival;
+      const bool in_deadline = latency <= c.deadline;
+      TenantResult& r = run.tenants[calls[i].tenant];
+      ++(in_deadline ? r.ok_in_deadline : r.late);
+      if (throttle->limiter != nullptr) {
+        throttle->limiter->Release(in_deadline ? Outcome::kSuccess : Outcome::kFailure, latency);
+      }
+      slots[i].Release();
+      start_work();
+      continue;
+    }
+    const size_t i = next++;
+    const TenantCall& call = calls[i];
+    if (call.tenant == 0 && !noisy) continue;
+    TenantResult& r = run.tenants[call.tenant];
+    ++r.offered;
+    // As the throttle interceptor: the caller's limits first, then the
+    // method's; a caller's slot goes back when the method refuses.
+    if (throttle->per_caller != nullptr) {
+      PerCallerLimits::Admission admission = throttle->per_caller->TryAcquire(
+          keys[call.tenant], throttle->shares, Criticality::kCritical);
+      if (admission.verdict != PerCallerLimits::Verdict::kAdmitted) {
+        ++r.rejected;
+        continue;
+      }
+      slots[i] = std::move(admission.slot);
+    }
+    if (throttle->limiter != nullptr && !throttle->limiter->TryAcquire()) {
+      slots[i].Release();
+      ++r.rejected;
+      continue;
+    }
+    queue.push_back(i);
+    start_work();
+  }
+  int64_t quiet_ok = 0;
+  for (int tenant = 1; tenant < c.tenants; ++tenant) quiet_ok += run.tenants[tenant].ok_in_deadline;
+  run.quiet_goodput_per_second = quiet_ok / absl::ToDoubleSeconds(c.duration);
+  return run;
+}
+
+}  // namespace
+
+std::vector<Policy> TenantPolicies(const TenantConfig& c) {
+  const int method_limit = 2 * c.workers;
+  const double share = Capacity(c) / c.tenants;
+  const std::string key = R"("key": {"header": "x-tenant-id"})";
+  return {
+      {"shared", absl::StrCat(R"({"maxConcurrency": )", method_limit, "}")},
+      {"per-caller-rate",
+       absl::StrFormat(R"({"maxConcurrency": %d, "perCaller": {%s, "ratePerSecond": %g, )"
+                       R"("burst": %d}})",
+                       method_limit, key, share, std::max(1, static_cast<int>(share / 5)))},
+      {"per-caller-concurrency",
+       absl::StrFormat(R"({"maxConcurrency": %d, "perCaller": {%s, "maxConcurrency": %d}})",
+                       method_limit, key,
+                       std::max(1, (method_limit + c.tenants - 1) / c.tenants))},
+  };
+}
+
+absl::StatusOr<TenantMixResult> RunTenantsSimulated(const TenantConfig& config,
+                                                    const std::vector<Policy>& policies) {
+  if (config.workers < 1 || config.service_time <= absl::ZeroDuration() ||
+      config.duration <= absl::ZeroDuration() || config.tenants < 2 ||
+      !(config.quiet_load >= 0) || !(config.noisy_load >= 0)) {
+    return absl::InvalidArgumentError(
+        "tenant mix: workers >= 1, service_time and duration > 0, tenants >= 2, loads >= 0");
+  }
+  const std::vector<TenantCall> calls = MakeTenantCalls(config);
+  TenantMixResult result;
+  result.config = config;
+  for (const Policy& policy : policies) {
+    double with = 0;
+    for (const bool noisy : {true, false}) {
+      absl::StatusOr<TenantRun> run = RunOne(config, policy, noisy, calls);
+      if (!run.ok()) return run.status();
+      if (noisy) {
+        with = run->quiet_goodput_per_second;
+      } else {
+        result.quiet_loss.push_back(
+            run->quiet_goodput_per_second > 0 ? 1.0 - with / run->quiet_goodput_per_second : 0.0);
+      }
+      result.runs.push_back(*std::move(run));
+    }
+  }
+  return result;
+}
+
+}  // namespace overload

@@ -1,0 +1,93 @@
+#include "src/policy/per_caller_policy.h"
+
+#include <cstdint>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "resilience/v1/policy.pb.h"
+#include "src/limits/token_bucket.h"
+#include "src/policy/json_text.h"
+
+namespace resilience {
+namespace {
+
+constexpr size_t kMaxHeaderBytes = 64;
+
+// A metadata key gRPC passes to the server as it is: lower case (gRPC
+// lower-cases keys on the wire), not one of gRPC's own.
+bool UsableHeader(absl::string_view header) {
+  if (header.empty() || header.size() > kMaxHeaderBytes || absl::StartsWith(header, "grpc-")) {
+    return false;
+  }
+  for (const char c : header) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+                    c == '.';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<PerCallerSettings> ReadPerCallerThrottle(const v1::PerCallerThrottle& p,
+                                                        absl::string_view path) {
+  PerCallerSettings settings;
+  const std::string key_path = absl::StrCat(path, ".key");
+  if (!p.has_key() || (p.key().header().empty() && !p.key().peer())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        key_path, ": required: {\"header\": \"x-tenant-id\"} or {\"peer\": true}"));
+  }
+  if (!p.key().header().empty() && p.key().peer()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(key_path, ": set header or peer, not both"));
+  }
+  if (!p.key().header().empty()) {
+    if (!UsableHeader(p.key().header())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          key_path, ".header: must be 1 to 64 characters of [0-9a-z_.-], not starting with "
+                    "\"grpc-\", got \"",
+          internal::Printable(p.key().header(), 64), "\""));
+    }
+    settings.header = p.key().header();
+  }
+  if (!p.has_max_concurrency() && !p.has_rate_per_second()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": set maxConcurrency, ratePerSecond, or both"));
+  }
+  PerCallerLimits::Options& o = settings.limits;
+  if (p.has_max_concurrency()) {
+    if (p.max_concurrency() < 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ".maxConcurrency: must be in [1, 1000000], got ", p.max_concurrency()));
+    }
+    o.max_concurrency = p.max_concurrency();
+  }
+  if (p.has_burst() && !p.has_rate_per_second()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ".burst: needs ratePerSecond"));
+  }
+  if (p.has_rate_per_second()) {
+    const double rate = p.rate_per_second();
+    // As throttle.burst: one second's worth of calls by default, at least 1.
+    int64_t burst = 1;
+    if (p.has_burst()) {
+      burst = p.burst();
+    } else if (rate >= TokenBucket::kMaxBurst) {
+      burst = TokenBucket::kMaxBurst;
+    } else if (rate >= 1.0) {
+      burst = static_cast<int64_t>(rate);
+    }
+    if (absl::Status s = TokenBucket::Validate(rate, burst); !s.ok()) {
+      return absl::InvalidArgumentError(
+          internal::SnakeToCamel(absl::StrCat(path, ".", s.message())));
+    }
+    o.rate_per_second = rate;
+    o.burst = burst;
+  }
+  if (p.has_max_keys()) o.max_keys = p.max_keys();
+  if (absl::Status s = PerCallerLimits::Validate(o); !s.ok()) {
+    return absl::InvalidArgumentError(internal::SnakeToCamel(absl::StrCat(path, ".", s.message())));
+  }
+  return settings;
+}
+
+}  // namespace resilience

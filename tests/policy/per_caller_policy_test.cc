@@ -1,0 +1,97 @@
+// throttle.perCaller: the key's source, the limits with their defaults, and
+// errors naming the path and the value.
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/policy/policy_table_test_util.h"
+
+namespace resilience {
+namespace {
+
+using ::testing::HasSubstr;
+
+absl::StatusOr<PolicyTable> LoadThrottle(const std::string& throttle) {
+  return Load(absl::StrCat(R"({"methodConfig": [{"name": [{"service": "s.S", "method": "M"}], )",
+                           R"("throttle": )", throttle, "}]}"));
+}
+
+std::string ErrorOf(const std::string& throttle) {
+  absl::StatusOr<PolicyTable> table = LoadThrottle(throttle);
+  EXPECT_FALSE(table.ok()) << throttle;
+  return std::string(table.status().message());
+}
+
+TEST(PerCallerPolicyTest, ReadsAHeaderKeyAndLimitsWithDefaults) {
+  absl::StatusOr<PolicyTable> table = LoadThrottle(
+      R"({"perCaller": {"key": {"header": "x-tenant-id"}, "maxConcurrency": 4,
+                        "ratePerSecond": 50}})");
+  ASSERT_TRUE(table.ok()) << table.status();
+  const ThrottleSettings& t = *table->Find("/s.S/M").policy->throttle;
+  ASSERT_TRUE(t.per_caller.has_value());
+  EXPECT_EQ(t.per_caller->header, "x-tenant-id");
+  EXPECT_EQ(t.per_caller->limits.max_concurrency, 4);
+  EXPECT_EQ(t.per_caller->limits.rate_per_second, 50);
+  EXPECT_EQ(t.per_caller->limits.burst, 50);  // one second's worth
+  EXPECT_EQ(t.per_caller->limits.max_keys, 1000);
+  // The throttle's other limits stay unset.
+  EXPECT_EQ(t.max_concurrency, 0);
+  EXPECT_EQ(t.rate_per_second, 0);
+}
+
+TEST(PerCallerPolicyTest, ReadsAPeerKeyAlongsideTheMethodsLimits) {
+  absl::StatusOr<PolicyTable> table = LoadThrottle(
+      R"({"maxConcurrency": 100, "perCaller": {"key": {"peer": true}, "ratePerSecond": 0.5,
+          "burst": 3, "maxKeys": 20}})");
+  ASSERT_TRUE(table.ok()) << table.status();
+  const ThrottleSettings& t = *table->Find("/s.S/M").policy->throttle;
+  EXPECT_EQ(t.max_concurrency, 100);
+  EXPECT_EQ(t.per_caller->header, "");
+  EXPECT_EQ(t.per_caller->limits.max_concurrency, 0);
+  EXPECT_EQ(t.per_caller->limits.burst, 3);
+  EXPECT_EQ(t.per_caller->limits.max_keys, 20);
+}
+
+TEST(PerCallerPolicyTest, ErrorsNameThePathAndValue) {
+  const std::string at = "methodConfig[0].throttle.perCaller";
+  EXPECT_THAT(ErrorOf(R"({"perCaller": {"maxConcurrency": 2}})"),
+              HasSubstr(at + ".key: required: {\"header\": \"x-tenant-id\"} or {\"peer\": true}"));
+  EXPECT_THAT(ErrorOf(R"({"perCaller": {"key": {"peer": false}, "maxConcurrency": 2}})"),
+              HasSubstr(at + ".key: required"));
+  EXPECT_THAT(
+      ErrorOf(R"({"perCaller": {"key": {"header": "x-t", "peer": true}, "maxConcurrency": 2}})"),
+      HasSubstr(at + ".key: set header or peer, not both"));
+  EXPECT_THAT(ErrorOf(R"({"perCaller": {"key": {"header": "X-Tenant"}, "maxConcurrency": 2}})"),
+              HasSubstr(at + ".key.header: must be 1 to 64 characters of [0-9a-z_.-], not "
+                             "starting with \"grpc-\", got \"X-Tenant\""));
+  EXPECT_THAT(ErrorOf(R"({"perCaller": {"key": {"header": "grpc-timeout"}, "maxConcurrency": 2}})"),
+              HasSubstr("got \"grpc-timeout\""));
+  EXPECT_THAT(ErrorOf(absl::StrCat(R"({"perCaller": {"key": {"header": ")",
+                                   std::string(65, 'h'), R"("}, "maxConcurrency": 2}})")),
+              HasSubstr(at + ".key.header: must be 1 to 64"));
+  EXPECT_THAT(ErrorOf(R"({"perCaller": {"key": {"peer": true}}})"),
+              HasSubstr(at + ": set maxConcurrency, ratePerSecond, or both"));
+  EXPECT_THAT(ErrorOf(R"({"perCaller": {"key": {"peer": true}, "maxConcurrency": 0}})"),
+              HasSubstr(at + ".maxConcurrency: must be in [1, 1000000], got 0"));
+  EXPECT_THAT(ErrorOf(R"({"perCaller": {"key": {"peer": true}, "maxConcurrency": 2000000}})"),
+              HasSubstr(at + ".maxConcurrency: must be in [1, 1000000], got 2000000"));
+  EXPECT_THAT(ErrorOf(R"({"perCaller": {"key": {"peer": true}, "maxConcurrency": 2, "burst": 4}})"),
+              HasSubstr(at + ".burst: needs ratePerSecond"));
+  EXPECT_THAT(ErrorOf(R"({"perCaller": {"key": {"peer": true}, "ratePerSecond": 1e10}})"),
+              HasSubstr(at + ".ratePerSecond: must be in [1e-3, 1e9], got 1e+10"));
+  EXPECT_THAT(ErrorOf(R"({"perCaller": {"key": {"peer": true}, "ratePerSecond": 5, "burst": 0}})"),
+              HasSubstr(at + ".burst: must be in [1, 1e9], got 0"));
+  EXPECT_THAT(
+      ErrorOf(R"({"perCaller": {"key": {"peer": true}, "maxConcurrency": 2, "maxKeys": 0}})"),
+      HasSubstr(at + ".maxKeys: must be in [1, 1000000], got 0"));
+  EXPECT_THAT(ErrorOf(R"({"perCaller": {"key": {"peer": true}, "maxConcurrency": 2,
+                                        "maxKeys": 1000001}})"),
+              HasSubstr(at + ".maxKeys: must be in [1, 1000000], got 1000001"));
+  EXPECT_THAT(ErrorOf(R"({"perCaller": {"key": {"peer": true}, "maxConcurrency": 2, "keys": 3}})"),
+              HasSubstr("keys"));
+}
+
+}  // namespace
+}  // namespace resilience
