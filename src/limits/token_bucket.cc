@@ -37,6 +37,13 @@ int64_t TokenBucket::MaxBurst(double rate_per_second) {
   return std::min(kMaxBurst, kMaxRefillNanos / IntervalNanos(rate_per_second));
 }
 
+int64_t TokenBucket::DefaultBurst(double rate_per_second) {
+  // The comparisons keep NaN and rates under 1/s out of the conversion.
+  if (rate_per_second >= static_cast<double>(kMaxBurst)) return kMaxBurst;
+  if (rate_per_second >= 1.0) return static_cast<int64_t>(rate_per_second);
+  return 1;
+}
+
 absl::StatusOr<std::unique_ptr<TokenBucket>> TokenBucket::Create(double rate_per_second,
                                                                  int64_t burst, Clock& clock) {
   if (absl::Status s = Validate(rate_per_second, burst); !s.ok()) return s;

@@ -65,6 +65,13 @@ class TokenBucket {
   // under 1/s are limited by the refill time (1e6 at 1e-3/s).
   static int64_t MaxBurst(double rate_per_second);
 
+  // DefaultBurst()
+  //
+  // The burst of a limit that sets only its rate: one second's worth of
+  // calls, floored, at least 1 and at most kMaxBurst. Any rate, NaN included
+  // (1), so the caller may validate the pair afterwards.
+  static int64_t DefaultBurst(double rate_per_second);
+
   // Create()
   //
   // A bucket for settings Validate() accepts; its error otherwise. `clock`

@@ -67,15 +67,8 @@ absl::StatusOr<PerCallerSettings> ReadPerCallerThrottle(const v1::PerCallerThrot
   }
   if (p.has_rate_per_second()) {
     const double rate = p.rate_per_second();
-    // As throttle.burst: one second's worth of calls by default, at least 1.
-    int64_t burst = 1;
-    if (p.has_burst()) {
-      burst = p.burst();
-    } else if (rate >= TokenBucket::kMaxBurst) {
-      burst = TokenBucket::kMaxBurst;
-    } else if (rate >= 1.0) {
-      burst = static_cast<int64_t>(rate);
-    }
+    // Without a burst: one second's worth of calls (TokenBucket::DefaultBurst()).
+    const int64_t burst = p.has_burst() ? p.burst() : TokenBucket::DefaultBurst(rate);
     if (absl::Status s = TokenBucket::Validate(rate, burst); !s.ok()) {
       return absl::InvalidArgumentError(
           internal::SnakeToCamel(absl::StrCat(path, ".", s.message())));

@@ -66,17 +66,8 @@ absl::StatusOr<ThrottleSettings> PolicyTableBuilder::Throttle(const pb::Throttle
   }
   if (p.has_rate_per_second()) {
     const double rate = p.rate_per_second();
-    // Without a burst: one second's worth of calls, at least 1, always
-    // within TokenBucket::MaxBurst() of a valid rate. The comparisons keep
-    // an invalid rate (NaN included) out of the conversion.
-    int64_t burst = 1;
-    if (p.has_burst()) {
-      burst = p.burst();
-    } else if (rate >= TokenBucket::kMaxBurst) {
-      burst = TokenBucket::kMaxBurst;
-    } else if (rate >= 1.0) {
-      burst = static_cast<int64_t>(rate);  // floor
-    }
+    // Without a burst: one second's worth of calls (TokenBucket::DefaultBurst()).
+    const int64_t burst = p.has_burst() ? p.burst() : TokenBucket::DefaultBurst(rate);
     if (absl::Status s = AtPath(TokenBucket::Validate(rate, burst), "", path); !s.ok()) {
       return s;
     }

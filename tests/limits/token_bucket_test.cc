@@ -4,6 +4,7 @@
 #include "src/limits/token_bucket.h"
 
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -204,6 +205,18 @@ TEST(TokenBucketEndOfTimeTest, NothingWrapsAround) {
   for (int i = 0; i < 100; ++i) admitted += (*second)->TryAcquire(&retry_after) ? 1 : 0;
   EXPECT_EQ(admitted, 1);  // the full bucket's one token, then nothing
   EXPECT_EQ(retry_after, absl::Seconds(1000));
+}
+
+TEST(TokenBucketDefaultsTest, DefaultBurstIsOneSecondOfCallsWithinTheBucketsBounds) {
+  EXPECT_EQ(TokenBucket::DefaultBurst(100.0), 100);
+  EXPECT_EQ(TokenBucket::DefaultBurst(1.7), 1);  // floored
+  EXPECT_EQ(TokenBucket::DefaultBurst(0.5), 1);  // at least one call
+  EXPECT_EQ(TokenBucket::DefaultBurst(1e12), TokenBucket::kMaxBurst);
+  EXPECT_EQ(TokenBucket::DefaultBurst(std::nan("")), 1);
+  // Every default of a valid rate is a valid burst for it.
+  for (double rate : {1e-3, 0.5, 1.0, 250.0, 1e9}) {
+    EXPECT_TRUE(TokenBucket::Validate(rate, TokenBucket::DefaultBurst(rate)).ok()) << rate;
+  }
 }
 
 }  // namespace
