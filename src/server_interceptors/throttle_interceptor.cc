@@ -97,6 +97,8 @@ void ThrottleInterceptor::PostEvent(ThrottleEvent event) {
 void ThrottleInterceptor::Reject(absl::string_view message, absl::Duration pushback) {
   const ScopeLimits& limits = *state_->limits;
   caller_slot_.Release();  // taken before another limit said no
+  // Every rejection is counted by the criticality it was judged at.
+  state_->rejected_by_criticality[CriticalityIndex(level_)].fetch_add(1, std::memory_order_relaxed);
   rejected_ = true;
   reject_message_ = message;
   pushback = std::clamp(pushback, limits.min_pushback, limits.max_pushback);
@@ -107,7 +109,6 @@ void ThrottleInterceptor::Reject(absl::string_view message, absl::Duration pushb
 void ThrottleInterceptor::RejectByRate(absl::string_view cause, absl::string_view message,
                                        absl::Duration retry_after) {
   state_->rejected_rate.fetch_add(1, std::memory_order_relaxed);
-  state_->rejected_by_criticality[CriticalityIndex(level_)].fetch_add(1, std::memory_order_relaxed);
   NoteRejection(cause);
   // A concurrency slot taken before the bucket said no goes back unused.
   if (holds_slot_) {
@@ -115,6 +116,12 @@ void ThrottleInterceptor::RejectByRate(absl::string_view cause, absl::string_vie
     holds_slot_ = false;
   }
   Reject(message, retry_after);
+}
+
+void ThrottleInterceptor::RejectByConcurrency(absl::string_view message) {
+  state_->rejected_concurrency.fetch_add(1, std::memory_order_relaxed);
+  NoteRejection("concurrency");
+  Reject(message, state_->limits->durations.Expected(start_));
 }
 
 void ThrottleInterceptor::ReadCriticality(grpc::experimental::InterceptorBatchMethods* methods) {
@@ -172,10 +179,6 @@ bool ThrottleInterceptor::AdmitCaller() {
     RejectByRate("rate", owned_message_, admission.retry_after);
     return false;
   }
-  state_->rejected_concurrency.fetch_add(1, std::memory_order_relaxed);
-  state_->rejected_by_criticality[CriticalityIndex(level_)].fetch_add(1,
-                                                                      std::memory_order_relaxed);
-  NoteRejection("concurrency");
   owned_message_ =
       absl::StrCat(info_->method(), ": per-caller concurrency limit ", o.max_concurrency,
                    " reached", who,
@@ -183,7 +186,7 @@ bool ThrottleInterceptor::AdmitCaller() {
                        ? absl::StrCat(" for ", CriticalityName(level_), " calls (", admission.cap,
                                       " of ", o.max_concurrency, " slots)")
                        : "");
-  Reject(owned_message_, limits.durations.Expected(start_));
+  RejectByConcurrency(owned_message_);
   return false;
 }
 
@@ -192,8 +195,6 @@ void ThrottleInterceptor::Admit() {
   ScopeLimits& limits = *state_->limits;
   if (!limits.unusable.empty()) {
     state_->rejected_rate.fetch_add(1, std::memory_order_relaxed);
-    state_->rejected_by_criticality[CriticalityIndex(level_)].fetch_add(1,
-                                                                        std::memory_order_relaxed);
     Reject(state_->rejections.unusable(), limits.max_pushback);
     return;
   }
@@ -201,10 +202,6 @@ void ThrottleInterceptor::Admit() {
   if (limits.per_caller != nullptr && !AdmitCaller()) return;
   if (limits.concurrency != nullptr) {
     if (!limits.shares.TryAcquire(*limits.concurrency, level_)) {
-      state_->rejected_concurrency.fetch_add(1, std::memory_order_relaxed);
-      state_->rejected_by_criticality[CriticalityIndex(level_)].fetch_add(
-          1, std::memory_order_relaxed);
-      NoteRejection("concurrency");
       const int64_t limit = limits.concurrency->limit();
       const std::string* message = state_->rejections.concurrency(limit, level_);
       if (message == nullptr) {  // adaptive, or resized since the state was built
@@ -213,7 +210,7 @@ void ThrottleInterceptor::Admit() {
             level_);
         message = &owned_message_;
       }
-      Reject(*message, limits.durations.Expected(start_));
+      RejectByConcurrency(*message);
       return;
     }
     holds_slot_ = true;

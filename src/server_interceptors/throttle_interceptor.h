@@ -91,6 +91,10 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
   // to the events listener, any concurrency slot given back, then Reject().
   void RejectByRate(absl::string_view cause, absl::string_view message,
                     absl::Duration retry_after);
+  // A concurrency limit (the method's or the caller's) said no: counted,
+  // told to the events listener, then Reject() with the scope's expected
+  // call duration as the pushback.
+  void RejectByConcurrency(absl::string_view message);
   // Tell the events listener when the scope starts rejecting (`cause`),
   // and when it admits a call after kThrottleQuietPeriod without rejecting.
   void NoteRejection(absl::string_view cause);
