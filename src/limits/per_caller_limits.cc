@@ -141,12 +141,12 @@ PerCallerLimits::Admission PerCallerLimits::TryAcquire(absl::string_view raw_key
   MutexLock lock(&mu_);
   std::shared_ptr<Bucket> bucket = BucketFor(key);
   admission.default_bucket = bucket == default_bucket_;
-  admission.key = bucket->key;
   if (options_.max_concurrency > 0) {
     admission.cap = shares.ConcurrencyCap(options_.max_concurrency, level);
     if (bucket->in_flight.load(std::memory_order_acquire) >= admission.cap) {
       rejected_concurrency_.fetch_add(1, std::memory_order_relaxed);
       admission.verdict = Verdict::kConcurrency;
+      admission.key = bucket->key;
       return admission;
     }
   }
@@ -156,6 +156,7 @@ PerCallerLimits::Admission PerCallerLimits::TryAcquire(absl::string_view raw_key
                               &admission.retry_after)) {
     rejected_rate_.fetch_add(1, std::memory_order_relaxed);
     admission.verdict = Verdict::kRate;
+    admission.key = bucket->key;
     return admission;
   }
   if (options_.max_concurrency > 0) {

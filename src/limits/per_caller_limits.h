@@ -128,8 +128,8 @@ class PerCallerLimits {
     Slot slot;
     // A rate refusal: how long until the key's next token.
     absl::Duration retry_after = absl::ZeroDuration();
-    // The key the call was judged under (StoredKey(); "" for the default
-    // bucket), printable, for messages.
+    // A refused call's key (StoredKey(); "" for the default bucket),
+    // printable, for its message; an admitted call's is not copied.
     std::string key;
     bool default_bucket = false;
     // The limit at the call's level (concurrency: slots; for messages).
