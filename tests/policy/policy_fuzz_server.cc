@@ -21,8 +21,11 @@
 #include "src/breaker/breaker.h"
 #include "src/limits/adaptive_concurrency_limiter.h"
 #include "src/limits/aimd_concurrency_limiter.h"
+#include "src/limits/bulkhead.h"
+#include "src/limits/criticality_shares.h"
 #include "src/limits/fixed_concurrency_limiter.h"
 #include "src/limits/gradient_concurrency_limiter.h"
+#include "src/limits/per_caller_limits.h"
 #include "src/limits/global_rate_limiter.h"
 #include "src/policy/global_throttle_policy.h"
 #include "src/core/random_source.h"
@@ -171,6 +174,116 @@ void ExerciseGlobalThrottle(const MethodPolicy& p, Draws& draws) {
     }
     Advance(clock, draws.Step(periods));
   }
+}
+
+// throttle.perCaller with throttle.criticalityShares and the method's
+// criticality: the limits the server builds, fed keys of every kind (none,
+// short, long, binary, '#'-prefixed, more keys than maxKeys) at every level;
+// no key is stored unbounded, a refused call names a printable key, slots
+// held come back, and the table never holds more than maxKeys keys.
+void ExercisePerCaller(const MethodPolicy& p, Draws& draws) {
+  if (!p.throttle) return;
+  const ThrottleSettings& t = *p.throttle;
+  if (absl::Status s = CriticalityShares::Validate(t.criticality_shares.shares()); !s.ok()) {
+    Die(p.source, "loaded criticality shares refused:", s);
+  }
+  const CriticalitySettings& c = p.criticality;
+  // A higher index is less critical: nothing may sit above the ceiling.
+  if (CriticalityIndex(c.default_level) < CriticalityIndex(c.ceiling)) {
+    Die(p.source, "criticality default above its ceiling");
+  }
+  if (!t.per_caller) return;
+  const PerCallerLimits::Options& o = t.per_caller->limits;
+  SimulatedClock clock;
+  absl::StatusOr<std::unique_ptr<PerCallerLimits>> made = PerCallerLimits::Create(o, clock);
+  if (!made.ok()) Die(p.source, "PerCallerLimits::Create refuses a loaded throttle:", made.status());
+  PerCallerLimits& limits = **made;
+  const std::string long_key(PerCallerLimits::kMaxKeyBytes + 1 + draws.Next(64), 'k');
+  const std::string binary_key("\x00\xff\n", 3);
+  std::vector<PerCallerLimits::Slot> held;
+  const std::vector<absl::Duration> periods = {absl::Seconds(1), t.max_pushback};
+  for (int i = 0; i < 256; ++i) {
+    std::string key;
+    switch (draws.Next(6)) {
+      case 0: break;
+      case 1: key = long_key; break;
+      case 2: key = binary_key; break;
+      case 3: key = "#forged"; break;
+      default: key = absl::StrCat("tenant-", draws.Next(64)); break;
+    }
+    const Criticality claimed = static_cast<Criticality>(draws.Next(kCriticalityLevels));
+    const Criticality level = c.Resolve(draws.Next(3) == 0 ? std::nullopt
+                                                            : std::optional<Criticality>(claimed));
+    if (CriticalityIndex(level) < CriticalityIndex(c.ceiling)) {
+      Die(p.source, "a header raised a call above the ceiling");
+    }
+    PerCallerLimits::Admission a = limits.TryAcquire(key, t.criticality_shares, level);
+    if (a.verdict != PerCallerLimits::Verdict::kAdmitted) {
+      if (a.key.size() > PerCallerLimits::kMaxKeyBytes + 1 + 16) Die(p.source, "refused key unbounded");
+      for (char ch : a.key) {
+        if (ch < 0x20 || ch > 0x7e) Die(p.source, "refused key not printable");
+      }
+      if (a.retry_after < absl::ZeroDuration()) Die(p.source, "per-caller retry_after negative");
+    } else if (a.slot.held() && held.size() < 512) {
+      held.push_back(std::move(a.slot));
+    }
+    if (draws.Next(3) == 0 && !held.empty()) held.pop_back();
+    if (draws.Next(4) == 0) Advance(clock, draws.Step(periods));
+    if (limits.keys_tracked() > o.max_keys) Die(p.source, "per-caller table over maxKeys");
+  }
+}
+
+// bulkhead: the client's bound, entered and left with every kind of time
+// left; slots and the queue stay within their options and all come back.
+void ExerciseBulkhead(const MethodPolicy& p, Draws& draws) {
+  if (!p.bulkhead) return;
+  const Bulkhead::Options& o = *p.bulkhead;
+  if (absl::Status s = Bulkhead::Validate(o); !s.ok()) Die(p.source, "loaded bulkhead refused:", s);
+  struct FuzzWaiter : Bulkhead::Waiter {
+    bool granted = false;
+    void SlotGranted() override { granted = true; }
+  };
+  SimulatedClock clock;
+  Bulkhead bulkhead(o, clock);
+  std::vector<std::unique_ptr<FuzzWaiter>> queued;
+  int holding = 0;
+  const std::vector<absl::Duration> periods = {o.max_wait, absl::Milliseconds(1)};
+  for (int i = 0; i < 256; ++i) {
+    switch (draws.Next(3)) {
+      case 0: {
+        auto w = std::make_unique<FuzzWaiter>();
+        const absl::Duration left =
+            draws.Next(4) == 0 ? absl::InfiniteDuration() : draws.Step(periods);
+        switch (bulkhead.Enter(*w, left)) {
+          case Bulkhead::Entry::kAdmitted: ++holding; break;
+          case Bulkhead::Entry::kQueued:
+            if (w->wait_until() > clock.Now() + std::max(left, absl::ZeroDuration())) {
+              Die(p.source, "a queued call outlives its deadline");
+            }
+            queued.push_back(std::move(w));
+            break;
+          default: break;
+        }
+        break;
+      }
+      case 1:
+        if (holding > 0) { bulkhead.Leave(); --holding; }
+        break;
+      default:
+        if (!queued.empty()) {
+          if (!bulkhead.EndWait(*queued.back())) ++holding;
+          queued.pop_back();
+        }
+        break;
+    }
+    const Bulkhead::Stats st = bulkhead.stats();
+    if (st.in_use > o.max_concurrency || st.queued > o.max_queue) Die(p.source, "bulkhead over its bounds");
+  }
+  for (auto& w : queued) {
+    if (!bulkhead.EndWait(*w)) ++holding;
+  }
+  while (holding-- > 0) bulkhead.Leave();
+  if (bulkhead.stats().in_use != 0 || bulkhead.stats().queued != 0) Die(p.source, "bulkhead leaked");
 }
 
 }  // namespace resilience

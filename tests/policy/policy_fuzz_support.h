@@ -86,9 +86,14 @@ inline uint64_t Fnv1a(const uint8_t* data, size_t size) {
 
 // The server's runtime objects built from a loaded policy and driven by the
 // draws (policy_fuzz_server.cc): the throttle's token bucket and concurrency
-// limiter, its adaptive limit, and its global rate limiter.
+// limiter, its adaptive limit, its global rate limiter, its per-caller
+// limits; the client's bulkhead.
 void ExerciseThrottle(const MethodPolicy& p, Draws& draws);
 void ExerciseGlobalThrottle(const MethodPolicy& p, Draws& draws);
+// throttle.perCaller, throttle.criticalityShares and criticality; the
+// client's bulkhead.
+void ExercisePerCaller(const MethodPolicy& p, Draws& draws);
+void ExerciseBulkhead(const MethodPolicy& p, Draws& draws);
 
 }  // namespace resilience
 

@@ -266,6 +266,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     resilience::ExerciseBreaker(policy, seed, draws);
     resilience::ExerciseThrottle(policy, draws);
     resilience::ExerciseGlobalThrottle(policy, draws);
+    resilience::ExercisePerCaller(policy, draws);
+    resilience::ExerciseBulkhead(policy, draws);
     resilience::ExerciseRetry(*set, policy, seed, draws);
   }
   return 0;
