@@ -1,0 +1,42 @@
+// File: src/core/process_cpu_time_source.h
+//
+// The real CpuTimeSource: getrusage(RUSAGE_SELF) for the process's CPU time;
+// the CPU affinity mask, or a lower cgroup v2 quota (`cpu.max`), for the
+// cores it may use.
+
+#ifndef GRPC_RESILIENCE_SRC_CORE_PROCESS_CPU_TIME_SOURCE_H_
+#define GRPC_RESILIENCE_SRC_CORE_PROCESS_CPU_TIME_SOURCE_H_
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "src/core/cpu_time_source.h"
+
+namespace resilience {
+
+// ProcessCpuTimeSource
+//
+// Cores() is read once, at construction. This class is thread-safe.
+class ProcessCpuTimeSource final : public CpuTimeSource {
+ public:
+  ProcessCpuTimeSource();
+
+  absl::Duration ProcessCpuTime() override;
+  double Cores() override { return cores_; }
+
+  // The process-wide instance. Never destroyed.
+  static ProcessCpuTimeSource& Get();
+
+  // CgroupQuotaCores()
+  //
+  // The cores a cgroup v2 `cpu.max` line allows ("200000 100000" is 2.0);
+  // 0 for "max ..." (no quota) or a line that is not "QUOTA PERIOD" with
+  // both positive.
+  static double CgroupQuotaCores(absl::string_view cpu_max);
+
+ private:
+  double cores_;
+};
+
+}  // namespace resilience
+
+#endif  // GRPC_RESILIENCE_SRC_CORE_PROCESS_CPU_TIME_SOURCE_H_
