@@ -46,6 +46,9 @@ struct ServerMethodStats {
   // Calls the throttle rejected: over its concurrency limit, over its rate.
   int64_t rejected_concurrency = 0;
   int64_t rejected_rate = 0;
+  // Sheddable calls the CPU gate refused (throttle.cpu: the process's CPU
+  // utilisation was at or above its threshold).
+  int64_t rejected_cpu = 0;
   // Calls whose resilience-criticality header named no level (judged at the
   // method's default criticality; docs/criticality.md).
   int64_t criticality_invalid = 0;

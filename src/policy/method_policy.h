@@ -167,6 +167,10 @@ struct ThrottleSettings {
   // throttle.perCaller: the same limits for each caller key; none when
   // unset.
   std::optional<PerCallerSettings> per_caller;
+  // throttle.cpu.threshold: sheddable calls are refused while the process's
+  // CPU utilisation is at or above it (CpuUtilisationMeter::Sheds()); none
+  // when unset.
+  std::optional<double> cpu_threshold;
 };
 
 // methodConfig[].criticality (docs/criticality.md).

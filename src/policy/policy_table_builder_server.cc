@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "src/limits/aimd_concurrency_limiter.h"
+#include "src/limits/cpu_utilisation_meter.h"
 #include "src/limits/fixed_concurrency_limiter.h"
 #include "src/limits/gradient_concurrency_limiter.h"
 #include "src/limits/token_bucket.h"
@@ -44,9 +45,10 @@ absl::StatusOr<ThrottleSettings> PolicyTableBuilder::Throttle(const pb::Throttle
                                                               const std::string& path) {
   ThrottleSettings t;
   if (!p.has_max_concurrency() && !p.has_rate_per_second() && !p.has_adaptive() &&
-      !p.has_global() && !p.has_per_caller()) {
+      !p.has_global() && !p.has_per_caller() && !p.has_cpu()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        path, ": set maxConcurrency or adaptive, ratePerSecond, or both (or global, perCaller)"));
+        path,
+        ": set maxConcurrency or adaptive, ratePerSecond, or both (or global, perCaller, cpu)"));
   }
   if (p.has_adaptive()) {
     absl::StatusOr<AdaptiveLimitSettings> a =
@@ -97,6 +99,17 @@ absl::StatusOr<ThrottleSettings> PolicyTableBuilder::Throttle(const pb::Throttle
         ReadPerCallerThrottle(p.per_caller(), path + ".perCaller");
     if (!per_caller.ok()) return per_caller.status();
     t.per_caller = *std::move(per_caller);
+  }
+  if (p.has_cpu()) {
+    if (!p.cpu().has_threshold()) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ".cpu.threshold: required"));
+    }
+    if (absl::Status s = AtPath(CpuUtilisationMeter::ValidateThreshold(p.cpu().threshold()), "",
+                                path + ".cpu");
+        !s.ok()) {
+      return s;
+    }
+    t.cpu_threshold = p.cpu().threshold();
   }
   if (t.max_pushback < t.min_pushback) {
     return Invalid(path + ".maxPushback",

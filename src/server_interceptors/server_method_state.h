@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/time/time.h"
@@ -24,6 +25,7 @@
 #include "src/global_limits/global_rate_limit.h"
 #include "src/limits/call_duration_estimate.h"
 #include "src/limits/concurrency_limiter.h"
+#include "src/limits/cpu_utilisation_meter.h"
 #include "src/limits/criticality_shares.h"
 #include "src/limits/per_caller_limits.h"
 #include "src/limits/token_bucket.h"
@@ -43,6 +45,8 @@ namespace resilience {
   X(admitted)                                                                       \
   X(rejected_concurrency)                                                           \
   X(rejected_rate)                                                                  \
+  /* Sheddable calls the CPU gate refused (throttle.cpu). */                        \
+  X(rejected_cpu)                                                                   \
   /* Calls whose resilience-criticality header named no level (judged at */       \
   /* the method's default criticality). */                                          \
   X(criticality_invalid)                                                            \
@@ -73,6 +77,11 @@ struct ScopeLimits {
   std::string caller_header;
   // How each limit above sheds the less critical calls first.
   CriticalityShares shares;
+  // throttle.cpu: sheddable calls refused while the process's CPU
+  // utilisation (`cpu_meter`, the server's, never null when this is set) is
+  // at or above this; none when unset.
+  std::optional<double> cpu_threshold;
+  CpuUtilisationMeter* cpu_meter = nullptr;
   // The throttle's settings these were made for
   // (MethodPolicy::CanonicalForms::throttle).
   std::string form;

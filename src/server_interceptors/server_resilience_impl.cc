@@ -144,6 +144,10 @@ std::shared_ptr<ScopeLimits> ServerResilienceImpl::MakeLimits(absl::string_view 
   limits->max_pushback = settings.max_pushback;
   limits->adaptive = settings.adaptive.has_value();
   limits->shares = settings.criticality_shares;
+  if (settings.cpu_threshold.has_value()) {
+    limits->cpu_threshold = settings.cpu_threshold;
+    limits->cpu_meter = &cpu_meter_;
+  }
   // A fixed limit that stays fixed keeps its limiter, resized: the calls in
   // flight hold their slots in it and release them there.
   if (previous != nullptr && previous->concurrency != nullptr && !previous->adaptive &&
@@ -333,7 +337,7 @@ void ServerResilienceImpl::AppendStatus(StatusReport& report, absl::string_view 
     row.server = std::string(name);
     row.method = s->method;
     row.admitted = stats.admitted;
-    row.rejected = stats.rejected_concurrency + stats.rejected_rate;
+    row.rejected = stats.rejected_concurrency + stats.rejected_rate + stats.rejected_cpu;
     row.in_flight = stats.in_flight;
     row.concurrency_limit = stats.concurrency_limit;
     row.adaptive_limit = s->limits != nullptr && s->limits->adaptive;
@@ -382,6 +386,9 @@ void ServerResilienceImpl::AppendMetrics(PrometheusText& text) {
          (per_caller != nullptr && per_caller->options().rate_per_second > 0))) {
       rejections.Sample({method, {"cause", "rate"}},
                         s->rejected_rate.load(std::memory_order_relaxed));
+    }
+    if (s->limits != nullptr && s->limits->cpu_threshold.has_value()) {
+      rejections.Sample({method, {"cause", "cpu"}}, s->rejected_cpu.load(std::memory_order_relaxed));
     }
     if (s->fault != nullptr) {
       rejections.Sample({method, {"cause", "injected_abort"}},

@@ -28,6 +28,8 @@
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
 #include "grpcpp/support/server_interceptor.h"
+#include "src/core/process_cpu_time_source.h"
+#include "src/limits/cpu_utilisation_meter.h"
 #include "src/limits/call_duration_estimate.h"
 #include "src/core/clock.h"
 #include "src/limits/concurrency_limiter.h"
@@ -307,6 +309,8 @@ class ServerResilienceImpl {
       ABSL_LOCKS_EXCLUDED(mu_);
 
   Clock& clock_;
+  // The process's CPU utilisation, for every scope with throttle.cpu.
+  CpuUtilisationMeter cpu_meter_{clock_, ProcessCpuTimeSource::Get()};
   // Serializes Update()s.
   Mutex update_mu_ ABSL_ACQUIRED_BEFORE(generation_mu_);
   Mutex generation_mu_;

@@ -8,6 +8,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "grpcpp/security/auth_context.h"
 #include "src/grpc_common/metadata_keys.h"
 #include "src/policy/outcome_classifier.h"
@@ -190,6 +191,22 @@ bool ThrottleInterceptor::AdmitCaller() {
   return false;
 }
 
+bool ThrottleInterceptor::AdmitByCpu() {
+  const ScopeLimits& limits = *state_->limits;
+  // CRITICAL and CRITICAL_PLUS calls never read the meter.
+  if (level_ != Criticality::kSheddable && level_ != Criticality::kSheddablePlus) return true;
+  const double utilisation = limits.cpu_meter->Utilisation();
+  if (!CpuUtilisationMeter::Sheds(utilisation, *limits.cpu_threshold, level_)) return true;
+  state_->rejected_cpu.fetch_add(1, std::memory_order_relaxed);
+  NoteRejection("cpu");
+  owned_message_ = absl::StrCat(info_->method(), ": CPU utilisation ",
+                                absl::StrFormat("%.2f", utilisation), " at or over the threshold ",
+                                *limits.cpu_threshold, " for ", CriticalityName(level_), " calls");
+  // The figure moves once a quarter window: come back after the next sample.
+  Reject(owned_message_, limits.cpu_meter->window() / CpuUtilisationMeter::kSteps);
+  return false;
+}
+
 void ThrottleInterceptor::Admit() {
   start_ = clock_.Now();
   ScopeLimits& limits = *state_->limits;
@@ -198,6 +215,8 @@ void ThrottleInterceptor::Admit() {
     Reject(state_->rejections.unusable(), limits.max_pushback);
     return;
   }
+  // A busy process refuses sheddable calls before they cost more CPU.
+  if (limits.cpu_threshold.has_value() && !AdmitByCpu()) return;
   // A caller over its own limits takes nothing from the method's.
   if (limits.per_caller != nullptr && !AdmitCaller()) return;
   if (limits.concurrency != nullptr) {

@@ -87,6 +87,9 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
   // The call's key's own limits (PerCallerLimits): false when they refused
   // it (then rejected).
   bool AdmitCaller();
+  // throttle.cpu: false (and the call rejected) when the call is sheddable
+  // and the process's CPU utilisation is over the gate's threshold.
+  bool AdmitByCpu();
   // A rate limit (`cause`: "rate" or "global_rate") said no: counted, told
   // to the events listener, any concurrency slot given back, then Reject().
   void RejectByRate(absl::string_view cause, absl::string_view message,

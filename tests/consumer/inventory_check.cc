@@ -377,7 +377,8 @@ int main() {
     const resilience::ServerMethodStats stats = server_resilience->Stats(kListItems);
     Check(ok == 1 && exhausted == kBurst - 1 && rejected_with_messages == 0 &&
               rejected_locally == 0 && service.list_items_runs.load() == 1 &&
-              stats.admitted == 1 && stats.rejected_rate == kBurst - 1,
+              stats.admitted == 1 && stats.rejected_rate == kBurst - 1 &&
+              stats.rejected_concurrency == 0 && stats.rejected_cpu == 0,
           "throttle",
           std::to_string(kBurst) + " concurrent ListItems: " + std::to_string(ok) + " ok, " +
               std::to_string(exhausted) + " RESOURCE_EXHAUSTED (" + first_rejection +

@@ -89,6 +89,7 @@ inline std::string RenderSampleExposition(absl::Status* status = nullptr) {
 
     server_rejections.Sample({{"grpc_method", method}, {"cause", "concurrency"}}, 4);
     server_rejections.Sample({{"grpc_method", method}, {"cause", "rate"}}, 5);
+    server_rejections.Sample({{"grpc_method", method}, {"cause", "cpu"}}, 1);
     server_rejections.Sample({{"grpc_method", method}, {"cause", "injected_abort"}}, 0);
     in_flight.Sample({{"grpc_method", method}}, n - 1);
   }
