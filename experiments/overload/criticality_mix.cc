@@ -2,14 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
-#include <functional>
 #include <memory>
-#include <queue>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "experiments/overload/worker_queue_simulation.h"
 #include "grpc_resilience/criticality_level.h"
 #include "src/core/random_source.h"
 #include "src/core/simulated_clock.h"
@@ -75,55 +73,30 @@ absl::StatusOr<Throttle> MakeThrottle(const Policy& policy, resilience::Clock& c
 }
 
 absl::StatusOr<MixRun> RunOne(const MixConfig& c, const Policy& policy, bool honour,
-                              const std::vector<MixCall>& calls) {
+                              const std::vector<MixCall>& calls,
+                              const std::vector<WorkerQueueSimulation::Call>& timing) {
   resilience::SimulatedClock clock;
-  const absl::Time start = clock.Now();
   absl::StatusOr<Throttle> throttle = MakeThrottle(policy, clock);
   if (!throttle.ok()) return throttle.status();
   MixRun run;
   run.policy = policy.name;
   run.honoured = honour;
-  using Done = std::pair<absl::Duration, size_t>;
-  std::priority_queue<Done, std::vector<Done>, std::greater<Done>> running;
-  std::deque<size_t> queue;
-  const auto now = [&] { return clock.Now() - start; };
-  const auto start_work = [&] {
-    while (static_cast<int>(running.size()) < c.workers && !queue.empty()) {
-      const size_t i = queue.front();
-      queue.pop_front();
-      running.push({now() + calls[i].service, i});
-    }
-  };
-  size_t next = 0;
-  while (next < calls.size() || !running.empty()) {
-    absl::Duration t = absl::InfiniteDuration();
-    if (next < calls.size()) t = calls[next].arrival;
-    if (!running.empty()) t = std::min(t, running.top().first);
-    clock.SetTime(start + t);
-    if (!running.empty() && running.top().first == t) {
-      const size_t i = running.top().second;
-      running.pop();
-      const absl::Duration latency = t - calls[i].arrival;
-      const bool in_deadline = latency <= c.deadline;
-      ClassResult& r = calls[i].critical ? run.critical : run.sheddable;
-      ++(in_deadline ? r.ok_in_deadline : r.late);
-      throttle->limiter->Release(in_deadline ? Outcome::kSuccess : Outcome::kFailure, latency);
-      start_work();
-      continue;
-    }
-    const MixCall& call = calls[next];
-    ClassResult& r = call.critical ? run.critical : run.sheddable;
+  const auto admit = [&](size_t i) {
+    ClassResult& r = calls[i].critical ? run.critical : run.sheddable;
     ++r.offered;
     const Criticality level =
-        honour && !call.critical ? Criticality::kSheddable : Criticality::kCritical;
-    if (throttle->shares.TryAcquire(*throttle->limiter, level)) {
-      queue.push_back(next);
-      start_work();
-    } else {
-      ++r.rejected;
-    }
-    ++next;
-  }
+        honour && !calls[i].critical ? Criticality::kSheddable : Criticality::kCritical;
+    if (throttle->shares.TryAcquire(*throttle->limiter, level)) return true;
+    ++r.rejected;
+    return false;
+  };
+  const auto finish = [&](size_t i, absl::Duration latency) {
+    const bool in_deadline = latency <= c.deadline;
+    ClassResult& r = calls[i].critical ? run.critical : run.sheddable;
+    ++(in_deadline ? r.ok_in_deadline : r.late);
+    throttle->limiter->Release(in_deadline ? Outcome::kSuccess : Outcome::kFailure, latency);
+  };
+  WorkerQueueSimulation(c.workers, clock).Run(timing, admit, finish);
   run.goodput_per_second = (run.critical.ok_in_deadline + run.sheddable.ok_in_deadline) /
                            absl::ToDoubleSeconds(c.duration);
   return run;
@@ -149,11 +122,13 @@ absl::StatusOr<MixResult> RunMixSimulated(const MixConfig& config,
         "critical_fraction in [0, 1]");
   }
   const std::vector<MixCall> calls = MakeMixCalls(config);
+  std::vector<WorkerQueueSimulation::Call> timing;
+  for (const MixCall& call : calls) timing.push_back({call.arrival, call.service});
   MixResult result;
   result.config = config;
   for (const Policy& policy : policies) {
     for (const bool honour : {true, false}) {
-      absl::StatusOr<MixRun> run = RunOne(config, policy, honour, calls);
+      absl::StatusOr<MixRun> run = RunOne(config, policy, honour, calls, timing);
       if (!run.ok()) return run.status();
       result.runs.push_back(*std::move(run));
     }

@@ -47,7 +47,11 @@ std::string TenantsToJson(const TenantMixResult& r) {
     absl::StrAppend(&out, p == 0 ? "" : ", ",
                     absl::StrFormat(R"("%s": %.4f)", r.runs[2 * p].policy, r.quiet_loss[p]));
   }
-  absl::StrAppend(&out, "}}\n");
+  absl::StrAppend(&out, "}, \"notes\": [");
+  for (size_t i = 0; i < r.notes.size(); ++i) {
+    absl::StrAppend(&out, i == 0 ? "" : ", ", "\"", r.notes[i], "\"");
+  }
+  absl::StrAppend(&out, "]}\n");
   return out;
 }
 
@@ -78,6 +82,7 @@ std::string TenantsToTable(const TenantMixResult& r) {
                                           "the noisy one\n",
                                           r.runs[2 * p].policy, 100 * r.quiet_loss[p]));
   }
+  for (const std::string& note : r.notes) absl::StrAppend(&out, "note: ", note, "\n");
   return out;
 }
 
@@ -144,6 +149,58 @@ std::string TenantsToSvg(const TenantMixResult& r, const std::string& title) {
                                         r.config.noisy_load, width - 225, kTop + 70, width - 208,
                                         kTop + 81));
   return svg;
+}
+
+std::string TenantRepeatsToJson(const std::vector<TenantMixResult>& repeats) {
+  if (repeats.size() == 1) return TenantsToJson(repeats[0]);
+  std::string out = "{\"repeats\": [\n";
+  for (size_t i = 0; i < repeats.size(); ++i) {
+    std::string one = TenantsToJson(repeats[i]);
+    one.pop_back();  // its newline
+    absl::StrAppend(&out, i == 0 ? "" : ",\n", one);
+  }
+  absl::StrAppend(&out, "\n]}\n");
+  return out;
+}
+
+std::string TenantRepeatsToTable(const std::vector<TenantMixResult>& repeats) {
+  if (repeats.size() == 1) return TenantsToTable(repeats[0]);
+  std::string out;
+  for (size_t i = 0; i < repeats.size(); ++i) {
+    absl::StrAppend(&out, absl::StrFormat("== run %d of %d ==\n", i + 1, repeats.size()),
+                    TenantsToTable(repeats[i]), "\n");
+  }
+  absl::StrAppend(&out, absl::StrFormat("quiet goodput lost to the noisy tenant over %d runs:\n",
+                                        repeats.size()));
+  for (size_t p = 0; p < repeats[0].quiet_loss.size(); ++p) {
+    double least = 1, most = -1;
+    for (const TenantMixResult& r : repeats) {
+      least = std::min(least, r.quiet_loss[p]);
+      most = std::max(most, r.quiet_loss[p]);
+    }
+    absl::StrAppend(&out, absl::StrFormat("  %-24s %.2f%% to %.2f%%\n", repeats[0].runs[2 * p].policy,
+                                          100 * least, 100 * most));
+  }
+  return out;
+}
+
+std::string TenantRepeatsToSvg(const std::vector<TenantMixResult>& repeats,
+                               const std::string& title) {
+  if (repeats.size() == 1) return TenantsToSvg(repeats[0], title);
+  // Every repetition's runs in one result, grouped by policy.
+  TenantMixResult all;
+  all.config = repeats[0].config;
+  for (size_t p = 0; p < repeats[0].quiet_loss.size(); ++p) {
+    for (size_t i = 0; i < repeats.size(); ++i) {
+      for (size_t noisy : {2 * p, 2 * p + 1}) {
+        TenantRun run = repeats[i].runs[noisy];
+        absl::StrAppend(&run.policy, " (", i + 1, ")");
+        all.runs.push_back(std::move(run));
+      }
+      all.quiet_loss.push_back(repeats[i].quiet_loss[p]);
+    }
+  }
+  return TenantsToSvg(all, title);
 }
 
 }  // namespace overload
