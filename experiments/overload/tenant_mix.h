@@ -133,12 +133,15 @@ std::string TenantsToSvg(const TenantMixResult& result, const std::string& title
 //
 // The same scenario run several times (over real gRPC each run differs
 // with the machine): every repetition's figures and notes in turn, then,
-// per policy, the smallest and largest quiet loss over them; the chart has
-// one group of bars per policy and repetition, "shared (2)" for the second
-// run of `shared`. One repetition gives TenantsToJson() and TenantsToSvg()'s
-// output, and TenantsToTable()'s.
-std::string TenantRepeatsToJson(const std::vector<TenantMixResult>& repeats);
-std::string TenantRepeatsToTable(const std::vector<TenantMixResult>& repeats);
+// per policy, the smallest and largest quiet loss over them, and, when
+// `simulated` is not null, the simulated mode's figures at the same scale
+// to compare with. The chart has one group of bars per policy and
+// repetition, labelled "run 2: quiet lose ...". With one repetition and no
+// simulated figures, TenantsTo*()'s output.
+std::string TenantRepeatsToJson(const std::vector<TenantMixResult>& repeats,
+                                const TenantMixResult* simulated);
+std::string TenantRepeatsToTable(const std::vector<TenantMixResult>& repeats,
+                                 const TenantMixResult* simulated);
 std::string TenantRepeatsToSvg(const std::vector<TenantMixResult>& repeats,
                                const std::string& title);
 
