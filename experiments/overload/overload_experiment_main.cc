@@ -136,6 +136,11 @@ int RunTenants(const std::string& mode) {
   std::string txt_file, json_file = absl::GetFlag(FLAGS_json_file),
                         svg_file = absl::GetFlag(FLAGS_svg_file);
   std::string prefix = absl::GetFlag(FLAGS_out_prefix);
+  if (!prefix.empty() && !(json_file.empty() && svg_file.empty())) {
+    return example_cli::UsageError(absl::StrCat(
+        "--out_prefix=", prefix, " names the JSON and chart files itself: drop --json_file and "
+        "--svg_file, or --out_prefix"));
+  }
   if (grpc && prefix.empty() && json_file.empty() && svg_file.empty()) {
     prefix = kTenantsGrpcPrefix;
   }
