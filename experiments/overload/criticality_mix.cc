@@ -7,19 +7,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "experiments/overload/simulated_throttle.h"
 #include "experiments/overload/worker_queue_simulation.h"
 #include "grpc_resilience/criticality_level.h"
 #include "src/core/random_source.h"
 #include "src/core/simulated_clock.h"
-#include "src/limits/concurrency_limiter.h"
-#include "src/limits/criticality_shares.h"
-#include "src/policy/method_policy.h"
-#include "src/policy/policy_table.h"
 
 namespace overload {
 namespace {
 
-using resilience::ConcurrencyLimiter;
 using resilience::Criticality;
 using resilience::Outcome;
 
@@ -46,26 +42,11 @@ std::vector<MixCall> MakeMixCalls(const MixConfig& c) {
   return calls;
 }
 
-// The throttle of `policy` as the server builds it.
-struct Throttle {
-  std::unique_ptr<ConcurrencyLimiter> limiter;
-  resilience::CriticalityShares shares;
-};
-
-absl::StatusOr<Throttle> MakeThrottle(const Policy& policy, resilience::Clock& clock) {
-  absl::StatusOr<resilience::PolicyTable> set =
-      resilience::PolicyTable::FromJsonString(PolicyFileJson(policy));
-  if (!set.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("policy ", policy.name, ": ", set.status().message()));
-  }
-  const resilience::MethodPolicy* p = set->Find("/x.Y/Z").policy;
-  if (p == nullptr || !p->throttle) {
-    return absl::InvalidArgumentError(absl::StrCat("policy ", policy.name, ": no throttle"));
-  }
-  Throttle t{resilience::CreateConcurrencyLimiter(*p->throttle, clock),
-             p->throttle->criticality_shares};
-  if (t.limiter == nullptr) {
+// The throttle of `policy` as the server builds it; the scenario needs its
+// concurrency limit.
+absl::StatusOr<SimulatedThrottle> MakeThrottle(const Policy& policy, resilience::Clock& clock) {
+  absl::StatusOr<SimulatedThrottle> t = SimulatedThrottle::Create(policy, clock);
+  if (t.ok() && t->limiter == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat("policy ", policy.name, ": no concurrency limit"));
   }
@@ -76,7 +57,7 @@ absl::StatusOr<MixRun> RunOne(const MixConfig& c, const Policy& policy, bool hon
                               const std::vector<MixCall>& calls,
                               const std::vector<WorkerQueueSimulation::Call>& timing) {
   resilience::SimulatedClock clock;
-  absl::StatusOr<Throttle> throttle = MakeThrottle(policy, clock);
+  absl::StatusOr<SimulatedThrottle> throttle = MakeThrottle(policy, clock);
   if (!throttle.ok()) return throttle.status();
   MixRun run;
   run.policy = policy.name;
@@ -187,12 +168,7 @@ std::string MixToSvg(const MixResult& r, const std::string& title) {
   const int width = kLeft + static_cast<int>(r.runs.size()) * (2 * kBar + kGap) + 180;
   const int height = kTop + kHeight + 70;
   const auto y = [&](double fraction) { return kTop + kHeight * (1.0 - fraction); };
-  std::string svg = absl::StrFormat(
-      R"(<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">)"
-      "\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
-      R"(<text x="%d" y="24" font-size="14">%s</text>)"
-      "\n",
-      width, height, kLeft, title);
+  std::string svg = SvgOpening(width, height, kLeft, title);
   for (int pct = 0; pct <= 100; pct += 20) {
     absl::StrAppend(&svg, absl::StrFormat(R"(<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#ddd"/>)"
                                           R"(<text x="%d" y="%.1f" text-anchor="end">%d%%</text>)"

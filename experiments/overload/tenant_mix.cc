@@ -7,13 +7,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "experiments/overload/simulated_throttle.h"
 #include "experiments/overload/worker_queue_simulation.h"
 #include "src/core/random_source.h"
 #include "src/core/simulated_clock.h"
-#include "src/limits/concurrency_limiter.h"
 #include "src/limits/per_caller_limits.h"
-#include "src/policy/method_policy.h"
-#include "src/policy/policy_table.h"
 
 namespace overload {
 namespace {
@@ -26,43 +24,11 @@ double Capacity(const TenantConfig& c) {
   return c.workers / absl::ToDoubleSeconds(c.service_time);
 }
 
-// The throttle of `policy` as the server builds it: the method's
-// concurrency limit and its per-caller limits.
-struct TenantThrottle {
-  std::unique_ptr<resilience::ConcurrencyLimiter> limiter;  // null: none
-  std::unique_ptr<PerCallerLimits> per_caller;               // null: none
-  resilience::CriticalityShares shares;
-};
-
-absl::StatusOr<TenantThrottle> MakeTenantThrottle(const Policy& policy,
-                                                  resilience::Clock& clock) {
-  absl::StatusOr<resilience::PolicyTable> set =
-      resilience::PolicyTable::FromJsonString(PolicyFileJson(policy));
-  if (!set.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("policy ", policy.name, ": ", set.status().message()));
-  }
-  const resilience::MethodPolicy* p = set->Find("/x.Y/Z").policy;
-  if (p == nullptr || !p->throttle) {
-    return absl::InvalidArgumentError(absl::StrCat("policy ", policy.name, ": no throttle"));
-  }
-  TenantThrottle t;
-  t.limiter = resilience::CreateConcurrencyLimiter(*p->throttle, clock);
-  t.shares = p->throttle->criticality_shares;
-  if (p->throttle->per_caller) {
-    absl::StatusOr<std::unique_ptr<PerCallerLimits>> per_caller =
-        PerCallerLimits::Create(p->throttle->per_caller->limits, clock);
-    if (!per_caller.ok()) return per_caller.status();
-    t.per_caller = *std::move(per_caller);
-  }
-  return t;
-}
-
 absl::StatusOr<TenantRun> RunOne(const TenantConfig& c, const Policy& policy, bool noisy,
                                  const std::vector<TenantCall>& calls,
                                  const std::vector<WorkerQueueSimulation::Call>& timing) {
   resilience::SimulatedClock clock;
-  absl::StatusOr<TenantThrottle> throttle = MakeTenantThrottle(policy, clock);
+  absl::StatusOr<SimulatedThrottle> throttle = SimulatedThrottle::Create(policy, clock);
   if (!throttle.ok()) return throttle.status();
   TenantRun run;
   run.tenants.resize(c.tenants);

@@ -120,12 +120,7 @@ std::string DrawGroups(const TenantConfig& config, const std::vector<BarGroup>& 
   const auto y = [&](double per_second) {
     return kTop + kHeight * (1.0 - std::min(per_second / capacity, 1.0));
   };
-  std::string svg = absl::StrFormat(
-      R"(<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">)"
-      "\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
-      R"(<text x="%d" y="24" font-size="14">%s</text>)"
-      "\n",
-      width, height, kLeft, title);
+  std::string svg = SvgOpening(width, height, kLeft, title);
   for (int pct = 0; pct <= 100; pct += 20) {
     const double v = capacity * pct / 100.0;
     absl::StrAppend(&svg, absl::StrFormat(R"(<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#ddd"/>)"
