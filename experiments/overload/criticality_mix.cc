@@ -2,26 +2,20 @@
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
-#include <functional>
 #include <memory>
-#include <queue>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "experiments/overload/simulated_throttle.h"
+#include "experiments/overload/worker_queue_simulation.h"
 #include "grpc_resilience/criticality_level.h"
 #include "src/core/random_source.h"
 #include "src/core/simulated_clock.h"
-#include "src/limits/concurrency_limiter.h"
-#include "src/limits/criticality_shares.h"
-#include "src/policy/method_policy.h"
-#include "src/policy/policy_table.h"
 
 namespace overload {
 namespace {
 
-using resilience::ConcurrencyLimiter;
 using resilience::Criticality;
 using resilience::Outcome;
 
@@ -48,26 +42,11 @@ std::vector<MixCall> MakeMixCalls(const MixConfig& c) {
   return calls;
 }
 
-// The throttle of `policy` as the server builds it.
-struct Throttle {
-  std::unique_ptr<ConcurrencyLimiter> limiter;
-  resilience::CriticalityShares shares;
-};
-
-absl::StatusOr<Throttle> MakeThrottle(const Policy& policy, resilience::Clock& clock) {
-  absl::StatusOr<resilience::PolicyTable> set =
-      resilience::PolicyTable::FromJsonString(PolicyFileJson(policy));
-  if (!set.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("policy ", policy.name, ": ", set.status().message()));
-  }
-  const resilience::MethodPolicy* p = set->Find("/x.Y/Z").policy;
-  if (p == nullptr || !p->throttle) {
-    return absl::InvalidArgumentError(absl::StrCat("policy ", policy.name, ": no throttle"));
-  }
-  Throttle t{resilience::CreateConcurrencyLimiter(*p->throttle, clock),
-             p->throttle->criticality_shares};
-  if (t.limiter == nullptr) {
+// The throttle of `policy` as the server builds it; the scenario needs its
+// concurrency limit.
+absl::StatusOr<SimulatedThrottle> MakeThrottle(const Policy& policy, resilience::Clock& clock) {
+  absl::StatusOr<SimulatedThrottle> t = SimulatedThrottle::Create(policy, clock);
+  if (t.ok() && t->limiter == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat("policy ", policy.name, ": no concurrency limit"));
   }
@@ -75,55 +54,30 @@ absl::StatusOr<Throttle> MakeThrottle(const Policy& policy, resilience::Clock& c
 }
 
 absl::StatusOr<MixRun> RunOne(const MixConfig& c, const Policy& policy, bool honour,
-                              const std::vector<MixCall>& calls) {
+                              const std::vector<MixCall>& calls,
+                              const std::vector<WorkerQueueSimulation::Call>& timing) {
   resilience::SimulatedClock clock;
-  const absl::Time start = clock.Now();
-  absl::StatusOr<Throttle> throttle = MakeThrottle(policy, clock);
+  absl::StatusOr<SimulatedThrottle> throttle = MakeThrottle(policy, clock);
   if (!throttle.ok()) return throttle.status();
   MixRun run;
   run.policy = policy.name;
   run.honoured = honour;
-  using Done = std::pair<absl::Duration, size_t>;
-  std::priority_queue<Done, std::vector<Done>, std::greater<Done>> running;
-  std::deque<size_t> queue;
-  const auto now = [&] { return clock.Now() - start; };
-  const auto start_work = [&] {
-    while (static_cast<int>(running.size()) < c.workers && !queue.empty()) {
-      const size_t i = queue.front();
-      queue.pop_front();
-      running.push({now() + calls[i].service, i});
-    }
-  };
-  size_t next = 0;
-  while (next < calls.size() || !running.empty()) {
-    absl::Duration t = absl::InfiniteDuration();
-    if (next < calls.size()) t = calls[next].arrival;
-    if (!running.empty()) t = std::min(t, running.top().first);
-    clock.SetTime(start + t);
-    if (!running.empty() && running.top().first == t) {
-      const size_t i = running.top().second;
-      running.pop();
-      const absl::Duration latency = t - calls[i].arrival;
-      const bool in_deadline = latency <= c.deadline;
-      ClassResult& r = calls[i].critical ? run.critical : run.sheddable;
-      ++(in_deadline ? r.ok_in_deadline : r.late);
-      throttle->limiter->Release(in_deadline ? Outcome::kSuccess : Outcome::kFailure, latency);
-      start_work();
-      continue;
-    }
-    const MixCall& call = calls[next];
-    ClassResult& r = call.critical ? run.critical : run.sheddable;
+  const auto admit = [&](size_t i) {
+    ClassResult& r = calls[i].critical ? run.critical : run.sheddable;
     ++r.offered;
     const Criticality level =
-        honour && !call.critical ? Criticality::kSheddable : Criticality::kCritical;
-    if (throttle->shares.TryAcquire(*throttle->limiter, level)) {
-      queue.push_back(next);
-      start_work();
-    } else {
-      ++r.rejected;
-    }
-    ++next;
-  }
+        honour && !calls[i].critical ? Criticality::kSheddable : Criticality::kCritical;
+    if (throttle->shares.TryAcquire(*throttle->limiter, level)) return true;
+    ++r.rejected;
+    return false;
+  };
+  const auto finish = [&](size_t i, absl::Duration latency) {
+    const bool in_deadline = latency <= c.deadline;
+    ClassResult& r = calls[i].critical ? run.critical : run.sheddable;
+    ++(in_deadline ? r.ok_in_deadline : r.late);
+    throttle->limiter->Release(in_deadline ? Outcome::kSuccess : Outcome::kFailure, latency);
+  };
+  WorkerQueueSimulation(c.workers, clock).Run(timing, admit, finish);
   run.goodput_per_second = (run.critical.ok_in_deadline + run.sheddable.ok_in_deadline) /
                            absl::ToDoubleSeconds(c.duration);
   return run;
@@ -149,11 +103,13 @@ absl::StatusOr<MixResult> RunMixSimulated(const MixConfig& config,
         "critical_fraction in [0, 1]");
   }
   const std::vector<MixCall> calls = MakeMixCalls(config);
+  std::vector<WorkerQueueSimulation::Call> timing;
+  for (const MixCall& call : calls) timing.push_back({call.arrival, call.service});
   MixResult result;
   result.config = config;
   for (const Policy& policy : policies) {
     for (const bool honour : {true, false}) {
-      absl::StatusOr<MixRun> run = RunOne(config, policy, honour, calls);
+      absl::StatusOr<MixRun> run = RunOne(config, policy, honour, calls, timing);
       if (!run.ok()) return run.status();
       result.runs.push_back(*std::move(run));
     }
@@ -212,12 +168,7 @@ std::string MixToSvg(const MixResult& r, const std::string& title) {
   const int width = kLeft + static_cast<int>(r.runs.size()) * (2 * kBar + kGap) + 180;
   const int height = kTop + kHeight + 70;
   const auto y = [&](double fraction) { return kTop + kHeight * (1.0 - fraction); };
-  std::string svg = absl::StrFormat(
-      R"(<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">)"
-      "\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
-      R"(<text x="%d" y="24" font-size="14">%s</text>)"
-      "\n",
-      width, height, kLeft, title);
+  std::string svg = SvgOpening(width, height, kLeft, title);
   for (int pct = 0; pct <= 100; pct += 20) {
     absl::StrAppend(&svg, absl::StrFormat(R"(<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#ddd"/>)"
                                           R"(<text x="%d" y="%.1f" text-anchor="end">%d%%</text>)"

@@ -12,12 +12,11 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "experiments/overload/simulated_throttle.h"
 #include "src/core/random_source.h"
 #include "src/core/simulated_clock.h"
 #include "src/limits/concurrency_limiter.h"
 #include "src/limits/gradient_concurrency_limiter.h"
-#include "src/policy/method_policy.h"
-#include "src/policy/policy_table.h"
 
 namespace overload {
 namespace {
@@ -68,17 +67,9 @@ double Percentile(std::vector<double>& v, double q) {
 absl::StatusOr<std::unique_ptr<ConcurrencyLimiter>> MakeLimiter(const Policy& policy,
                                                                 resilience::Clock& clock) {
   if (policy.throttle_json.empty()) return std::unique_ptr<ConcurrencyLimiter>();
-  absl::StatusOr<resilience::PolicyTable> set =
-      resilience::PolicyTable::FromJsonString(PolicyFileJson(policy));
-  if (!set.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("policy ", policy.name, ": ", set.status().message()));
-  }
-  const resilience::MethodPolicy* p = set->Find("/x.Y/Z").policy;
-  if (p == nullptr || !p->throttle) {
-    return absl::InvalidArgumentError(absl::StrCat("policy ", policy.name, ": no throttle"));
-  }
-  return resilience::CreateConcurrencyLimiter(*p->throttle, clock);
+  absl::StatusOr<SimulatedThrottle> throttle = SimulatedThrottle::Create(policy, clock);
+  if (!throttle.ok()) return throttle.status();
+  return std::move(throttle->limiter);
 }
 
 struct PolicyRun {
@@ -234,6 +225,15 @@ void Summarize(const Config& c, bool has_limit, const std::vector<LimitSample>& 
       }
     }
   }
+}
+
+std::string SvgOpening(int width, int height, int left, const std::string& title) {
+  return absl::StrFormat(
+      R"(<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">)"
+      "\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
+      R"(<text x="%d" y="24" font-size="14">%s</text>)"
+      "\n",
+      width, height, left, title);
 }
 
 std::string PolicyFileJson(const Policy& policy) {

@@ -112,6 +112,11 @@ struct Result {
 // The policy file of `policy`: its throttle for every method ({} for none).
 std::string PolicyFileJson(const Policy& policy);
 
+// The opening of the scenarios' SVG charts: a `width` x `height` white
+// canvas, sans-serif 12, with `title` at (`left`, 24) in 14. The caller
+// draws the rest and closes it with </svg>.
+std::string SvgOpening(int width, int height, int left, const std::string& title);
+
 // The phases of `config`, empty, named and numbered, for `policy`.
 std::vector<PhaseResult> EmptyPhases(const Config& config, const std::string& policy);
 

@@ -2,20 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
-#include <functional>
 #include <memory>
-#include <queue>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "experiments/overload/simulated_throttle.h"
+#include "experiments/overload/worker_queue_simulation.h"
 #include "src/core/random_source.h"
 #include "src/core/simulated_clock.h"
-#include "src/limits/concurrency_limiter.h"
 #include "src/limits/per_caller_limits.h"
-#include "src/policy/method_policy.h"
-#include "src/policy/policy_table.h"
 
 namespace overload {
 namespace {
@@ -24,19 +20,59 @@ using resilience::Criticality;
 using resilience::Outcome;
 using resilience::PerCallerLimits;
 
-struct TenantCall {
-  absl::Duration arrival;
-  absl::Duration service;
-  int tenant;
-};
-
 double Capacity(const TenantConfig& c) {
   return c.workers / absl::ToDoubleSeconds(c.service_time);
 }
 
-// Each tenant's Poisson arrivals and service times from streams of its own,
-// so that the quiet tenants' calls are the same with and without the noisy
-// one; merged in arrival order.
+absl::StatusOr<TenantRun> RunOne(const TenantConfig& c, const Policy& policy, bool noisy,
+                                 const std::vector<TenantCall>& calls,
+                                 const std::vector<WorkerQueueSimulation::Call>& timing) {
+  resilience::SimulatedClock clock;
+  absl::StatusOr<SimulatedThrottle> throttle = SimulatedThrottle::Create(policy, clock);
+  if (!throttle.ok()) return throttle.status();
+  TenantRun run;
+  run.tenants.resize(c.tenants);
+  std::vector<std::string> keys;
+  for (int i = 0; i < c.tenants; ++i) keys.push_back(TenantKey(i));
+  std::vector<PerCallerLimits::Slot> slots(calls.size());
+  const auto admit = [&](size_t i) {
+    const TenantCall& call = calls[i];
+    if (call.tenant == 0 && !noisy) return false;
+    TenantResult& r = run.tenants[call.tenant];
+    ++r.offered;
+    // As the throttle interceptor: the caller's limits first, then the
+    // method's; a caller's slot goes back when the method refuses.
+    if (throttle->per_caller != nullptr) {
+      PerCallerLimits::Admission admission = throttle->per_caller->TryAcquire(
+          keys[call.tenant], throttle->shares, Criticality::kCritical);
+      if (admission.verdict != PerCallerLimits::Verdict::kAdmitted) {
+        ++r.rejected;
+        return false;
+      }
+      slots[i] = std::move(admission.slot);
+    }
+    if (throttle->limiter != nullptr && !throttle->limiter->TryAcquire()) {
+      slots[i].Release();
+      ++r.rejected;
+      return false;
+    }
+    return true;
+  };
+  const auto finish = [&](size_t i, absl::Duration latency) {
+    const bool in_deadline = latency <= c.deadline;
+    TenantResult& r = run.tenants[calls[i].tenant];
+    ++(in_deadline ? r.ok_in_deadline : r.late);
+    if (throttle->limiter != nullptr) {
+      throttle->limiter->Release(in_deadline ? Outcome::kSuccess : Outcome::kFailure, latency);
+    }
+    slots[i].Release();
+  };
+  WorkerQueueSimulation(c.workers, clock).Run(timing, admit, finish);
+  return run;
+}
+
+}  // namespace
+
 std::vector<TenantCall> MakeTenantCalls(const TenantConfig& c) {
   std::vector<TenantCall> calls;
   const double share = Capacity(c) / c.tenants;
@@ -60,118 +96,12 @@ std::vector<TenantCall> MakeTenantCalls(const TenantConfig& c) {
   return calls;
 }
 
-// The throttle of `policy` as the server builds it: the method's
-// concurrency limit and its per-caller limits.
-struct TenantThrottle {
-  std::unique_ptr<resilience::ConcurrencyLimiter> limiter;  // null: none
-  std::unique_ptr<PerCallerLimits> per_caller;               // null: none
-  resilience::CriticalityShares shares;
-};
-
-absl::StatusOr<TenantThrottle> MakeTenantThrottle(const Policy& policy,
-                                                  resilience::Clock& clock) {
-  absl::StatusOr<resilience::PolicyTable> set =
-      resilience::PolicyTable::FromJsonString(PolicyFileJson(policy));
-  if (!set.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("policy ", policy.name, ": ", set.status().message()));
-  }
-  const resilience::MethodPolicy* p = set->Find("/x.Y/Z").policy;
-  if (p == nullptr || !p->throttle) {
-    return absl::InvalidArgumentError(absl::StrCat("policy ", policy.name, ": no throttle"));
-  }
-  TenantThrottle t;
-  t.limiter = resilience::CreateConcurrencyLimiter(*p->throttle, clock);
-  t.shares = p->throttle->criticality_shares;
-  if (p->throttle->per_caller) {
-    absl::StatusOr<std::unique_ptr<PerCallerLimits>> per_caller =
-        PerCallerLimits::Create(p->throttle->per_caller->limits, clock);
-    if (!per_caller.ok()) return per_caller.status();
-    t.per_caller = *std::move(per_caller);
-  }
-  return t;
-}
-
-absl::StatusOr<TenantRun> RunOne(const TenantConfig& c, const Policy& policy, bool noisy,
-                                 const std::vector<TenantCall>& calls) {
-  resilience::SimulatedClock clock;
-  const absl::Time start = clock.Now();
-  absl::StatusOr<TenantThrottle> throttle = MakeTenantThrottle(policy, clock);
-  if (!throttle.ok()) return throttle.status();
-  TenantRun run;
-  run.policy = policy.name;
-  run.noisy = noisy;
-  run.tenants.resize(c.tenants);
-  std::vector<std::string> keys;
-  for (int i = 0; i < c.tenants; ++i) keys.push_back(absl::StrCat("tenant-", i));
-  std::vector<PerCallerLimits::Slot> slots(calls.size());
-  using Done = std::pair<absl::Duration, size_t>;
-  std::priority_queue<Done, std::vector<Done>, std::greater<Done>> running;
-  std::deque<size_t> queue;
-  const auto now = [&] { return clock.Now() - start; };
-  const auto start_work = [&] {
-    while (static_cast<int>(running.size()) < c.workers && !queue.empty()) {
-      const size_t i = queue.front();
-      queue.pop_front();
-      running.push({now() + calls[i].service, i});
-    }
-  };
-  size_t next = 0;
-  while (next < calls.size() || !running.empty()) {
-    absl::Duration t = absl::InfiniteDuration();
-    if (next < calls.size()) t = calls[next].arrival;
-    if (!running.empty()) t = std::min(t, running.top().first);
-    clock.SetTime(start + t);
-    if (!running.empty() && running.top().first == t) {
-      const size_t i = running.top().second;
-      running.pop();
-      const absl::Duration latency = t - calls[i].arrival;
-      const bool in_deadline = latency <= c.deadline;
-      TenantResult& r = run.tenants[calls[i].tenant];
-      ++(in_deadline ? r.ok_in_deadline : r.late);
-      if (throttle->limiter != nullptr) {
-        throttle->limiter->Release(in_deadline ? Outcome::kSuccess : Outcome::kFailure, latency);
-      }
-      slots[i].Release();
-      start_work();
-      continue;
-    }
-    const size_t i = next++;
-    const TenantCall& call = calls[i];
-    if (call.tenant == 0 && !noisy) continue;
-    TenantResult& r = run.tenants[call.tenant];
-    ++r.offered;
-    // As the throttle interceptor: the caller's limits first, then the
-    // method's; a caller's slot goes back when the method refuses.
-    if (throttle->per_caller != nullptr) {
-      PerCallerLimits::Admission admission = throttle->per_caller->TryAcquire(
-          keys[call.tenant], throttle->shares, Criticality::kCritical);
-      if (admission.verdict != PerCallerLimits::Verdict::kAdmitted) {
-        ++r.rejected;
-        continue;
-      }
-      slots[i] = std::move(admission.slot);
-    }
-    if (throttle->limiter != nullptr && !throttle->limiter->TryAcquire()) {
-      slots[i].Release();
-      ++r.rejected;
-      continue;
-    }
-    queue.push_back(i);
-    start_work();
-  }
-  int64_t quiet_ok = 0;
-  for (int tenant = 1; tenant < c.tenants; ++tenant) quiet_ok += run.tenants[tenant].ok_in_deadline;
-  run.quiet_goodput_per_second = quiet_ok / absl::ToDoubleSeconds(c.duration);
-  return run;
-}
-
-}  // namespace
+std::string TenantKey(int tenant) { return absl::StrCat("tenant-", tenant); }
 
 std::vector<Policy> TenantPolicies(const TenantConfig& c) {
   const int method_limit = 2 * c.workers;
   const double share = Capacity(c) / c.tenants;
-  const std::string key = R"("key": {"header": "x-tenant-id"})";
+  const std::string key = absl::StrFormat(R"("key": {"header": "%s"})", kTenantHeader);
   return {
       {"shared", absl::StrCat(R"({"maxConcurrency": )", method_limit, "}")},
       {"per-caller-rate",
@@ -185,22 +115,36 @@ std::vector<Policy> TenantPolicies(const TenantConfig& c) {
   };
 }
 
-absl::StatusOr<TenantMixResult> RunTenantsSimulated(const TenantConfig& config,
-                                                    const std::vector<Policy>& policies) {
+absl::Status ValidateTenantConfig(const TenantConfig& config) {
   if (config.workers < 1 || config.service_time <= absl::ZeroDuration() ||
-      config.duration <= absl::ZeroDuration() || config.tenants < 2 ||
-      !(config.quiet_load >= 0) || !(config.noisy_load >= 0)) {
-    return absl::InvalidArgumentError(
-        "tenant mix: workers >= 1, service_time and duration > 0, tenants >= 2, loads >= 0");
+      config.duration <= absl::ZeroDuration() || config.deadline <= absl::ZeroDuration() ||
+      config.tenants < 2 || !(config.quiet_load >= 0) || !(config.noisy_load >= 0)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "tenant mix: needs workers >= 1 (got %d), service_time, deadline and duration > 0 (got "
+        "%s, %s, %s), tenants >= 2 (got %d), loads >= 0 (got quiet %g, noisy %g)",
+        config.workers, absl::FormatDuration(config.service_time),
+        absl::FormatDuration(config.deadline), absl::FormatDuration(config.duration),
+        config.tenants, config.quiet_load, config.noisy_load));
   }
-  const std::vector<TenantCall> calls = MakeTenantCalls(config);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<TenantMixResult> RunTenantPolicies(
+    const TenantConfig& config, const std::vector<Policy>& policies,
+    absl::FunctionRef<absl::StatusOr<TenantRun>(const Policy&, bool noisy)> run_one) {
+  if (absl::Status s = ValidateTenantConfig(config); !s.ok()) return s;
   TenantMixResult result;
   result.config = config;
   for (const Policy& policy : policies) {
     double with = 0;
     for (const bool noisy : {true, false}) {
-      absl::StatusOr<TenantRun> run = RunOne(config, policy, noisy, calls);
+      absl::StatusOr<TenantRun> run = run_one(policy, noisy);
       if (!run.ok()) return run.status();
+      run->policy = policy.name;
+      run->noisy = noisy;
+      int64_t quiet_ok = 0;
+      for (size_t t = 1; t < run->tenants.size(); ++t) quiet_ok += run->tenants[t].ok_in_deadline;
+      run->quiet_goodput_per_second = quiet_ok / absl::ToDoubleSeconds(config.duration);
       if (noisy) {
         with = run->quiet_goodput_per_second;
       } else {
@@ -211,6 +155,17 @@ absl::StatusOr<TenantMixResult> RunTenantsSimulated(const TenantConfig& config,
     }
   }
   return result;
+}
+
+absl::StatusOr<TenantMixResult> RunTenantsSimulated(const TenantConfig& config,
+                                                    const std::vector<Policy>& policies) {
+  if (absl::Status s = ValidateTenantConfig(config); !s.ok()) return s;
+  const std::vector<TenantCall> calls = MakeTenantCalls(config);
+  std::vector<WorkerQueueSimulation::Call> timing;
+  for (const TenantCall& call : calls) timing.push_back({call.arrival, call.service});
+  return RunTenantPolicies(config, policies, [&](const Policy& policy, bool noisy) {
+    return RunOne(config, policy, noisy, calls, timing);
+  });
 }
 
 }  // namespace overload

@@ -1,7 +1,10 @@
-// TenantsToJson(), TenantsToTable(), TenantsToSvg() of tenant_mix.h.
+// TenantsToJson(), TenantsToTable(), TenantsToSvg() and their repeated
+// forms (TenantRepeatsTo*) of tenant_mix.h.
 
 #include <algorithm>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -47,7 +50,11 @@ std::string TenantsToJson(const TenantMixResult& r) {
     absl::StrAppend(&out, p == 0 ? "" : ", ",
                     absl::StrFormat(R"("%s": %.4f)", r.runs[2 * p].policy, r.quiet_loss[p]));
   }
-  absl::StrAppend(&out, "}}\n");
+  absl::StrAppend(&out, "}, \"notes\": [");
+  for (size_t i = 0; i < r.notes.size(); ++i) {
+    absl::StrAppend(&out, i == 0 ? "" : ", ", "\"", r.notes[i], "\"");
+  }
+  absl::StrAppend(&out, "]}\n");
   return out;
 }
 
@@ -78,24 +85,42 @@ std::string TenantsToTable(const TenantMixResult& r) {
                                           "the noisy one\n",
                                           r.runs[2 * p].policy, 100 * r.quiet_loss[p]));
   }
+  for (const std::string& note : r.notes) absl::StrAppend(&out, "note: ", note, "\n");
   return out;
 }
 
-std::string TenantsToSvg(const TenantMixResult& r, const std::string& title) {
+namespace {
+
+// One group of bars in the chart: a policy's quiet goodput without and with
+// the noisy tenant and the noisy tenant's own, per second, and two lines
+// of label under it.
+struct BarGroup {
+  double quiet_without = 0;
+  double quiet_with = 0;
+  double noisy = 0;
+  std::string label;
+  std::string sublabel;
+};
+
+BarGroup GroupOf(const TenantMixResult& r, size_t policy, const std::string& sublabel_prefix) {
+  const TenantRun& with = r.runs[2 * policy];
+  return BarGroup{r.runs[2 * policy + 1].quiet_goodput_per_second, with.quiet_goodput_per_second,
+                  with.tenants[0].ok_in_deadline / Seconds(r), with.policy,
+                  absl::StrFormat("%squiet lose %.1f%%", sublabel_prefix,
+                                  100 * r.quiet_loss[policy])};
+}
+
+std::string DrawGroups(const TenantConfig& config, const std::vector<BarGroup>& groups,
+                       const std::string& title) {
   constexpr int kLeft = 60, kTop = 50, kHeight = 300, kBar = 34, kGap = 40;
-  const size_t groups = r.quiet_loss.size();
-  const int width = kLeft + static_cast<int>(groups) * (3 * kBar + kGap) + 230;
+  const int width = kLeft + static_cast<int>(groups.size()) * (3 * kBar + kGap) + 230;
   const int height = kTop + kHeight + 70;
-  const double capacity = FairShare(r.config) * r.config.tenants;
+  const double share = FairShare(config);
+  const double capacity = share * config.tenants;
   const auto y = [&](double per_second) {
     return kTop + kHeight * (1.0 - std::min(per_second / capacity, 1.0));
   };
-  std::string svg = absl::StrFormat(
-      R"(<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">)"
-      "\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
-      R"(<text x="%d" y="24" font-size="14">%s</text>)"
-      "\n",
-      width, height, kLeft, title);
+  std::string svg = SvgOpening(width, height, kLeft, title);
   for (int pct = 0; pct <= 100; pct += 20) {
     const double v = capacity * pct / 100.0;
     absl::StrAppend(&svg, absl::StrFormat(R"(<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#ddd"/>)"
@@ -103,20 +128,16 @@ std::string TenantsToSvg(const TenantMixResult& r, const std::string& title) {
                                           "\n",
                                           kLeft, width - 230, y(v), y(v), kLeft - 6, y(v) + 4, v));
   }
-  const double share = FairShare(r.config);
   absl::StrAppend(&svg, absl::StrFormat(R"(<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#c00" stroke-dasharray="4 3"/>)"
                                         R"(<text x="%d" y="%.1f" fill="#c00">one tenant's fair share</text>)"
                                         "\n",
                                         kLeft, width - 230, y(share), y(share), width - 225,
                                         y(share) + 4));
   int x = kLeft + kGap / 2;
-  for (size_t p = 0; p < groups; ++p) {
-    const TenantRun& with = r.runs[2 * p];
-    const TenantRun& without = r.runs[2 * p + 1];
-    const double noisy = with.tenants[0].ok_in_deadline / Seconds(r);
-    for (const auto& [value, color] : {std::pair{without.quiet_goodput_per_second, "#2ca02c"},
-                                       std::pair{with.quiet_goodput_per_second, "#1f77b4"},
-                                       std::pair{noisy, "#d62728"}}) {
+  for (const BarGroup& g : groups) {
+    for (const auto& [value, color] : {std::pair{g.quiet_without, "#2ca02c"},
+                                       std::pair{g.quiet_with, "#1f77b4"},
+                                       std::pair{g.noisy, "#d62728"}}) {
       absl::StrAppend(&svg, absl::StrFormat(R"(<rect x="%d" y="%.1f" width="%d" height="%.1f" fill="%s"/>)"
                                             R"(<text x="%d" y="%.1f" text-anchor="middle" font-size="10">%.0f</text>)"
                                             "\n",
@@ -125,25 +146,89 @@ std::string TenantsToSvg(const TenantMixResult& r, const std::string& title) {
       x += kBar;
     }
     absl::StrAppend(&svg, absl::StrFormat(R"(<text x="%d" y="%d" text-anchor="middle">%s</text>)"
-                                          R"(<text x="%d" y="%d" text-anchor="middle">quiet lose %.1f%%</text>)"
+                                          R"(<text x="%d" y="%d" text-anchor="middle">%s</text>)"
                                           "\n",
-                                          x - 3 * kBar / 2, kTop + kHeight + 18, with.policy,
-                                          x - 3 * kBar / 2, kTop + kHeight + 34,
-                                          100 * r.quiet_loss[p]));
+                                          x - 3 * kBar / 2, kTop + kHeight + 18, g.label,
+                                          x - 3 * kBar / 2, kTop + kHeight + 34, g.sublabel));
     x += kGap;
   }
   absl::StrAppend(&svg, absl::StrFormat(R"(<rect x="%d" y="%d" width="12" height="12" fill="#2ca02c"/>)"
-                                        R"(<text x="%d" y="%d">9 quiet tenants, noisy one absent</text>)"
+                                        R"(<text x="%d" y="%d">%d quiet tenants, noisy one absent</text>)"
                                         R"(<rect x="%d" y="%d" width="12" height="12" fill="#1f77b4"/>)"
-                                        R"(<text x="%d" y="%d">9 quiet tenants, noisy one at %gx</text>)"
+                                        R"(<text x="%d" y="%d">%d quiet tenants, noisy one at %gx</text>)"
                                         R"(<rect x="%d" y="%d" width="12" height="12" fill="#d62728"/>)"
                                         R"(<text x="%d" y="%d">the noisy tenant</text>)"
                                         "\n</svg>\n",
                                         width - 225, kTop + 30, width - 208, kTop + 41,
-                                        width - 225, kTop + 50, width - 208, kTop + 61,
-                                        r.config.noisy_load, width - 225, kTop + 70, width - 208,
-                                        kTop + 81));
+                                        config.tenants - 1, width - 225, kTop + 50, width - 208,
+                                        kTop + 61, config.tenants - 1, config.noisy_load,
+                                        width - 225, kTop + 70, width - 208, kTop + 81));
   return svg;
+}
+
+}  // namespace
+
+std::string TenantsToSvg(const TenantMixResult& r, const std::string& title) {
+  std::vector<BarGroup> groups;
+  for (size_t p = 0; p < r.quiet_loss.size(); ++p) groups.push_back(GroupOf(r, p, ""));
+  return DrawGroups(r.config, groups, title);
+}
+
+std::string TenantRepeatsToJson(const std::vector<TenantMixResult>& repeats,
+                                const TenantMixResult* simulated) {
+  if (repeats.size() == 1 && simulated == nullptr) return TenantsToJson(repeats[0]);
+  const auto strip = [](std::string json) {
+    json.pop_back();  // its newline
+    return json;
+  };
+  std::string out = "{\"repeats\": [\n";
+  for (size_t i = 0; i < repeats.size(); ++i) {
+    absl::StrAppend(&out, i == 0 ? "" : ",\n", strip(TenantsToJson(repeats[i])));
+  }
+  absl::StrAppend(&out, "\n]");
+  if (simulated != nullptr) {
+    absl::StrAppend(&out, ",\n\"simulated_same_scale\": ", strip(TenantsToJson(*simulated)));
+  }
+  absl::StrAppend(&out, "}\n");
+  return out;
+}
+
+std::string TenantRepeatsToTable(const std::vector<TenantMixResult>& repeats,
+                                 const TenantMixResult* simulated) {
+  if (repeats.size() == 1 && simulated == nullptr) return TenantsToTable(repeats[0]);
+  std::string out;
+  for (size_t i = 0; i < repeats.size(); ++i) {
+    absl::StrAppend(&out, absl::StrFormat("== run %d of %d ==\n", i + 1, repeats.size()),
+                    TenantsToTable(repeats[i]), "\n");
+  }
+  absl::StrAppend(&out, absl::StrFormat("quiet goodput lost to the noisy tenant over %d runs:\n",
+                                        repeats.size()));
+  for (size_t p = 0; p < repeats[0].quiet_loss.size(); ++p) {
+    double least = 1, most = -1;
+    for (const TenantMixResult& r : repeats) {
+      least = std::min(least, r.quiet_loss[p]);
+      most = std::max(most, r.quiet_loss[p]);
+    }
+    absl::StrAppend(&out, absl::StrFormat("  %-24s %.2f%% to %.2f%%\n",
+                                          repeats[0].runs[2 * p].policy, 100 * least, 100 * most));
+  }
+  if (simulated != nullptr) {
+    absl::StrAppend(&out, "\n== simulated at the same scale (same arrivals) ==\n",
+                    TenantsToTable(*simulated));
+  }
+  return out;
+}
+
+std::string TenantRepeatsToSvg(const std::vector<TenantMixResult>& repeats,
+                               const std::string& title) {
+  if (repeats.size() == 1) return TenantsToSvg(repeats[0], title);
+  std::vector<BarGroup> groups;  // by policy, then repetition
+  for (size_t p = 0; p < repeats[0].quiet_loss.size(); ++p) {
+    for (size_t i = 0; i < repeats.size(); ++i) {
+      groups.push_back(GroupOf(repeats[i], p, absl::StrCat("run ", i + 1, ": ")));
+    }
+  }
+  return DrawGroups(repeats[0].config, groups, title);
 }
 
 }  // namespace overload

@@ -5,11 +5,17 @@
 
 #include "experiments/overload/tenant_mix.h"
 
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace overload {
 namespace {
+
+using ::testing::HasSubstr;
 
 class TenantMixTest : public ::testing::TestWithParam<uint64_t> {};
 
@@ -62,6 +68,36 @@ TEST(TenantMixOutputTest, JsonTableAndSvgNameEveryPolicy) {
     }
   }
   EXPECT_THAT(TenantsToJson(*result), ::testing::HasSubstr("\"quiet_loss\": {\"shared\": "));
+}
+
+// Repetitions (over real gRPC each differs) are printed one after the other,
+// then each policy's smallest and largest loss, then the simulated figures
+// at the same scale; the chart has a group per policy and repetition.
+TEST(TenantMixOutputTest, RepeatsListEveryRunAndTheRangeOfTheLoss) {
+  TenantConfig config;
+  config.duration = absl::Seconds(1);
+  absl::StatusOr<TenantMixResult> first = RunTenantsSimulated(config, TenantPolicies(config));
+  ASSERT_TRUE(first.ok()) << first.status();
+  TenantMixResult second = *first;
+  second.quiet_loss[0] = 0.5;
+  second.notes.push_back("load average before: 1.00 2.00 3.00");
+  const std::vector<TenantMixResult> repeats = {*first, second};
+  const std::string table = TenantRepeatsToTable(repeats, &*first);
+  EXPECT_THAT(table, HasSubstr("== run 2 of 2 =="));
+  EXPECT_THAT(table, HasSubstr("note: load average before: 1.00 2.00 3.00"));
+  EXPECT_THAT(table, HasSubstr(absl::StrFormat("shared                   %.2f%% to 50.00%%",
+                                               100 * first->quiet_loss[0])));
+  EXPECT_THAT(table, HasSubstr("== simulated at the same scale (same arrivals) =="));
+  const std::string json = TenantRepeatsToJson(repeats, &*first);
+  EXPECT_THAT(json, HasSubstr("{\"repeats\": [\n{\"config\": "));
+  EXPECT_THAT(json, HasSubstr("\"notes\": [\"load average before: 1.00 2.00 3.00\"]"));
+  EXPECT_THAT(json, HasSubstr("\"simulated_same_scale\": {\"config\": "));
+  const std::string svg = TenantRepeatsToSvg(repeats, "t");
+  EXPECT_THAT(svg, HasSubstr("run 2: quiet lose 50.0%"));
+  EXPECT_THAT(svg, HasSubstr("per-caller-concurrency"));
+  // One repetition without simulated figures prints as TenantsTo*().
+  EXPECT_EQ(TenantRepeatsToTable({*first}, nullptr), TenantsToTable(*first));
+  EXPECT_EQ(TenantRepeatsToJson({*first}, nullptr), TenantsToJson(*first));
 }
 
 }  // namespace
