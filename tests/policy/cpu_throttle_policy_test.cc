@@ -13,11 +13,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-absl::StatusOr<PolicyTable> LoadThrottle(const std::string& throttle) {
-  return Load(absl::StrCat(R"({"methodConfig": [{"name": [{"service": "s.S", "method": "M"}], )",
-                           R"("throttle": )", throttle, "}]}"));
-}
-
 TEST(CpuThrottlePolicyTest, ReadsTheThresholdAloneOrBesideOtherLimits) {
   absl::StatusOr<PolicyTable> alone = LoadThrottle(R"({"cpu": {"threshold": 0.8}})");
   ASSERT_TRUE(alone.ok()) << alone.status();

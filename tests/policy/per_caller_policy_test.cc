@@ -13,11 +13,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-absl::StatusOr<PolicyTable> LoadThrottle(const std::string& throttle) {
-  return Load(absl::StrCat(R"({"methodConfig": [{"name": [{"service": "s.S", "method": "M"}], )",
-                           R"("throttle": )", throttle, "}]}"));
-}
-
 std::string ErrorOf(const std::string& throttle) {
   absl::StatusOr<PolicyTable> table = LoadThrottle(throttle);
   EXPECT_FALSE(table.ok()) << throttle;

@@ -85,6 +85,12 @@ inline std::string ErrorOf(const std::string& json) {
 }
 
 // One methodConfig entry for Get with `fields` added.
+// A table of one entry for /s.S/M whose `throttle` is the JSON `throttle`.
+inline absl::StatusOr<PolicyTable> LoadThrottle(const std::string& throttle) {
+  return Load(absl::StrCat(R"({"methodConfig": [{"name": [{"service": "s.S", "method": "M"}], )",
+                           R"("throttle": )", throttle, "}]}"));
+}
+
 inline std::string Entry(const std::string& fields) {
   return absl::StrCat(
       R"({"methodConfig": [{"name": [{"service": "s.S", "method": "M"}])",

@@ -21,19 +21,7 @@ using ::testing::HasSubstr;
 
 grpc::Status GetAt(cache::v1::CacheService::Stub& stub, const std::string& criticality,
                    std::string* pushback = nullptr) {
-  grpc::ClientContext context;
-  context.set_deadline(absl::ToChronoTime(absl::Now() + kLong));
-  if (!criticality.empty()) context.AddMetadata("resilience-criticality", criticality);
-  cache::v1::GetReq request;
-  request.set_key("fast");
-  cache::v1::GetResp response;
-  grpc::Status status = stub.Get(&context, request, &response);
-  if (pushback != nullptr) {
-    const auto& trailers = context.GetServerTrailingMetadata();
-    const auto it = trailers.find("grpc-retry-pushback-ms");
-    *pushback = it == trailers.end() ? "" : std::string(it->second.data(), it->second.size());
-  }
-  return status;
+  return GetWithHeader(stub, "resilience-criticality", criticality, pushback);
 }
 
 // Spins until the process has used `cpu` more CPU time than when called.

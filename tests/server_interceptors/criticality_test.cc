@@ -29,13 +29,7 @@ constexpr char kGetConcurrency4[] = R"({"methodConfig": [
    "throttle": {"maxConcurrency": 4}}]})";
 
 grpc::Status GetWith(cache::v1::CacheService::Stub& stub, const std::string& criticality) {
-  grpc::ClientContext context;
-  context.set_deadline(absl::ToChronoTime(absl::Now() + kLong));
-  if (!criticality.empty()) context.AddMetadata("resilience-criticality", criticality);
-  cache::v1::GetReq request;
-  request.set_key("fast");
-  cache::v1::GetResp response;
-  return stub.Get(&context, request, &response);
+  return GetWithHeader(stub, "resilience-criticality", criticality);
 }
 
 TEST_P(ServerInterceptorsTest, SheddableIsShedBeforeCritical) {

@@ -26,20 +26,7 @@ constexpr char kPerTenant2[] = R"({"methodConfig": [
 
 grpc::Status GetAs(cache::v1::CacheService::Stub& stub, const std::string& tenant,
                    std::string* pushback = nullptr) {
-  grpc::ClientContext context;
-  context.set_deadline(absl::ToChronoTime(absl::Now() + kLong));
-  if (!tenant.empty()) context.AddMetadata("x-tenant-id", tenant);
-  cache::v1::GetReq request;
-  request.set_key("fast");
-  cache::v1::GetResp response;
-  grpc::Status status = stub.Get(&context, request, &response);
-  if (pushback != nullptr) {
-    const auto found = context.GetServerTrailingMetadata().find("grpc-retry-pushback-ms");
-    if (found != context.GetServerTrailingMetadata().end()) {
-      *pushback = std::string(found->second.data(), found->second.size());
-    }
-  }
-  return status;
+  return GetWithHeader(stub, "x-tenant-id", tenant, pushback);
 }
 
 std::string Metrics(ServerResilience& resilience) {

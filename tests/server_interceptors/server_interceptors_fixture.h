@@ -131,6 +131,29 @@ class CallbackService final : public cache::v1::CacheService::CallbackService {
 
 inline constexpr absl::Duration kLong = absl::Seconds(10);
 
+// GetWithHeader()
+//
+// A Get of "fast" carrying request header `key`: `value` (no header when
+// `value` is empty); `*pushback` (if given) gets the answer's
+// grpc-retry-pushback-ms, or stays as it was without one.
+inline grpc::Status GetWithHeader(cache::v1::CacheService::Stub& stub, const std::string& key,
+                                  const std::string& value, std::string* pushback = nullptr) {
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + kLong));
+  if (!value.empty()) context.AddMetadata(key, value);
+  cache::v1::GetReq request;
+  request.set_key("fast");
+  cache::v1::GetResp response;
+  grpc::Status status = stub.Get(&context, request, &response);
+  if (pushback != nullptr) {
+    const auto found = context.GetServerTrailingMetadata().find("grpc-retry-pushback-ms");
+    if (found != context.GetServerTrailingMetadata().end()) {
+      *pushback = std::string(found->second.data(), found->second.size());
+    }
+  }
+  return status;
+}
+
 class ServerInterceptorsTest : public ::testing::TestWithParam<bool> {
  protected:
   // Starts the server (sync or callback API per the test parameter) with
