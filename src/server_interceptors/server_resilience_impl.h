@@ -247,6 +247,8 @@ class ServerResilienceImpl {
   // The factories' access to the per-method state.
   friend grpc::experimental::Interceptor* MakeThrottleInterceptor(
       ServerResilienceImpl& resilience, grpc::experimental::ServerRpcInfo* info);
+  friend bool DecideOnArrival(ServerResilienceImpl& resilience,
+                              grpc::experimental::ServerRpcInfo* info, bool draining);
   friend grpc::experimental::Interceptor* MakeFaultInjectionInterceptor(
       ServerResilienceImpl& resilience, grpc::experimental::ServerRpcInfo* info);
   friend class PolicyUpdateTestPeer;
