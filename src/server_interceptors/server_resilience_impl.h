@@ -132,6 +132,20 @@ class ServerResilienceImpl {
 
   bool metrics() const { return metrics_; }
 
+  // DecideOnArrival()
+  //
+  // Whether the throttle decides a guarded callback-API call when gRPC makes
+  // its interceptors (DecideOnArrival() in throttle_interceptor.h), so that
+  // a rejected call gets none. Only when ours are the server's only
+  // interceptors: AddServerInterceptors() sets it when the application gave
+  // none of its own (an outer interceptor of the application sees a call
+  // before ours decide it, and a server with one pays gRPC's interception
+  // machinery on every call anyway). Off by default: a list composed from
+  // ServerInterceptorFactories() may hold others. Set before the server
+  // starts.
+  void set_decide_on_arrival(bool on) { decide_on_arrival_ = on; }
+  bool decide_on_arrival() const { return decide_on_arrival_; }
+
   // FlushEvents()
   //
   // Events reach the ResilienceEvents listener on a thread of their own, in
@@ -322,6 +336,7 @@ class ServerResilienceImpl {
   std::atomic<bool> any_throttle_{false};
   std::atomic<bool> any_fault_injection_{false};
   const bool metrics_;
+  bool decide_on_arrival_ = false;
   const absl::Duration not_serving_grace_;
   MethodCache<ServerMethodState> methods_;
   // The calls of the names counted under kUnknownMethod.

@@ -55,12 +55,15 @@ bool DecideOnArrival(ServerResilienceImpl& resilience, grpc::experimental::Serve
                      bool draining) {
   arrival = Arrival{};
   CallVerdicts::ArrivedUndecided();
-  if (draining || !resilience.any_throttle()) return false;
+  if (draining || !resilience.decide_on_arrival() || !resilience.any_throttle()) return false;
   grpc::ServerContextBase* context = info->server_context();
   // The callback API only: its guard runs for every call once the factories
   // are done (nothing else would take the verdict), and its context holds
   // the core call already (the peer, for a per-caller key).
-  if (dynamic_cast<grpc::CallbackServerContext*>(context) == nullptr) return false;
+  if (dynamic_cast<grpc::CallbackServerContext*>(context) == nullptr ||
+      context->c_call() == nullptr) {
+    return false;
+  }
   // Kept for the other factories of ours: one generation for the call.
   std::shared_ptr<ServerMethodState> state = resilience.ForCall(info, /*keep_for_next=*/true);
   // Otherwise decided by the interceptor's hooks, as on the sync API.
