@@ -38,6 +38,10 @@ namespace resilience {
 //     a request header's value or the peer's identity
 //     (docs/per-caller-limits.md); a refusal is counted and answered as the
 //     concurrency or rate limit's, its message naming the key.
+// On a guarded callback-API method of a server whose only interceptors are
+// ours, the call is decided before gRPC has made its interceptors
+// (DecideOnArrival() below): a rejected call then has none, and its guard
+// answers it with the status and pushback described next.
 // A rejected call is added to CallVerdicts, so that a GuardedService
 // answers it without running the user's handler, and at PRE_SEND_STATUS its
 // status becomes RESOURCE_EXHAUSTED with a message naming the method and the
