@@ -171,6 +171,9 @@ absl::StatusOr<std::unique_ptr<CacheServer>> CacheServer::Start(const Options& o
   }
   resilience::ServerInterceptorFactoryList interceptors;
   if (options.extra_interceptors) interceptors = options.extra_interceptors(*server->resilience_);
+  // Ours alone: a call the throttle rejects gets no interceptor at all
+  // (docs/server-rejection.md, "Deciding on arrival").
+  server->resilience_->set_decide_on_arrival(interceptors.empty());
   for (auto& factory : resilience::ServerInterceptorFactories(server->resilience_)) {
     interceptors.push_back(std::move(factory));
   }

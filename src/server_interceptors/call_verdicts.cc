@@ -1,6 +1,7 @@
 #include "src/server_interceptors/call_verdicts.h"
 
 #include <cstdint>
+#include <utility>
 
 namespace resilience {
 
@@ -10,15 +11,43 @@ CallVerdicts::Shard& CallVerdicts::ShardOf(const void* call) const {
   return shards_[(bits >> 6 ^ bits >> 12) % shards_.size()];
 }
 
-void CallVerdicts::Put(const void* call, const Verdict& verdict) {
+namespace {
+
+// The core call rejected on arrival on this thread, until the guard's
+// Deserialize() takes it or the next call's set-up replaces it.
+thread_local const void* rejected_on_arrival = nullptr;
+
+}  // namespace
+
+void CallVerdicts::Put(const void* call, Verdict verdict) {
   Shard& shard = ShardOf(call);
   MutexLock lock(&shard.mu);
-  auto [it, inserted] = shard.calls.try_emplace(call, verdict);
+  auto [it, inserted] = shard.calls.try_emplace(call, std::move(verdict));
   if (inserted) {
     size_.fetch_add(1, std::memory_order_release);
   } else if (it->second.kind != Verdict::kReject) {
-    it->second = verdict;  // a rejection wins over a hold
+    it->second = std::move(verdict);  // a rejection wins over a hold
   }
+}
+
+void CallVerdicts::RejectOnArrival(const void* call, const void* c_call, int code,
+                                   std::string message, std::string pushback_ms) {
+  Verdict verdict;
+  verdict.kind = Verdict::kReject;
+  verdict.answer = true;
+  verdict.code = code;
+  verdict.message = std::move(message);
+  verdict.pushback_ms = std::move(pushback_ms);
+  Put(call, std::move(verdict));
+  rejected_on_arrival = c_call;
+}
+
+void CallVerdicts::ArrivedUndecided() { rejected_on_arrival = nullptr; }
+
+bool CallVerdicts::TakeRejectedOnArrival(const void* c_call) {
+  if (c_call == nullptr || rejected_on_arrival != c_call) return false;
+  rejected_on_arrival = nullptr;
+  return true;
 }
 
 void CallVerdicts::Reject(const void* call) {
@@ -52,7 +81,7 @@ Verdict CallVerdicts::Take(const void* call) {
   MutexLock lock(&shard.mu);
   auto it = shard.calls.find(call);
   if (it == shard.calls.end()) return Verdict();
-  Verdict verdict = it->second;
+  Verdict verdict = std::move(it->second);
   shard.calls.erase(it);
   size_.fetch_sub(1, std::memory_order_release);
   return verdict;

@@ -11,6 +11,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <string>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -28,6 +29,15 @@ struct Verdict {
   // kHold: counted when the call's deadline passes or the call is cancelled
   // during the hold (its handler is then skipped). May be null.
   std::atomic<int64_t>* ended_while_held = nullptr;
+  // kReject decided when the call arrived (CallVerdicts::RejectOnArrival()):
+  // the guard answers with this status (a grpc::StatusCode, its message)
+  // and `grpc-retry-pushback-ms` = pushback_ms itself, since no interceptor
+  // of ours is there to rewrite the status. false: a rejecting interceptor
+  // rewrites it at PRE_SEND_STATUS.
+  bool answer = false;
+  int code = 0;
+  std::string message;
+  std::string pushback_ms;
 };
 
 // How a held call stands at a given time (CallVerdicts::EndOfHold()).
@@ -66,6 +76,34 @@ class CallVerdicts {
   //
   // The handler of `call` must not run.
   void Reject(const void* call);
+
+  // RejectOnArrival()
+  //
+  // `call` is rejected by a decision taken when it arrived, in the first of
+  // our interceptor factories, which then makes no interceptor for it: the
+  // guard answers it with status `code`, `message` and the pushback
+  // `pushback_ms` (milliseconds, the trailer's value) itself. `c_call` (the
+  // core call, grpc_call*) is remembered on this thread for the guard's
+  // Deserialize(), which gRPC 1.51 runs next for the same call on the same
+  // thread (TakeRejectedOnArrival()). Only for calls whose guard is certain
+  // to run (a GuardedService of the callback API): nothing else would
+  // Forget() it.
+  void RejectOnArrival(const void* call, const void* c_call, int code, std::string message,
+                       std::string pushback_ms);
+
+  // ArrivedUndecided()
+  //
+  // The call being set up on this thread got no RejectOnArrival(): the
+  // first factory says so for every other call, so that what a
+  // RejectOnArrival() remembered never outlives its own call's set-up.
+  static void ArrivedUndecided();
+
+  // TakeRejectedOnArrival()
+  //
+  // Whether the core call `c_call` is the one rejected on arrival on this
+  // thread (then forgotten): the guard's Deserialize() takes the request
+  // into a holder of its own for such a call, not the user's handler's.
+  static bool TakeRejectedOnArrival(const void* c_call);
 
   // Hold()
   //
@@ -120,7 +158,7 @@ class CallVerdicts {
     absl::flat_hash_map<const void*, Verdict> calls ABSL_GUARDED_BY(mu);
   };
   Shard& ShardOf(const void* call) const;
-  void Put(const void* call, const Verdict& verdict);
+  void Put(const void* call, Verdict verdict);
 
   std::atomic<int64_t> size_{0};
   std::atomic<int64_t> holds_end_ns_{INT64_MAX};

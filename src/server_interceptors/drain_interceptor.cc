@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "src/grpc_common/metadata_keys.h"
+#include "src/server_interceptors/throttle_interceptor.h"
 
 namespace resilience {
 
@@ -9,6 +10,10 @@ using grpc::experimental::InterceptionHookPoints;
 
 grpc::experimental::Interceptor* MakeDrainInterceptor(ServerResilienceImpl& resilience,
                                                       grpc::experimental::ServerRpcInfo* info) {
+  // The first factory of ours: a call the throttle rejects on arrival gets
+  // no interceptor at all (its guard answers it; it runs no user code, so a
+  // drain has nothing to wait for).
+  if (DecideOnArrival(resilience, info, resilience.draining())) return nullptr;
   return new DrainInterceptor(info, resilience);
 }
 

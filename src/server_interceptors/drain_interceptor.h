@@ -49,7 +49,9 @@ class DrainInterceptor final : public grpc::experimental::Interceptor {
 
 // MakeDrainInterceptor()
 //
-// A DrainInterceptor for every call.
+// The first factory of ours: first lets the throttle decide the call on
+// arrival (DecideOnArrival()); a call rejected then gets no interceptor.
+// A DrainInterceptor for every other call.
 grpc::experimental::Interceptor* MakeDrainInterceptor(ServerResilienceImpl& resilience,
                                                       grpc::experimental::ServerRpcInfo* info);
 

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "src/grpc_common/status_conversion.h"
+#include "src/server_interceptors/throttle_interceptor.h"
 
 namespace resilience {
 namespace {
@@ -25,7 +26,7 @@ absl::Time RealWallNow() { return Clock::Real().WallNow(); }
 
 grpc::experimental::Interceptor* MakeFaultInjectionInterceptor(
     ServerResilienceImpl& resilience, grpc::experimental::ServerRpcInfo* info) {
-  if (!resilience.any_fault_injection()) return nullptr;
+  if (!resilience.any_fault_injection() || RejectedOnArrival(resilience, info)) return nullptr;
   // Kept for the throttle's factory, next for this call: one generation.
   std::shared_ptr<ServerMethodState> state = resilience.ForCall(info, /*keep_for_next=*/true);
   if (state == nullptr || state->fault == nullptr) return nullptr;

@@ -12,8 +12,12 @@
 #include "absl/time/time.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message_lite.h"
+#include "grpc/grpc.h"
+#include "grpcpp/impl/codegen/server_callback_handlers.h"
 #include "grpcpp/impl/rpc_service_method.h"
+#include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/method_handler.h"
+#include "src/grpc_common/metadata_keys.h"
 
 namespace resilience {
 namespace {
@@ -37,24 +41,94 @@ enum class Api { kSync, kCallback };
 // or by a server shutdown). Its deadline is waited for exactly.
 constexpr absl::Duration kHoldPoll = absl::Milliseconds(5);
 
+// The status of the call being answered on this thread by an AnswerHandler
+// (set just before its RunHandler(), which makes the reactor at once).
+thread_local grpc::Status* answer_status = nullptr;
+
+grpc::Status TakeAnswerStatus() {
+  grpc::Status status = std::move(*answer_status);
+  answer_status = nullptr;
+  return status;
+}
+
+// A reactor of the streaming call types that finishes with the call's
+// answer as soon as it is made: gRPC's own FinishOnlyReactor, placed in the
+// call's arena as gRPC places it (its OnDone() only destroys it).
+template <typename Reactor>
+Reactor* FinishingReactor(grpc::CallbackServerContext* context) {
+  using Finishing = grpc::internal::FinishOnlyReactor<Reactor>;
+  return new (grpc_call_arena_alloc(context->c_call(), sizeof(Finishing)))
+      Finishing(TakeAnswerStatus());
+}
+
+using grpc::ByteBuffer;
+
+// The callback API's handler of a call rejected on arrival
+// (CallVerdicts::RejectOnArrival()), for the method's call type: the request,
+// if any, is taken as bytes (never parsed), and the reactor finishes with the
+// rejection's status at once; for a unary call the context's DefaultReactor,
+// which gRPC runs inline (no hop to its executor, unlike the stock failure
+// path's reactor).
+std::unique_ptr<MethodHandler> AnswerHandler(RpcMethod::RpcType type) {
+  switch (type) {
+    case RpcMethod::NORMAL_RPC:
+      return std::make_unique<grpc::internal::CallbackUnaryHandler<ByteBuffer, ByteBuffer>>(
+          [](grpc::CallbackServerContext* context, const ByteBuffer*, ByteBuffer*) {
+            grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+            reactor->Finish(TakeAnswerStatus());
+            return reactor;
+          });
+    case RpcMethod::CLIENT_STREAMING:
+      return std::make_unique<
+          grpc::internal::CallbackClientStreamingHandler<ByteBuffer, ByteBuffer>>(
+          [](grpc::CallbackServerContext* context, ByteBuffer*) {
+            return FinishingReactor<grpc::ServerReadReactor<ByteBuffer>>(context);
+          });
+    case RpcMethod::SERVER_STREAMING:
+      return std::make_unique<
+          grpc::internal::CallbackServerStreamingHandler<ByteBuffer, ByteBuffer>>(
+          [](grpc::CallbackServerContext* context, const ByteBuffer*) {
+            return FinishingReactor<grpc::ServerWriteReactor<ByteBuffer>>(context);
+          });
+    case RpcMethod::BIDI_STREAMING:
+      return std::make_unique<grpc::internal::CallbackBidiHandler<ByteBuffer, ByteBuffer>>(
+          [](grpc::CallbackServerContext* context) {
+            return FinishingReactor<grpc::ServerBidiReactor<ByteBuffer, ByteBuffer>>(context);
+          });
+  }
+  return nullptr;
+}
+
 // Runs the user's handler, answers a rejected call without it, or holds a
 // call (sync API) on the handler's own gRPC thread before running it.
 class GuardHandler final : public MethodHandler {
  public:
-  GuardHandler(const std::string& method, MethodHandler* inner, Api api, CallVerdicts* verdicts)
+  GuardHandler(const std::string& method, MethodHandler* inner, Api api, RpcMethod::RpcType type,
+               CallVerdicts* verdicts)
       : inner_(inner),
         api_(api),
+        answer_(api == Api::kCallback ? AnswerHandler(type) : nullptr),
         verdicts_(verdicts),
         rejected_(absl::StrCat(method, ": rejected by a grpc-resilience server interceptor")),
         ended_while_held_(absl::StrCat(method, ": the call ended during an injected delay")) {}
 
   void RunHandler(const HandlerParameter& param) override {
-    const Verdict verdict = verdicts_->Take(param.server_context);
+    Verdict verdict = verdicts_->Take(param.server_context);
     switch (verdict.kind) {
       case Verdict::kRun:
         inner_->RunHandler(param);
         return;
       case Verdict::kReject:
+        // Rejected on arrival (callback API only): its Deserialize() was
+        // answer_'s, and no interceptor of ours rewrites the status.
+        if (verdict.answer && answer_ != nullptr) {
+          param.server_context->AddTrailingMetadata(kPushbackKey, verdict.pushback_ms);
+          grpc::Status status(static_cast<grpc::StatusCode>(verdict.code),
+                              std::move(verdict.message));
+          answer_status = &status;
+          answer_->RunHandler(param);
+          return;
+        }
         Answer(param, rejected_);
         return;
       case Verdict::kHold:
@@ -72,6 +146,11 @@ class GuardHandler final : public MethodHandler {
 
   void* Deserialize(grpc_call* call, grpc_byte_buffer* request, grpc::Status* status,
                     void** handler_data) override {
+    // gRPC 1.51 deserializes a callback call's request right after making
+    // its interceptors, on the same thread: a call rejected then is known.
+    if (answer_ != nullptr && CallVerdicts::TakeRejectedOnArrival(call)) {
+      return answer_->Deserialize(call, request, status, handler_data);
+    }
     return inner_->Deserialize(call, request, status, handler_data);
   }
 
@@ -126,6 +205,8 @@ class GuardHandler final : public MethodHandler {
 
   MethodHandler* const inner_;  // owned by the user's service
   const Api api_;
+  // Callback API: answers the calls rejected on arrival (null: sync API).
+  const std::unique_ptr<MethodHandler> answer_;
   CallVerdicts* const verdicts_;
   // Sync answers: initial metadata and a status, nothing else.
   grpc::internal::ErrorMethodHandler<grpc::StatusCode::RESOURCE_EXHAUSTED> rejected_;
@@ -178,8 +259,10 @@ absl::StatusOr<std::unique_ptr<GuardedService>> GuardedService::Create(
         absl::StrContains(type, "SplitServerStreamingHandler")) {
       return refuse(absl::StrCat(name, " is a streamed-unary or split-streaming method"));
     }
-    auto* method = new RpcServiceMethod(name.c_str(), TypeOf(*descriptor->method(i)),
-                                        new GuardHandler(name, inner, api, verdicts));
+    const RpcMethod::RpcType call_type = TypeOf(*descriptor->method(i));
+    auto* method =
+        new RpcServiceMethod(name.c_str(), call_type,
+                             new GuardHandler(name, inner, api, call_type, verdicts));
     if (api == Api::kCallback) method->SetServerApiType(RpcServiceMethod::ApiType::CALL_BACK);
     guard->AddMethod(method);
   }

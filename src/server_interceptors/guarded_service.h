@@ -29,6 +29,12 @@ namespace resilience {
 //     API: initial metadata and status; callback API: the stock handler's
 //     failure path), and the rejecting interceptor puts its own status and
 //     pushback on that answer at PRE_SEND_STATUS;
+//   - rejected on arrival (callback API, CallVerdicts::RejectOnArrival(): no
+//     interceptor of ours exists for the call): answered with the verdict's
+//     own status and pushback by a handler of the guard's for the call type,
+//     which also took the request (as bytes, unparsed) in Deserialize(); a
+//     unary call's reactor is the context's DefaultReactor, which gRPC
+//     finishes inline;
 //   - held (an injected delay, sync API only): the handler's thread waits
 //     until the hold is over, then runs the user's handler; if the call ends
 //     first (deadline, client cancellation, server shutdown after its grace

@@ -68,6 +68,10 @@ std::shared_ptr<ServerResilience> AddServerInterceptors(grpc::ServerBuilder& bui
   // go last (they see a call arrive before our throttle decides, and its
   // status after ours rewrote it: the status the client gets), and its inner
   // ones first (nearest the handler).
+  // With no interceptor of the application's, a call the throttle rejects
+  // can get none at all (ServerResilienceImpl::decide_on_arrival()).
+  state->set_decide_on_arrival(options.inner_interceptors.empty() &&
+                               options.outer_interceptors.empty());
   ServerInterceptorFactoryList all = std::move(options.inner_interceptors);
   for (auto& ours : ServerInterceptorFactories(state)) all.push_back(std::move(ours));
   for (auto& outer : options.outer_interceptors) all.push_back(std::move(outer));

@@ -134,6 +134,20 @@ class ServerResilienceImpl {
 
   bool metrics() const { return metrics_; }
 
+  // DecideOnArrival()
+  //
+  // Whether the throttle decides a guarded callback-API call when gRPC makes
+  // its interceptors (DecideOnArrival() in throttle_interceptor.h), so that
+  // a rejected call gets none. Only when ours are the server's only
+  // interceptors: AddServerInterceptors() sets it when the application gave
+  // none of its own (an outer interceptor of the application sees a call
+  // before ours decide it, and a server with one pays gRPC's interception
+  // machinery on every call anyway). Off by default: a list composed from
+  // ServerInterceptorFactories() may hold others. Set before the server
+  // starts.
+  void set_decide_on_arrival(bool on) { decide_on_arrival_ = on; }
+  bool decide_on_arrival() const { return decide_on_arrival_; }
+
   // FlushEvents()
   //
   // Events reach the ResilienceEvents listener on a thread of their own, in
@@ -249,6 +263,8 @@ class ServerResilienceImpl {
   // The factories' access to the per-method state.
   friend grpc::experimental::Interceptor* MakeThrottleInterceptor(
       ServerResilienceImpl& resilience, grpc::experimental::ServerRpcInfo* info);
+  friend bool DecideOnArrival(ServerResilienceImpl& resilience,
+                              grpc::experimental::ServerRpcInfo* info, bool draining);
   friend grpc::experimental::Interceptor* MakeFaultInjectionInterceptor(
       ServerResilienceImpl& resilience, grpc::experimental::ServerRpcInfo* info);
   friend class PolicyUpdateTestPeer;
@@ -324,6 +340,7 @@ class ServerResilienceImpl {
   std::atomic<bool> any_throttle_{false};
   std::atomic<bool> any_fault_injection_{false};
   const bool metrics_;
+  bool decide_on_arrival_ = false;
   const absl::Duration not_serving_grace_;
   MethodCache<ServerMethodState> methods_;
   // The calls of the names counted under kUnknownMethod.

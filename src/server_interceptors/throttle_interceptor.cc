@@ -38,10 +38,60 @@ std::string PeerKey(grpc::ServerContextBase& context) {
   return peer;
 }
 
+// What DecideOnArrival() decided for the call being set up on this thread,
+// for the factories gRPC calls next for the same call (RejectedOnArrival(),
+// MakeThrottleInterceptor()). Replaced by the first factory of each call.
+struct Arrival {
+  const ServerResilienceImpl* owner = nullptr;
+  const grpc::experimental::ServerRpcInfo* info = nullptr;
+  bool rejected = false;
+  // Admitted on arrival: the call's interceptor, for the throttle's factory.
+  std::unique_ptr<ThrottleInterceptor> admitted;
+};
+thread_local Arrival arrival;
+
 }  // namespace
+
+bool DecideOnArrival(ServerResilienceImpl& resilience, grpc::experimental::ServerRpcInfo* info,
+                     bool draining) {
+  arrival = Arrival{};
+  CallVerdicts::ArrivedUndecided();
+  if (draining || !resilience.decide_on_arrival() || !resilience.any_throttle()) return false;
+  grpc::ServerContextBase* context = info->server_context();
+  // The callback API only: its guard runs for every call once the factories
+  // are done (nothing else would take the verdict), and its context holds
+  // the core call already (the peer, for a per-caller key).
+  if (dynamic_cast<grpc::CallbackServerContext*>(context) == nullptr ||
+      context->c_call() == nullptr) {
+    return false;
+  }
+  // Kept for the other factories of ours: one generation for the call.
+  std::shared_ptr<ServerMethodState> state = resilience.ForCall(info, /*keep_for_next=*/true);
+  // Otherwise decided by the interceptor's hooks, as on the sync API.
+  if (state == nullptr || state->limits == nullptr || !state->guarded) return false;
+  auto throttle = std::make_unique<ThrottleInterceptor>(info, std::move(state), resilience.clock(),
+                                                        resilience.call_verdicts());
+  arrival.owner = &resilience;
+  arrival.info = info;
+  arrival.rejected = throttle->DecideOnArrival();
+  if (!arrival.rejected) arrival.admitted = std::move(throttle);
+  return arrival.rejected;
+}
+
+bool RejectedOnArrival(const ServerResilienceImpl& resilience,
+                       const grpc::experimental::ServerRpcInfo* info) {
+  return arrival.rejected && arrival.owner == &resilience && arrival.info == info;
+}
 
 grpc::experimental::Interceptor* MakeThrottleInterceptor(ServerResilienceImpl& resilience,
                                                          grpc::experimental::ServerRpcInfo* info) {
+  if (arrival.owner == &resilience && arrival.info == info) {
+    // Decided on arrival: rejected (no interceptor), or admitted.
+    resilience.ForgetKeptLookup();
+    Arrival decided = std::move(arrival);
+    arrival = Arrival{};
+    return decided.admitted.release();
+  }
   if (!resilience.any_throttle() && !resilience.metrics()) {
     resilience.ForgetKeptLookup();
     return nullptr;
@@ -104,7 +154,34 @@ void ThrottleInterceptor::Reject(absl::string_view message, absl::Duration pushb
   reject_message_ = message;
   pushback = std::clamp(pushback, limits.min_pushback, limits.max_pushback);
   pushback_ms_ = absl::StrCat(absl::ToInt64Milliseconds(absl::Ceil(pushback, absl::Milliseconds(1))));
-  call_verdicts_.Reject(info_->server_context());
+  if (!answered_by_guard_) call_verdicts_.Reject(info_->server_context());
+}
+
+bool ThrottleInterceptor::DecideOnArrival() {
+  // Rejected here: no interceptor of ours will see the call, so the guard
+  // answers it, and it is counted now.
+  answered_by_guard_ = true;
+  grpc::ServerContextBase* context = info_->server_context();
+  Decide(&context->client_metadata());
+  if (!rejected_) {
+    answered_by_guard_ = false;
+    return false;
+  }
+  if (state_->metrics) {
+    state_->meter.CountStatus(static_cast<int>(grpc::StatusCode::RESOURCE_EXHAUSTED));
+  }
+  call_verdicts_.RejectOnArrival(context, context->c_call(),
+                                 static_cast<int>(grpc::StatusCode::RESOURCE_EXHAUSTED),
+                                 std::string(reject_message_), std::move(pushback_ms_));
+  return true;
+}
+
+void ThrottleInterceptor::Decide(const Metadata* received) {
+  if (decided_) return;
+  decided_ = true;
+  ReadCriticality(received);
+  ReadCallerKey(received);
+  Admit();
 }
 
 void ThrottleInterceptor::RejectByRate(absl::string_view cause, absl::string_view message,
@@ -125,10 +202,8 @@ void ThrottleInterceptor::RejectByConcurrency(absl::string_view message) {
   Reject(message, state_->limits->durations.Expected(start_));
 }
 
-void ThrottleInterceptor::ReadCriticality(grpc::experimental::InterceptorBatchMethods* methods) {
+void ThrottleInterceptor::ReadCriticality(const Metadata* received) {
   std::optional<Criticality> claimed;
-  const std::multimap<grpc::string_ref, grpc::string_ref>* received =
-      methods->GetRecvInitialMetadata();
   if (received != nullptr) {
     const auto header = received->find(kCriticalityKey);
     if (header != received->end()) {
@@ -143,7 +218,7 @@ void ThrottleInterceptor::ReadCriticality(grpc::experimental::InterceptorBatchMe
   level_ = state_->criticality.Resolve(claimed);
 }
 
-void ThrottleInterceptor::ReadCallerKey(grpc::experimental::InterceptorBatchMethods* methods) {
+void ThrottleInterceptor::ReadCallerKey(const Metadata* received) {
   const ScopeLimits& limits = *state_->limits;
   if (limits.per_caller == nullptr) return;
   if (limits.caller_header.empty()) {
@@ -151,8 +226,6 @@ void ThrottleInterceptor::ReadCallerKey(grpc::experimental::InterceptorBatchMeth
     caller_key_ = peer_key_;
     return;
   }
-  const std::multimap<grpc::string_ref, grpc::string_ref>* received =
-      methods->GetRecvInitialMetadata();
   if (received == nullptr) return;
   const auto header = received->find(limits.caller_header);
   if (header != received->end()) {
@@ -295,9 +368,7 @@ ThrottleInterceptor::Ending ThrottleInterceptor::Unanswered() const {
 void ThrottleInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods* methods) {
   if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_CANCEL)) return;
   if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_INITIAL_METADATA)) {
-    ReadCriticality(methods);
-    ReadCallerKey(methods);
-    Admit();
+    Decide(methods->GetRecvInitialMetadata());
   }
   // The call closed before its status was sent: its client cancelled it or
   // its deadline passed (IsCancelled() cannot be asked here, see above).
@@ -343,7 +414,7 @@ void ThrottleInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods*
 }
 
 ThrottleInterceptor::~ThrottleInterceptor() {
-  if (rejected_) call_verdicts_.Forget(info_->server_context());
+  if (rejected_ && !answered_by_guard_) call_verdicts_.Forget(info_->server_context());
   // Closed without a status: cancelled, or past its deadline.
   if (admitted_) Finish(Unanswered());
 }

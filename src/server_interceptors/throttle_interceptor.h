@@ -7,6 +7,7 @@
 #define GRPC_RESILIENCE_SRC_SERVER_INTERCEPTORS_THROTTLE_INTERCEPTOR_H_
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -37,6 +38,10 @@ namespace resilience {
 //     a request header's value or the peer's identity
 //     (docs/per-caller-limits.md); a refusal is counted and answered as the
 //     concurrency or rate limit's, its message naming the key.
+// On a guarded callback-API method of a server whose only interceptors are
+// ours, the call is decided before gRPC has made its interceptors
+// (DecideOnArrival() below): a rejected call then has none, and its guard
+// answers it with the status and pushback described next.
 // A rejected call is added to CallVerdicts, so that a GuardedService
 // answers it without running the user's handler, and at PRE_SEND_STATUS its
 // status becomes RESOURCE_EXHAUSTED with a message naming the method and the
@@ -73,13 +78,27 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override;
 
+  // DecideOnArrival()
+  //
+  // Admits or rejects the call before gRPC has made its interceptors, from
+  // the client metadata its context already holds (gRPC 1.51 binds the
+  // metadata, and on the callback API the core call, before it calls the
+  // factories). Returns true when it rejected the call: the guard is then
+  // to answer it (CallVerdicts::RejectOnArrival(), the rejection counted
+  // here), and this interceptor is to be destroyed unused. Otherwise the
+  // admitted interceptor is given to gRPC and its hooks do the rest.
+  bool DecideOnArrival();
+
  private:
+  using Metadata = std::multimap<grpc::string_ref, grpc::string_ref>;
   // The call's criticality from its resilience-criticality header and the
   // method's settings (an invalid header: the default, counted).
-  void ReadCriticality(grpc::experimental::InterceptorBatchMethods* methods);
+  void ReadCriticality(const Metadata* received);
   // The call's caller key (ScopeLimits::caller_header's value, or the
   // peer's identity) when the scope has per-caller limits.
-  void ReadCallerKey(grpc::experimental::InterceptorBatchMethods* methods);
+  void ReadCallerKey(const Metadata* received);
+  // Reads the call's metadata and decides it (once).
+  void Decide(const Metadata* received);
   void Admit();
   // Rejects the call with `message`, which must outlive the interceptor
   // (the method state's RejectionMessages, or owned_message_).
@@ -133,7 +152,10 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
   PerCallerLimits::Slot caller_slot_;
   bool holds_slot_ = false;   // a concurrency slot to release
   bool admitted_ = false;     // counted in in_flight, not finished yet
+  bool decided_ = false;
   bool rejected_ = false;
+  // Rejected on arrival: the guard answers and takes the verdict.
+  bool answered_by_guard_ = false;
   bool status_sent_ = false;
   // POST_RECV_CLOSE came before PRE_SEND_STATUS.
   bool closed_unanswered_ = false;
@@ -156,6 +178,29 @@ grpc::experimental::Interceptor* MakeThrottleInterceptor(ServerResilienceImpl& r
                                                          grpc::experimental::ServerRpcInfo* info);
 
 using ThrottleInterceptorFactory = ServerChainFactory<MakeThrottleInterceptor>;
+
+// DecideOnArrival()
+//
+// Called by the first factory of ours for each call (the drain's, not
+// draining): for a throttled method served by a GuardedService of the
+// callback API, the throttle decides the call now
+// (ThrottleInterceptor::DecideOnArrival()). A rejected call (true) then
+// gets no interceptor of ours at all, so gRPC 1.51 skips its interception
+// machinery (interceptor_common.h: RunInterceptors() returns at once for an
+// empty list), and the guard answers it with the throttle's status and
+// pushback; an admitted call's ThrottleInterceptor is kept on this thread
+// for MakeThrottleInterceptor(), which gRPC calls next for the same call on
+// the same thread. Every other call: false, decided by the interceptor's
+// hooks as before. `draining`: the drain refuses the call; nothing decided.
+bool DecideOnArrival(ServerResilienceImpl& resilience, grpc::experimental::ServerRpcInfo* info,
+                     bool draining);
+
+// RejectedOnArrival()
+//
+// Whether DecideOnArrival() rejected the call `info` describes (the other
+// factories of ours then make nothing for it).
+bool RejectedOnArrival(const ServerResilienceImpl& resilience,
+                       const grpc::experimental::ServerRpcInfo* info);
 
 }  // namespace resilience
 

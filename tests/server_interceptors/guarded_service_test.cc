@@ -124,6 +124,90 @@ TEST_P(GuardedServiceTest, ThrottledCallsNeverRunTheHandler) {
   EXPECT_EQ(runs_.messages_read.load(), 0);
 }
 
+// Every rejection is counted where it is decided: on the callback API that
+// is when gRPC makes the call's interceptors, and the rejected call then has
+// none of ours (docs/server-rejection.md, "Deciding on arrival"), so nothing
+// counts it at PRE_SEND_STATUS; on the sync API, at PRE_SEND_STATUS as
+// before. Either way: by status, by cause, by criticality, never in flight.
+TEST_P(GuardedServiceTest, RejectionsAreCountedWhereTheyAreDecided) {
+  SimulatedClock clock;  // never moves: one token for the whole service
+  Start(absl::StrCat(R"({"methodConfig": [{"name": [{"service": ")", kService,
+                     R"("}], "throttle": {"ratePerSecond": 2, "burst": 1}}]})"),
+        clock);
+  ASSERT_TRUE(Call(*stub_, CallType::kUnary).status.ok());
+  for (CallType type : kAllCallTypes) {
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_EQ(Call(*stub_, type).status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
+          << Name(type);
+    }
+  }
+  for (const char* method : {"Unary", "ClientStream", "ServerStream", "Bidi"}) {
+    SCOPED_TRACE(method);
+    const ServerMethodStats s = state_->Stats(absl::StrCat("/", kService, "/", method));
+    const bool unary = absl::string_view(method) == "Unary";
+    EXPECT_EQ(s.rejected_rate, 3);
+    EXPECT_EQ(s.CallsWithCode(static_cast<int>(grpc::StatusCode::RESOURCE_EXHAUSTED)), 3u);
+    EXPECT_EQ(s.CallsWithCode(0), unary ? 1u : 0u);
+    EXPECT_EQ(s.calls_by_code.total(), unary ? 4u : 3u);
+    EXPECT_EQ(s.admitted, unary ? 1 : 0);
+    EXPECT_EQ(s.in_flight, 0);
+    int64_t by_criticality = 0;
+    for (int64_t n : s.rejected_by_criticality) by_criticality += n;
+    EXPECT_EQ(by_criticality, 3);
+  }
+  EXPECT_EQ(runs_.total(), 1);
+}
+
+// What deciding on arrival relies on in gRPC 1.51 (server_cc.cc): when a
+// server's interceptor factories run, the call's context already holds the
+// client metadata on both APIs; the core call is bound to it on the
+// callback API only (the sync API binds it after the factories, so its
+// peer is not known then: the sync API decides at
+// POST_RECV_INITIAL_METADATA instead).
+TEST_P(GuardedServiceTest, ClientMetadataIsBoundWhenTheFactoriesRun) {
+  struct Seen {
+    std::atomic<int> calls{0};
+    std::atomic<bool> header{false};
+    std::atomic<bool> core_call{false};
+  } seen;
+  class Probe final : public grpc::experimental::ServerInterceptorFactoryInterface {
+   public:
+    explicit Probe(Seen* seen) : seen_(seen) {}
+    grpc::experimental::Interceptor* CreateServerInterceptor(
+        grpc::experimental::ServerRpcInfo* info) override {
+      const auto& metadata = info->server_context()->client_metadata();
+      const auto found = metadata.find("x-probe");
+      seen_->header = found != metadata.end() && found->second == "seen";
+      seen_->core_call = info->server_context()->c_call() != nullptr;
+      seen_->calls.fetch_add(1);
+      return nullptr;
+    }
+
+   private:
+    Seen* const seen_;
+  };
+  absl::StatusOr<PolicySet> policies = PolicySet::FromJsonString("{}");
+  ASSERT_TRUE(policies.ok());
+  testing::SyncEchoService sync(&runs_);
+  testing::CallbackEchoService callback(&runs_);
+  ServerResilienceOptions options;
+  options.outer_interceptors.push_back(std::make_unique<Probe>(&seen));
+  GuardedServer started = StartGuardedServer<TestService>(
+      *std::move(policies), callback_api() ? static_cast<grpc::Service*>(&callback) : &sync,
+      std::move(options));
+  ASSERT_NE(started.server, nullptr);
+  auto stub = TestService::NewStub(started.server->NewChannel());
+  grpc::ClientContext context;
+  context.AddMetadata("x-probe", "seen");
+  Req request;
+  Resp response;
+  ASSERT_TRUE(stub->Unary(&context, request, &response).ok());
+  started.server->Shutdown(absl::Seconds(5));
+  EXPECT_EQ(seen.calls.load(), 1);
+  EXPECT_TRUE(seen.header.load());
+  EXPECT_EQ(seen.core_call.load(), callback_api());
+}
+
 // Injected aborts on every method: no user code runs for any call type.
 TEST_P(GuardedServiceTest, InjectedAbortsNeverRunTheHandler) {
   Start(absl::StrCat(R"({"methodConfig": [{"name": [{"service": ")", kService,
