@@ -73,7 +73,10 @@ absl::StatusOr<FleetPolicy> FromPolicyFiles(const std::string& name, const std::
     out.retry.backoff = p.retry->backoff();
     out.per_attempt_timeout = p.retry->per_attempt_timeout;
   }
-  if (!strip_budget) out.retry.budget = p.retry_budget;
+  if (!strip_budget) {
+    out.retry.budget = p.retry_budget;
+    out.retry.windowed_budget = p.windowed_budget;
+  }
   out.throttle = client->retry_throttling();
   out.breaker = p.breaker;
   out.client_json = client_json;
