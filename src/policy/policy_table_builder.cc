@@ -368,15 +368,18 @@ absl::Status PolicyTableBuilder::AddEntry(const pb::MethodConfig& entry, const s
 // RetryBudget::Options' defaults, checked by RetryBudget itself.
 absl::StatusOr<RetryBudgetSettings> PolicyTableBuilder::ReadRetryBudget(
     const pb::RetryThrottling& p, const std::string& path) {
-  if (p.has_ttl() || p.has_initial_tokens()) {
+  if (p.has_ttl() || p.has_initial_tokens() || p.has_min_retries_per_second()) {
     // Only our retryBudget scales with the calls; gRPC's retryThrottling
     // keeps gRPC's meaning, and a retryBudget without ttl is a bucket.
     const bool throttling = path == "retryThrottling";
+    const char* field = p.has_ttl()              ? "ttl"
+                        : p.has_initial_tokens() ? "initialTokens"
+                                                 : "minRetriesPerSecond";
     return absl::InvalidArgumentError(absl::StrCat(
-        path, p.has_ttl() ? ".ttl" : ".initialTokens", ": ",
+        path, ".", field, ": ",
         throttling ? "not a field of gRPC's retryThrottling; a budget that scales with the calls "
                      "is a methodConfig entry's retryBudget with a ttl"
-                   : "initialTokens is for a budget with a ttl; set ttl too, or remove it"));
+                   : absl::StrCat(field, " is for a budget with a ttl; set ttl too, or remove it")));
   }
   RetryBudget::Options o;
   if (p.has_max_tokens()) o.max_tokens = p.max_tokens();
@@ -396,6 +399,7 @@ absl::StatusOr<WindowedRetryBudget::Options> PolicyTableBuilder::ReadWindowedRet
   if (p.has_token_ratio()) o.token_ratio = p.token_ratio();
   o.ttl = ToDuration(p.ttl());
   if (p.has_initial_tokens()) o.initial_tokens = p.initial_tokens();
+  if (p.has_min_retries_per_second()) o.min_retries_per_second = p.min_retries_per_second();
   if (absl::Status s = AtPath(WindowedRetryBudget::Validate(o), "retry_budget.", path); !s.ok()) {
     return s;
   }

@@ -16,6 +16,13 @@ int64_t RatioMilli(double token_ratio) {
   return std::clamp<int64_t>(std::llround(std::min(token_ratio, 1.0) * 1000), 1, 1000);
 }
 
+// min_retries_per_second x ttl in milli-tokens; NaN and negatives are 0.
+int64_t ReserveMilli(double per_second, absl::Duration ttl) {
+  if (!(per_second > 0.0)) return 0;
+  const double per = std::min(per_second, WindowedRetryBudget::kMaxMinRetriesPerSecond);
+  return std::llround(per * absl::ToDoubleSeconds(ttl) * 1000);
+}
+
 }  // namespace
 
 absl::Status WindowedRetryBudget::Validate(const Options& options) {
@@ -33,6 +40,12 @@ absl::Status WindowedRetryBudget::Validate(const Options& options) {
                                                    kMaxInitialTokens, "], got ",
                                                    options.initial_tokens));
   }
+  if (!(options.min_retries_per_second >= 0 &&
+        options.min_retries_per_second <= kMaxMinRetriesPerSecond)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "retry_budget.min_retries_per_second: must be in [0, ", kMaxMinRetriesPerSecond,
+        "], got ", options.min_retries_per_second));
+  }
   return absl::OkStatus();
 }
 
@@ -40,7 +53,9 @@ WindowedRetryBudget::WindowedRetryBudget(const Options& options, Clock& clock)
     : clock_(clock),
       origin_(clock.Now()),
       bucket_ns_(absl::ToInt64Nanoseconds(std::clamp(options.ttl, kMinTtl, kMaxTtl)) / kBuckets),
-      ratio_milli_(RatioMilli(options.token_ratio)) {
+      ratio_milli_(RatioMilli(options.token_ratio)),
+      reserve_milli_(ReserveMilli(options.min_retries_per_second,
+                                  std::clamp(options.ttl, kMinTtl, kMaxTtl))) {
   MutexLock lock(&mu_);
   Add(int64_t{std::clamp(options.initial_tokens, 0, kMaxInitialTokens)} * 1000);
 }
@@ -78,14 +93,14 @@ bool WindowedRetryBudget::AllowRetry() {
   const int64_t period = PeriodOf(clock_.Now());
   MutexLock lock(&mu_);
   Advance(period);
-  return balance_ >= 1000;
+  return balance_ + reserve_milli_ >= 1000;
 }
 
 bool WindowedRetryBudget::TryWithdraw() {
   const int64_t period = PeriodOf(clock_.Now());
   MutexLock lock(&mu_);
   Advance(period);
-  if (balance_ < 1000) return false;
+  if (balance_ + reserve_milli_ < 1000) return false;
   Add(-1000);
   return true;
 }
@@ -94,7 +109,7 @@ double WindowedRetryBudget::tokens() {
   const int64_t period = PeriodOf(clock_.Now());
   MutexLock lock(&mu_);
   Advance(period);
-  return static_cast<double>(balance_) / 1000.0;
+  return static_cast<double>(balance_ + reserve_milli_) / 1000.0;
 }
 
 }  // namespace resilience

@@ -37,10 +37,14 @@ namespace resilience {
 //     expiring `ttl` later like any deposit: a new channel can retry its
 //     first failures before its own calls have funded any, a long-lived one
 //     is bounded by token_ratio alone.
+//   - `min_retries_per_second` x ttl tokens are always there on top of the
+//     balance (Finagle's minRetriesPerSec; default 0): a floor of retries
+//     for a client too slow to fund its own.
 // Withdrawals expire too (a retry spent this window does not count against
 // the next one), so over every window of `ttl` the retries are at most
-// token_ratio x the calls of that window (+ initial_tokens in the first
-// `ttl`); a window of W >= ttl allows at most ceil(W / ttl) times that.
+// token_ratio x the calls of that window + min_retries_per_second x ttl
+// (+ initial_tokens in the first `ttl`); a window of W >= ttl allows at
+// most ceil(W / ttl) times that.
 //
 // Locking: one Mutex, held for a few additions (and, once per bucket
 // period, clearing the expired buckets); uncontended it costs about one
@@ -53,6 +57,8 @@ class WindowedRetryBudget {
   static constexpr int kBuckets = 10;
   // Largest initial_tokens Validate() accepts (RetryBudget's kMaxTokens).
   static constexpr int kMaxInitialTokens = 1000;
+  // Largest min_retries_per_second Validate() accepts.
+  static constexpr double kMaxMinRetriesPerSecond = 1000;
 
   // Our retryBudget's fields with `ttl` (docs/policy-reference.md).
   struct Options {
@@ -63,9 +69,13 @@ class WindowedRetryBudget {
     absl::Duration ttl = absl::Seconds(10);
     // Tokens at creation, expiring after `ttl`. In [0, kMaxInitialTokens].
     int initial_tokens = 5;
+    // Retries a second allowed whatever the calls. In [0,
+    // kMaxMinRetriesPerSecond].
+    double min_retries_per_second = 0;
 
     bool operator==(const Options& o) const {
-      return token_ratio == o.token_ratio && ttl == o.ttl && initial_tokens == o.initial_tokens;
+      return token_ratio == o.token_ratio && ttl == o.ttl && initial_tokens == o.initial_tokens &&
+             min_retries_per_second == o.min_retries_per_second;
     }
   };
 
@@ -100,8 +110,9 @@ class WindowedRetryBudget {
   // otherwise.
   bool TryWithdraw() ABSL_LOCKS_EXCLUDED(mu_);
 
-  // The balance now, in tokens: below 0 while withdrawals outlive the
-  // deposits that paid for them (no retry goes until those expire too).
+  // The balance now, in tokens (the reserve of min_retries_per_second
+  // included): below 0 while withdrawals outlive the deposits that paid for
+  // them (no retry goes until those expire too).
   double tokens() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
@@ -116,6 +127,8 @@ class WindowedRetryBudget {
   const absl::Time origin_;
   const int64_t bucket_ns_;
   const int64_t ratio_milli_;
+  // min_retries_per_second x ttl, milli-tokens, always on top of balance_.
+  const int64_t reserve_milli_;
   Mutex mu_;
   // Newest period the ring holds; slot period % kBuckets.
   int64_t period_ ABSL_GUARDED_BY(mu_) = 0;

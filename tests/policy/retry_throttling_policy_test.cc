@@ -117,7 +117,8 @@ TEST(RetryThrottlingPolicyTest, BudgetOfAnEntryThatNeverReissuesWarns) {
 TEST(RetryThrottlingPolicyTest, RetryBudgetWithTtlIsWindowed) {
   absl::StatusOr<PolicyTable> set = Load(R"({"methodConfig": [
       {"name": [{"service": "a.S", "method": "Get"}], "retryPolicy": {"maxAttempts": 3},
-       "retryBudget": {"tokenRatio": 0.2, "ttl": "5s", "initialTokens": 3}},
+       "retryBudget": {"tokenRatio": 0.2, "ttl": "5s", "initialTokens": 3,
+                       "minRetriesPerSecond": 0.25}},
       {"name": [{"service": "a.S", "method": "Store"}],
        "hedgingPolicy": {"maxAttempts": 2, "hedgingDelay": "0.01s"},
        "retryBudget": {"ttl": "10s"}}],
@@ -130,6 +131,7 @@ TEST(RetryThrottlingPolicyTest, RetryBudgetWithTtlIsWindowed) {
   EXPECT_EQ(get.windowed_budget->token_ratio, 0.2);
   EXPECT_EQ(get.windowed_budget->ttl, absl::Seconds(5));
   EXPECT_EQ(get.windowed_budget->initial_tokens, 3);
+  EXPECT_EQ(get.windowed_budget->min_retries_per_second, 0.25);
   const MethodPolicy& store = Of(*set, "/a.S/Store");
   EXPECT_FALSE(store.retry_budget.has_value());  // a hedging entry's default bucket is not added
   ASSERT_TRUE(store.windowed_budget.has_value());
@@ -148,6 +150,11 @@ TEST(RetryThrottlingPolicyTest, BadWindowedBudgetsNameTheirPath) {
        "methodConfig[0].retryBudget.initialTokens: must be in [0, 1000], got -1"},
       {R"("retryBudget": {"initialTokens": 3})",
        "methodConfig[0].retryBudget.initialTokens: initialTokens is for a budget with a ttl"},
+      {R"("retryBudget": {"minRetriesPerSecond": 1})",
+       "methodConfig[0].retryBudget.minRetriesPerSecond: minRetriesPerSecond is for a budget "
+       "with a ttl"},
+      {R"("retryBudget": {"ttl": "10s", "minRetriesPerSecond": -0.5})",
+       "methodConfig[0].retryBudget.minRetriesPerSecond: must be in [0, 1000], got -0.5"},
   };
   for (const auto& [budget, message] : cases) {
     absl::StatusOr<PolicyTable> set = Load(absl::StrCat(

@@ -122,6 +122,24 @@ TEST(WindowedRetryBudgetTest, RetriesStayWithinTheRatioOfRecentCallsAtAnyRate) {
   }
 }
 
+// min_retries_per_second: a floor of retries over each ttl that needs no
+// calls, spent and regained as any withdrawal expires.
+TEST(WindowedRetryBudgetTest, MinRetriesPerSecondIsAFloorPerTtl) {
+  SimulatedClock clock;
+  WindowedRetryBudget::Options o = Opts(0.1, absl::Seconds(10), 0);
+  o.min_retries_per_second = 0.5;  // 5 tokens over 10 s
+  WindowedRetryBudget budget(o, clock);
+  EXPECT_DOUBLE_EQ(budget.tokens(), 5.0);
+  for (int round = 0; round < 3; ++round) {
+    int retries = 0;
+    while (budget.TryWithdraw()) ++retries;
+    EXPECT_EQ(retries, 5) << round;
+    clock.AdvanceTime(absl::Seconds(10));  // the withdrawals expire
+  }
+  for (int i = 0; i < 10; ++i) budget.RecordCall();  // and calls add theirs
+  EXPECT_DOUBLE_EQ(budget.tokens(), 6.0);
+}
+
 // Idle for longer than the window: everything expired, nothing goes wrong
 // with the ring.
 TEST(WindowedRetryBudgetTest, ALongIdleGapClearsTheWindow) {
@@ -169,6 +187,10 @@ TEST(WindowedRetryBudgetTest, ValidationNamesFieldAndValue) {
       {Opts(0.1, absl::Seconds(10), 1001),
        "retry_budget.initial_tokens: must be in [0, 1000], got 1001"},
   };
+  WindowedRetryBudget::Options negative = Opts(0.1, absl::Seconds(10), 0);
+  negative.min_retries_per_second = -1;
+  EXPECT_EQ(WindowedRetryBudget::Validate(negative).message(),
+            "retry_budget.min_retries_per_second: must be in [0, 1000], got -1");
   for (const auto& [options, message] : refused) {
     const absl::Status status = WindowedRetryBudget::Validate(options);
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << message;
