@@ -47,10 +47,14 @@ namespace resilience {
 // most ceil(W / ttl) times that.
 //
 // Locking: one Mutex, held for a few additions (and, once per bucket
-// period, clearing the expired buckets); uncontended it costs about one
-// compare-and-swap more than RetryBudget's. Withdrawals are exact: two
+// period, clearing the expired buckets). Withdrawals are exact: two
 // retries cannot spend the same token. The clock is read once per
-// operation, outside the lock. This class is thread-safe.
+// operation, outside the lock. Cost, under callgrind with the real clock:
+// a successful call's RetryDecider::Decide() takes 276 instructions with
+// this budget and the channel's throttle against 77 with a bucket
+// retryBudget (about 200 more: the clock read and its conversions, the
+// lock), some 0.2 % of the client chain's ~104k per call. This class is
+// thread-safe.
 class WindowedRetryBudget {
  public:
   // Buckets of the window: a deposit lives between 0.9 ttl and ttl.
