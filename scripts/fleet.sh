@@ -19,7 +19,7 @@ configure_and_build "$REPO_ROOT/build" grpc_resilience_fleet_experiment
 out="$REPO_ROOT/docs/results"
 mkdir -p "$out"
 fleet="$REPO_ROOT/build/experiments/fleet/fleet_experiment"
-policies="none,naive,grpc-throttled,recommended,recommended+pushback,recommended+adaptive,recommended-window-4s,recommended-method-breaker,recommended-tokens-4"
+policies="none,naive,grpc-throttled,recommended,recommended+pushback,recommended+adaptive,recommended-window-4s,recommended-method-breaker,recommended-bucket-only"
 log "sweep: 4 triggers x 9 configurations x 9 loads"
 "$fleet" --mode=sweep --policies="$policies" --out_dir="$out" "$@" > /dev/null
 log "scale: 1,000 clients x 10 servers x 10 minutes"

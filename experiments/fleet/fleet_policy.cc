@@ -73,7 +73,10 @@ absl::StatusOr<FleetPolicy> FromPolicyFiles(const std::string& name, const std::
     out.retry.backoff = p.retry->backoff();
     out.per_attempt_timeout = p.retry->per_attempt_timeout;
   }
-  if (!strip_budget) out.retry.budget = p.retry_budget;
+  if (!strip_budget) {
+    out.retry.budget = p.retry_budget;
+    out.retry.windowed_budget = p.windowed_budget;
+  }
   out.throttle = client->retry_throttling();
   out.breaker = p.breaker;
   out.client_json = client_json;
@@ -150,6 +153,20 @@ absl::StatusOr<std::vector<FleetPolicy>> DiagnosticPolicies() {
       FromPolicyFiles("recommended-method-breaker", method_breaker, "", false);
   if (!mb.ok()) return mb.status();
   out.push_back(*std::move(mb));
+  // The shipped file without Get's retryBudget line.
+  const std::string budget_key = R"("retryBudget": {)";
+  const size_t budget_at = shipped.find(budget_key);
+  const size_t budget_end =
+      budget_at == std::string::npos ? budget_at : shipped.find("},", budget_at);
+  if (budget_end == std::string::npos) {
+    return absl::InternalError(
+        absl::StrCat("fleet policy: the shipped policies.json has no ", budget_key, "...},"));
+  }
+  std::string bucket_only = shipped;
+  bucket_only.erase(budget_at, budget_end + 2 - budget_at);
+  absl::StatusOr<FleetPolicy> bo = FromPolicyFiles("recommended-bucket-only", bucket_only, "", false);
+  if (!bo.ok()) return bo.status();
+  out.push_back(*std::move(bo));
   absl::StatusOr<FleetPolicy> nb = FromPolicyFiles("naive-budget-1000", kNaiveBudget1000, "", false);
   if (!nb.ok()) return nb.status();
   out.push_back(*std::move(nb));

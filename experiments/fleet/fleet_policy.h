@@ -78,8 +78,10 @@ absl::StatusOr<std::vector<FleetPolicy>> StandardPolicies();
 // (the shipped Get entry without its breaker), recommended-window-4s (its
 // SRE breaker with a 4 s window instead of 10 s, same 0.25 s buckets),
 // recommended-method-breaker (the shipped entry with "endpoints":
-// {"enabled": false}: one breaker per client, no per-server breakers), and
-// naive-budget-1000 (naive with the widest retryBudget the library accepts,
+// {"enabled": false}: one breaker per client, no per-server breakers),
+// recommended-bucket-only (the shipped file without Get's retryBudget, so
+// gRPC's retryThrottling bucket alone limits retries: the file as shipped
+// before the windowed budget), and naive-budget-1000 (naive with the widest retryBudget the library accepts,
 // {"maxTokens": 1000, "tokenRatio": 1}: the library's loader gives every
 // retried entry of a file without retryThrottling a budget, so this is the
 // closest to naive a real channel of this library can run; the real-gRPC

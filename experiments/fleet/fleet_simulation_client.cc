@@ -21,6 +21,7 @@ void FleetSimulation::MakeClients() {
     const uint64_t seed = config_.seed * 0x9E3779B97F4A7C15ULL + i + 1;
     c.random = std::make_unique<resilience::SplitMixRandom>(seed);
     resilience::RetryDecider::Options retry = policy_.retry;
+    retry.clock = &clock_;  // a windowed retryBudget's
     if (policy_.throttle.has_value()) {
       c.throttle = std::make_unique<resilience::RetryBudget>(policy_.throttle->max_tokens,
                                                              policy_.throttle->token_ratio);

@@ -75,18 +75,20 @@ class HealthProbeSender;  // health_probe_sender.h
 
 // MakeHedgingDecider()
 //
-// The decider for a loaded hedgingPolicy, spending `budget` (the entry's
-// retryBudget, if any) and held by `throttle` (the channel's
-// retryThrottling, null when none).
-inline std::shared_ptr<HedgingDecider> MakeHedgingDecider(
-    const HedgingSettings& hedging, const std::optional<RetryBudgetSettings>& budget,
-    RetryBudget* throttle) {
+// The decider for the loaded hedgingPolicy of `policy`, spending its
+// retryBudget (if any; a windowed one on `clock`) and held by `throttle`
+// (the channel's retryThrottling, null when none).
+inline std::shared_ptr<HedgingDecider> MakeHedgingDecider(const MethodPolicy& policy,
+                                                          RetryBudget* throttle, Clock& clock) {
+  const HedgingSettings& hedging = *policy.hedging;
   HedgingDecider::Options options;
   options.max_attempts = hedging.max_attempts;
   options.delay = hedging.delay;
   options.non_fatal_codes = hedging.non_fatal_status_codes;
   options.adaptive_delay = hedging.adaptive_delay;
-  options.budget = budget;
+  options.budget = policy.retry_budget;
+  options.windowed_budget = policy.windowed_budget;
+  options.clock = &clock;
   options.throttle = throttle;
   return std::make_shared<HedgingDecider>(options);
 }

@@ -111,10 +111,12 @@ MethodCache<ClientMethodState>::Resolution ClientResilienceImpl::Resolve(
     retry.retryable_codes = state->retry.retryable_status_codes;
     retry.backoff = state->retry;  // its Backoff::Options part
     retry.budget = policy.retry_budget;
+    retry.windowed_budget = policy.windowed_budget;
+    retry.clock = &clock_;
     retry.throttle = throttle;
     state->retry_decider = std::make_shared<RetryDecider>(retry, *state->random);
     if (policy.hedging.has_value()) {
-      state->hedging_decider = MakeHedgingDecider(*policy.hedging, policy.retry_budget, throttle);
+      state->hedging_decider = MakeHedgingDecider(policy, throttle, clock_);
     }
   }
   if (policy.hedging.has_value()) state->wraps_unary = true;

@@ -32,6 +32,7 @@
 #include "src/retry/backoff.h"
 #include "src/retry/hedging_decider.h"
 #include "src/retry/retry_budget.h"
+#include "src/retry/windowed_retry_budget.h"
 
 namespace resilience {
 
@@ -235,6 +236,10 @@ struct MethodPolicy {
   // retryThrottling and the entry retries (maxAttempts > 1); else only when
   // written.
   std::optional<RetryBudgetSettings> retry_budget;
+  // The entry's retryBudget when it sets `ttl`: a budget scaled by the
+  // method's own calls (WindowedRetryBudget), one per channel and method;
+  // then `retry_budget` is unset.
+  std::optional<WindowedRetryBudget::Options> windowed_budget;
   // gRPC's `waitForReady`, applied to every attempt.
   std::optional<bool> wait_for_ready;
   BreakerSettings breaker;

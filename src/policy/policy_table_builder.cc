@@ -67,7 +67,7 @@ absl::StatusOr<PolicyTable> PolicyTableBuilder::Build(const pb::PolicyFile& file
   for (MethodPolicy& policy : set_.policies_) {
     const bool needs_budget =
         policy.hedging.has_value() || (!file.has_retry_throttling() && Reissues(policy));
-    if (needs_budget && !policy.retry_budget.has_value()) {
+    if (needs_budget && !policy.retry_budget.has_value() && !policy.windowed_budget.has_value()) {
       policy.retry_budget = RetryBudgetSettings();
     }
   }
@@ -266,11 +266,18 @@ absl::Status PolicyTableBuilder::AddEntry(const pb::MethodConfig& entry, const s
     policy.retry = *std::move(retry);
   }
   if (Reissues(policy)) any_retries_ = true;
-  if (entry.has_retry_budget()) {
+  if (entry.has_retry_budget() && entry.retry_budget().has_ttl()) {
+    absl::StatusOr<WindowedRetryBudget::Options> budget =
+        ReadWindowedRetryBudget(entry.retry_budget(), path + ".retryBudget");
+    if (!budget.ok()) return budget.status();
+    policy.windowed_budget = *budget;
+  } else if (entry.has_retry_budget()) {
     absl::StatusOr<RetryBudgetSettings> budget =
         ReadRetryBudget(entry.retry_budget(), path + ".retryBudget");
     if (!budget.ok()) return budget.status();
     policy.retry_budget = *budget;
+  }
+  if (entry.has_retry_budget()) {
     if (!Reissues(policy) && !entry.has_hedging_policy()) {
       Warn(absl::StrCat(path,
                         ".retryBudget: the entry neither retries (a retryPolicy with "
@@ -361,11 +368,44 @@ absl::Status PolicyTableBuilder::AddEntry(const pb::MethodConfig& entry, const s
 // RetryBudget::Options' defaults, checked by RetryBudget itself.
 absl::StatusOr<RetryBudgetSettings> PolicyTableBuilder::ReadRetryBudget(
     const pb::RetryThrottling& p, const std::string& path) {
+  if (p.has_ttl() || p.has_initial_tokens() || p.has_min_retries_per_second()) {
+    // Only our retryBudget scales with the calls; gRPC's retryThrottling
+    // keeps gRPC's meaning, and a retryBudget without ttl is a bucket.
+    const bool throttling = path == "retryThrottling";
+    const char* field = p.has_ttl()              ? "ttl"
+                        : p.has_initial_tokens() ? "initialTokens"
+                                                 : "minRetriesPerSecond";
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ".", field, ": ",
+        throttling ? "not a field of gRPC's retryThrottling; a budget that scales with the calls "
+                     "is a methodConfig entry's retryBudget with a ttl"
+                   : absl::StrCat(field, " is for a budget with a ttl; set ttl too, or remove it")));
+  }
   RetryBudget::Options o;
   if (p.has_max_tokens()) o.max_tokens = p.max_tokens();
   if (p.has_token_ratio()) o.token_ratio = p.token_ratio();
   if (absl::Status s = AtPath(RetryBudget::Validate(o), "retry_budget.", path); !s.ok()) {
     return s;
+  }
+  return o;
+}
+
+// A retryBudget with a ttl at `path`: the set fields over
+// WindowedRetryBudget::Options' defaults, checked by the budget itself;
+// maxTokens, which only a bucket has, is ignored with a warning.
+absl::StatusOr<WindowedRetryBudget::Options> PolicyTableBuilder::ReadWindowedRetryBudget(
+    const pb::RetryThrottling& p, const std::string& path) {
+  WindowedRetryBudget::Options o;
+  if (p.has_token_ratio()) o.token_ratio = p.token_ratio();
+  o.ttl = ToDuration(p.ttl());
+  if (p.has_initial_tokens()) o.initial_tokens = p.initial_tokens();
+  if (p.has_min_retries_per_second()) o.min_retries_per_second = p.min_retries_per_second();
+  if (absl::Status s = AtPath(WindowedRetryBudget::Validate(o), "retry_budget.", path); !s.ok()) {
+    return s;
+  }
+  if (p.has_max_tokens()) {
+    Warn(absl::StrCat(path, ".maxTokens: ignored with ttl (the budget is the calls' tokenRatio "
+                            "over the ttl, not a bucket); remove it"));
   }
   return o;
 }

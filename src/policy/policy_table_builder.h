@@ -181,6 +181,9 @@ class PolicyTableBuilder {
   // RetryBudget::Options' defaults, checked by RetryBudget itself.
   absl::StatusOr<RetryBudgetSettings> ReadRetryBudget(const v1::RetryThrottling& p,
                                                       const std::string& path);
+  // A retryBudget with a ttl at `path` (WindowedRetryBudget).
+  absl::StatusOr<WindowedRetryBudget::Options> ReadWindowedRetryBudget(
+      const v1::RetryThrottling& p, const std::string& path);
 
   // The policy makes more than one attempt of a call: retries or hedges.
   static bool Reissues(const MethodPolicy& policy);

@@ -8,8 +8,13 @@ HedgingDecider::HedgingDecider(const Options& options)
     : max_attempts_(std::clamp(options.max_attempts, 1, kMaxAttempts)),
       delay_(std::max(options.delay, absl::ZeroDuration())),
       adaptive_(options.adaptive_delay),
+      windowed_(options.windowed_budget.has_value()
+                    ? std::make_unique<WindowedRetryBudget>(
+                          *options.windowed_budget,
+                          options.clock != nullptr ? *options.clock : Clock::Real())
+                    : nullptr),
       throttle_(options.throttle) {
-  if (options.budget.has_value()) {
+  if (options.budget.has_value() && windowed_ == nullptr) {
     budget_.emplace(options.budget->max_tokens, options.budget->token_ratio);
   }
   for (absl::StatusCode code : options.non_fatal_codes) {
@@ -20,7 +25,14 @@ HedgingDecider::HedgingDecider(const Options& options)
 
 bool HedgingDecider::Allowed() const {
   return (!budget_.has_value() || budget_->AllowRetry()) &&
+         (windowed_ == nullptr || windowed_->AllowRetry()) &&
          (throttle_ == nullptr || throttle_->AllowRetry());
+}
+
+bool HedgingDecider::SpendOnBudget(bool paid) const {
+  if (windowed_ != nullptr) return windowed_->TryWithdraw();
+  if (!budget_.has_value()) return true;
+  return paid ? budget_->AllowRetry() : budget_->TrySpend();
 }
 
 bool HedgingDecider::IsNonFatal(absl::StatusCode code) const {
@@ -51,6 +63,7 @@ void HedgingDecider::SendNext(Call& call, HedgeStep& step) const {
 }
 
 HedgeStep HedgingDecider::Start(Call& call) const {
+  if (windowed_ != nullptr) windowed_->RecordCall();
   HedgeStep step;
   SendNext(call, step);
   step.cancel_timer = false;  // there is none yet
@@ -67,11 +80,8 @@ HedgeStep HedgingDecider::OnTimer(Call& call, absl::Time now, absl::Time call_de
     // was a pushback's postponed hedge), nothing else would end the call.
     return call.in_flight > 0 ? step : EndCall(call, step, RetryVerdict::kCallDeadline);
   }
-  // An unpaid hedge takes the budget's token only once the throttle let it.
-  const bool allowed =
-      paid ? Allowed()
-           : (throttle_ == nullptr || throttle_->AllowRetry()) &&
-                 (!budget_.has_value() || budget_->TrySpend());
+  // The budget's token is taken only once the throttle let the hedge go.
+  const bool allowed = (throttle_ == nullptr || throttle_->AllowRetry()) && SpendOnBudget(paid);
   if (!allowed) {
     call.stopped = RetryVerdict::kBudgetSpent;
     // Likewise: a postponed hedge the budget refuses leaves nothing in
@@ -131,6 +141,8 @@ HedgeStep HedgingDecider::OnAttemptEnd(Call& call, const AttemptOutcome& outcome
           call.paid = true;
           return step;
         }
+      } else if (windowed_ != nullptr && !windowed_->TryWithdraw()) {
+        call.stopped = RetryVerdict::kBudgetSpent;  // another call took the last token
       } else {
         SendNext(call, step);
         return step;

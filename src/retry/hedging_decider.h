@@ -9,14 +9,17 @@
 #define GRPC_RESILIENCE_SRC_RETRY_HEDGING_DECIDER_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "src/retry/latency_quantile.h"
+#include "src/core/clock.h"
 #include "src/retry/retry_budget.h"
 #include "src/retry/retry_decider.h"
+#include "src/retry/windowed_retry_budget.h"
 
 namespace resilience {
 
@@ -88,6 +91,10 @@ struct HedgeStep {
 //       attempt's status (kAttemptsExhausted, kPushbackStop, kBudgetSpent).
 // The first final answer wins: the caller cancels the other attempts, whose
 // ends then change nothing (OnAttemptEnd() of an ended call).
+// With a windowed budget (our retryBudget with a `ttl`) instead of the token
+// bucket: Start() deposits the call's ratio, every hedge takes a token when
+// it is sent (a failure costs nothing by itself), and a hedge goes only while
+// the balance holds one.
 //
 // Thread-safety: one Call is used by one thread at a time (the caller's
 // lock); the shared budget and latency window are thread-safe.
@@ -111,6 +118,12 @@ class HedgingDecider {
     std::optional<AdaptiveDelay> adaptive_delay;
     // The method's own budget; none: only the throttle (if any) limits.
     std::optional<RetryBudget::Options> budget;
+    // The method's own budget when it has a ttl (then `budget` is unset;
+    // with both, this one is used).
+    std::optional<WindowedRetryBudget::Options> windowed_budget;
+    // The windowed budget's clock; null: Clock::Real(). Must outlive the
+    // decider.
+    Clock* clock = nullptr;
     // The channel's retryThrottling, shared by all its methods; null: none.
     // Must outlive the decider.
     RetryBudget* throttle = nullptr;
@@ -156,11 +169,16 @@ class HedgingDecider {
   // The method's budget and the channel's throttle; null when not set.
   const RetryBudget* budget() const { return budget_.has_value() ? &*budget_ : nullptr; }
   const RetryBudget* throttle() const { return throttle_; }
+  // The method's windowed budget; null when it has none.
+  WindowedRetryBudget* windowed_budget() const { return windowed_.get(); }
   const LatencyQuantile& latencies() const { return latencies_; }
 
  private:
   // Whether a hedge a failure already paid for may go: both allow.
   bool Allowed() const;
+  // The method's budget's part of a hedge the timer sends: a windowed
+  // budget's token; the bucket's token unless a failure `paid` for it.
+  bool SpendOnBudget(bool paid) const;
   // Ends `call` with `verdict`: no more sends, the timer disarmed.
   static HedgeStep& EndCall(Call& call, HedgeStep& step, RetryVerdict verdict);
   // Sends the next attempt if one is left (sent < max_attempts), arming
@@ -172,6 +190,7 @@ class HedgingDecider {
   const std::optional<AdaptiveDelay> adaptive_;
   uint32_t non_fatal_mask_ = 0;  // bit c: code c is non-fatal
   mutable std::optional<RetryBudget> budget_;
+  const std::unique_ptr<WindowedRetryBudget> windowed_;
   RetryBudget* const throttle_;
   mutable LatencyQuantile latencies_;
 };

@@ -17,8 +17,13 @@ Pushback Pushback::Parse(absl::string_view value) {
 RetryDecider::RetryDecider(const Options& options, RandomSource& random)
     : max_attempts_(options.max_attempts < 1 ? 1 : options.max_attempts),
       backoff_(options.backoff, random),
+      windowed_(options.windowed_budget.has_value()
+                    ? std::make_unique<WindowedRetryBudget>(
+                          *options.windowed_budget,
+                          options.clock != nullptr ? *options.clock : Clock::Real())
+                    : nullptr),
       throttle_(options.throttle) {
-  if (options.budget.has_value()) {
+  if (options.budget.has_value() && windowed_ == nullptr) {
     budget_.emplace(options.budget->max_tokens, options.budget->token_ratio);
   }
   for (absl::StatusCode code : options.retryable_codes) {
@@ -35,6 +40,7 @@ bool RetryDecider::IsRetryable(absl::StatusCode code) const {
 RetryDecision RetryDecider::Decide(int attempts, const AttemptOutcome& outcome, absl::Time now,
                                    absl::Time call_deadline) const {
   RetryDecision decision;
+  if (windowed_ != nullptr && attempts == 1) windowed_->RecordCall();
   if (outcome.code == absl::StatusCode::kOk) {
     if (budget_.has_value()) budget_->RecordSuccess();
     if (throttle_ != nullptr) throttle_->RecordSuccess();
@@ -64,13 +70,19 @@ RetryDecision RetryDecider::Decide(int attempts, const AttemptOutcome& outcome, 
   } else if (outcome.pushback.kind == Pushback::Kind::kStop) {
     decision.verdict = RetryVerdict::kPushbackStop;
   } else if ((budget_.has_value() && !budget_->AllowRetry()) ||
+             (windowed_ != nullptr && !windowed_->AllowRetry()) ||
              (throttle_ != nullptr && !throttle_->AllowRetry())) {
     decision.verdict = RetryVerdict::kBudgetSpent;
   } else {
     decision.delay = outcome.pushback.kind == Pushback::Kind::kDelay ? outcome.pushback.delay
                                                                       : backoff_.Delay(attempts);
-    decision.verdict = now + decision.delay >= call_deadline ? RetryVerdict::kBackoffPastDeadline
-                                                             : RetryVerdict::kRetry;
+    if (now + decision.delay >= call_deadline) {
+      decision.verdict = RetryVerdict::kBackoffPastDeadline;
+    } else if (windowed_ != nullptr && !windowed_->TryWithdraw()) {
+      decision.verdict = RetryVerdict::kBudgetSpent;
+    } else {
+      decision.verdict = RetryVerdict::kRetry;
+    }
   }
   return decision;
 }

@@ -1,13 +1,15 @@
 // File: src/retry/retry_decider.h
 //
 // Whether, and after how long, a failed attempt of a call is retried: the
-// whole retry policy, free of gRPC and of any clock (the caller passes the
-// time), so that every exit is a unit test on simulated time.
+// whole retry policy, free of gRPC; the caller passes the time (only a
+// windowed retry budget reads the Clock it is given), so that every exit is
+// a unit test on simulated time.
 
 #ifndef GRPC_RESILIENCE_SRC_RETRY_RETRY_DECIDER_H_
 #define GRPC_RESILIENCE_SRC_RETRY_RETRY_DECIDER_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -16,7 +18,9 @@
 #include "absl/time/time.h"
 #include "src/core/random_source.h"
 #include "src/retry/backoff.h"
+#include "src/core/clock.h"
 #include "src/retry/retry_budget.h"
+#include "src/retry/windowed_retry_budget.h"
 
 namespace resilience {
 
@@ -92,7 +96,11 @@ struct RetryDecision {
 //     every other method of the channel and fed by their calls too: a
 //     retryable failure or any attempt that got a pushback costs it a token.
 // A success gives each back its token ratio; a retry needs both to allow
-// it. Decide() updates them.
+// it. Decide() updates them. The method's budget may instead be a
+// WindowedRetryBudget (our `retryBudget` with a `ttl`): the first attempt of
+// every call deposits its ratio, every retry withdraws a token, whatever the
+// failure was (an endpoint_known_bad failure too: the bound of retries per
+// call is what that budget is for).
 //
 // Algorithm (in this order, the first that applies wins):
 //   1. OK: a success for the budget and the throttle; done.
@@ -108,7 +116,8 @@ struct RetryDecision {
 //   6. The budget or the throttle allows no retry: done.
 //   7. The delay would end at or after the call's deadline: done (waiting
 //      could only end in DEADLINE_EXCEEDED).
-//   8. Retry after the delay.
+//   8. Retry after the delay (a windowed budget's token is taken here; if
+//      another call took the last one meanwhile: done, as in 6).
 //
 // Thread-safety: Decide() may run concurrently for different calls (the
 // budgets are atomic, the backoff draws from a thread-safe RandomSource).
@@ -123,6 +132,12 @@ class RetryDecider {
     Backoff::Options backoff;
     // The method's own budget; none: only the throttle (if any) limits.
     std::optional<RetryBudget::Options> budget;
+    // The method's own budget when it has a ttl (then `budget` is unset;
+    // with both, this one is used).
+    std::optional<WindowedRetryBudget::Options> windowed_budget;
+    // The windowed budget's clock; null: Clock::Real(). Must outlive the
+    // decider.
+    Clock* clock = nullptr;
     // The channel's retryThrottling, shared by all its methods; null: none.
     // Must outlive the decider.
     RetryBudget* throttle = nullptr;
@@ -146,12 +161,15 @@ class RetryDecider {
   // The method's budget and the channel's throttle; null when not set.
   const RetryBudget* budget() const { return budget_.has_value() ? &*budget_ : nullptr; }
   const RetryBudget* throttle() const { return throttle_; }
+  // The method's windowed budget; null when it has none.
+  WindowedRetryBudget* windowed_budget() const { return windowed_.get(); }
 
  private:
   const int max_attempts_;
   uint32_t retryable_mask_ = 0;  // bit c: code c is retryable
   const Backoff backoff_;
   mutable std::optional<RetryBudget> budget_;
+  const std::unique_ptr<WindowedRetryBudget> windowed_;
   RetryBudget* const throttle_;
 };
 

@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "src/client_interceptors/breaker_stage.h"
 #include "src/client_interceptors/local_rejection.h"
+#include "src/core/simulated_clock.h"
 #include "tests/client_interceptors/all_call_types.h"
 #include "tests/client_interceptors/client_test_fixture.h"
 
@@ -228,6 +229,33 @@ TEST_F(ClientInterceptorsTest, RetryThrottlingIsSharedByEveryMethodOfTheChannel)
   EXPECT_EQ(tokens(), 3.5);
   EXPECT_EQ(Stats().retries, 2);
   EXPECT_EQ(Stats().retry_budget_exhausted, 1);
+}
+
+// A retryBudget with a ttl over a real channel, on the channel's clock: a
+// new channel retries its initialTokens' worth of failures, then only what
+// its own calls funded (tokenRatio each, whatever their outcome), and the
+// funds expire after the ttl.
+TEST_F(ClientInterceptorsTest, WindowedRetryBudgetIsFundedByTheMethodsOwnCalls) {
+  SimulatedClock clock;
+  Connect(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
+      "retryPolicy": {"maxAttempts": 2, "initialBackoff": "0.001s", "maxBackoff": "0.001s"},
+      "retryBudget": {"tokenRatio": 0.25, "ttl": "10s", "initialTokens": 1}}]})",
+          clock);
+  service_.FailNext(1000);
+  // 1 initial token + 0.25 per call: the first failing call is retried
+  // (1.25), the next two are not (0.5, 0.75), the fourth is (1.0), the fifth
+  // not (0.25).
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(Unary().error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(Stats().retries, 2);
+  EXPECT_EQ(Stats().retry_budget_exhausted, 3);
+  EXPECT_EQ(service_.handled(), 5 + 2);
+  // After the ttl the deposits and withdrawals have expired alike: the next
+  // three failing calls fund 0.75, not a retry; the fourth's pays for one.
+  clock.AdvanceTime(absl::Seconds(10));
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(Unary().error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(Stats().retries, 2);
+  EXPECT_EQ(Unary().error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(Stats().retries, 3);
 }
 
 }  // namespace

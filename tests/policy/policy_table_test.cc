@@ -239,7 +239,7 @@ TEST(PolicyTableTest, DuplicateNamesAreErrors) {
 
 // The policies.json the example ships loads with what its README promises:
 // Get retries, each attempt with a perAttemptTimeout within the call's
-// timeout, behind an SRE breaker; Store has a three-state breaker, Dump a
+// timeout, within a windowed retryBudget, behind an SRE breaker; Store has a three-state breaker, Dump a
 // timeout, and the server throttles all three. No warnings: it is the
 // example to copy.
 TEST(PolicyTableTest, ShippedExamplePolicies) {
@@ -254,6 +254,12 @@ TEST(PolicyTableTest, ShippedExamplePolicies) {
   ASSERT_TRUE(get->retry->per_attempt_timeout.has_value());
   EXPECT_LT(*get->retry->per_attempt_timeout, *get->timeout);
   EXPECT_EQ(get->breaker.kind, BreakerKind::kSre);
+  // Get's retries: within a budget of its own calls (docs/fleet.md,
+  // "Amplification") and gRPC's retryThrottling.
+  ASSERT_TRUE(get->windowed_budget.has_value());
+  EXPECT_EQ(get->windowed_budget->token_ratio, 0.1);
+  EXPECT_FALSE(get->retry_budget.has_value());
+  EXPECT_TRUE(set->retry_throttling().has_value());
   EXPECT_TRUE(store->timeout.has_value());
   EXPECT_EQ(store->breaker.kind, BreakerKind::kThreeState);
   EXPECT_TRUE(dump->timeout.has_value());

@@ -4,6 +4,7 @@
 // that cannot act.
 
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -108,6 +109,75 @@ TEST(RetryThrottlingPolicyTest, BudgetOfAnEntryThatNeverReissuesWarns) {
   EXPECT_THAT(set->warnings(),
               ElementsAre("methodConfig[0].retryBudget: the entry neither retries (a retryPolicy "
                           "with maxAttempts above 1) nor hedges, so it has no effect"));
+}
+
+// A retryBudget with a ttl scales with the method's calls: the entry gets a
+// windowed budget (no bucket, not even the default one), with the
+// defaults for what it does not write.
+TEST(RetryThrottlingPolicyTest, RetryBudgetWithTtlIsWindowed) {
+  absl::StatusOr<PolicyTable> set = Load(R"({"methodConfig": [
+      {"name": [{"service": "a.S", "method": "Get"}], "retryPolicy": {"maxAttempts": 3},
+       "retryBudget": {"tokenRatio": 0.2, "ttl": "5s", "initialTokens": 3,
+                       "minRetriesPerSecond": 0.25}},
+      {"name": [{"service": "a.S", "method": "Store"}],
+       "hedgingPolicy": {"maxAttempts": 2, "hedgingDelay": "0.01s"},
+       "retryBudget": {"ttl": "10s"}}],
+      "retryThrottling": {"maxTokens": 10, "tokenRatio": 0.1}})");
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_THAT(set->warnings(), IsEmpty());
+  const MethodPolicy& get = Of(*set, "/a.S/Get");
+  EXPECT_FALSE(get.retry_budget.has_value());
+  ASSERT_TRUE(get.windowed_budget.has_value());
+  EXPECT_EQ(get.windowed_budget->token_ratio, 0.2);
+  EXPECT_EQ(get.windowed_budget->ttl, absl::Seconds(5));
+  EXPECT_EQ(get.windowed_budget->initial_tokens, 3);
+  EXPECT_EQ(get.windowed_budget->min_retries_per_second, 0.25);
+  const MethodPolicy& store = Of(*set, "/a.S/Store");
+  EXPECT_FALSE(store.retry_budget.has_value());  // a hedging entry's default bucket is not added
+  ASSERT_TRUE(store.windowed_budget.has_value());
+  EXPECT_EQ(*store.windowed_budget, WindowedRetryBudget::Options());
+  EXPECT_EQ(set->retry_throttling()->max_tokens, 10);  // gRPC's, unchanged
+}
+
+TEST(RetryThrottlingPolicyTest, BadWindowedBudgetsNameTheirPath) {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"("retryBudget": {"ttl": "0s"})", "methodConfig[0].retryBudget.ttl: must be in [1s, 1m], got 0"},
+      {R"("retryBudget": {"ttl": "90s"})",
+       "methodConfig[0].retryBudget.ttl: must be in [1s, 1m], got 1m30s"},
+      {R"("retryBudget": {"ttl": "10s", "tokenRatio": 0})",
+       "methodConfig[0].retryBudget.tokenRatio: must be in (0, 1], got 0"},
+      {R"("retryBudget": {"ttl": "10s", "initialTokens": -1})",
+       "methodConfig[0].retryBudget.initialTokens: must be in [0, 1000], got -1"},
+      {R"("retryBudget": {"initialTokens": 3})",
+       "methodConfig[0].retryBudget.initialTokens: initialTokens is for a budget with a ttl"},
+      {R"("retryBudget": {"minRetriesPerSecond": 1})",
+       "methodConfig[0].retryBudget.minRetriesPerSecond: minRetriesPerSecond is for a budget "
+       "with a ttl"},
+      {R"("retryBudget": {"ttl": "10s", "minRetriesPerSecond": -0.5})",
+       "methodConfig[0].retryBudget.minRetriesPerSecond: must be in [0, 1000], got -0.5"},
+  };
+  for (const auto& [budget, message] : cases) {
+    absl::StatusOr<PolicyTable> set = Load(absl::StrCat(
+        R"({"methodConfig": [{"name": [{"service": "a.S"}], "retryPolicy": {"maxAttempts": 2}, )",
+        budget, "}]}"));
+    ASSERT_FALSE(set.ok()) << budget;
+    EXPECT_THAT(std::string(set.status().message()), HasSubstr(message)) << budget;
+  }
+  // gRPC's retryThrottling keeps gRPC's fields.
+  absl::StatusOr<PolicyTable> set = Load(R"({"retryThrottling": {"maxTokens": 10, "ttl": "10s"}})");
+  ASSERT_FALSE(set.ok());
+  EXPECT_THAT(std::string(set.status().message()),
+              HasSubstr("retryThrottling.ttl: not a field of gRPC's retryThrottling"));
+}
+
+// maxTokens is a bucket's: with a ttl it is ignored, and says so.
+TEST(RetryThrottlingPolicyTest, MaxTokensWithTtlWarns) {
+  absl::StatusOr<PolicyTable> set = Load(R"({"methodConfig": [{"name": [{"service": "a.S"}],
+      "retryPolicy": {"maxAttempts": 2}, "retryBudget": {"maxTokens": 4, "ttl": "10s"}}]})");
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_THAT(set->warnings(),
+              ElementsAre("methodConfig[0].retryBudget.maxTokens: ignored with ttl (the budget is "
+                          "the calls' tokenRatio over the ttl, not a bucket); remove it"));
 }
 
 }  // namespace

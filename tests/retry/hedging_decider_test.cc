@@ -39,6 +39,13 @@ class HedgingDeciderTest : public ::testing::Test {
 
   absl::Time Now() { return clock_.Now(); }
 
+  // The attempts still in flight end as cancelled losers.
+  void CancelLosers(const HedgingDecider& decider, Call& call) {
+    while (call.in_flight > 0) {
+      decider.OnAttemptEnd(call, Ended(absl::StatusCode::kCancelled), Now(), absl::InfiniteFuture());
+    }
+  }
+
   SimulatedClock clock_{absl::FromUnixSeconds(1000)};
   const absl::Time deadline_ = absl::FromUnixSeconds(1000) + absl::Seconds(1);
 };
@@ -306,11 +313,44 @@ TEST_F(HedgingDeciderTest, EverySlowCallCannotDoubleTheLoad) {
     attempts += decider.OnTimer(call, Now(), absl::InfiniteFuture()).send;
     attempts += decider.OnTimer(call, Now(), absl::InfiniteFuture()).send;
     decider.OnAttemptEnd(call, Ended(absl::StatusCode::kOk), Now(), absl::InfiniteFuture());
-    while (call.in_flight > 0) {
-      decider.OnAttemptEnd(call, Ended(absl::StatusCode::kCancelled), Now(), absl::InfiniteFuture());
-    }
+    CancelLosers(decider, call);
   }
   EXPECT_LE(static_cast<double>(attempts) / kCalls, 1.0 + 0.1 + 10.0 / kCalls);
+  EXPECT_GE(static_cast<double>(attempts) / kCalls, 1.09);  // and does use it
+}
+
+// The same with a windowed budget: Start() deposits, each hedge takes a
+// token when sent (a non-fatal failure costs nothing by itself), so hedges
+// stay within the ratio of the calls plus the initial tokens.
+TEST_F(HedgingDeciderTest, WindowedBudgetBoundsHedgesByTheCalls) {
+  HedgingDecider::Options options = Defaults();
+  options.budget.reset();
+  WindowedRetryBudget::Options windowed;
+  windowed.token_ratio = 0.1;
+  windowed.ttl = absl::Seconds(10);
+  windowed.initial_tokens = 2;
+  options.windowed_budget = windowed;
+  options.clock = &clock_;
+  HedgingDecider decider(options);
+  ASSERT_NE(decider.windowed_budget(), nullptr);
+  EXPECT_EQ(decider.budget(), nullptr);
+  int attempts = 0;
+  constexpr int kCalls = 10000;
+  for (int i = 0; i < kCalls; ++i) {
+    Call call;
+    attempts += decider.Start(call).send;
+    clock_.AdvanceTime(absl::Milliseconds(10));
+    // One non-fatal failure (its next hedge at once), then the timer.
+    const HedgeStep failed = decider.OnAttemptEnd(call, Ended(absl::StatusCode::kUnavailable),
+                                                  Now(), absl::InfiniteFuture());
+    attempts += failed.send;
+    if (!failed.finished()) attempts += decider.OnTimer(call, Now(), absl::InfiniteFuture()).send;
+    if (call.in_flight > 0) {
+      decider.OnAttemptEnd(call, Ended(absl::StatusCode::kOk), Now(), absl::InfiniteFuture());
+    }
+    CancelLosers(decider, call);
+  }
+  EXPECT_LE(attempts, kCalls + kCalls / 10 + 2);
   EXPECT_GE(static_cast<double>(attempts) / kCalls, 1.09);  // and does use it
 }
 

@@ -1,9 +1,11 @@
 // RetryDecider: every way an attempt's end decides the call, on simulated
-// time (the decider reads no clock) with a fixed jitter draw.
+// time (the decider reads no clock but a windowed budget's, a
+// SimulatedClock here) with a fixed jitter draw.
 
 #include "src/retry/retry_decider.h"
 
 #include "gtest/gtest.h"
+#include "src/core/simulated_clock.h"
 #include "tests/core/fake_random.h"
 
 namespace resilience {
@@ -283,6 +285,75 @@ TEST_F(RetryDeciderTest, OneAttemptNeverRetries) {
       decider.Decide(1, Failed(absl::StatusCode::kUnavailable), kNow, absl::InfiniteFuture())
           .verdict,
       RetryVerdict::kAttemptsExhausted);
+}
+
+// A windowed retryBudget (ttl): every call's first attempt deposits the
+// ratio, every retry takes a token (a known-bad endpoint's failure too), a
+// retry that does not go (past the deadline) takes none, and nothing else
+// touches it.
+TEST_F(RetryDeciderTest, WindowedBudgetIsFundedByCallsAndSpentByRetries) {
+  SimulatedClock clock;
+  RetryDecider::Options options = Defaults();
+  options.budget.reset();
+  WindowedRetryBudget::Options windowed;
+  windowed.token_ratio = 0.1;
+  windowed.ttl = absl::Seconds(10);
+  windowed.initial_tokens = 1;
+  options.windowed_budget = windowed;
+  options.clock = &clock;
+  RetryDecider decider(options, random_);
+  ASSERT_NE(decider.windowed_budget(), nullptr);
+  EXPECT_EQ(decider.budget(), nullptr);
+  WindowedRetryBudget& budget = *decider.windowed_budget();
+  AttemptOutcome bad = Failed(absl::StatusCode::kUnavailable);
+  bad.endpoint_known_bad = true;
+  // The initial token, and the call's own deposit (1.1 tokens): one retry.
+  EXPECT_EQ(decider.Decide(1, bad, kNow, absl::InfiniteFuture()).verdict, RetryVerdict::kRetry);
+  EXPECT_DOUBLE_EQ(budget.tokens(), 0.1);
+  // Its retry's failure deposits nothing and finds no token.
+  EXPECT_EQ(decider.Decide(2, Failed(absl::StatusCode::kUnavailable), kNow, absl::InfiniteFuture())
+                .verdict,
+            RetryVerdict::kBudgetSpent);
+  EXPECT_DOUBLE_EQ(budget.tokens(), 0.1);
+  // Eight successful calls and a non-retryable failure: 1.0 token.
+  for (int i = 0; i < 8; ++i) {
+    decider.Decide(1, Failed(absl::StatusCode::kOk), kNow, absl::InfiniteFuture());
+  }
+  decider.Decide(1, Failed(absl::StatusCode::kInternal), kNow, absl::InfiniteFuture());
+  EXPECT_DOUBLE_EQ(budget.tokens(), 1.0);
+  // A retry whose backoff would pass the deadline does not take it; the
+  // next call's does.
+  EXPECT_EQ(decider.Decide(2, Failed(absl::StatusCode::kUnavailable), kNow,
+                           kNow + absl::Milliseconds(50))
+                .verdict,
+            RetryVerdict::kBackoffPastDeadline);
+  EXPECT_DOUBLE_EQ(budget.tokens(), 1.0);
+  EXPECT_EQ(decider.Decide(2, Failed(absl::StatusCode::kUnavailable), kNow, absl::InfiniteFuture())
+                .verdict,
+            RetryVerdict::kRetry);
+  EXPECT_DOUBLE_EQ(budget.tokens(), 0.0);
+}
+
+// With the channel's throttle too, a retry needs both, and a retry the
+// throttle refuses takes no token of the windowed budget.
+TEST_F(RetryDeciderTest, WindowedBudgetAndThrottleMustBothAllow) {
+  SimulatedClock clock;
+  RetryBudget throttle(4, 0.1);  // retries while tokens > 2
+  RetryDecider::Options options = Defaults();
+  options.budget.reset();
+  WindowedRetryBudget::Options windowed;
+  windowed.initial_tokens = 5;
+  options.windowed_budget = windowed;
+  options.clock = &clock;
+  options.throttle = &throttle;
+  RetryDecider decider(options, random_);
+  EXPECT_EQ(decider.Decide(1, Failed(absl::StatusCode::kUnavailable), kNow, absl::InfiniteFuture())
+                .verdict,
+            RetryVerdict::kRetry);  // throttle 3, budget 5.1 - 1
+  EXPECT_EQ(decider.Decide(2, Failed(absl::StatusCode::kUnavailable), kNow, absl::InfiniteFuture())
+                .verdict,
+            RetryVerdict::kBudgetSpent);  // throttle 2
+  EXPECT_DOUBLE_EQ(decider.windowed_budget()->tokens(), 4.1);
 }
 
 }  // namespace

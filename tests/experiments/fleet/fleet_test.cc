@@ -159,22 +159,47 @@ TEST(FleetTest, PerServerBreakersWaiveTheMethodBreakersRejectionsOnceAnswersCome
 
 // The retryThrottling bucket's burst: its upper half is what a client may
 // retry before the token ratio limits it, however few calls it makes. At
-// 0.8 calls/s per client (the sweep's 1,000 clients at 0.1 C), the shipped
-// maxTokens 10 lets each client retry 4 times at the first failures: over
-// a 5 s spike or outage and the 10 s after it, a quarter more attempts than
-// calls. maxTokens 4 lets it retry once: within 1 + the token ratio (0.1).
-TEST(FleetTest, LowRateClientsRetryWithinTheTokenRatioWithABucketOfFour) {
+// 0.8 calls/s per client (the sweep's 1,000 clients at 0.1 C), the bucket
+// alone (maxTokens 10, the file as shipped before its retryBudget had a
+// ttl) lets each client retry 4 times at the first failures: over a 5 s
+// spike or outage and the 10 s after it, a quarter more attempts than
+// calls. maxTokens 4 lets it retry once; the shipped windowed retryBudget
+// (tokenRatio 0.1 of the client's calls over 5 s) lets it retry only what
+// its calls funded: both within 1 + the token ratio (0.1), and the shipped
+// file recovers at once.
+TEST(FleetTest, LowRateClientsRetryWithinTheTokenRatio) {
   for (TriggerKind kind : {TriggerKind::kLatencySpike, TriggerKind::kOutage}) {
     Config c = Small(kind, absl::Seconds(5));
     c.clients = 150;  // 0.1 x 1,200 calls/s: 0.8 calls/s each
     c.load = 0.1;
-    const RunResult four = RunPolicy(c, "recommended-tokens-4");
     const RunResult shipped = RunPolicy(c, "recommended");
+    const RunResult bucket = RunPolicy(c, "recommended-bucket-only");
+    const RunResult four = RunPolicy(c, "recommended-tokens-4");
+    EXPECT_LE(shipped.window_amplification, 1.1) << static_cast<int>(kind);
+    EXPECT_LE(shipped.trigger_amplification, 1.1) << static_cast<int>(kind);
+    EXPECT_GT(bucket.window_amplification, 1.15) << static_cast<int>(kind);
     EXPECT_LE(four.window_amplification, 1.1) << static_cast<int>(kind);
-    EXPECT_GT(shipped.window_amplification, 1.15) << static_cast<int>(kind);
-    EXPECT_TRUE(four.recovered);
-    EXPECT_EQ(four.recovery_seconds, 0);
+    EXPECT_TRUE(shipped.recovered);
+    EXPECT_EQ(shipped.recovery_seconds, 0);
   }
+}
+
+// The bucket-only variant is the shipped file less Get's retryBudget: the
+// same throttle, retries and breaker, no windowed budget.
+TEST(FleetPolicyTest, BucketOnlyVariantDropsOnlyTheWindowedBudget) {
+  absl::StatusOr<FleetPolicy> shipped = StandardPolicy("recommended");
+  absl::StatusOr<FleetPolicy> bucket = StandardPolicy("recommended-bucket-only");
+  ASSERT_TRUE(shipped.ok()) << shipped.status();
+  ASSERT_TRUE(bucket.ok()) << bucket.status();
+  ASSERT_TRUE(shipped->retry.windowed_budget.has_value());
+  EXPECT_EQ(shipped->retry.windowed_budget->ttl, absl::Seconds(5));
+  EXPECT_FALSE(bucket->retry.windowed_budget.has_value());
+  EXPECT_FALSE(bucket->retry.budget.has_value());  // the file has retryThrottling
+  ASSERT_TRUE(bucket->throttle.has_value());
+  EXPECT_EQ(bucket->throttle->max_tokens, shipped->throttle->max_tokens);
+  EXPECT_EQ(bucket->retry.max_attempts, shipped->retry.max_attempts);
+  EXPECT_EQ(bucket->breaker.kind, shipped->breaker.kind);
+  EXPECT_FALSE(bucket->client_json.empty());  // a file: it runs over real gRPC too
 }
 
 TEST(FleetPolicyTest, TokensVariantChangesOnlyTheThrottlesBucket) {
