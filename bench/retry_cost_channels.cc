@@ -89,6 +89,14 @@ absl::StatusOr<Client> MakeClient(const ChannelSpec& spec, const std::string& ta
           target, grpc::InsecureChannelCredentials(), args, std::move(hijack));
       break;
     }
+    case ChannelSpec::Kind::kPassthroughFloor: {
+      // As kHijackFloor: gRPC's retry filter stays on, as on our channels.
+      std::vector<std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>> pass;
+      pass.push_back(std::make_unique<resilience::bench::PassthroughInterceptor::Factory>());
+      client.channel = grpc::experimental::CreateCustomChannelWithInterceptors(
+          target, grpc::InsecureChannelCredentials(), args, std::move(pass));
+      break;
+    }
     case ChannelSpec::Kind::kOurChain: {
       resilience::PolicySet::LoadOptions load;
       load.strict = true;  // a field we got wrong should not be silently ignored
@@ -148,6 +156,9 @@ ChannelSpec RetryFloorReusedCq() {
   return Floor("retry_floor_reused_cq", true, kMaxAttempts, true);
 }
 ChannelSpec HijackRejectFloor() { return Floor("hijack_reject_floor", false, 1, false); }
+ChannelSpec PassthroughFloor() {
+  return {"passthrough_floor", ChannelSpec::Kind::kPassthroughFloor, {}, {}};
+}
 
 namespace {
 
@@ -216,6 +227,7 @@ std::vector<ChannelSpec> SuccessPathSpecs() {
           OurChain("breaker", BreakerOnly(kSreBreaker)),
           OurChain("breaker_timeout", BreakerTimeout(kSreBreaker)),
           OurChain("full_chain", FullChain(kSreBreaker)),
+          PassthroughFloor(),
           OurChain("bulkhead", BulkheadOnly()),
           OurChain("full_chain_bulkhead", FullChainBulkhead(kSreBreaker))};
 }
@@ -261,7 +273,7 @@ std::vector<ChannelSpec> NonBlockingSuccessSpecs(CallerKind caller) {
   return ForCaller(caller, {Bare(), HijackFloorNonBlocking(Completion::kCallbackApi),
                             HijackFloorNonBlocking(Completion::kOwnCqThread),
                             OurChain("full_chain", FullChain(kSreBreaker)),
-                            OurChain("bulkhead", BulkheadOnly()),
+                            PassthroughFloor(), OurChain("bulkhead", BulkheadOnly()),
                             OurChain("full_chain_bulkhead", FullChainBulkhead(kSreBreaker))});
 }
 

@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "bench/hijack_once_interceptor.h"
+#include "bench/passthrough_interceptor.h"
 #include "cache/v1/cache.grpc.pb.h"
 #include "grpc_resilience/client.h"
 #include "grpcpp/channel.h"
@@ -59,7 +60,7 @@ inline constexpr char kNonBindingBulkhead[] =
 enum class CallerKind { kSync, kAsync, kCallback };
 
 struct ChannelSpec {
-  enum class Kind { kBare, kBuiltinRetry, kHijackFloor, kOurChain };
+  enum class Kind { kBare, kBuiltinRetry, kHijackFloor, kPassthroughFloor, kOurChain };
   std::string name;
   Kind kind;
   ChainSpec chain;                             // kOurChain only
@@ -114,6 +115,10 @@ ChannelSpec RetryFloor();
 ChannelSpec RetryFloorReusedCq();
 // What any interceptor that answers a call itself costs at least.
 ChannelSpec HijackRejectFloor();
+// What any client interceptor costs at least: the only one on the channel
+// calls Proceed() at every hook (passthrough_interceptor.h); the channel is
+// made as CreateResilientChannel() makes ours (gRPC's retry filter on).
+ChannelSpec PassthroughFloor();
 // The floors of a caller that must not be blocked (async, callback): the
 // attempts complete on gRPC's callback threads (..._callback_api) or on a
 // completion queue with a thread of its own (..._own_cq_thread), which then

@@ -11,7 +11,8 @@
 #  - the same for an async and a callback caller (async_*, callback_*),
 #    against their bare channel (builtin_retry under failures) and both
 #    non-blocking floors (..._callback_api, ..._own_cq_thread);
-#  - with BULKHEAD=1 only a non-binding bulkhead's cost: bare, bulkhead,
+#  - with BULKHEAD=1 only a non-binding bulkhead's cost: bare,
+#    passthrough_floor (the floor of any client interceptor), bulkhead,
 #    full_chain, full_chain_bulkhead.
 #
 #   bench/run_retry_cost_bench.sh [BUILD_DIR] [retry_cost_bench flags...]
@@ -133,20 +134,23 @@ failing=(builtin_retry retry_floor retry_floor_reused_cq full_chain)
 nb_success=(bare hijack_floor_callback_api hijack_floor_own_cq_thread full_chain)
 nb_failing=(builtin_retry retry_floor_callback_api retry_floor_own_cq_thread full_chain)
 
-# BULKHEAD=1: only what a non-binding bulkhead costs: bare, bulkhead (a
-# policy with only a bulkhead), full_chain and full_chain_bulkhead, for each
-# caller kind of CONFIGS, with their ratios.
+# BULKHEAD=1: only what a non-binding bulkhead costs: bare,
+# passthrough_floor (a channel whose only interceptor calls Proceed() at
+# every hook: what any interceptor costs), bulkhead (a policy with only a
+# bulkhead), full_chain and full_chain_bulkhead, for each caller kind of
+# CONFIGS, with their ratios to bare, passthrough_floor and full_chain.
 if [ "${BULKHEAD:-0}" = 1 ]; then
   for kind in $kinds; do
     prefix=""
     [ "$kind" = sync ] || prefix="${kind}_"
-    for config in bare bulkhead full_chain full_chain_bulkhead; do
+    for config in bare passthrough_floor bulkhead full_chain full_chain_bulkhead; do
       count "$prefix$config" "$prefix$config"
     done
     echo
     echo "### non-binding bulkhead, $kind caller"
-    table "${prefix}bare ${prefix}full_chain" "${prefix}bare" "${prefix}bulkhead" \
-      "${prefix}full_chain" "${prefix}full_chain_bulkhead"
+    table "${prefix}bare ${prefix}passthrough_floor ${prefix}full_chain" "${prefix}bare" \
+      "${prefix}passthrough_floor" "${prefix}bulkhead" "${prefix}full_chain" \
+      "${prefix}full_chain_bulkhead"
   done
   exit 0
 fi
