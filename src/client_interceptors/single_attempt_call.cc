@@ -65,7 +65,7 @@ void SingleAttemptCall::Intercept(grpc::experimental::InterceptorBatchMethods* m
   }
   if (rejected_) {
     FillRejection(methods);
-  } else if (!first_response_.has_value() &&
+  } else if (breaker_.enabled() && !first_response_.has_value() &&
              methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_MESSAGE) &&
              methods->GetRecvMessage() != nullptr) {
     first_response_ = env_.breaker_clock->Now();
@@ -254,7 +254,10 @@ void SingleAttemptCall::FillRejection(grpc::experimental::InterceptorBatchMethod
 
 void SingleAttemptCall::End(grpc::experimental::InterceptorBatchMethods* methods) {
   grpc::Status* status = methods->GetRecvStatus();
-  if (!rejected_) {
+  // The end is classified for the breaker and the timeout only: a call with
+  // neither (a bulkhead or metrics alone) reads no clock and no deadline
+  // here.
+  if (!rejected_ && (breaker_.enabled() || has_timeout_)) {
     timeout_.Disarm();  // after this, fired() no longer changes
     AttemptEnd end;
     end.code = status->error_code();

@@ -58,13 +58,14 @@ namespace resilience {
 //      waits ends CANCELLED at once (its timer is moved to now). The slot is
 //      given back at POST_RECV_STATUS. A unary call has one batch, so no
 //      other batch can reach the call while it waits.
-// At POST_RECV_STATUS, the end is classified once (ClassifyAttemptEnd()):
-// the breaker records it, with the latency to the first response message
-// (a stream's lifetime is not the backend's speed); a deadline of ours
-// becomes DEADLINE_EXCEEDED in the chain's style (OwnDeadlineStatus()), and
-// then the call's final status is counted, fed to the channel's
-// retryThrottling and to the reconnect watch. Breaker events are delivered
-// last, on this thread for a blocking caller, else on the events thread.
+// At POST_RECV_STATUS, the end of a call with a breaker or a timeout is
+// classified once (ClassifyAttemptEnd()): the breaker records it, with the
+// latency to the first response message (a stream's lifetime is not the
+// backend's speed); a deadline of ours becomes DEADLINE_EXCEEDED in the
+// chain's style (OwnDeadlineStatus()). Then every call's final status is
+// counted, fed to the channel's retryThrottling and to the reconnect watch.
+// Breaker events are delivered last, on this thread for a blocking caller,
+// else on the events thread.
 class SingleAttemptCall final : public grpc::experimental::Interceptor {
  public:
   SingleAttemptCall(grpc::experimental::ClientRpcInfo* info, std::shared_ptr<ClientMethodState> state,
