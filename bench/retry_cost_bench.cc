@@ -7,9 +7,10 @@
 //     off), gRPC's built-in retry (service config), the hijack floors (an
 //     interceptor that re-issues each call once: a new completion queue per
 //     attempt, or one per caller thread), our breaker, breaker + timeout,
-//     and the full chain (retry + timeout + breaker); the floor of any
-//     interceptor (passthrough_floor: one that only calls Proceed()), a
-//     bulkhead alone and the full chain with a bulkhead. Per config: calls/s,
+//     and the full chain (retry + timeout + breaker); a bare channel with
+//     gRPC's retry filter on (bare_retry_filter, gRPC's default), the floor
+//     of any interceptor (passthrough_floor: one that only calls Proceed()),
+//     a bulkhead alone and the full chain with a bulkhead. Per config: calls/s,
 //     client CPU per call (the headline), context switches per call,
 //     p50 / p99, and the ratios to bare, builtin_retry and
 //     hijack_floor_reused_cq.
@@ -102,8 +103,8 @@ ABSL_FLAG(double, failure_rate, 0.2,
 ABSL_FLAG(std::string, json_file, "", "Also write the figures as JSON to this file.");
 ABSL_FLAG(std::string, only, "",
           "Run only this success-path config (bare, builtin_retry, hijack_floor, "
-          "hijack_floor_reused_cq, breaker, breaker_timeout, full_chain, passthrough_floor, "
-          "bulkhead, full_chain_bulkhead) for --calls calls from "
+          "hijack_floor_reused_cq, breaker, breaker_timeout, full_chain, bare_retry_filter, "
+          "passthrough_floor, bulkhead, full_chain_bulkhead) for --calls calls from "
           "one caller, e.g. under callgrind.");
 ABSL_FLAG(bool, only_failing, false,
           "--only runs a failure-comparison config (builtin_retry, retry_floor, "

@@ -74,6 +74,8 @@ absl::StatusOr<Client> MakeClient(const ChannelSpec& spec, const std::string& ta
   switch (spec.kind) {
     case ChannelSpec::Kind::kBare:
       args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
+      [[fallthrough]];
+    case ChannelSpec::Kind::kBareRetryFilter:
       client.channel = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
       break;
     case ChannelSpec::Kind::kBuiltinRetry:
@@ -135,6 +137,9 @@ absl::StatusOr<std::vector<Client>> MakeClients(const std::vector<ChannelSpec>& 
 }
 
 ChannelSpec Bare() { return {"bare", ChannelSpec::Kind::kBare, {}, {}}; }
+ChannelSpec BareRetryFilter() {
+  return {"bare_retry_filter", ChannelSpec::Kind::kBareRetryFilter, {}, {}};
+}
 ChannelSpec BuiltinRetry() { return {"builtin_retry", ChannelSpec::Kind::kBuiltinRetry, {}, {}}; }
 
 namespace {
@@ -227,6 +232,7 @@ std::vector<ChannelSpec> SuccessPathSpecs() {
           OurChain("breaker", BreakerOnly(kSreBreaker)),
           OurChain("breaker_timeout", BreakerTimeout(kSreBreaker)),
           OurChain("full_chain", FullChain(kSreBreaker)),
+          BareRetryFilter(),
           PassthroughFloor(),
           OurChain("bulkhead", BulkheadOnly()),
           OurChain("full_chain_bulkhead", FullChainBulkhead(kSreBreaker))};
@@ -273,7 +279,8 @@ std::vector<ChannelSpec> NonBlockingSuccessSpecs(CallerKind caller) {
   return ForCaller(caller, {Bare(), HijackFloorNonBlocking(Completion::kCallbackApi),
                             HijackFloorNonBlocking(Completion::kOwnCqThread),
                             OurChain("full_chain", FullChain(kSreBreaker)),
-                            PassthroughFloor(), OurChain("bulkhead", BulkheadOnly()),
+                            BareRetryFilter(), PassthroughFloor(),
+                            OurChain("bulkhead", BulkheadOnly()),
                             OurChain("full_chain_bulkhead", FullChainBulkhead(kSreBreaker))});
 }
 

@@ -60,7 +60,14 @@ inline constexpr char kNonBindingBulkhead[] =
 enum class CallerKind { kSync, kAsync, kCallback };
 
 struct ChannelSpec {
-  enum class Kind { kBare, kBuiltinRetry, kHijackFloor, kPassthroughFloor, kOurChain };
+  enum class Kind {
+    kBare,
+    kBareRetryFilter,
+    kBuiltinRetry,
+    kHijackFloor,
+    kPassthroughFloor,
+    kOurChain
+  };
   std::string name;
   Kind kind;
   ChainSpec chain;                             // kOurChain only
@@ -101,6 +108,10 @@ absl::StatusOr<std::vector<Client>> MakeClients(const std::vector<ChannelSpec>& 
                                                 const std::string& target);
 
 ChannelSpec Bare();
+// A channel as gRPC makes it by default: no interceptor, gRPC's retry filter
+// on (GRPC_ARG_ENABLE_RETRIES left alone, no retry policy), as it is on the
+// channels CreateResilientChannel() makes; bare switches it off.
+ChannelSpec BareRetryFilter();
 ChannelSpec BuiltinRetry();
 // What any hijack-and-re-issue retry costs at least, on a channel set up as
 // ours are (hijack_once_interceptor.h): re-issued once, on a new completion

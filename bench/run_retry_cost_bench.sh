@@ -12,8 +12,9 @@
 #    against their bare channel (builtin_retry under failures) and both
 #    non-blocking floors (..._callback_api, ..._own_cq_thread);
 #  - with BULKHEAD=1 only a non-binding bulkhead's cost: bare,
-#    passthrough_floor (the floor of any client interceptor), bulkhead,
-#    full_chain, full_chain_bulkhead.
+#    bare_retry_filter (gRPC's default channel), passthrough_floor (the
+#    floor of any client interceptor), bulkhead, full_chain,
+#    full_chain_bulkhead.
 #
 #   bench/run_retry_cost_bench.sh [BUILD_DIR] [retry_cost_bench flags...]
 #
@@ -134,23 +135,23 @@ failing=(builtin_retry retry_floor retry_floor_reused_cq full_chain)
 nb_success=(bare hijack_floor_callback_api hijack_floor_own_cq_thread full_chain)
 nb_failing=(builtin_retry retry_floor_callback_api retry_floor_own_cq_thread full_chain)
 
-# BULKHEAD=1: only what a non-binding bulkhead costs: bare,
-# passthrough_floor (a channel whose only interceptor calls Proceed() at
-# every hook: what any interceptor costs), bulkhead (a policy with only a
-# bulkhead), full_chain and full_chain_bulkhead, for each caller kind of
-# CONFIGS, with their ratios to bare, passthrough_floor and full_chain.
+# BULKHEAD=1: only what a non-binding bulkhead costs: bare (gRPC's retry
+# filter off), bare_retry_filter (on, as gRPC makes a channel by default and
+# as CreateResilientChannel() keeps it), passthrough_floor (that channel
+# with one interceptor that calls Proceed() at every hook: what any
+# interceptor costs), bulkhead (a policy with only a bulkhead), full_chain
+# and full_chain_bulkhead, for each caller kind of CONFIGS, with their
+# ratios to bare, bare_retry_filter, passthrough_floor and full_chain.
 if [ "${BULKHEAD:-0}" = 1 ]; then
   for kind in $kinds; do
     prefix=""
     [ "$kind" = sync ] || prefix="${kind}_"
-    for config in bare passthrough_floor bulkhead full_chain full_chain_bulkhead; do
-      count "$prefix$config" "$prefix$config"
-    done
+    configs=(bare bare_retry_filter passthrough_floor bulkhead full_chain full_chain_bulkhead)
+    for config in "${configs[@]}"; do count "$prefix$config" "$prefix$config"; done
     echo
     echo "### non-binding bulkhead, $kind caller"
-    table "${prefix}bare ${prefix}passthrough_floor ${prefix}full_chain" "${prefix}bare" \
-      "${prefix}passthrough_floor" "${prefix}bulkhead" "${prefix}full_chain" \
-      "${prefix}full_chain_bulkhead"
+    table "${prefix}bare ${prefix}bare_retry_filter ${prefix}passthrough_floor ${prefix}full_chain" \
+      "${configs[@]/#/$prefix}"
   done
   exit 0
 fi
