@@ -12,6 +12,7 @@
 
 #include "absl/strings/string_view.h"
 #include "src/limits/global_rate_limiter.h"
+#include "src/limits/lease_queue.h"
 #include "src/limits/lease_source.h"
 #include "src/policy/global_throttle_settings.h"
 
@@ -39,6 +40,17 @@ class FleetLimitBackend {
   virtual std::unique_ptr<LeaseSource> StartLeaseSource(const GlobalThrottleSettings& settings,
                                                         const std::string& key,
                                                         GlobalRateLimiter& limiter) const = 0;
+
+  // ServeLeaseQueue()
+  //
+  // The worker that serves every key of a throttle.perCaller.global limit
+  // (`queue`: PerCallerLimits::fleet_queue()) from the store `settings`
+  // names, already running, with one connection and one thread whatever the
+  // number of keys (it must not wait for the store: until its first lease a
+  // key admits its local share). The caller hands it to the queue
+  // (LeaseQueue::SetWorker()), which must outlive it.
+  virtual std::unique_ptr<LeaseQueue::Worker> ServeLeaseQueue(
+      const GlobalThrottleSettings& settings, LeaseQueue& queue) const = 0;
 
   // MissingMessage()
   //

@@ -156,6 +156,10 @@ std::string DefaultGlobalThrottleKey(absl::string_view scope) {
   return absl::StrCat("grpc_resilience:", scope.empty() ? "*" : scope);
 }
 
+std::string PerCallerFleetPrefix(const GlobalThrottleSettings& g, absl::string_view scope) {
+  return g.key.empty() ? absl::StrCat(DefaultGlobalThrottleKey(scope), ":caller") : g.key;
+}
+
 absl::Status CheckGlobalThrottleKeys(std::vector<GlobalThrottleScope> scopes) {
   struct Bucket {
     std::string redis;  // host:port

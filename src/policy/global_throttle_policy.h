@@ -69,6 +69,16 @@ absl::Status CheckGlobalThrottleKeys(std::vector<GlobalThrottleScope> scopes);
 // the scope ("*" for the default entry's empty one).
 std::string DefaultGlobalThrottleKey(absl::string_view scope);
 
+// PerCallerFleetPrefix()
+//
+// The prefix of the Redis keys of throttle.perCaller.global's buckets in
+// `scope`: its `key` when set, else DefaultGlobalThrottleKey(scope) and
+// ":caller". A caller key's bucket is the prefix, ':' and the stored key
+// (PerCallerLimits::StoredKey(): printable, at most 128 bytes, hashed
+// otherwise); the default bucket's is the prefix and ":#default", which no
+// stored key can be.
+std::string PerCallerFleetPrefix(const GlobalThrottleSettings& g, absl::string_view scope);
+
 }  // namespace resilience
 
 #endif  // GRPC_RESILIENCE_SRC_POLICY_GLOBAL_THROTTLE_POLICY_H_

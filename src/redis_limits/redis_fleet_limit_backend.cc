@@ -6,7 +6,8 @@
 #include <utility>
 
 #include "grpc_resilience/redis_limits.h"
-#include "src/policy/global_throttle_policy.h"
+#include "src/redis_limits/redis_lease_client.h"
+#include "src/redis_limits/redis_lease_queue_worker.h"
 #include "src/redis_limits/redis_lease_source.h"
 
 namespace resilience {
@@ -15,16 +16,14 @@ std::unique_ptr<LeaseSource> RedisFleetLimitBackend::StartLeaseSource(
     const GlobalThrottleSettings& settings, const std::string& key,
     GlobalRateLimiter& limiter) const {
   RedisLeaseSource::Options source;
-  source.host = settings.host;
-  source.port = settings.port;
+  source.redis = RedisLeaseClient::FromSettings(settings);
   source.key = key;
-  source.timeout = settings.timeout;
-  if (!settings.password_env.empty() || !settings.password_file.empty()) {
-    source.username = settings.username;
-    source.password = [settings] { return ReadGlobalThrottlePassword(settings); };
-    source.credentials = GlobalThrottlePasswordSource(settings);
-  }
   return std::make_unique<RedisLeaseSource>(std::move(source), limiter);
+}
+
+std::unique_ptr<LeaseQueue::Worker> RedisFleetLimitBackend::ServeLeaseQueue(
+    const GlobalThrottleSettings& settings, LeaseQueue& queue) const {
+  return std::make_unique<RedisLeaseQueueWorker>(RedisLeaseClient::FromSettings(settings), queue);
 }
 
 std::shared_ptr<const FleetLimitBackend> RedisFleetLimits() {

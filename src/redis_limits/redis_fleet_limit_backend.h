@@ -18,12 +18,16 @@ namespace resilience {
 //
 // Each source connects to the settings' `redis` (host:port), authenticates
 // with their AUTH settings (the password read again at each connect) and
-// leases from `key`; see RedisLeaseSource. Stateless: thread-safe.
+// leases from `key`; see RedisLeaseSource. The keys of a
+// throttle.perCaller.global share one RedisLeaseQueueWorker. Stateless:
+// thread-safe.
 class RedisFleetLimitBackend final : public FleetLimitBackend {
  public:
   std::unique_ptr<LeaseSource> StartLeaseSource(const GlobalThrottleSettings& settings,
                                                 const std::string& key,
                                                 GlobalRateLimiter& limiter) const override;
+  std::unique_ptr<LeaseQueue::Worker> ServeLeaseQueue(const GlobalThrottleSettings& settings,
+                                                      LeaseQueue& queue) const override;
 };
 
 }  // namespace resilience
