@@ -9,12 +9,14 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "src/limits/global_rate_limiter.h"
 #include "src/limits/lease_queue.h"
 #include "src/limits/lease_source.h"
 #include "src/policy/global_throttle_settings.h"
+#include "src/policy/method_policy.h"
 
 namespace resilience {
 
@@ -58,6 +60,12 @@ class FleetLimitBackend {
   // ("methodConfig[2].throttle.global"): which library to link and what to
   // call.
   static std::string MissingMessage(absl::string_view path);
+
+  // MissingMessages()
+  //
+  // MissingMessage() for each fleet-wide limit of `throttle` (global,
+  // perCaller.global): what a server without a backend warns of.
+  static std::vector<std::string> MissingMessages(const ThrottleSettings& throttle);
 };
 
 }  // namespace resilience
