@@ -23,6 +23,7 @@ namespace {
 
 using ::resilience::testing::HandlerRuns;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(GlobalThrottleTest, LocalShareWithoutRedisRejectsWithPushbackAndSkipsHandlers) {
   absl::StatusOr<int> port = testing::FreeLoopbackPort();
@@ -89,6 +90,65 @@ TEST(GlobalThrottleTest, LocalShareWithoutRedisRejectsWithPushbackAndSkipsHandle
                               "source=\"local_share\"} 1"));
   EXPECT_THAT(body, HasSubstr("grpc_resilience_server_rejections_total{grpc_method=\"/"
                               "resilience.test.TestService/Unary\",cause=\"rate\"} 4"));
+  started.server->Shutdown();
+}
+
+// throttle.perCaller.global without Redis: each caller key its own local
+// share, refusals naming the key's fleet-wide rate, one outage for all keys
+// in the metrics (labelled by the keys' prefix, no label per key).
+TEST(GlobalThrottleTest, PerCallerFleetLimitWithoutRedisGivesEachKeyItsLocalShare) {
+  absl::StatusOr<int> port = testing::FreeLoopbackPort();
+  ASSERT_TRUE(port.ok());
+  absl::StatusOr<PolicySet> policies = PolicySet::FromJsonString(absl::StrCat(
+      R"({"methodConfig":[{"name":[{"service":"resilience.test.TestService"}],)",
+      R"("throttle":{"perCaller":{"key":{"header":"x-tenant-id"},"global":{"redis":"127.0.0.1:)",
+      *port, R"(","key":"test:caller","ratePerSecond":0.2,"burst":2,"expectedReplicas":2}}}}]})"));
+  ASSERT_TRUE(policies.ok()) << policies.status();
+  HandlerRuns runs;
+  testing::SyncEchoService service(&runs);
+  ServerResilienceOptions options;
+  options.fleet_limits = RedisFleetLimits();
+  testing::GuardedServer started =
+      testing::StartGuardedServer<test::TestService>(*std::move(policies), &service,
+                                                     std::move(options));
+  ASSERT_NE(started.server, nullptr);
+  EXPECT_TRUE(started.resilience->warnings().empty());
+  auto stub = test::TestService::NewStub(started.server->NewChannel());
+  std::string message;
+  auto call = [&](const char* tenant) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    context.AddMetadata("x-tenant-id", tenant);
+    test::Req request;
+    test::Resp response;
+    const grpc::Status status = stub->Unary(&context, request, &response);
+    if (!status.ok()) message = status.error_message();
+    return status.ok();
+  };
+  // A share of 0.1/s and a burst of 1 per key: a token each, within 10 s.
+  EXPECT_TRUE(call("tenant-a"));
+  EXPECT_FALSE(call("tenant-a"));
+  EXPECT_FALSE(call("tenant-a"));
+  EXPECT_THAT(message, HasSubstr("/resilience.test.TestService/Unary: per-caller fleet-wide rate "
+                                 "limit 0.2/s reached for caller \"tenant-a\""));
+  EXPECT_TRUE(call("tenant-b"));  // tenant-a's refusals took nothing from it
+  EXPECT_EQ(runs.total(), 2);
+  ASSERT_TRUE(testing::Eventually([&] {
+    PrometheusText text;
+    started.resilience->AppendMetrics(text);
+    return absl::StrContains(
+        text.Finish(), "grpc_resilience_server_global_limit_transitions_total{key=\"test:caller:*\","
+                       "to=\"local_share\"} 1");
+  }));
+  PrometheusText text;
+  started.resilience->AppendMetrics(text);
+  const std::string body = text.Finish();
+  EXPECT_THAT(body, HasSubstr("grpc_resilience_server_global_limit_using_store{key=\"test:caller:*\"} 0"));
+  EXPECT_THAT(body, HasSubstr("grpc_resilience_server_global_limit_admitted_total{key=\"test:caller:*\","
+                              "source=\"local_share\"} 2"));
+  EXPECT_THAT(body, HasSubstr("grpc_resilience_server_per_caller_rejections_total{scope=\""));
+  EXPECT_THAT(body, HasSubstr("cause=\"global_rate\"} 2"));
+  EXPECT_THAT(body, Not(HasSubstr("tenant-a")));
   started.server->Shutdown();
 }
 
