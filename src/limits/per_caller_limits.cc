@@ -92,12 +92,12 @@ std::shared_ptr<PerCallerLimits::Bucket> PerCallerLimits::NewBucket(std::string 
   bucket->tat_ns.store(absl::ToUnixNanos(clock_.Now()), std::memory_order_relaxed);
   if (fleet_queue_ != nullptr) {
     GlobalRateLimiter::Options fleet = *options_.fleet;
-    fleet.log = nullptr;  // the queue logs once for all keys
-    std::string store_key = FleetKey(bucket->key);
-    fleet.name = store_key;
+    // The queue logs once for all keys: no log, and no name to log.
+    fleet.log = nullptr;
+    fleet.name.clear();
     // Validate() checked these options: Create() cannot fail.
     bucket->fleet =
-        *KeyedLease::Create(std::move(store_key), std::move(fleet), clock_, *fleet_queue_);
+        *KeyedLease::Create(FleetKey(bucket->key), std::move(fleet), clock_, *fleet_queue_);
   }
   return bucket;
 }
