@@ -114,6 +114,14 @@ double NsPerCall(F&& try_acquire, int64_t n) {
   return ns;
 }
 
+// Where the admitted calls' tokens came from, and the round trips.
+void PrintLeaseStats(const resilience::GlobalRateLimiterStats& stats, int64_t round_trips) {
+  std::printf("    leased calls %lld, local-share calls %lld, rejected %lld, round trips %lld\n",
+              static_cast<long long>(stats.admitted_leased),
+              static_cast<long long>(stats.admitted_local), static_cast<long long>(stats.rejected),
+              static_cast<long long>(round_trips));
+}
+
 // Part 3's limits: a rate per key that never binds, per server (`fleet`
 // false) or for the fleet with leases from `redis` (host:port).
 std::unique_ptr<resilience::PerCallerLimits> PerCaller(bool fleet, const std::string& host,
@@ -265,10 +273,7 @@ int main(int argc, char** argv) {
   std::printf("    %-40s %6.1f ns  speed ratio %.2f (bucket ns / global ns)\n",
               "GlobalRateLimiter (Redis leases)", Median(global_ns),
               Median(bucket_ns) / Median(global_ns));
-  std::printf("    leased calls %lld, local-share calls %lld, rejected %lld, round trips %lld\n",
-              static_cast<long long>(stats.admitted_leased),
-              static_cast<long long>(stats.admitted_local), static_cast<long long>(stats.rejected),
-              static_cast<long long>(stats.leases));
+  PrintLeaseStats(stats, stats.leases);
 
   // 3. A rate per caller key: per server, or for the fleet.
   auto per_server = PerCaller(false, host, port);
@@ -285,9 +290,6 @@ int main(int argc, char** argv) {
   std::printf("    %-40s %6.1f ns  ratio %.2f (fleet ns / per-server ns)\n",
               "rate per key, fleet (Redis leases)", Median(per_fleet_ns),
               Median(per_fleet_ns) / Median(per_server_ns));
-  std::printf("    leased calls %lld, local-share calls %lld, rejected %lld, round trips %lld\n",
-              static_cast<long long>(fleet.admitted_leased),
-              static_cast<long long>(fleet.admitted_local), static_cast<long long>(fleet.rejected),
-              static_cast<long long>(per_fleet->fleet_queue()->leases()));
+  PrintLeaseStats(fleet, per_fleet->fleet_queue()->leases());
   return 0;
 }

@@ -27,7 +27,6 @@ namespace resilience {
 namespace {
 
 using ::resilience::testing::Eventually;
-using ::resilience::testing::RedisServer;
 using Verdict = PerCallerLimits::Verdict;
 
 constexpr double kRate = 50;  // per key, for the fleet
@@ -87,15 +86,7 @@ Tally Load(PerCallerLimits& a, PerCallerLimits& b, absl::Duration d) {
   return t;
 }
 
-class PerCallerFleetTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    auto redis = RedisServer::Start(REDIS_SERVER_PATH);
-    ASSERT_TRUE(redis.ok()) << redis.status();
-    redis_ = *std::move(redis);
-  }
-  std::unique_ptr<RedisServer> redis_;
-};
+class PerCallerFleetTest : public testing::RedisTest {};
 
 TEST_F(PerCallerFleetTest, EachTenantHeldToItsFleetRateAcrossTwoServersAndRedisOutage) {
   const PerCallerSettings settings = FleetSettings(redis_->port());

@@ -16,6 +16,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "src/core/simulated_clock.h"
+#include "tests/limits/per_caller_limits_testing.h"
 #include "src/limits/keyed_lease.h"
 #include "src/limits/per_caller_limits.h"
 
@@ -25,8 +26,8 @@ namespace {
 using ::testing::HasSubstr;
 using Verdict = PerCallerLimits::Verdict;
 
-constexpr Criticality kCrit = Criticality::kCritical;
-const CriticalityShares kShares;
+using ::resilience::testing::kCrit;
+using ::resilience::testing::kShares;
 
 // The store: a token bucket per store key (as the lease script keeps in
 // Redis), refilled on the simulated clock; down when `up` is false.
@@ -83,9 +84,7 @@ PerCallerLimits::Options FleetOptions(double rate, int64_t burst, int replicas,
 }
 
 std::unique_ptr<PerCallerLimits> Make(const PerCallerLimits::Options& options, Clock& clock) {
-  absl::StatusOr<std::unique_ptr<PerCallerLimits>> limits = PerCallerLimits::Create(options, clock);
-  EXPECT_TRUE(limits.ok()) << limits.status();
-  return *std::move(limits);
+  return testing::MakePerCaller(options, clock);
 }
 
 // Serves every key due on each server's queue.

@@ -10,6 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "src/core/simulated_clock.h"
+#include "tests/limits/per_caller_limits_testing.h"
 
 namespace resilience {
 namespace {
@@ -17,13 +18,11 @@ namespace {
 using ::testing::HasSubstr;
 using Verdict = PerCallerLimits::Verdict;
 
-constexpr Criticality kCrit = Criticality::kCritical;
-const CriticalityShares kShares;
+using ::resilience::testing::kCrit;
+using ::resilience::testing::kShares;
 
 std::unique_ptr<PerCallerLimits> Make(const PerCallerLimits::Options& options, Clock& clock) {
-  absl::StatusOr<std::unique_ptr<PerCallerLimits>> limits = PerCallerLimits::Create(options, clock);
-  EXPECT_TRUE(limits.ok()) << limits.status();
-  return *std::move(limits);
+  return testing::MakePerCaller(options, clock);
 }
 
 TEST(PerCallerLimitsTest, ValidateNamesFieldAndValue) {

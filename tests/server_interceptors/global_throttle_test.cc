@@ -25,23 +25,44 @@ using ::resilience::testing::HandlerRuns;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
+// A TestService server whose one policy entry has `throttle` (JSON), with
+// the Redis store of fleet-wide limits.
+testing::GuardedServer StartWithThrottle(const std::string& throttle,
+                                         testing::SyncEchoService* service) {
+  absl::StatusOr<PolicySet> policies = PolicySet::FromJsonString(
+      absl::StrCat(R"({"methodConfig":[{"name":[{"service":"resilience.test.TestService"}],)",
+                   R"("throttle":)", throttle, "}]}"));
+  EXPECT_TRUE(policies.ok()) << policies.status();
+  if (!policies.ok()) return {};
+  ServerResilienceOptions options;
+  options.fleet_limits = RedisFleetLimits();
+  return testing::StartGuardedServer<test::TestService>(*std::move(policies), service,
+                                                        std::move(options));
+}
+
+// The server's metrics text.
+std::string Metrics(ServerResilience& resilience) {
+  PrometheusText text;
+  resilience.AppendMetrics(text);
+  return text.Finish();
+}
+
+// Whether the metrics come to hold `line` within a few seconds.
+bool EventuallyInMetrics(ServerResilience& resilience, const std::string& line) {
+  return testing::Eventually([&] { return absl::StrContains(Metrics(resilience), line); });
+}
+
 TEST(GlobalThrottleTest, LocalShareWithoutRedisRejectsWithPushbackAndSkipsHandlers) {
   absl::StatusOr<int> port = testing::FreeLoopbackPort();
   ASSERT_TRUE(port.ok());
   // 0.2/s for 2 replicas: a share of 0.1/s (a token per 10 s) and a burst
   // of 1 (of 2).
-  absl::StatusOr<PolicySet> policies = PolicySet::FromJsonString(absl::StrCat(
-      R"({"methodConfig":[{"name":[{"service":"resilience.test.TestService"}],)",
-      R"("throttle":{"global":{"redis":"127.0.0.1:)", *port,
-      R"(","key":"test","ratePerSecond":0.2,"burst":2,"expectedReplicas":2}}}]})"));
-  ASSERT_TRUE(policies.ok()) << policies.status();
   HandlerRuns runs;
   testing::SyncEchoService service(&runs);
-  ServerResilienceOptions options;
-  options.fleet_limits = RedisFleetLimits();
-  testing::GuardedServer started =
-      testing::StartGuardedServer<test::TestService>(*std::move(policies), &service,
-                                                     std::move(options));
+  testing::GuardedServer started = StartWithThrottle(
+      absl::StrCat(R"({"global":{"redis":"127.0.0.1:)", *port,
+                   R"(","key":"test","ratePerSecond":0.2,"burst":2,"expectedReplicas":2}})"),
+      &service);
   ASSERT_NE(started.server, nullptr);
   // Given the Redis store, the server has nothing to warn about.
   EXPECT_TRUE(started.resilience->warnings().empty());
@@ -75,16 +96,10 @@ TEST(GlobalThrottleTest, LocalShareWithoutRedisRejectsWithPushbackAndSkipsHandle
   EXPECT_FALSE(pushback.empty());
   EXPECT_EQ(started.resilience->Stats("/resilience.test.TestService/Unary").rejected_rate, 4);
   // Redis refused the connection: the local share is what is in use.
-  ASSERT_TRUE(testing::Eventually([&] {
-    PrometheusText text;
-    started.resilience->AppendMetrics(text);
-    return absl::StrContains(
-        text.Finish(), "grpc_resilience_server_global_limit_transitions_total{key=\"test\","
-                       "to=\"local_share\"} 1");
-  }));
-  PrometheusText text;
-  started.resilience->AppendMetrics(text);
-  const std::string body = text.Finish();
+  ASSERT_TRUE(EventuallyInMetrics(
+      *started.resilience, "grpc_resilience_server_global_limit_transitions_total{key=\"test\","
+                           "to=\"local_share\"} 1"));
+  const std::string body = Metrics(*started.resilience);
   EXPECT_THAT(body, HasSubstr("grpc_resilience_server_global_limit_using_store{key=\"test\"} 0"));
   EXPECT_THAT(body, HasSubstr("grpc_resilience_server_global_limit_admitted_total{key=\"test\","
                               "source=\"local_share\"} 1"));
@@ -99,18 +114,13 @@ TEST(GlobalThrottleTest, LocalShareWithoutRedisRejectsWithPushbackAndSkipsHandle
 TEST(GlobalThrottleTest, PerCallerFleetLimitWithoutRedisGivesEachKeyItsLocalShare) {
   absl::StatusOr<int> port = testing::FreeLoopbackPort();
   ASSERT_TRUE(port.ok());
-  absl::StatusOr<PolicySet> policies = PolicySet::FromJsonString(absl::StrCat(
-      R"({"methodConfig":[{"name":[{"service":"resilience.test.TestService"}],)",
-      R"("throttle":{"perCaller":{"key":{"header":"x-tenant-id"},"global":{"redis":"127.0.0.1:)",
-      *port, R"(","key":"test:caller","ratePerSecond":0.2,"burst":2,"expectedReplicas":2}}}}]})"));
-  ASSERT_TRUE(policies.ok()) << policies.status();
   HandlerRuns runs;
   testing::SyncEchoService service(&runs);
-  ServerResilienceOptions options;
-  options.fleet_limits = RedisFleetLimits();
-  testing::GuardedServer started =
-      testing::StartGuardedServer<test::TestService>(*std::move(policies), &service,
-                                                     std::move(options));
+  testing::GuardedServer started = StartWithThrottle(
+      absl::StrCat(R"({"perCaller":{"key":{"header":"x-tenant-id"},"global":{"redis":"127.0.0.1:)",
+                   *port, R"(","key":"test:caller","ratePerSecond":0.2,"burst":2,)",
+                   R"("expectedReplicas":2}}})"),
+      &service);
   ASSERT_NE(started.server, nullptr);
   EXPECT_TRUE(started.resilience->warnings().empty());
   auto stub = test::TestService::NewStub(started.server->NewChannel());
@@ -133,19 +143,14 @@ TEST(GlobalThrottleTest, PerCallerFleetLimitWithoutRedisGivesEachKeyItsLocalShar
                                  "limit 0.2/s reached for caller \"tenant-a\""));
   EXPECT_TRUE(call("tenant-b"));  // tenant-a's refusals took nothing from it
   EXPECT_EQ(runs.total(), 2);
-  ASSERT_TRUE(testing::Eventually([&] {
-    PrometheusText text;
-    started.resilience->AppendMetrics(text);
-    return absl::StrContains(
-        text.Finish(), "grpc_resilience_server_global_limit_transitions_total{key=\"test:caller:*\","
-                       "to=\"local_share\"} 1");
-  }));
-  PrometheusText text;
-  started.resilience->AppendMetrics(text);
-  const std::string body = text.Finish();
-  EXPECT_THAT(body, HasSubstr("grpc_resilience_server_global_limit_using_store{key=\"test:caller:*\"} 0"));
-  EXPECT_THAT(body, HasSubstr("grpc_resilience_server_global_limit_admitted_total{key=\"test:caller:*\","
-                              "source=\"local_share\"} 2"));
+  ASSERT_TRUE(EventuallyInMetrics(*started.resilience,
+                                  "grpc_resilience_server_global_limit_transitions_total{key="
+                                  "\"test:caller:*\",to=\"local_share\"} 1"));
+  const std::string body = Metrics(*started.resilience);
+  EXPECT_THAT(body, HasSubstr("grpc_resilience_server_global_limit_using_store{key="
+                              "\"test:caller:*\"} 0"));
+  EXPECT_THAT(body, HasSubstr("grpc_resilience_server_global_limit_admitted_total{key="
+                              "\"test:caller:*\",source=\"local_share\"} 2"));
   EXPECT_THAT(body, HasSubstr("grpc_resilience_server_per_caller_rejections_total{scope=\""));
   EXPECT_THAT(body, HasSubstr("cause=\"global_rate\"} 2"));
   EXPECT_THAT(body, Not(HasSubstr("tenant-a")));
