@@ -109,8 +109,9 @@ class LeaseQueue {
 
   // Wait()
   //
-  // Waits, in real time, until a key is due, `at_most` passed, or Stop();
-  // false once stopped.
+  // Waits (real time) until a key is queued, the first deferred key is due,
+  // at most `at_most`, or Stop(), possibly less (the worker calls it in a
+  // loop); false once stopped.
   bool Wait(absl::Duration at_most) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Stop()

@@ -6,10 +6,12 @@
 #include "src/limits/lease_queue.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -267,6 +269,55 @@ TEST(LeaseQueueTest, ADryKeyWaitsForItsBucketWithoutHoldingUpTheOthers) {
   Drain({server.get()}, serve);
   EXPECT_EQ(store.round_trips, trips + 2);
   EXPECT_EQ(store.keys_asked.back(), "grpc_resilience:Get:caller:dry");
+}
+
+// Calls on four threads while a worker thread serves the queue (the clock
+// stands still, so only leased tokens and each key's local burst can admit):
+// never more admitted than the store granted plus the local bursts, every
+// key's queue entry served. Run under ThreadSanitizer by scripts/test.sh
+// --tsan.
+TEST(LeaseQueueTest, CallsOnManyThreadsNeverAdmitMoreThanTheStoreGranted) {
+  SimulatedClock clock;
+  PerCallerLimits::Options o = FleetOptions(1000, 100, 1);
+  o.max_keys = 3;  // 6 keys: evictions while leases are in flight
+  auto server = Make(o, clock);
+  FakeStore store(clock);
+  std::atomic<int64_t> granted{0};
+  const LeaseQueue::Store fake = store.AsStore();
+  const LeaseQueue::Store counted = [&](const KeyedLease& key,
+                                        int64_t want) -> absl::StatusOr<LeaseGrant> {
+    absl::StatusOr<LeaseGrant> grant = fake(key, want);
+    if (grant.ok()) granted += grant->granted;
+    return grant;
+  };
+  std::atomic<bool> done{false};
+  std::thread worker([&] {
+    while (!done.load()) {
+      server->fleet_queue()->Wait(absl::Milliseconds(1));
+      while (server->fleet_queue()->ServeOne(counted)) {
+      }
+    }
+  });
+  std::atomic<int64_t> admitted{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 4; ++t) {
+    callers.emplace_back([&, t] {
+      for (int i = 0; i < 20'000; ++i) {
+        const std::string key = "k" + std::to_string((i + t) % 6);
+        if (server->TryAcquire(key, kShares, kCrit).verdict == Verdict::kAdmitted) ++admitted;
+      }
+    });
+  }
+  for (std::thread& c : callers) c.join();
+  done = true;
+  worker.join();
+  const GlobalRateLimiterStats stats = server->FleetStats();
+  EXPECT_EQ(stats.admitted_leased + stats.admitted_local, admitted.load());
+  EXPECT_LE(stats.admitted_leased, granted.load());
+  // Each key's local burst (100) at most, each time it was tracked anew.
+  EXPECT_LE(stats.admitted_local, 100 * (6 + server->evicted()));
+  // A store that never refills: at most its 6 buckets' bursts, per bucket.
+  EXPECT_LE(granted.load(), 6 * 100);
 }
 
 }  // namespace
