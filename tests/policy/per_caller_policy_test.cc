@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "src/policy/global_throttle_policy.h"
@@ -70,6 +71,28 @@ TEST(PerCallerPolicyTest, ReadsAFleetWideRatePerKeyWithThrottleGlobalsFieldsAndR
               HasSubstr("methodConfig[0].throttle.perCaller.global.expectedReplicas: required"));
   EXPECT_THAT(ErrorOf(R"({"perCaller": {"key": {"peer": true}}})"),
               HasSubstr("set maxConcurrency, ratePerSecond, global, or more than one"));
+}
+
+// Two entries whose caller keys share Redis buckets (one prefix) must agree
+// on the rate, as two throttle.global on one key must.
+TEST(PerCallerPolicyTest, OnePrefixIsOneBucketPerKeySoItsRatesMustAgree) {
+  const std::string entry = R"({"name": [{"service": "s.S", "method": "%s"}],
+      "throttle": {"perCaller": {"key": {"peer": true}, "global": {"redis": "127.0.0.1:6379",
+      "key": "tenants", "ratePerSecond": %d, "expectedReplicas": 2}}}})";
+  auto policy = [&](int rate_a, int rate_b) {
+    return absl::StrCat(R"({"methodConfig": [)",
+                        absl::StrReplaceAll(entry, {{"%s", "A"}, {"%d", absl::StrCat(rate_a)}}),
+                        ", ",
+                        absl::StrReplaceAll(entry, {{"%s", "B"}, {"%d", absl::StrCat(rate_b)}}),
+                        "]}");
+  };
+  EXPECT_TRUE(Load(policy(10, 10)).ok());
+  absl::StatusOr<PolicyTable> clash = Load(policy(10, 20));
+  ASSERT_FALSE(clash.ok());
+  EXPECT_THAT(clash.status().message(),
+              HasSubstr("methodConfig[1].throttle.perCaller.global: key \"tenants:*\" at "
+                        "127.0.0.1:6379 is also the bucket of "
+                        "methodConfig[0].throttle.perCaller.global"));
 }
 
 TEST(PerCallerPolicyTest, ReadsAPeerKeyAlongsideTheMethodsLimits) {
