@@ -47,10 +47,11 @@ class FleetLimitBackend {
   //
   // The worker that serves every key of a throttle.perCaller.global limit
   // (`queue`: PerCallerLimits::fleet_queue()) from the store `settings`
-  // names, already running, with one connection and one thread whatever the
-  // number of keys (it must not wait for the store: until its first lease a
-  // key admits its local share). The caller hands it to the queue
-  // (LeaseQueue::SetWorker()), which must outlive it.
+  // names, already running, with threads and connections that do not grow
+  // with the keys (Redis's: one per Redis, shared by the queues on it); it
+  // must not wait for the store (until its first lease a key admits its
+  // local share). The caller hands it to the queue (LeaseQueue::SetWorker()),
+  // which must outlive it.
   virtual std::unique_ptr<LeaseQueue::Worker> ServeLeaseQueue(
       const GlobalThrottleSettings& settings, LeaseQueue& queue) const = 0;
 

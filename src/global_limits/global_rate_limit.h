@@ -64,9 +64,9 @@ GlobalRateLimiter::Options LoggedLimiterOptions(const GlobalThrottleSettings& se
 //
 // The PerCallerLimits of a throttle.perCaller with `global`
 // (settings.global set) in `scope`: each key's fleet bucket named
-// PerCallerFleetPrefix() ':' the key, all served by one worker of
-// `backend`'s (FleetLimitBackend::ServeLeaseQueue()), already running and
-// never waited for. Outages and recoveries are logged to stderr, one line
+// PerCallerFleetPrefix() ':' the key, all served by a worker of
+// `backend`'s (FleetLimitBackend::ServeLeaseQueue(): Redis's serves every
+// queue on one Redis), already running and never waited for. Outages and recoveries are logged to stderr, one line
 // each for all the keys.
 absl::StatusOr<std::unique_ptr<PerCallerLimits>> PerCallerFleetLimits(
     const PerCallerSettings& settings, absl::string_view scope, Clock& clock,

@@ -24,9 +24,20 @@ void LeaseQueue::Log(const std::string& line) const {
 }
 
 void LeaseQueue::Push(std::weak_ptr<KeyedLease> key) {
+  {
+    MutexLock lock(&mu_);
+    ready_.push_back(std::move(key));
+    cv_.Signal();
+  }
+  if (notify_) notify_();
+}
+
+absl::Duration LeaseQueue::TimeToNext() const {
   MutexLock lock(&mu_);
-  ready_.push_back(std::move(key));
-  cv_.Signal();
+  if (!ready_.empty()) return absl::ZeroDuration();
+  if (deferred_.empty()) return absl::InfiniteDuration();
+  return std::max(absl::ZeroDuration(),
+                  absl::FromUnixNanos(deferred_.begin()->first) - clock_.Now());
 }
 
 void LeaseQueue::Defer(std::shared_ptr<KeyedLease> key, int64_t due_ns) {

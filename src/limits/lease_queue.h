@@ -42,9 +42,10 @@ struct LeaseGrant {
 // is not queued again), and the worker's thread takes the keys in turn
 // (ServeOne()), asks each one's GlobalRateLimiter how much it wants and
 // leases that from the store with one round trip (`Store`, Redis's in
-// src/redis_limits). So the threads and connections are one per queue,
-// whatever the number of keys, and no call ever waits on the store: calls
-// are admitted from the tokens each key leased, or its local share.
+// src/redis_limits, whose one worker serves every queue on one Redis). So
+// the threads and connections do not grow with the keys, and no call ever
+// waits on the store: calls are admitted from the tokens each key leased,
+// or its local share.
 //
 // A key the store answered short (its fleet bucket is dry) waits
 // GlobalRateLimiter::DryWait() before its next lease, without holding up the
@@ -93,6 +94,13 @@ class LeaseQueue {
 
   void SetWorker(std::unique_ptr<Worker> worker);
 
+  // SetNotify()
+  //
+  // Also called after each Push() (outside the queue's mutex): for a worker
+  // that serves several queues and waits on its own condition variable. Set
+  // before the first Push() (by the worker, when it takes the queue).
+  void SetNotify(std::function<void()> notify) { notify_ = std::move(notify); }
+
   // Push()
   //
   // `key` wants a lease (KeyedLease::Wake()). Never blocks beyond the
@@ -106,6 +114,12 @@ class LeaseQueue {
   // Serves the next key due, with `store`; false when none is due (or all
   // queued keys were dropped).
   bool ServeOne(const Store& store) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // TimeToNext()
+  //
+  // Zero when a key is due now, else how long until the first deferred key
+  // is due; InfiniteDuration() when none is queued.
+  absl::Duration TimeToNext() const ABSL_LOCKS_EXCLUDED(mu_);
 
   // Wait()
   //
@@ -156,6 +170,7 @@ class LeaseQueue {
   std::atomic<int64_t> lease_failures_{0};
   std::atomic<int64_t> outages_{0};
   std::atomic<int64_t> recoveries_{0};
+  std::function<void()> notify_;
   std::unique_ptr<Worker> worker_;  // destroyed first (by ~LeaseQueue)
 };
 

@@ -59,8 +59,8 @@ namespace resilience {
 // also has a bucket the fleet shares in a store (a KeyedLease, created with
 // the key and dropped with it), named fleet_prefix ':' the stored key (the
 // default bucket: fleet_prefix ":#default", which no stored key can be).
-// All keys lease through one LeaseQueue (fleet_queue(): one worker for the
-// scope, attached by the server). A key seen for the first time admits its
+// All keys lease through one LeaseQueue (fleet_queue(), whose worker the
+// server attaches: the one of its Redis). A key seen for the first time admits its
 // local share (rate / expected_replicas) until its first lease returns; an
 // evicted key's leased, unused tokens are dropped with it (at most one lease,
 // MaxLease(), over-admitted per eviction).

@@ -5,6 +5,8 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+
 #include "grpc_resilience/redis_limits.h"
 #include "src/redis_limits/redis_lease_client.h"
 #include "src/redis_limits/redis_lease_queue_worker.h"
@@ -23,7 +25,23 @@ std::unique_ptr<LeaseSource> RedisFleetLimitBackend::StartLeaseSource(
 
 std::unique_ptr<LeaseQueue::Worker> RedisFleetLimitBackend::ServeLeaseQueue(
     const GlobalThrottleSettings& settings, LeaseQueue& queue) const {
-  return std::make_unique<RedisLeaseQueueWorker>(RedisLeaseClient::FromSettings(settings), queue);
+  const std::string login =
+      absl::StrCat(settings.host, ":", settings.port, "\n", settings.username, "\n",
+                   settings.password_env, "\n", settings.password_file, "\n",
+                   absl::ToInt64Nanoseconds(settings.timeout));
+  std::shared_ptr<RedisLeaseQueueWorker> worker;
+  {
+    MutexLock lock(&mu_);
+    std::weak_ptr<RedisLeaseQueueWorker>& kept = workers_[login];
+    worker = kept.lock();
+    if (worker == nullptr) {
+      worker = std::make_shared<RedisLeaseQueueWorker>(RedisLeaseClient::FromSettings(settings));
+      kept = worker;
+    }
+    // Logins no queue uses any more go.
+    absl::erase_if(workers_, [](const auto& entry) { return entry.second.expired(); });
+  }
+  return RedisLeaseQueueWorker::Serve(std::move(worker), queue);
 }
 
 std::shared_ptr<const FleetLimitBackend> RedisFleetLimits() {

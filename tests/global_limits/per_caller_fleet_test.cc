@@ -146,5 +146,34 @@ TEST_F(PerCallerFleetTest, EachTenantHeldToItsFleetRateAcrossTwoServersAndRedisO
   EXPECT_EQ(std::count(clients.begin(), clients.end(), '\n'), 3) << clients;
 }
 
+// Two scopes of one server (one backend) on one Redis: one thread and one
+// connection serve both; a scope that goes leaves the other served.
+TEST_F(PerCallerFleetTest, ScopesOnOneRedisShareOneWorkerAndConnection) {
+  const RedisFleetLimitBackend backend;
+  PerCallerSettings settings = FleetSettings(redis_->port());
+  auto get = PerCallerFleetLimits(settings, "cache.v1.CacheService/Get", Clock::Real(), backend);
+  auto put = PerCallerFleetLimits(settings, "cache.v1.CacheService/Put", Clock::Real(), backend);
+  ASSERT_TRUE(get.ok() && put.ok());
+  const CriticalityShares shares;
+  ASSERT_TRUE(Eventually([&] {
+    (*get)->TryAcquire("tenant", shares, Criticality::kCritical);
+    (*put)->TryAcquire("tenant", shares, Criticality::kCritical);
+    return (*get)->fleet_queue()->leases() > 0 && (*put)->fleet_queue()->leases() > 0;
+  }));
+  // Each scope's keys are buckets of their own.
+  EXPECT_EQ(redis_->Command({"EXISTS", "grpc_resilience:cache.v1.CacheService/Get:caller:tenant",
+                             "grpc_resilience:cache.v1.CacheService/Put:caller:tenant"})
+                .value_or(""),
+            "2");
+  const std::string clients = redis_->Command({"CLIENT", "LIST"}).value_or("");
+  EXPECT_EQ(std::count(clients.begin(), clients.end(), '\n'), 2) << clients;  // and the test's
+  get->reset();
+  const int64_t before = (*put)->fleet_queue()->leases();
+  ASSERT_TRUE(Eventually([&] {
+    for (int i = 0; i < 100; ++i) (*put)->TryAcquire("tenant", shares, Criticality::kCritical);
+    return (*put)->fleet_queue()->leases() > before;
+  }));
+}
+
 }  // namespace
 }  // namespace resilience
