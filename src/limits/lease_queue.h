@@ -68,8 +68,9 @@ class LeaseQueue {
   // store could not be reached or answered with one.
   using Store = std::function<absl::StatusOr<LeaseGrant>(const KeyedLease& key, int64_t want)>;
 
-  // The thread that serves the queue (the store client's), owned by the
-  // queue so that it stops before the queue goes.
+  // What serves the queue (the store client's thread, or its place in a
+  // thread shared by several queues), owned by the queue so that it stops
+  // serving it before the queue goes.
   class Worker {
    public:
     virtual ~Worker() = default;
@@ -123,9 +124,9 @@ class LeaseQueue {
 
   // Wait()
   //
-  // Waits (real time) until a key is queued, the first deferred key is due,
-  // at most `at_most`, or Stop(), possibly less (the worker calls it in a
-  // loop); false once stopped.
+  // For a worker serving this queue alone: waits (real time) until a key is
+  // queued, the first deferred key is due, at most `at_most`, or Stop(),
+  // possibly less (the worker calls it in a loop); false once stopped.
   bool Wait(absl::Duration at_most) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Stop()

@@ -81,14 +81,14 @@ class PerCallerLimits {
     // 0: no rate limit per key; else TokenBucket::Validate(rate, burst).
     double rate_per_second = 0;
     int64_t burst = 0;
-    // Keys tracked at most (the default bucket aside), in [1, kMaxKeys].
-    int64_t max_keys = 1000;
     // A fleet-wide rate per key (GlobalRateLimiter::Validate() accepts it;
     // its `log` is not used: the queue logs for all keys); none: per server
     // only.
     std::optional<GlobalRateLimiter::Options> fleet;
     // The start of each key's name in the store.
     std::string fleet_prefix;
+    // Keys tracked at most (the default bucket aside), in [1, kMaxKeys].
+    int64_t max_keys = 1000;
   };
 
   // Validate()
