@@ -13,4 +13,13 @@ std::string FleetLimitBackend::MissingMessage(absl::string_view path) {
       "(grpc_resilience/redis_limits.h) before AddServerInterceptors()");
 }
 
+std::vector<std::string> FleetLimitBackend::MissingMessages(const ThrottleSettings& throttle) {
+  std::vector<std::string> messages;
+  if (throttle.global) messages.push_back(MissingMessage(throttle.global->path));
+  if (throttle.per_caller && throttle.per_caller->global) {
+    messages.push_back(MissingMessage(throttle.per_caller->global->path));
+  }
+  return messages;
+}
+
 }  // namespace resilience

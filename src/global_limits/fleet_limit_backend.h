@@ -9,11 +9,14 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "src/limits/global_rate_limiter.h"
+#include "src/limits/lease_queue.h"
 #include "src/limits/lease_source.h"
 #include "src/policy/global_throttle_settings.h"
+#include "src/policy/method_policy.h"
 
 namespace resilience {
 
@@ -40,12 +43,30 @@ class FleetLimitBackend {
                                                         const std::string& key,
                                                         GlobalRateLimiter& limiter) const = 0;
 
+  // ServeLeaseQueue()
+  //
+  // The worker that serves every key of a throttle.perCaller.global limit
+  // (`queue`: PerCallerLimits::fleet_queue()) from the store `settings`
+  // names, already running, with threads and connections that do not grow
+  // with the keys (Redis's: one per Redis, shared by the queues on it); it
+  // must not wait for the store (until its first lease a key admits its
+  // local share). The caller hands it to the queue (LeaseQueue::SetWorker()),
+  // which must outlive it.
+  virtual std::unique_ptr<LeaseQueue::Worker> ServeLeaseQueue(
+      const GlobalThrottleSettings& settings, LeaseQueue& queue) const = 0;
+
   // MissingMessage()
   //
   // What a server without a backend says of the throttle.global at `path`
   // ("methodConfig[2].throttle.global"): which library to link and what to
   // call.
   static std::string MissingMessage(absl::string_view path);
+
+  // MissingMessages()
+  //
+  // MissingMessage() for each fleet-wide limit of `throttle` (global,
+  // perCaller.global): what a server without a backend warns of.
+  static std::vector<std::string> MissingMessages(const ThrottleSettings& throttle);
 };
 
 }  // namespace resilience

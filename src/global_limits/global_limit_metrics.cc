@@ -6,10 +6,36 @@
 
 namespace resilience {
 
-void AppendGlobalLimitMetrics(PrometheusText& text, std::vector<GlobalRateLimit*> limits) {
-  if (limits.empty()) return;
-  std::sort(limits.begin(), limits.end(),
-            [](const GlobalRateLimit* a, const GlobalRateLimit* b) { return a->key() < b->key(); });
+namespace {
+
+// One sample set: a limit's, or a per-caller fleet limit's sums.
+struct Row {
+  std::string key;
+  GlobalRateLimiterStats stats;
+  bool using_store = false;
+};
+
+}  // namespace
+
+void AppendGlobalLimitMetrics(
+    PrometheusText& text, const std::vector<GlobalRateLimit*>& limits,
+    const std::vector<std::pair<std::string, std::shared_ptr<PerCallerLimits>>>& per_caller) {
+  std::vector<Row> rows;
+  for (GlobalRateLimit* limit : limits) {
+    rows.push_back({limit->key(), limit->limiter().Stats(),
+                    limit->limiter().mode() == GlobalRateLimiter::Mode::kGlobal});
+  }
+  for (const auto& [scope, caller] : per_caller) {
+    LeaseQueue* queue = caller->fleet_queue();
+    if (queue == nullptr) continue;
+    Row row{caller->FleetKey("*"), caller->FleetStats(), queue->store_up()};
+    row.stats.lease_failures = queue->lease_failures();
+    row.stats.fallbacks = queue->outages();
+    row.stats.recoveries = queue->recoveries();
+    rows.push_back(std::move(row));
+  }
+  if (rows.empty()) return;
+  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.key < b.key; });
   PrometheusText::Family& using_store =
       MetricCatalog::Declare(text, MetricId::kGlobalLimitUsingStore);
   PrometheusText::Family& admitted = MetricCatalog::Declare(text, MetricId::kGlobalLimitAdmitted);
@@ -22,11 +48,10 @@ void AppendGlobalLimitMetrics(PrometheusText& text, std::vector<GlobalRateLimit*
       MetricCatalog::Declare(text, MetricId::kGlobalLimitTransitions);
   PrometheusText::Family& repairs =
       MetricCatalog::Declare(text, MetricId::kGlobalLimitBucketRepairs);
-  for (GlobalRateLimit* limit : limits) {
-    const MetricLabel key{"key", limit->key()};
-    const GlobalRateLimiterStats s = limit->limiter().Stats();
-    using_store.Sample({key},
-                       limit->limiter().mode() == GlobalRateLimiter::Mode::kGlobal ? 1 : 0);
+  for (const Row& row : rows) {
+    const MetricLabel key{"key", row.key};
+    const GlobalRateLimiterStats& s = row.stats;
+    using_store.Sample({key}, row.using_store ? 1 : 0);
     admitted.Sample({key, {"source", "lease"}}, s.admitted_leased);
     admitted.Sample({key, {"source", "local_share"}}, s.admitted_local);
     leased.Sample({key}, s.tokens_leased);

@@ -8,17 +8,38 @@
 
 namespace resilience {
 
-absl::StatusOr<std::unique_ptr<GlobalRateLimit>> GlobalRateLimit::Create(
-    const GlobalThrottleSettings& settings, absl::string_view scope, Clock& clock,
-    const FleetLimitBackend& backend) {
-  std::string key = settings.key.empty() ? DefaultGlobalThrottleKey(scope) : settings.key;
+GlobalRateLimiter::Options LoggedLimiterOptions(const GlobalThrottleSettings& settings,
+                                                absl::string_view what) {
   GlobalRateLimiter::Options options = LimiterOptions(settings);
-  options.name = absl::StrCat("'", key, "' at ", settings.host, ":", settings.port,
+  options.name = absl::StrCat(what, what.empty() ? "" : " ", "at ", settings.host, ":",
+                              settings.port,
                               settings.path.empty() ? "" : absl::StrCat(" (", settings.path, ")"));
   options.log = [](const std::string& line) {
     const std::string out = absl::StrCat("grpc_resilience: ", line, "\n");
     std::fwrite(out.data(), 1, out.size(), stderr);  // one write: lines do not interleave
   };
+  return options;
+}
+
+absl::StatusOr<std::unique_ptr<PerCallerLimits>> PerCallerFleetLimits(
+    const PerCallerSettings& settings, absl::string_view scope, Clock& clock,
+    const FleetLimitBackend& backend) {
+  const GlobalThrottleSettings& global = *settings.global;
+  PerCallerLimits::Options options = settings.limits;
+  options.fleet = LoggedLimiterOptions(global, "");
+  options.fleet_prefix = PerCallerFleetPrefix(global, scope);
+  absl::StatusOr<std::unique_ptr<PerCallerLimits>> limits = PerCallerLimits::Create(options, clock);
+  if (!limits.ok()) return limits.status();
+  LeaseQueue& queue = *(*limits)->fleet_queue();
+  queue.SetWorker(backend.ServeLeaseQueue(global, queue));
+  return limits;
+}
+
+absl::StatusOr<std::unique_ptr<GlobalRateLimit>> GlobalRateLimit::Create(
+    const GlobalThrottleSettings& settings, absl::string_view scope, Clock& clock,
+    const FleetLimitBackend& backend) {
+  std::string key = settings.key.empty() ? DefaultGlobalThrottleKey(scope) : settings.key;
+  GlobalRateLimiter::Options options = LoggedLimiterOptions(settings, absl::StrCat("'", key, "'"));
   absl::StatusOr<std::unique_ptr<GlobalRateLimiter>> limiter =
       GlobalRateLimiter::Create(std::move(options), clock);
   if (!limiter.ok()) return limiter.status();

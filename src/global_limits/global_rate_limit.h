@@ -16,7 +16,9 @@
 #include "src/core/clock.h"
 #include "src/global_limits/fleet_limit_backend.h"
 #include "src/limits/global_rate_limiter.h"
+#include "src/limits/per_caller_limits.h"
 #include "src/policy/global_throttle_settings.h"
+#include "src/policy/per_caller_settings.h"
 
 namespace resilience {
 
@@ -49,6 +51,26 @@ class GlobalRateLimit {
   std::unique_ptr<GlobalRateLimiter> limiter_;
   std::unique_ptr<LeaseSource> source_;  // destroyed first
 };
+
+// LoggedLimiterOptions()
+//
+// LimiterOptions(settings) logging to stderr (one line per transition), the
+// limit named `what` (e.g. "'key'") and where its store is:
+// "'key' at 127.0.0.1:6379 (methodConfig[0].throttle.global)".
+GlobalRateLimiter::Options LoggedLimiterOptions(const GlobalThrottleSettings& settings,
+                                                absl::string_view what);
+
+// PerCallerFleetLimits()
+//
+// The PerCallerLimits of a throttle.perCaller with `global`
+// (settings.global set) in `scope`: each key's fleet bucket named
+// PerCallerFleetPrefix() ':' the key, all served by a worker of
+// `backend`'s (FleetLimitBackend::ServeLeaseQueue(): Redis's serves every
+// queue on one Redis), already running and never waited for. Outages and recoveries are logged to stderr, one line
+// each for all the keys.
+absl::StatusOr<std::unique_ptr<PerCallerLimits>> PerCallerFleetLimits(
+    const PerCallerSettings& settings, absl::string_view scope, Clock& clock,
+    const FleetLimitBackend& backend);
 
 }  // namespace resilience
 

@@ -10,6 +10,27 @@ namespace resilience {
 namespace {
 
 constexpr int64_t kMaxConcurrencyPerKey = 1'000'000;
+// The default bucket's name in the store, after the prefix: no stored key
+// is "#default" (a stored key starting with '#' is '#' and 16 hex digits).
+constexpr absl::string_view kDefaultFleetKey = "#default";
+
+#define GRPC_RESILIENCE_ADD_COUNTER(name) to.name += from.name;
+
+void Add(const GlobalRateLimiterStats& from, GlobalRateLimiterStats& to) {
+  GRPC_RESILIENCE_GLOBAL_LIMIT_COUNTERS(GRPC_RESILIENCE_ADD_COUNTER)
+}
+
+#undef GRPC_RESILIENCE_ADD_COUNTER
+
+// The queue of a fleet-wide limit: named by the prefix and the limit's name
+// (where the store is), logging where the limit's options say.
+LeaseQueue::Options QueueOptions(const PerCallerLimits::Options& options) {
+  LeaseQueue::Options queue;
+  queue.name = absl::StrCat("'", options.fleet_prefix, ":*'",
+                            options.fleet->name.empty() ? "" : " ", options.fleet->name);
+  queue.log = options.fleet->log;
+  return queue;
+}
 
 bool KeptAsItIs(absl::string_view raw) {
   if (raw.size() > PerCallerLimits::kMaxKeyBytes || raw.front() == '#') return false;
@@ -22,8 +43,14 @@ bool KeptAsItIs(absl::string_view raw) {
 }  // namespace
 
 absl::Status PerCallerLimits::Validate(const Options& options) {
-  if (options.max_concurrency == 0 && options.rate_per_second == 0) {
-    return absl::InvalidArgumentError("set max_concurrency, rate_per_second, or both");
+  if (options.max_concurrency == 0 && options.rate_per_second == 0 && !options.fleet) {
+    return absl::InvalidArgumentError(
+        "set max_concurrency, rate_per_second, fleet, or more than one");
+  }
+  if (options.fleet) {
+    if (absl::Status s = GlobalRateLimiter::Validate(*options.fleet); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("fleet.", s.message()));
+    }
   }
   if (options.max_concurrency < 0 || options.max_concurrency > kMaxConcurrencyPerKey) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -56,8 +83,37 @@ PerCallerLimits::PerCallerLimits(const Options& options, Clock& clock)
       // Validate(): burst x T within TokenBucket::kMaxRefillNanos.
       capacity_ns_(options.burst * interval_ns_),
       clock_(clock),
-      default_bucket_(std::make_shared<Bucket>("")) {
-  default_bucket_->tat_ns.store(absl::ToUnixNanos(clock_.Now()), std::memory_order_relaxed);
+      fleet_queue_(options.fleet ? std::make_unique<LeaseQueue>(QueueOptions(options), clock)
+                                 : nullptr),
+      default_bucket_(NewBucket("")) {}
+
+std::shared_ptr<PerCallerLimits::Bucket> PerCallerLimits::NewBucket(std::string key) {
+  auto bucket = std::make_shared<Bucket>(std::move(key));
+  bucket->tat_ns.store(absl::ToUnixNanos(clock_.Now()), std::memory_order_relaxed);
+  if (fleet_queue_ != nullptr) {
+    GlobalRateLimiter::Options fleet = *options_.fleet;
+    // The queue logs once for all keys: no log, and no name to log.
+    fleet.log = nullptr;
+    fleet.name.clear();
+    // Validate() checked these options: Create() cannot fail.
+    bucket->fleet =
+        *KeyedLease::Create(FleetKey(bucket->key), std::move(fleet), clock_, *fleet_queue_);
+  }
+  return bucket;
+}
+
+std::string PerCallerLimits::FleetKey(absl::string_view key) const {
+  return absl::StrCat(options_.fleet_prefix, ":", key.empty() ? kDefaultFleetKey : key);
+}
+
+GlobalRateLimiterStats PerCallerLimits::FleetStats() const {
+  GlobalRateLimiterStats to;
+  if (fleet_queue_ == nullptr) return to;
+  Add(default_bucket_->fleet->limiter().Stats(), to);
+  MutexLock lock(&mu_);
+  Add(evicted_fleet_, to);
+  for (const std::shared_ptr<Bucket>& bucket : lru_) Add(bucket->fleet->limiter().Stats(), to);
+  return to;
 }
 
 std::string PerCallerLimits::HashedKey(absl::string_view raw) {
@@ -121,11 +177,13 @@ std::shared_ptr<PerCallerLimits::Bucket> PerCallerLimits::BucketFor(const std::s
       return default_bucket_;
     }
     index_.erase((*victim)->key);
+    // Its fleet bucket goes with it (tokens held unused are dropped); its
+    // counters stay in the sums.
+    if ((*victim)->fleet != nullptr) Add((*victim)->fleet->limiter().Stats(), evicted_fleet_);
     lru_.erase(victim);
     evicted_.fetch_add(1, std::memory_order_relaxed);
   }
-  auto bucket = std::make_shared<Bucket>(key);
-  bucket->tat_ns.store(absl::ToUnixNanos(clock_.Now()), std::memory_order_relaxed);
+  std::shared_ptr<Bucket> bucket = NewBucket(key);
   lru_.push_front(bucket);
   index_.emplace(absl::string_view(bucket->key), lru_.begin());
   return bucket;
@@ -156,6 +214,14 @@ PerCallerLimits::Admission PerCallerLimits::TryAcquire(absl::string_view raw_key
                               &admission.retry_after)) {
     rejected_rate_.fetch_add(1, std::memory_order_relaxed);
     admission.verdict = Verdict::kRate;
+    admission.key = bucket->key;
+    return admission;
+  }
+  // Never waits on the store: a leased token or the key's local share.
+  if (bucket->fleet != nullptr &&
+      !bucket->fleet->limiter().TryAcquire(shares, level, &admission.retry_after)) {
+    rejected_fleet_rate_.fetch_add(1, std::memory_order_relaxed);
+    admission.verdict = Verdict::kFleetRate;
     admission.key = bucket->key;
     return admission;
   }

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <list>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
@@ -23,6 +24,9 @@
 #include "src/core/clock.h"
 #include "src/core/mutex.h"
 #include "src/limits/criticality_shares.h"
+#include "src/limits/global_rate_limiter.h"
+#include "src/limits/keyed_lease.h"
+#include "src/limits/lease_queue.h"
 
 namespace resilience {
 
@@ -51,6 +55,16 @@ namespace resilience {
 // The empty key (no header, no identity) and keys that found the table full
 // share ONE default bucket, with the same limits as any key.
 //
+// Fleet-wide per key (`fleet`): each tracked key, and the default bucket,
+// also has a bucket the fleet shares in a store (a KeyedLease, created with
+// the key and dropped with it), named fleet_prefix ':' the stored key (the
+// default bucket: fleet_prefix ":#default", which no stored key can be).
+// All keys lease through one LeaseQueue (fleet_queue(), whose worker the
+// server attaches: the one of its Redis). A key seen for the first time admits its
+// local share (rate / expected_replicas) until its first lease returns; an
+// evicted key's leased, unused tokens are dropped with it (at most one lease,
+// MaxLease(), over-admitted per eviction).
+//
 // Criticality: each bucket sheds the less critical first as the other
 // limits do (CriticalityShares::ConcurrencyCap(), BucketCapacity()).
 // This class is thread-safe: a mutex guards the table and the admission
@@ -67,13 +81,20 @@ class PerCallerLimits {
     // 0: no rate limit per key; else TokenBucket::Validate(rate, burst).
     double rate_per_second = 0;
     int64_t burst = 0;
+    // A fleet-wide rate per key (GlobalRateLimiter::Validate() accepts it;
+    // its `log` is not used: the queue logs for all keys); none: per server
+    // only.
+    std::optional<GlobalRateLimiter::Options> fleet;
+    // The start of each key's name in the store.
+    std::string fleet_prefix;
     // Keys tracked at most (the default bucket aside), in [1, kMaxKeys].
     int64_t max_keys = 1000;
   };
 
   // Validate()
   //
-  // OK when at least one limit is set and each is in its bounds;
+  // OK when at least one limit (concurrency, rate, fleet) is set and each is
+  // in its bounds;
   // InvalidArgument naming the field and the value otherwise
   // ("max_keys: must be in [1, 1000000], got 0").
   static absl::Status Validate(const Options& options);
@@ -99,6 +120,8 @@ class PerCallerLimits {
     const std::string key;
     std::atomic<int64_t> in_flight{0};
     std::atomic<int64_t> tat_ns{0};  // GCRA's theoretical arrival time
+    // The key's fleet-wide bucket; null without Options::fleet.
+    std::shared_ptr<KeyedLease> fleet;
   };
 
   // Slot
@@ -120,13 +143,16 @@ class PerCallerLimits {
     std::shared_ptr<Bucket> bucket_;
   };
 
-  enum class Verdict { kAdmitted, kConcurrency, kRate };
+  // kFleetRate: the key's fleet-wide rate (its leased tokens, or its local
+  // share without the store).
+  enum class Verdict { kAdmitted, kConcurrency, kRate, kFleetRate };
 
   struct Admission {
     Verdict verdict = Verdict::kAdmitted;
     // Held when admitted with a concurrency limit.
     Slot slot;
-    // A rate refusal: how long until the key's next token.
+    // A rate refusal: how long until the key's next token (fleet: until its
+    // fleet bucket has one, or its local share).
     absl::Duration retry_after = absl::ZeroDuration();
     // A refused call's key (StoredKey(); "" for the default bucket),
     // printable, for its message; an admitted call's is not copied.
@@ -158,9 +184,25 @@ class PerCallerLimits {
     return rejected_concurrency_.load(std::memory_order_relaxed);
   }
   int64_t rejected_rate() const { return rejected_rate_.load(std::memory_order_relaxed); }
+  int64_t rejected_fleet_rate() const {
+    return rejected_fleet_rate_.load(std::memory_order_relaxed);
+  }
+
+  // The queue every key's fleet bucket leases through; null without
+  // Options::fleet.
+  LeaseQueue* fleet_queue() { return fleet_queue_.get(); }
+  // The fleet buckets' counters summed over every key ever tracked (evicted
+  // keys' included) and the default bucket.
+  GlobalRateLimiterStats FleetStats() const ABSL_LOCKS_EXCLUDED(mu_);
+  // The store name of the key stored as `key` ("" for the default bucket).
+  std::string FleetKey(absl::string_view key) const;
 
  private:
   PerCallerLimits(const Options& options, Clock& clock);
+
+  // A bucket for `key` (a stored key), with its fleet bucket when there is
+  // a fleet-wide limit.
+  std::shared_ptr<Bucket> NewBucket(std::string key);
 
   // The bucket of `key` (a stored key), made (evicting if needed) when new;
   // the default bucket for "" or when the table is full of busy keys.
@@ -176,12 +218,17 @@ class PerCallerLimits {
   // Views of each bucket's own key.
   absl::flat_hash_map<absl::string_view, std::list<std::shared_ptr<Bucket>>::iterator> index_
       ABSL_GUARDED_BY(mu_);
+  // Before the buckets: their fleet buckets wake it.
+  std::unique_ptr<LeaseQueue> fleet_queue_;
+  // The fleet counters of the keys evicted so far.
+  GlobalRateLimiterStats evicted_fleet_ ABSL_GUARDED_BY(mu_);
   const std::shared_ptr<Bucket> default_bucket_;
   std::atomic<int64_t> evicted_{0};
   std::atomic<int64_t> hashed_{0};
   std::atomic<int64_t> overflowed_{0};
   std::atomic<int64_t> rejected_concurrency_{0};
   std::atomic<int64_t> rejected_rate_{0};
+  std::atomic<int64_t> rejected_fleet_rate_{0};
 };
 
 }  // namespace resilience

@@ -18,7 +18,7 @@ constexpr absl::string_view kServerRejectionCauses[] = {"concurrency", "rate", "
                                                           "injected_abort"};
 constexpr absl::string_view kCriticalityNames[] = {"CRITICAL_PLUS", "CRITICAL", "SHEDDABLE_PLUS",
                                                    "SHEDDABLE"};
-constexpr absl::string_view kPerCallerCauses[] = {"concurrency", "rate"};
+constexpr absl::string_view kPerCallerCauses[] = {"concurrency", "rate", "global_rate"};
 constexpr absl::string_view kTokenSources[] = {"lease", "local_share"};
 constexpr absl::string_view kGlobalLimitTargets[] = {"local_share", "global"};
 constexpr absl::string_view kRepairKinds[] = {"key_lost", "bad_value", "clock_back"};
@@ -163,7 +163,9 @@ constexpr MetricSpec kCatalog[] = {
      "flight.",
      kScope},
     {MetricId::kServerPerCallerRejections, "grpc_resilience_server_per_caller_rejections_total",
-     T::kCounter, "Calls refused by their caller key's own concurrency or rate limit.",
+     T::kCounter,
+     "Calls refused by their caller key's own concurrency or rate limit, or its fleet-wide "
+     "rate (global_rate).",
      kScopeByCause},
     // Fleet-wide rate limits.
     {MetricId::kGlobalLimitUsingStore, "grpc_resilience_server_global_limit_using_store", T::kGauge,

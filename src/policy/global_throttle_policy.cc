@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <tuple>
+#include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -156,6 +157,10 @@ std::string DefaultGlobalThrottleKey(absl::string_view scope) {
   return absl::StrCat("grpc_resilience:", scope.empty() ? "*" : scope);
 }
 
+std::string PerCallerFleetPrefix(const GlobalThrottleSettings& g, absl::string_view scope) {
+  return g.key.empty() ? absl::StrCat(DefaultGlobalThrottleKey(scope), ":caller") : g.key;
+}
+
 absl::Status CheckGlobalThrottleKeys(std::vector<GlobalThrottleScope> scopes) {
   struct Bucket {
     std::string redis;  // host:port
@@ -169,8 +174,9 @@ absl::Status CheckGlobalThrottleKeys(std::vector<GlobalThrottleScope> scopes) {
   std::vector<Bucket> buckets;  // a policy file has few: a linear search will do
   for (const GlobalThrottleScope& s : scopes) {
     const GlobalThrottleSettings& g = *s.settings;
-    Bucket b{absl::StrCat(g.host, ":", g.port),
-             g.key.empty() ? DefaultGlobalThrottleKey(s.scope) : g.key, &s};
+    std::string key = g.key.empty() ? DefaultGlobalThrottleKey(s.scope) : g.key;
+    if (s.per_caller) key = absl::StrCat(PerCallerFleetPrefix(g, s.scope), ":*");
+    Bucket b{absl::StrCat(g.host, ":", g.port), std::move(key), &s};
     auto same = std::find_if(buckets.begin(), buckets.end(), [&](const Bucket& o) {
       return o.redis == b.redis && o.key == b.key;
     });

@@ -54,13 +54,17 @@ GlobalRateLimiter::Options LimiterOptions(const GlobalThrottleSettings& g);
 struct GlobalThrottleScope {
   std::string scope;
   const GlobalThrottleSettings* settings;
+  // A throttle.perCaller.global: its buckets are the keys under
+  // PerCallerFleetPrefix(), compared as the prefix and ":*".
+  bool per_caller = false;
 };
 
 // CheckGlobalThrottleKeys()
 //
 // One Redis key (at one redis address) is one bucket: scopes may share it
 // (one budget for all of them) only with the same ratePerSecond and burst,
-// since each lease refills the bucket with its caller's numbers. Two that
+// since each lease refills the bucket with its caller's numbers; so may two
+// perCaller.global with one prefix (one bucket per caller key for both). Two that
 // differ are InvalidArgument naming both paths, the key and both values.
 // Deterministic whatever the order of `scopes`.
 absl::Status CheckGlobalThrottleKeys(std::vector<GlobalThrottleScope> scopes);
@@ -68,6 +72,16 @@ absl::Status CheckGlobalThrottleKeys(std::vector<GlobalThrottleScope> scopes);
 // The key of a scope whose policy leaves `key` out: "grpc_resilience:" and
 // the scope ("*" for the default entry's empty one).
 std::string DefaultGlobalThrottleKey(absl::string_view scope);
+
+// PerCallerFleetPrefix()
+//
+// The prefix of the Redis keys of throttle.perCaller.global's buckets in
+// `scope`: its `key` when set, else DefaultGlobalThrottleKey(scope) and
+// ":caller". A caller key's bucket is the prefix, ':' and the stored key
+// (PerCallerLimits::StoredKey(): printable, at most 128 bytes, hashed
+// otherwise); the default bucket's is the prefix and ":#default", which no
+// stored key can be.
+std::string PerCallerFleetPrefix(const GlobalThrottleSettings& g, absl::string_view scope);
 
 }  // namespace resilience
 

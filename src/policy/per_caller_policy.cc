@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "resilience/v1/policy.pb.h"
 #include "src/limits/token_bucket.h"
+#include "src/policy/global_throttle_policy.h"
 #include "src/policy/json_text.h"
 
 namespace resilience {
@@ -50,9 +51,17 @@ absl::StatusOr<PerCallerSettings> ReadPerCallerThrottle(const v1::PerCallerThrot
     }
     settings.header = p.key().header();
   }
-  if (!p.has_max_concurrency() && !p.has_rate_per_second()) {
+  if (!p.has_max_concurrency() && !p.has_rate_per_second() && !p.has_global()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(path, ": set maxConcurrency, ratePerSecond, or both"));
+        absl::StrCat(path, ": set maxConcurrency, ratePerSecond, global, or more than one"));
+  }
+  if (p.has_global()) {
+    // The fleet's bucket of each key: throttle.global's fields and rules.
+    absl::StatusOr<GlobalThrottleSettings> global =
+        ReadGlobalThrottle(p.global(), absl::StrCat(path, ".global"));
+    if (!global.ok()) return global.status();
+    settings.global = *std::move(global);
+    settings.limits.fleet = LimiterOptions(*settings.global);
   }
   PerCallerLimits::Options& o = settings.limits;
   if (p.has_max_concurrency()) {

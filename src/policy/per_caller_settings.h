@@ -7,9 +7,11 @@
 #ifndef GRPC_RESILIENCE_SRC_POLICY_PER_CALLER_SETTINGS_H_
 #define GRPC_RESILIENCE_SRC_POLICY_PER_CALLER_SETTINGS_H_
 
+#include <optional>
 #include <string>
 
 #include "src/limits/per_caller_limits.h"
+#include "src/policy/global_throttle_settings.h"
 
 namespace resilience {
 
@@ -17,8 +19,12 @@ struct PerCallerSettings {
   // The key: the value of request header `header`, or (header empty) the
   // peer's identity.
   std::string header;
-  // PerCallerLimits::Validate() accepts these.
+  // PerCallerLimits::Validate() accepts these (with `fleet` set when
+  // `global` is).
   PerCallerLimits::Options limits;
+  // throttle.perCaller.global: a fleet-wide bucket per key in Redis; `key`
+  // is the prefix of the keys' Redis keys (empty: PerCallerFleetPrefix()).
+  std::optional<GlobalThrottleSettings> global;
 };
 
 }  // namespace resilience

@@ -74,13 +74,17 @@ absl::StatusOr<PolicyTable> PolicyTableBuilder::Build(const pb::PolicyFile& file
   return std::move(set_);
 }
 
-// Every scope with a throttle.global: the names of the file, and the
-// default entry's "".
+// Every scope with a throttle.global or a throttle.perCaller.global: the
+// names of the file, and the default entry's "".
 std::vector<GlobalThrottleScope> PolicyTableBuilder::GlobalThrottleScopes() const {
   std::vector<GlobalThrottleScope> scopes;
   auto add = [&](const std::string& scope, size_t index) {
     const MethodPolicy& p = set_.policies_[index];
-    if (p.throttle && p.throttle->global) scopes.push_back({scope, &*p.throttle->global});
+    if (!p.throttle) return;
+    if (p.throttle->global) scopes.push_back({scope, &*p.throttle->global});
+    if (p.throttle->per_caller && p.throttle->per_caller->global) {
+      scopes.push_back({scope, &*p.throttle->per_caller->global, /*per_caller=*/true});
+    }
   };
   for (const auto& [scope, index] : set_.by_name_) add(scope, index);
   if (set_.default_index_) add("", *set_.default_index_);

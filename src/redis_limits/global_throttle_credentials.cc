@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -15,9 +16,16 @@ namespace resilience {
 
 absl::Status CheckGlobalThrottleCredentials(const PolicySet& policies) {
   absl::flat_hash_set<std::string> checked;
+  std::vector<const GlobalThrottleSettings*> stores;
   for (const MethodPolicy& policy : PolicySetAccess::Table(policies).policies()) {
-    if (!policy.throttle || !policy.throttle->global) continue;
-    const GlobalThrottleSettings& g = *policy.throttle->global;
+    if (!policy.throttle) continue;
+    if (policy.throttle->global) stores.push_back(&*policy.throttle->global);
+    if (policy.throttle->per_caller && policy.throttle->per_caller->global) {
+      stores.push_back(&*policy.throttle->per_caller->global);
+    }
+  }
+  for (const GlobalThrottleSettings* store : stores) {
+    const GlobalThrottleSettings& g = *store;
     if (g.password_env.empty() && g.password_file.empty()) continue;
     if (!checked
              .insert(absl::StrCat(g.host, ":", g.port, "\n", g.username, "\n", g.password_env,

@@ -5,8 +5,11 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+
 #include "grpc_resilience/redis_limits.h"
-#include "src/policy/global_throttle_policy.h"
+#include "src/redis_limits/redis_lease_client.h"
+#include "src/redis_limits/redis_lease_queue_worker.h"
 #include "src/redis_limits/redis_lease_source.h"
 
 namespace resilience {
@@ -15,16 +18,30 @@ std::unique_ptr<LeaseSource> RedisFleetLimitBackend::StartLeaseSource(
     const GlobalThrottleSettings& settings, const std::string& key,
     GlobalRateLimiter& limiter) const {
   RedisLeaseSource::Options source;
-  source.host = settings.host;
-  source.port = settings.port;
+  source.redis = RedisLeaseClient::FromSettings(settings);
   source.key = key;
-  source.timeout = settings.timeout;
-  if (!settings.password_env.empty() || !settings.password_file.empty()) {
-    source.username = settings.username;
-    source.password = [settings] { return ReadGlobalThrottlePassword(settings); };
-    source.credentials = GlobalThrottlePasswordSource(settings);
-  }
   return std::make_unique<RedisLeaseSource>(std::move(source), limiter);
+}
+
+std::unique_ptr<LeaseQueue::Worker> RedisFleetLimitBackend::ServeLeaseQueue(
+    const GlobalThrottleSettings& settings, LeaseQueue& queue) const {
+  const std::string login =
+      absl::StrCat(settings.host, ":", settings.port, "\n", settings.username, "\n",
+                   settings.password_env, "\n", settings.password_file, "\n",
+                   absl::ToInt64Nanoseconds(settings.timeout));
+  std::shared_ptr<RedisLeaseQueueWorker> worker;
+  {
+    MutexLock lock(&mu_);
+    std::weak_ptr<RedisLeaseQueueWorker>& kept = workers_[login];
+    worker = kept.lock();
+    if (worker == nullptr) {
+      worker = std::make_shared<RedisLeaseQueueWorker>(RedisLeaseClient::FromSettings(settings));
+      kept = worker;
+    }
+    // Logins no queue uses any more go.
+    absl::erase_if(workers_, [](const auto& entry) { return entry.second.expired(); });
+  }
+  return RedisLeaseQueueWorker::Serve(std::move(worker), queue);
 }
 
 std::shared_ptr<const FleetLimitBackend> RedisFleetLimits() {

@@ -19,7 +19,7 @@
 #include "absl/time/time.h"
 #include "src/core/mutex.h"
 #include "src/redis_limits/lease_script.h"
-#include "src/redis_limits/redis_connection.h"
+#include "src/redis_limits/redis_lease_client.h"
 #include "src/limits/global_rate_limiter.h"
 #include "src/limits/lease_source.h"
 
@@ -27,8 +27,8 @@ namespace resilience {
 
 // RedisLeaseSource
 //
-// Its thread connects to Redis (connect `timeout`; AUTH when there is a
-// password), and whenever the limiter is low (Wake(), or every lease
+// Its thread connects to Redis (RedisLeaseClient: connect `timeout`; AUTH
+// when there is a password), and whenever the limiter is low (Wake(), or every lease
 // interval) takes the lease GlobalRateLimiter::LeaseWanted() asks for with
 // one script call (LeaseScript; EVALSHA, EVAL when Redis no longer has the
 // script): the bucket's state is a hash at `key` refilled by Redis's own
@@ -47,19 +47,11 @@ namespace resilience {
 class RedisLeaseSource final : public LeaseSource {
  public:
   struct Options {
-    std::string host;
-    int port = 6379;
+    // Where the store is, and how to log in (RedisLeaseClient).
+    RedisLeaseClient::Options redis;
     std::string key;
-    absl::Duration timeout = absl::Milliseconds(200);
     absl::Duration min_backoff = absl::Milliseconds(50);
     absl::Duration max_backoff = absl::Seconds(1);
-    // AUTH: the ACL user (empty: the default user), and the password,
-    // asked for at each connect (a file may have changed); empty: no AUTH.
-    // `credentials` names where the password comes from, for messages (the
-    // policy's field and the variable's name or file's path).
-    std::string username;
-    std::function<absl::StatusOr<std::string>()> password;
-    std::string credentials;
   };
 
   // `limiter` must outlive this object; its rate and burst are the bucket's.
@@ -73,12 +65,6 @@ class RedisLeaseSource final : public LeaseSource {
 
  private:
   void Run();
-  // Connects, authenticates and loads the script; the error otherwise.
-  absl::Status Connect();
-  absl::Status Authenticate(RedisConnection& connection);
-  void Disconnect() ABSL_LOCKS_EXCLUDED(mu_);
-  // One round trip for `want` tokens.
-  absl::StatusOr<LeaseScript::Reply> Lease(int64_t want);
   // Waits `d`, or until stopped, or (when `wakeable`) woken. False once
   // stopping.
   bool Pause(absl::Duration d, bool wakeable) ABSL_LOCKS_EXCLUDED(mu_);
@@ -86,18 +72,14 @@ class RedisLeaseSource final : public LeaseSource {
 
   const Options options_;
   GlobalRateLimiter& limiter_;
-  // The thread's connection, the script's SHA1, and whether a lease from
-  // the key ever succeeded (a missing key is then a lost one).
-  std::unique_ptr<RedisConnection> connection_;
-  std::string sha_;
+  // The thread's connection; whether a lease from the key ever succeeded
+  // (a missing key is then a lost one).
+  RedisLeaseClient client_;
   bool leased_before_ = false;
 
   Mutex mu_;
   CondVar cv_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  // The connection's socket, for the destructor to break a round trip off;
-  // -1 without one.
-  int fd_ ABSL_GUARDED_BY(mu_) = -1;
   std::atomic<bool> woken_{false};
   std::thread thread_;
 };

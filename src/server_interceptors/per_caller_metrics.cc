@@ -29,6 +29,9 @@ void AppendPerCallerMetrics(
     overflow.Sample({label}, limits->overflowed());
     rejections.Sample({label, {"cause", "concurrency"}}, limits->rejected_concurrency());
     rejections.Sample({label, {"cause", "rate"}}, limits->rejected_rate());
+    if (limits->fleet_queue() != nullptr) {
+      rejections.Sample({label, {"cause", "global_rate"}}, limits->rejected_fleet_rate());
+    }
   }
 }
 

@@ -50,8 +50,9 @@ std::shared_ptr<ServerResilience> AddServerInterceptors(grpc::ServerBuilder& bui
   if (options.fleet_limits == nullptr) {
     // Not silently ignored: each such scope rejects every call (LimitsFor()).
     for (const MethodPolicy& policy : PolicySetAccess::Table(policies).policies()) {
-      if (policy.throttle && policy.throttle->global) {
-        warnings.push_back(FleetLimitBackend::MissingMessage(policy.throttle->global->path));
+      if (!policy.throttle) continue;
+      for (std::string& m : FleetLimitBackend::MissingMessages(*policy.throttle)) {
+        warnings.push_back(std::move(m));
       }
     }
   }

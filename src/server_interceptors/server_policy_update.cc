@@ -117,8 +117,9 @@ absl::StatusOr<PolicyUpdate> ServerResilienceImpl::Update(const PolicySet& polic
   update.unchanged = diff.unchanged;
   if (fleet_limits_ == nullptr) {
     for (const MethodPolicy& policy : after.policies()) {
-      if (policy.throttle && policy.throttle->global) {
-        update.warnings.push_back(FleetLimitBackend::MissingMessage(policy.throttle->global->path));
+      if (!policy.throttle) continue;
+      for (std::string& m : FleetLimitBackend::MissingMessages(*policy.throttle)) {
+        update.warnings.push_back(std::move(m));
       }
     }
   }

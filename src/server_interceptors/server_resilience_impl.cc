@@ -177,15 +177,22 @@ std::shared_ptr<ScopeLimits> ServerResilienceImpl::MakeLimits(absl::string_view 
     limits->caller_header = settings.per_caller->header;
     const PerCallerLimits::Options& o = settings.per_caller->limits;
     const PerCallerLimits* kept = previous != nullptr ? previous->per_caller.get() : nullptr;
+    // A fleet-wide limit per key is made anew with any change of the
+    // throttle (its keys start again at their local share).
     if (kept != nullptr && previous->caller_header == limits->caller_header &&
+        !o.fleet && !kept->options().fleet &&
         kept->options().max_concurrency == o.max_concurrency &&
         kept->options().rate_per_second == o.rate_per_second &&
         kept->options().burst == o.burst && kept->options().max_keys == o.max_keys) {
       limits->per_caller = previous->per_caller;  // the same keys, slots and tokens
+    } else if (settings.per_caller->global && fleet_limits_ == nullptr) {
+      limits->unusable = FleetLimitBackend::MissingMessage(settings.per_caller->global->path);
     } else {
-      // As the bucket above: cannot fail for a loaded policy.
       absl::StatusOr<std::unique_ptr<PerCallerLimits>> per_caller =
-          PerCallerLimits::Create(o, clock_);
+          settings.per_caller->global
+              ? PerCallerFleetLimits(*settings.per_caller, scope, clock_, *fleet_limits_)
+              // As the bucket above: cannot fail for a loaded policy.
+              : PerCallerLimits::Create(o, clock_);
       if (per_caller.ok()) {
         limits->per_caller = *std::move(per_caller);
       } else {
@@ -425,8 +432,8 @@ void ServerResilienceImpl::AppendMetrics(PrometheusText& text) {
       if (limits->per_caller != nullptr) per_caller.emplace_back(scope, limits->per_caller);
     }
   }
-  AppendPerCallerMetrics(text, std::move(per_caller));
-  AppendGlobalLimitMetrics(text, std::move(globals));
+  AppendPerCallerMetrics(text, per_caller);
+  AppendGlobalLimitMetrics(text, globals, per_caller);
 }
 
 }  // namespace resilience

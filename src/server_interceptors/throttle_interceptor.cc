@@ -253,6 +253,13 @@ bool ThrottleInterceptor::AdmitCaller() {
     RejectByRate("rate", owned_message_, admission.retry_after);
     return false;
   }
+  if (admission.verdict == PerCallerLimits::Verdict::kFleetRate) {
+    owned_message_ = absl::StrCat(info_->method(), ": per-caller fleet-wide rate limit ",
+                                  o.fleet->rate_per_second, "/s reached", who,
+                                  RejectionMessages::ForLevel(limits.shares, level_));
+    RejectByRate("global_rate", owned_message_, admission.retry_after);
+    return false;
+  }
   owned_message_ =
       absl::StrCat(info_->method(), ": per-caller concurrency limit ", o.max_concurrency,
                    " reached", who,

@@ -92,9 +92,10 @@ class ServerProcess {
 };
 
 // Gets at `per_second` (a fixed schedule, caught up when behind) until
-// `run` has passed since `start`.
+// `run` has passed since `start`, as caller `tenant` (the x-tenant-id
+// header; none when empty).
 std::vector<Call> Load(const std::string& target, double per_second, absl::Time start,
-                       absl::Duration run) {
+                       absl::Duration run, const std::string& tenant = "") {
   auto stub = cache::v1::CacheService::NewStub(
       grpc::CreateChannel(target, grpc::InsecureChannelCredentials()));
   std::vector<Call> calls;
@@ -107,6 +108,7 @@ std::vector<Call> Load(const std::string& target, double per_second, absl::Time 
     if (wait > absl::ZeroDuration()) absl::SleepFor(wait);
     grpc::ClientContext context;
     context.set_deadline(absl::ToChronoTime(absl::Now() + kDeadline));
+    if (!tenant.empty()) context.AddMetadata("x-tenant-id", tenant);
     cache::v1::GetResp response;
     const absl::Time sent = absl::Now();
     const grpc::Status status = stub->Get(&context, request, &response);
@@ -218,6 +220,75 @@ TEST(GlobalRateLimitE2eTest, FleetHoldsTheGlobalRateAndSurvivesRedisOutage) {
               "(expected %.0f); slowest call %s\n",
               static_cast<long long>(with_redis), expected, static_cast<long long>(without_redis),
               down_expected, static_cast<long long>(back), back_expected,
+              absl::FormatDuration(slowest).c_str());
+}
+
+// throttle.perCaller.global: three cache_server processes, one Redis, two
+// tenants. Each tenant's rate holds across the fleet: the flooding one (3x
+// its rate, 70/20/10% across the servers) gets its rate x time + burst, the
+// quiet one (half its rate, evenly) everything it asks, whatever the flood.
+TEST(GlobalRateLimitE2eTest, PerCallerFleetLimitHoldsEachTenantsRateAcrossTheFleet) {
+  constexpr double kTenantRate = 40;
+  constexpr int kTenantBurst = 20;
+  constexpr std::array<double, kServers> kFlood = {84, 24, 12};
+  constexpr std::array<double, kServers> kQuiet = {7, 7, 6};
+  constexpr absl::Duration kTenantRun = absl::Seconds(8);
+  auto redis = RedisServer::Start(REDIS_SERVER_PATH);
+  ASSERT_TRUE(redis.ok()) << redis.status();
+  const std::string policy = ::testing::TempDir() + "/per_caller_fleet_policy.json";
+  std::ofstream(policy) << absl::StrCat(
+      R"({"methodConfig":[{"name":[{"service":"cache.v1.CacheService"}],"throttle":{)",
+      R"("perCaller":{"key":{"header":"x-tenant-id"},"global":{"redis":")",
+      (*redis)->address(), R"(","key":"e2e-tenant:)", getpid(), R"(","ratePerSecond":)",
+      kTenantRate, R"(,"burst":)", kTenantBurst, R"(,"expectedReplicas":3}}}}]})");
+  std::vector<std::unique_ptr<ServerProcess>> servers;
+  for (int i = 0; i < kServers; ++i) {
+    servers.push_back(std::make_unique<ServerProcess>(
+        policy, absl::StrCat(::testing::TempDir(), "/per_caller_fleet_server_", i, ".log")));
+    ASSERT_FALSE(servers.back()->target().empty());
+  }
+  // Each key's first call on each server, its first lease, then time for
+  // the tenants' buckets to fill again.
+  for (auto& s : servers) {
+    for (const char* tenant : {"flood", "quiet"}) {
+      Load(s->target(), 10, absl::Now(), absl::Milliseconds(100), tenant);
+    }
+  }
+  absl::SleepFor(absl::Milliseconds(1500));
+
+  const absl::Time start = absl::Now();
+  std::array<std::vector<Call>, kServers> flood, quiet;
+  std::vector<std::thread> clients;
+  for (int i = 0; i < kServers; ++i) {
+    clients.emplace_back(
+        [&, i] { flood[i] = Load(servers[i]->target(), kFlood[i], start, kTenantRun, "flood"); });
+    clients.emplace_back(
+        [&, i] { quiet[i] = Load(servers[i]->target(), kQuiet[i], start, kTenantRun, "quiet"); });
+  }
+  for (auto& t : clients) t.join();
+  const absl::Duration all = kTenantRun + absl::Seconds(1);
+  int64_t flood_admitted = 0, quiet_admitted = 0, quiet_offered = 0;
+  absl::Duration slowest;
+  for (int i = 0; i < kServers; ++i) {
+    flood_admitted += AdmittedIn(flood[i], absl::ZeroDuration(), all);
+    quiet_admitted += AdmittedIn(quiet[i], absl::ZeroDuration(), all);
+    quiet_offered += static_cast<int64_t>(quiet[i].size());
+    for (const Call& c : flood[i]) slowest = std::max(slowest, c.latency);
+  }
+  const double expected = kTenantRate * absl::ToDoubleSeconds(kTenantRun) + kTenantBurst;
+  EXPECT_NEAR(static_cast<double>(flood_admitted), expected, expected * 0.08);
+  EXPECT_GE(quiet_admitted, quiet_offered - 2);
+  EXPECT_LT(slowest, kDeadline);
+  for (auto& s : servers) {
+    const std::string log = s->StopAndLog();
+    EXPECT_EQ(CountLines(log, "store unreachable"), 0) << log;
+  }
+  std::printf("per-caller fleet limit %.0f/s (burst %d) per tenant, 3 servers, %.0f s: flood "
+              "offered %.0f/s admitted %lld (expected %.0f); quiet offered %lld admitted %lld; "
+              "slowest call %s\n",
+              kTenantRate, kTenantBurst, absl::ToDoubleSeconds(kTenantRun),
+              kFlood[0] + kFlood[1] + kFlood[2], static_cast<long long>(flood_admitted), expected,
+              static_cast<long long>(quiet_offered), static_cast<long long>(quiet_admitted),
               absl::FormatDuration(slowest).c_str());
 }
 

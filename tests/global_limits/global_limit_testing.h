@@ -18,8 +18,21 @@
 #include "src/core/clock.h"
 #include "src/global_limits/global_rate_limit.h"
 #include "src/redis_limits/redis_fleet_limit_backend.h"
+#include "tests/testing/redis_server.h"
 
 namespace resilience::testing {
+
+// A fixture with a redis-server of its own per test (REDIS_SERVER_PATH, the
+// test target's definition), on a free loopback port.
+class RedisTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto redis = RedisServer::Start(REDIS_SERVER_PATH);
+    ASSERT_TRUE(redis.ok()) << redis.status();
+    redis_ = *std::move(redis);
+  }
+  std::unique_ptr<RedisServer> redis_;
+};
 
 // A limit of `rate`/`burst` on `key` of 127.0.0.1:`port`, 2 expected
 // replicas, a timeout of 200 ms.

@@ -33,15 +33,7 @@ using ::resilience::testing::Settings;
 using ::resilience::testing::RedisServer;
 using Mode = GlobalRateLimiter::Mode;
 
-class GlobalRateLimitTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    auto redis = RedisServer::Start(REDIS_SERVER_PATH);
-    ASSERT_TRUE(redis.ok()) << redis.status();
-    redis_ = *std::move(redis);
-  }
-  std::unique_ptr<RedisServer> redis_;
-};
+class GlobalRateLimitTest : public testing::RedisTest {};
 
 // Two servers on one key share its rate: over 2 s at 3x the rate, together
 // about rate x 2 s + burst.

@@ -10,6 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "src/core/simulated_clock.h"
+#include "tests/limits/per_caller_limits_testing.h"
 
 namespace resilience {
 namespace {
@@ -17,13 +18,28 @@ namespace {
 using ::testing::HasSubstr;
 using Verdict = PerCallerLimits::Verdict;
 
-constexpr Criticality kCrit = Criticality::kCritical;
-const CriticalityShares kShares;
+using ::resilience::testing::kCrit;
+using ::resilience::testing::kShares;
+
+// The per-server limits {max_concurrency, rate_per_second, burst, max_keys}.
+struct PerServer {
+  int64_t max_concurrency;
+  double rate_per_second;
+  int64_t burst;
+  int64_t max_keys;
+};
+
+PerCallerLimits::Options Limits(const PerServer& l) {
+  PerCallerLimits::Options o;
+  o.max_concurrency = l.max_concurrency;
+  o.rate_per_second = l.rate_per_second;
+  o.burst = l.burst;
+  o.max_keys = l.max_keys;
+  return o;
+}
 
 std::unique_ptr<PerCallerLimits> Make(const PerCallerLimits::Options& options, Clock& clock) {
-  absl::StatusOr<std::unique_ptr<PerCallerLimits>> limits = PerCallerLimits::Create(options, clock);
-  EXPECT_TRUE(limits.ok()) << limits.status();
-  return *std::move(limits);
+  return testing::MakePerCaller(options, clock);
 }
 
 TEST(PerCallerLimitsTest, ValidateNamesFieldAndValue) {
@@ -77,7 +93,7 @@ TEST(PerCallerLimitsTest, KeysBeyondTheBoundOrNotPrintableAreHashed) {
 
 TEST(PerCallerLimitsTest, EachKeyHasItsOwnConcurrency) {
   SimulatedClock clock;
-  auto limits = Make({.max_concurrency = 2, .max_keys = 10}, clock);
+  auto limits = Make(Limits({2, 0, 0, 10}), clock);
   auto a1 = limits->TryAcquire("a", kShares, kCrit);
   auto a2 = limits->TryAcquire("a", kShares, kCrit);
   auto a3 = limits->TryAcquire("a", kShares, kCrit);
@@ -97,7 +113,7 @@ TEST(PerCallerLimitsTest, EachKeyHasItsOwnConcurrency) {
 
 TEST(PerCallerLimitsTest, SheddableSeesItsShareOfAKeysLimit) {
   SimulatedClock clock;
-  auto limits = Make({.max_concurrency = 4, .max_keys = 10}, clock);
+  auto limits = Make(Limits({4, 0, 0, 10}), clock);
   auto c1 = limits->TryAcquire("a", kShares, kCrit);
   auto c2 = limits->TryAcquire("a", kShares, kCrit);
   auto shed = limits->TryAcquire("a", kShares, Criticality::kSheddable);
@@ -108,7 +124,7 @@ TEST(PerCallerLimitsTest, SheddableSeesItsShareOfAKeysLimit) {
 
 TEST(PerCallerLimitsTest, EachKeyHasItsOwnRate) {
   SimulatedClock clock;
-  auto limits = Make({.rate_per_second = 10, .burst = 2, .max_keys = 10}, clock);
+  auto limits = Make(Limits({0, 10, 2, 10}), clock);
   EXPECT_EQ(limits->TryAcquire("noisy", kShares, kCrit).verdict, Verdict::kAdmitted);
   EXPECT_EQ(limits->TryAcquire("noisy", kShares, kCrit).verdict, Verdict::kAdmitted);
   auto refused = limits->TryAcquire("noisy", kShares, kCrit);
@@ -124,7 +140,7 @@ TEST(PerCallerLimitsTest, EachKeyHasItsOwnRate) {
 
 TEST(PerCallerLimitsTest, NoKeySharesTheDefaultBucket) {
   SimulatedClock clock;
-  auto limits = Make({.max_concurrency = 1, .max_keys = 10}, clock);
+  auto limits = Make(Limits({1, 0, 0, 10}), clock);
   auto first = limits->TryAcquire("", kShares, kCrit);
   EXPECT_EQ(first.verdict, Verdict::kAdmitted);
   EXPECT_TRUE(first.default_bucket);
@@ -134,7 +150,7 @@ TEST(PerCallerLimitsTest, NoKeySharesTheDefaultBucket) {
 
 TEST(PerCallerLimitsTest, FullTableEvictsTheLeastRecentlyUsedIdleKey) {
   SimulatedClock clock;
-  auto limits = Make({.rate_per_second = 1, .burst = 1, .max_keys = 3}, clock);
+  auto limits = Make(Limits({0, 1, 1, 3}), clock);
   for (const char* key : {"a", "b", "c"}) {
     EXPECT_EQ(limits->TryAcquire(key, kShares, kCrit).verdict, Verdict::kAdmitted);
   }
@@ -153,7 +169,7 @@ TEST(PerCallerLimitsTest, FullTableEvictsTheLeastRecentlyUsedIdleKey) {
 
 TEST(PerCallerLimitsTest, KeysWithCallsInFlightAreNotEvictedNewOnesShareTheDefault) {
   SimulatedClock clock;
-  auto limits = Make({.max_concurrency = 1, .max_keys = 2}, clock);
+  auto limits = Make(Limits({1, 0, 0, 2}), clock);
   auto a = limits->TryAcquire("a", kShares, kCrit);
   auto b = limits->TryAcquire("b", kShares, kCrit);
   auto c = limits->TryAcquire("c", kShares, kCrit);
@@ -174,7 +190,7 @@ TEST(PerCallerLimitsTest, KeysWithCallsInFlightAreNotEvictedNewOnesShareTheDefau
 
 TEST(PerCallerLimitsTest, MemoryStaysBoundedUnderAFloodOfKeys) {
   SimulatedClock clock;
-  auto limits = Make({.rate_per_second = 100, .burst = 10, .max_keys = 100}, clock);
+  auto limits = Make(Limits({0, 100, 10, 100}), clock);
   for (int i = 0; i < 10'000; ++i) {
     const std::string key = i % 2 == 0 ? absl::StrCat("tenant-", i)
                                        : std::string(1000 + i % 7, static_cast<char>(i));
@@ -189,7 +205,7 @@ TEST(PerCallerLimitsTest, FairShareANoisyKeyDoesNotTakeTheOthersRate) {
   // Ten keys at 10/s each over 10 simulated seconds: nine ask 10/s, one
   // asks 100/s. Each of the nine gets all it asks; the noisy one its share.
   SimulatedClock clock;
-  auto limits = Make({.rate_per_second = 10, .burst = 10, .max_keys = 16}, clock);
+  auto limits = Make(Limits({0, 10, 10, 16}), clock);
   std::vector<int> admitted(10, 0);
   for (int tick = 0; tick < 1000; ++tick) {  // 10 ms ticks
     clock.AdvanceTime(absl::Milliseconds(10));

@@ -4,8 +4,10 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "src/policy/global_throttle_policy.h"
 #include "tests/policy/policy_table_test_util.h"
 
 namespace resilience {
@@ -34,6 +36,58 @@ TEST(PerCallerPolicyTest, ReadsAHeaderKeyAndLimitsWithDefaults) {
   // The throttle's other limits stay unset.
   EXPECT_EQ(t.max_concurrency, 0);
   EXPECT_EQ(t.rate_per_second, 0);
+}
+
+TEST(PerCallerPolicyTest, ReadsAFleetWideRatePerKeyWithThrottleGlobalsFieldsAndRules) {
+  absl::StatusOr<PolicyTable> table = LoadThrottle(
+      R"({"perCaller": {"key": {"header": "x-tenant-id"}, "maxKeys": 50,
+                        "global": {"redis": "127.0.0.1:6379", "ratePerSecond": 40,
+                                   "expectedReplicas": 3, "key": "shop:tenant"}}})");
+  ASSERT_TRUE(table.ok()) << table.status();
+  const ThrottleSettings& t = *table->Find("/s.S/M").policy->throttle;
+  ASSERT_TRUE(t.per_caller.has_value());
+  ASSERT_TRUE(t.per_caller->global.has_value());  // a fleet rate alone is a limit
+  EXPECT_EQ(t.per_caller->global->path, "methodConfig[0].throttle.perCaller.global");
+  EXPECT_EQ(t.per_caller->global->port, 6379);
+  EXPECT_EQ(PerCallerFleetPrefix(*t.per_caller->global, "s.S/M"), "shop:tenant");
+  ASSERT_TRUE(t.per_caller->limits.fleet.has_value());
+  EXPECT_EQ(t.per_caller->limits.fleet->rate_per_second, 40);
+  EXPECT_EQ(t.per_caller->limits.fleet->burst, 40);  // throttle.global's default
+  EXPECT_EQ(t.per_caller->limits.fleet->expected_replicas, 3);
+  EXPECT_EQ(t.per_caller->limits.max_concurrency, 0);
+  EXPECT_EQ(t.per_caller->limits.rate_per_second, 0);
+  // Without `key`: the scope's default key and ":caller".
+  GlobalThrottleSettings unnamed = *t.per_caller->global;
+  unnamed.key.clear();
+  EXPECT_EQ(PerCallerFleetPrefix(unnamed, "s.S/M"), "grpc_resilience:s.S/M:caller");
+  // Its errors are throttle.global's, at its own path.
+  EXPECT_THAT(ErrorOf(R"({"perCaller": {"key": {"peer": true},
+                          "global": {"redis": "127.0.0.1:6379", "ratePerSecond": 40}}})"),
+              HasSubstr("methodConfig[0].throttle.perCaller.global.expectedReplicas: required"));
+  EXPECT_THAT(ErrorOf(R"({"perCaller": {"key": {"peer": true}}})"),
+              HasSubstr("set maxConcurrency, ratePerSecond, global, or more than one"));
+}
+
+// Two entries whose caller keys share Redis buckets (one prefix) must agree
+// on the rate, as two throttle.global on one key must.
+TEST(PerCallerPolicyTest, OnePrefixIsOneBucketPerKeySoItsRatesMustAgree) {
+  const std::string entry = R"({"name": [{"service": "s.S", "method": "%s"}],
+      "throttle": {"perCaller": {"key": {"peer": true}, "global": {"redis": "127.0.0.1:6379",
+      "key": "tenants", "ratePerSecond": %d, "expectedReplicas": 2}}}})";
+  auto policy = [&](int rate_a, int rate_b) {
+    return absl::StrCat(R"({"methodConfig": [)",
+                        absl::StrReplaceAll(entry, {{"%s", "A"}, {"%d", absl::StrCat(rate_a)}}),
+                        ", ",
+                        absl::StrReplaceAll(entry, {{"%s", "B"}, {"%d", absl::StrCat(rate_b)}}),
+                        "]}");
+  };
+  EXPECT_TRUE(Load(policy(10, 10)).ok());
+  absl::StatusOr<PolicyTable> clash = Load(policy(10, 20));
+  ASSERT_FALSE(clash.ok());
+  EXPECT_THAT(clash.status().message(),
+              HasSubstr("methodConfig[1].throttle.perCaller.global: key \"tenants:*\" at "
+                        "127.0.0.1:6379 is also the bucket of "
+                        "methodConfig[0].throttle.perCaller.global"));
 }
 
 TEST(PerCallerPolicyTest, ReadsAPeerKeyAlongsideTheMethodsLimits) {
@@ -67,7 +121,7 @@ TEST(PerCallerPolicyTest, ErrorsNameThePathAndValue) {
                                    std::string(65, 'h'), R"("}, "maxConcurrency": 2}})")),
               HasSubstr(at + ".key.header: must be 1 to 64"));
   EXPECT_THAT(ErrorOf(R"({"perCaller": {"key": {"peer": true}}})"),
-              HasSubstr(at + ": set maxConcurrency, ratePerSecond, or both"));
+              HasSubstr(at + ": set maxConcurrency, ratePerSecond, global, or more than one"));
   EXPECT_THAT(ErrorOf(R"({"perCaller": {"key": {"peer": true}, "maxConcurrency": 0}})"),
               HasSubstr(at + ".maxConcurrency: must be in [1, 1000000], got 0"));
   EXPECT_THAT(ErrorOf(R"({"perCaller": {"key": {"peer": true}, "maxConcurrency": 2000000}})"),

@@ -23,24 +23,46 @@ namespace {
 
 using ::resilience::testing::HandlerRuns;
 using ::testing::HasSubstr;
+using ::testing::Not;
+
+// A TestService server whose one policy entry has `throttle` (JSON), with
+// the Redis store of fleet-wide limits.
+testing::GuardedServer StartWithThrottle(const std::string& throttle,
+                                         testing::SyncEchoService* service) {
+  absl::StatusOr<PolicySet> policies = PolicySet::FromJsonString(
+      absl::StrCat(R"({"methodConfig":[{"name":[{"service":"resilience.test.TestService"}],)",
+                   R"("throttle":)", throttle, "}]}"));
+  EXPECT_TRUE(policies.ok()) << policies.status();
+  if (!policies.ok()) return {};
+  ServerResilienceOptions options;
+  options.fleet_limits = RedisFleetLimits();
+  return testing::StartGuardedServer<test::TestService>(*std::move(policies), service,
+                                                        std::move(options));
+}
+
+// The server's metrics text.
+std::string Metrics(ServerResilience& resilience) {
+  PrometheusText text;
+  resilience.AppendMetrics(text);
+  return text.Finish();
+}
+
+// Whether the metrics come to hold `line` within a few seconds.
+bool EventuallyInMetrics(ServerResilience& resilience, const std::string& line) {
+  return testing::Eventually([&] { return absl::StrContains(Metrics(resilience), line); });
+}
 
 TEST(GlobalThrottleTest, LocalShareWithoutRedisRejectsWithPushbackAndSkipsHandlers) {
   absl::StatusOr<int> port = testing::FreeLoopbackPort();
   ASSERT_TRUE(port.ok());
   // 0.2/s for 2 replicas: a share of 0.1/s (a token per 10 s) and a burst
   // of 1 (of 2).
-  absl::StatusOr<PolicySet> policies = PolicySet::FromJsonString(absl::StrCat(
-      R"({"methodConfig":[{"name":[{"service":"resilience.test.TestService"}],)",
-      R"("throttle":{"global":{"redis":"127.0.0.1:)", *port,
-      R"(","key":"test","ratePerSecond":0.2,"burst":2,"expectedReplicas":2}}}]})"));
-  ASSERT_TRUE(policies.ok()) << policies.status();
   HandlerRuns runs;
   testing::SyncEchoService service(&runs);
-  ServerResilienceOptions options;
-  options.fleet_limits = RedisFleetLimits();
-  testing::GuardedServer started =
-      testing::StartGuardedServer<test::TestService>(*std::move(policies), &service,
-                                                     std::move(options));
+  testing::GuardedServer started = StartWithThrottle(
+      absl::StrCat(R"({"global":{"redis":"127.0.0.1:)", *port,
+                   R"(","key":"test","ratePerSecond":0.2,"burst":2,"expectedReplicas":2}})"),
+      &service);
   ASSERT_NE(started.server, nullptr);
   // Given the Redis store, the server has nothing to warn about.
   EXPECT_TRUE(started.resilience->warnings().empty());
@@ -74,21 +96,64 @@ TEST(GlobalThrottleTest, LocalShareWithoutRedisRejectsWithPushbackAndSkipsHandle
   EXPECT_FALSE(pushback.empty());
   EXPECT_EQ(started.resilience->Stats("/resilience.test.TestService/Unary").rejected_rate, 4);
   // Redis refused the connection: the local share is what is in use.
-  ASSERT_TRUE(testing::Eventually([&] {
-    PrometheusText text;
-    started.resilience->AppendMetrics(text);
-    return absl::StrContains(
-        text.Finish(), "grpc_resilience_server_global_limit_transitions_total{key=\"test\","
-                       "to=\"local_share\"} 1");
-  }));
-  PrometheusText text;
-  started.resilience->AppendMetrics(text);
-  const std::string body = text.Finish();
+  ASSERT_TRUE(EventuallyInMetrics(
+      *started.resilience, "grpc_resilience_server_global_limit_transitions_total{key=\"test\","
+                           "to=\"local_share\"} 1"));
+  const std::string body = Metrics(*started.resilience);
   EXPECT_THAT(body, HasSubstr("grpc_resilience_server_global_limit_using_store{key=\"test\"} 0"));
   EXPECT_THAT(body, HasSubstr("grpc_resilience_server_global_limit_admitted_total{key=\"test\","
                               "source=\"local_share\"} 1"));
   EXPECT_THAT(body, HasSubstr("grpc_resilience_server_rejections_total{grpc_method=\"/"
                               "resilience.test.TestService/Unary\",cause=\"rate\"} 4"));
+  started.server->Shutdown();
+}
+
+// throttle.perCaller.global without Redis: each caller key its own local
+// share, refusals naming the key's fleet-wide rate, one outage for all keys
+// in the metrics (labelled by the keys' prefix, no label per key).
+TEST(GlobalThrottleTest, PerCallerFleetLimitWithoutRedisGivesEachKeyItsLocalShare) {
+  absl::StatusOr<int> port = testing::FreeLoopbackPort();
+  ASSERT_TRUE(port.ok());
+  HandlerRuns runs;
+  testing::SyncEchoService service(&runs);
+  testing::GuardedServer started = StartWithThrottle(
+      absl::StrCat(R"({"perCaller":{"key":{"header":"x-tenant-id"},"global":{"redis":"127.0.0.1:)",
+                   *port, R"(","key":"test:caller","ratePerSecond":0.2,"burst":2,)",
+                   R"("expectedReplicas":2}}})"),
+      &service);
+  ASSERT_NE(started.server, nullptr);
+  EXPECT_TRUE(started.resilience->warnings().empty());
+  auto stub = test::TestService::NewStub(started.server->NewChannel());
+  std::string message;
+  auto call = [&](const char* tenant) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    context.AddMetadata("x-tenant-id", tenant);
+    test::Req request;
+    test::Resp response;
+    const grpc::Status status = stub->Unary(&context, request, &response);
+    if (!status.ok()) message = status.error_message();
+    return status.ok();
+  };
+  // A share of 0.1/s and a burst of 1 per key: a token each, within 10 s.
+  EXPECT_TRUE(call("tenant-a"));
+  EXPECT_FALSE(call("tenant-a"));
+  EXPECT_FALSE(call("tenant-a"));
+  EXPECT_THAT(message, HasSubstr("/resilience.test.TestService/Unary: per-caller fleet-wide rate "
+                                 "limit 0.2/s reached for caller \"tenant-a\""));
+  EXPECT_TRUE(call("tenant-b"));  // tenant-a's refusals took nothing from it
+  EXPECT_EQ(runs.total(), 2);
+  ASSERT_TRUE(EventuallyInMetrics(*started.resilience,
+                                  "grpc_resilience_server_global_limit_transitions_total{key="
+                                  "\"test:caller:*\",to=\"local_share\"} 1"));
+  const std::string body = Metrics(*started.resilience);
+  EXPECT_THAT(body, HasSubstr("grpc_resilience_server_global_limit_using_store{key="
+                              "\"test:caller:*\"} 0"));
+  EXPECT_THAT(body, HasSubstr("grpc_resilience_server_global_limit_admitted_total{key="
+                              "\"test:caller:*\",source=\"local_share\"} 2"));
+  EXPECT_THAT(body, HasSubstr("grpc_resilience_server_per_caller_rejections_total{scope=\""));
+  EXPECT_THAT(body, HasSubstr("cause=\"global_rate\"} 2"));
+  EXPECT_THAT(body, Not(HasSubstr("tenant-a")));
   started.server->Shutdown();
 }
 
