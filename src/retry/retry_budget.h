@@ -53,11 +53,28 @@ class RetryBudget {
       return absl::InvalidArgumentError(absl::StrCat(
           "retry_budget.max_tokens: must be in [1, ", kMaxTokens, "], got ", options.max_tokens));
     }
-    if (!(options.token_ratio > 0.0 && options.token_ratio <= 1.0)) {
+    return ValidateTokenRatio(options.token_ratio);
+  }
+
+  // ValidateTokenRatio()
+  //
+  // The token ratio's rule, shared with WindowedRetryBudget: OK in (0, 1];
+  // "retry_budget.token_ratio: must be in (0, 1], got 0" otherwise. NaN fails.
+  static absl::Status ValidateTokenRatio(double token_ratio) {
+    if (!(token_ratio > 0.0 && token_ratio <= 1.0)) {
       return absl::InvalidArgumentError(
-          absl::StrCat("retry_budget.token_ratio: must be in (0, 1], got ", options.token_ratio));
+          absl::StrCat("retry_budget.token_ratio: must be in (0, 1], got ", token_ratio));
     }
     return absl::OkStatus();
+  }
+
+  // RatioMilli()
+  //
+  // A token ratio in milli-tokens, as gRPC keeps it: three decimals, at
+  // least 0.001 (NaN too), at most 1.
+  static int64_t RatioMilli(double token_ratio) {
+    if (!(token_ratio > 0.0)) return 1;
+    return std::clamp<int64_t>(std::llround(std::min(token_ratio, 1.0) * 1000), 1, 1000);
   }
 
   // Create()
@@ -116,11 +133,6 @@ class RetryBudget {
   double tokens() const { return milli_tokens_.load(std::memory_order_relaxed) / 1000.0; }
 
  private:
-  static int64_t RatioMilli(double token_ratio) {
-    if (!(token_ratio > 0.0)) return 1;
-    return std::clamp<int64_t>(std::llround(std::min(token_ratio, 1.0) * 1000), 1, 1000);
-  }
-
   const int64_t max_milli_;
   const int64_t ratio_milli_;
   std::atomic<int64_t> milli_tokens_;

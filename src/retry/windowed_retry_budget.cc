@@ -4,17 +4,13 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "src/retry/retry_budget.h"
 
 namespace resilience {
 namespace {
 
 constexpr absl::Duration kMinTtl = absl::Seconds(1);
 constexpr absl::Duration kMaxTtl = absl::Seconds(60);
-
-int64_t RatioMilli(double token_ratio) {
-  if (!(token_ratio > 0.0)) return 1;
-  return std::clamp<int64_t>(std::llround(std::min(token_ratio, 1.0) * 1000), 1, 1000);
-}
 
 // min_retries_per_second x ttl in milli-tokens; NaN and negatives are 0.
 int64_t ReserveMilli(double per_second, absl::Duration ttl) {
@@ -26,10 +22,7 @@ int64_t ReserveMilli(double per_second, absl::Duration ttl) {
 }  // namespace
 
 absl::Status WindowedRetryBudget::Validate(const Options& options) {
-  if (!(options.token_ratio > 0.0 && options.token_ratio <= 1.0)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("retry_budget.token_ratio: must be in (0, 1], got ", options.token_ratio));
-  }
+  if (absl::Status s = RetryBudget::ValidateTokenRatio(options.token_ratio); !s.ok()) return s;
   if (options.ttl < kMinTtl || options.ttl > kMaxTtl) {
     return absl::InvalidArgumentError(absl::StrCat(
         "retry_budget.ttl: must be in [", absl::FormatDuration(kMinTtl), ", ",
@@ -53,7 +46,7 @@ WindowedRetryBudget::WindowedRetryBudget(const Options& options, Clock& clock)
     : clock_(clock),
       origin_(clock.Now()),
       bucket_ns_(absl::ToInt64Nanoseconds(std::clamp(options.ttl, kMinTtl, kMaxTtl)) / kBuckets),
-      ratio_milli_(RatioMilli(options.token_ratio)),
+      ratio_milli_(RetryBudget::RatioMilli(options.token_ratio)),
       reserve_milli_(ReserveMilli(options.min_retries_per_second,
                                   std::clamp(options.ttl, kMinTtl, kMaxTtl))) {
   MutexLock lock(&mu_);
