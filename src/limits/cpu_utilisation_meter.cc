@@ -3,7 +3,6 @@
 #include "src/limits/cpu_utilisation_meter.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "absl/strings/str_cat.h"
 

@@ -36,7 +36,7 @@ class CpuUtilisationMeter {
  public:
   static constexpr int kSteps = 4;
 
-  // Validate()
+  // ValidateThreshold()
   //
   // OK for a threshold in (0, 1]; InvalidArgument naming the value
   // otherwise ("threshold: must be in (0, 1], got 1.5"). NaN fails.
