@@ -22,6 +22,7 @@
 #include "src/limits/adaptive_concurrency_limiter.h"
 #include "src/limits/aimd_concurrency_limiter.h"
 #include "src/limits/bulkhead.h"
+#include "src/limits/cpu_utilisation_meter.h"
 #include "src/limits/criticality_shares.h"
 #include "src/limits/fixed_concurrency_limiter.h"
 #include "src/limits/gradient_concurrency_limiter.h"
@@ -140,9 +141,9 @@ void ExerciseThrottle(const MethodPolicy& p, Draws& draws) {
 // throttle.global: the limiter the server builds (its Redis client is not
 // started: nothing here connects), through start, leases, a failure and the
 // way back, on a clock moved by the draws.
-void ExerciseGlobalThrottle(const MethodPolicy& p, Draws& draws) {
-  if (!p.throttle || !p.throttle->global) return;
-  const GlobalThrottleSettings& g = *p.throttle->global;
+namespace {
+
+void ExerciseGlobalLimiter(const MethodPolicy& p, const GlobalThrottleSettings& g, Draws& draws) {
   SimulatedClock clock;
   absl::StatusOr<std::unique_ptr<GlobalRateLimiter>> made =
       GlobalRateLimiter::Create(LimiterOptions(g), clock);
@@ -173,6 +174,22 @@ void ExerciseGlobalThrottle(const MethodPolicy& p, Draws& draws) {
         break;
     }
     Advance(clock, draws.Step(periods));
+  }
+}
+
+}  // namespace
+
+// throttle.global and each key's bucket of throttle.perCaller.global.
+void ExerciseGlobalThrottle(const MethodPolicy& p, Draws& draws) {
+  if (!p.throttle) return;
+  if (p.throttle->global) ExerciseGlobalLimiter(p, *p.throttle->global, draws);
+  if (p.throttle->per_caller && p.throttle->per_caller->global) {
+    ExerciseGlobalLimiter(p, *p.throttle->per_caller->global, draws);
+  }
+  // throttle.cpu: the gate's own rule accepts the loaded threshold.
+  if (p.throttle->cpu_threshold &&
+      !CpuUtilisationMeter::ValidateThreshold(*p.throttle->cpu_threshold).ok()) {
+    Die(p.source, "the CPU gate refuses a loaded threshold");
   }
 }
 

@@ -35,6 +35,7 @@
 #include "src/core/random_source.h"
 #include "src/retry/hedging_decider.h"
 #include "src/retry/retry_budget.h"
+#include "src/retry/windowed_retry_budget.h"
 #include "src/core/simulated_clock.h"
 #include "src/breaker/sre_breaker.h"
 #include "src/breaker/three_state_breaker.h"
@@ -204,6 +205,26 @@ void ExerciseRetry(const PolicyTable& set, const MethodPolicy& p, uint64_t seed,
         decider.OnAttemptEnd(call, outcome, now, absl::InfiniteFuture());
       }
       if (call.sent > h.max_attempts) Die(p.source, "hedging sent more than maxAttempts");
+    }
+  }
+  if (p.windowed_budget) {
+    // retryBudget with a ttl, as the client builds it: calls deposit,
+    // retries withdraw only what is there, while the clock jumps.
+    if (absl::Status s = WindowedRetryBudget::Validate(*p.windowed_budget); !s.ok()) {
+      Die(p.source, "WindowedRetryBudget refuses a loaded retryBudget:", s);
+    }
+    SimulatedClock clock;
+    WindowedRetryBudget windowed(*p.windowed_budget, clock);
+    const std::vector<absl::Duration> periods = {p.windowed_budget->ttl,
+                                                 p.windowed_budget->ttl / 10};
+    for (int i = 0; i < 128; ++i) {
+      if (draws.Next(2) == 0) {
+        windowed.RecordCall();
+      } else {
+        const bool allowed = windowed.AllowRetry();
+        if (windowed.TryWithdraw() != allowed) Die(p.source, "windowed budget withdrew unlike it allowed");
+      }
+      if (draws.Next(4) == 0) Advance(clock, draws.Step(periods));
     }
   }
   const RetryBudgetSettings b = set.stream_retry_throttling();
