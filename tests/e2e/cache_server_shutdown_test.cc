@@ -109,6 +109,11 @@ TEST_F(CacheServerShutdownTest, StreamsAdmittedBeforeSigtermAreDeliveredWhole) {
       auto stub = NewStub();
       grpc::ClientContext context;
       context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
+      // The test is about the shutdown, not the connect: on a busy machine a
+      // connection attempt to the live server failed once at once
+      // (UNAVAILABLE before any entry, long before the SIGTERM); waiting for
+      // ready has gRPC try again within the deadline.
+      context.set_wait_for_ready(true);
       auto reader = stub->Dump(&context, cache::v1::DumpReq());
       cache::v1::DumpItem item;
       bool counted = false;
@@ -163,6 +168,7 @@ TEST_F(CacheServerShutdownTest, CallsRacingSigtermAreRefusedUnavailable) {
     auto stub = NewStub();
     grpc::ClientContext context;
     context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(20)));
+    context.set_wait_for_ready(true);  // as in the test above
     auto reader = stub->Dump(&context, cache::v1::DumpReq());
     cache::v1::DumpItem item;
     while (reader->Read(&item)) {
