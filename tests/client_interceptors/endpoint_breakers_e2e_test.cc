@@ -171,18 +171,22 @@ TEST_F(EndpointBreakersE2eTest, OneHungReplicaOfThree) {
   EXPECT_EQ(ok, 60);
   EXPECT_EQ(stats.rejected_by_breaker, 0);
   EXPECT_GE(stats.attempt_timeouts, 15);
-  // gRPC 1.51 names no peer for an attempt that timed out before the
+  // gRPC 1.51 mostly names no peer for an attempt that timed out before the
   // server's initial metadata (ClientContext::peer() falls back to the
-  // target): the hung replica is never seen as an endpoint; its timeouts are
-  // failures with no endpoint, which among the others' successes never make
-  // the service failing (EndpointBreakers rule (b) wants a run of them).
+  // target), and names it when the attempt's stream had reached the
+  // transport in time (seen on a busy machine): the hung replica may or may
+  // not be an endpoint. Its timeouts with no endpoint are failures which
+  // among the others' successes never make the service failing
+  // (EndpointBreakers rule (b) wants a run of them); the others stay closed.
   const std::string hung = absl::StrCat("ipv4:127.0.0.1:", servers_[1]->port());
   const std::vector<EndpointBreakerStats> endpoints = made_.resilience->EndpointStats(kMethod);
-  EXPECT_EQ(endpoints.size(), 2u);
+  int healthy_seen = 0;
   for (const EndpointBreakerStats& e : endpoints) {
-    EXPECT_NE(e.endpoint, hung);
+    if (e.endpoint == hung) continue;
+    ++healthy_seen;
     EXPECT_EQ(e.breaker.state, BreakerState::kClosed) << e.endpoint;
   }
+  EXPECT_EQ(healthy_seen, 2);
 }
 
 // Every replica failing: local rejections start within 1 s, as with the
