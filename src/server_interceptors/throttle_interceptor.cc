@@ -402,9 +402,15 @@ void ThrottleInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods*
           classifier->Classify(static_cast<absl::StatusCode>(code)) == Outcome::kFailure
               ? Ending::kFailed
               : Ending::kAnswered;
+      // CANCELLED is what a handler answers to a call it saw cancelled; on
+      // the callback API its reactor's OnCancel() runs before the
+      // interceptors hear POST_RECV_CLOSE, so that answer comes first.
       if (admitted_) {
         const Ending unanswered = Unanswered();
-        if (unanswered == Ending::kExpired || closed_unanswered_) ending = unanswered;
+        if (unanswered == Ending::kExpired || closed_unanswered_ ||
+            code == grpc::StatusCode::CANCELLED) {
+          ending = unanswered;
+        }
       }
       Finish(ending);
       if (state_->metrics) {
