@@ -165,6 +165,11 @@ TEST_P(ServerInterceptorsTest, ServiceLevelLimitIsShared) {
   EXPECT_TRUE(Store().ok());
 }
 
+// A deadline that passes while the handler is held at the gate, and not
+// before the call is admitted, even on a busy machine (at 50 ms some calls
+// expired on their way in, under load).
+constexpr absl::Duration kExpiresWhileHeld = absl::Milliseconds(500);
+
 // Client cancellations, client deadlines shorter than the handler, and
 // thousands of mixed calls: in_flight returns to 0 every time.
 TEST_P(ServerInterceptorsTest, NoSlotLeaksUnderCancellationsAndDeadlines) {
@@ -172,7 +177,7 @@ TEST_P(ServerInterceptorsTest, NoSlotLeaksUnderCancellationsAndDeadlines) {
                               "throttle": {"maxConcurrency": 4}}]})");
   // Deadlines that expire while the handler waits at the gate.
   std::vector<PendingCall*> calls;
-  for (int i = 0; i < 4; ++i) calls.push_back(StartGet("gated", absl::Milliseconds(50)));
+  for (int i = 0; i < 4; ++i) calls.push_back(StartGet("gated", kExpiresWhileHeld));
   for (auto& c : calls) {
     ASSERT_TRUE(c->done.WaitForNotificationWithTimeout(kLong));
     EXPECT_EQ(c->status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
@@ -212,7 +217,7 @@ TEST_P(ServerInterceptorsTest, NoAdaptiveSlotLeaksUnderCancellationsAndDeadlines
   };
   // Deadlines that pass while the handlers are held: the slots stay taken
   // until the handlers return.
-  for (PendingCall* c : exactly_four_fit(absl::Milliseconds(50))) {
+  for (PendingCall* c : exactly_four_fit(kExpiresWhileHeld)) {
     ASSERT_TRUE(c->done.WaitForNotificationWithTimeout(kLong));
     EXPECT_EQ(c->status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
   }
