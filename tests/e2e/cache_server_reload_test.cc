@@ -3,8 +3,8 @@
 // SIGHUP (which no longer stops it), within 5 s; Gets in flight across the
 // reloads all succeed; a broken file leaves the last good policies in
 // force. Dump's concurrency limit (8, then 2) is observed as a client sees
-// it: Dumps left unread stay in flight, and a third is refused
-// RESOURCE_EXHAUSTED once the limit is 2.
+// it: Dumps left unread stay in flight until one is refused
+// RESOURCE_EXHAUSTED, with the limit in its message.
 
 #include <signal.h>
 #include <sys/stat.h>
@@ -12,15 +12,19 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "cache/v1/cache.grpc.pb.h"
 #include "gmock/gmock.h"
+#include "grpc/grpc.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
@@ -88,35 +92,48 @@ class CacheServerReloadTest : public ::testing::Test {
   std::unique_ptr<cache::v1::CacheService::Stub> NewStub() {
     grpc::ChannelArguments args;
     args.SetInt("grpc.use_local_subchannel_pool", 1);  // a connection of its own
+    // A receive window that stays at HTTP/2's 64 KiB: with gRPC's BDP
+    // probing, loopback grew it past a whole Dump, which then finished
+    // unread and freed its slot.
+    args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
     return cache::v1::CacheService::NewStub(
         grpc::CreateCustomChannel(target_, grpc::InsecureChannelCredentials(), args));
   }
 
-  // How many of 3 Dumps the server admits at once: each reads one entry and
-  // then stops reading (the server's handler waits on flow control), so the
-  // admitted ones stay in flight while the next arrives. Then all are
-  // cancelled.
-  int AdmittedOfThreeDumps() {
+  // The Dump limit in force, as the server's refusal states it: Dumps are
+  // opened (each reads one entry and then stops reading: the server's
+  // handler waits on flow control, so it stays in flight) until one is
+  // refused, "concurrency limit N reached"; then all are cancelled. 0 when
+  // none of kProbeDumps is refused. The refusal's message, not the count of
+  // Dumps admitted: the handlers of cancelled Dumps take a while to see
+  // their cancellation, so an earlier probe's may still hold slots.
+  static constexpr int kProbeDumps = 10;
+  int LimitInForce() {
     struct Open {
       std::unique_ptr<cache::v1::CacheService::Stub> stub;
       grpc::ClientContext context;
       std::unique_ptr<grpc::ClientReader<cache::v1::DumpItem>> reader;
     };
     std::vector<std::unique_ptr<Open>> open;
-    int admitted = 0;
-    for (int i = 0; i < 3; ++i) {
+    int limit = 0;
+    for (int i = 0; i < kProbeDumps && limit == 0; ++i) {
       auto o = std::make_unique<Open>();
       o->stub = NewStub();
       o->context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
       o->reader = o->stub->Dump(&o->context, cache::v1::DumpReq());
       cache::v1::DumpItem item;
-      if (o->reader->Read(&item)) {
-        ++admitted;
-      } else {
+      if (!o->reader->Read(&item)) {
         const grpc::Status status = o->reader->Finish();
+        o->reader.reset();
         EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
             << status.error_message();
-        o->reader.reset();
+        const std::string text = status.error_message();  // a copy, not a view
+        absl::string_view message = text;
+        const size_t at = message.find(kLimitWords);
+        EXPECT_NE(at, absl::string_view::npos) << message;
+        if (at == absl::string_view::npos) break;
+        message.remove_prefix(at + std::strlen(kLimitWords));
+        EXPECT_TRUE(absl::SimpleAtoi(message.substr(0, message.find(' ')), &limit)) << message;
       }
       open.push_back(std::move(o));
     }
@@ -125,15 +142,16 @@ class CacheServerReloadTest : public ::testing::Test {
       o->context.TryCancel();
       o->reader->Finish();
     }
-    return admitted;
+    return limit;
   }
+  static constexpr char kLimitWords[] = "/cache.v1.CacheService/Dump: concurrency limit ";
 
-  // Polls (bounded) until AdmittedOfThreeDumps() is `want`; how long it took,
-  // or InfiniteDuration() after `limit`.
-  absl::Duration TimeUntilAdmitted(int want, absl::Duration limit) {
+  // Polls (bounded) until LimitInForce() is `want`; how long it took, or
+  // InfiniteDuration() after `limit`.
+  absl::Duration TimeUntilLimit(int want, absl::Duration limit) {
     const absl::Time start = absl::Now();
     for (int i = 0; i < 400 && absl::Now() - start < limit; ++i) {
-      if (AdmittedOfThreeDumps() == want) return absl::Now() - start;
+      if (LimitInForce() == want) return absl::Now() - start;
       absl::SleepFor(absl::Milliseconds(20));
     }
     return absl::InfiniteDuration();
@@ -183,16 +201,16 @@ TEST_F(CacheServerReloadTest, FileChangeAppliesAndBrokenFileKeepsTheLastGood) {
   const std::string path = directory_ + "/policies.json";
   WriteFile(path, Policy(8));
   Start(path);
-  ASSERT_EQ(AdmittedOfThreeDumps(), 3);
+  ASSERT_EQ(LimitInForce(), 8);
   StartGets();
   ReplaceFile(path, Policy(2));
-  const absl::Duration took = TimeUntilAdmitted(2, absl::Seconds(10));
+  const absl::Duration took = TimeUntilLimit(2, absl::Seconds(10));
   EXPECT_LT(took, absl::Seconds(5));
   ReplaceFile(path, R"({"methodConfig": [{"name": [{}], "throttle": {"maxConcurrency": -1}}]})");
   absl::SleepFor(absl::Milliseconds(500));  // the watcher's settling time, ten times over
-  EXPECT_EQ(AdmittedOfThreeDumps(), 2);     // still the last good policies
+  EXPECT_EQ(LimitInForce(), 2);  // still the last good policies
   ReplaceFile(path, Policy(8));
-  EXPECT_LT(TimeUntilAdmitted(3, absl::Seconds(10)), absl::Seconds(5));
+  EXPECT_LT(TimeUntilLimit(8, absl::Seconds(10)), absl::Seconds(5));
   StopGets();
   EXPECT_GT(gets_.load(), 0);
   EXPECT_EQ(failed_gets_.load(), 0) << "of " << gets_.load() << " Gets";
@@ -222,14 +240,14 @@ TEST_F(CacheServerReloadTest, SighupReloadsAndDoesNotStopTheServer) {
   WriteFile(target, Policy(8));
   ASSERT_EQ(symlink(target.c_str(), path.c_str()), 0);
   Start(path);
-  ASSERT_EQ(AdmittedOfThreeDumps(), 3);
+  ASSERT_EQ(LimitInForce(), 8);
   StartGets();
   WriteFile(target, Policy(2));
   absl::SleepFor(absl::Milliseconds(300));
-  EXPECT_EQ(AdmittedOfThreeDumps(), 3);  // not reloaded without the signal
+  EXPECT_EQ(LimitInForce(), 8);  // not reloaded without the signal
   const absl::Time hup = absl::Now();
   server_->Signal(SIGHUP);
-  const absl::Duration took = TimeUntilAdmitted(2, absl::Seconds(10));
+  const absl::Duration took = TimeUntilLimit(2, absl::Seconds(10));
   EXPECT_LT(took, absl::Seconds(5));
   StopGets();
   EXPECT_EQ(failed_gets_.load(), 0) << "of " << gets_.load() << " Gets";
