@@ -50,6 +50,8 @@ void LeaseQueue::Defer(std::shared_ptr<KeyedLease> key, int64_t due_ns) {
 std::shared_ptr<KeyedLease> LeaseQueue::Next() {
   const int64_t now_ns = absl::ToUnixNanos(clock_.Now());
   MutexLock lock(&mu_);
+  // Stopped: the table is going, its keys' leases would be lost.
+  if (stopping_) return nullptr;
   while (!deferred_.empty() && deferred_.begin()->first <= now_ns) {
     ready_.push_back(std::move(deferred_.begin()->second));
     deferred_.erase(deferred_.begin());

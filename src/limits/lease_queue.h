@@ -113,7 +113,7 @@ class LeaseQueue {
   // ServeOne()
   //
   // Serves the next key due, with `store`; false when none is due (or all
-  // queued keys were dropped).
+  // queued keys were dropped), and once stopped.
   bool ServeOne(const Store& store) ABSL_LOCKS_EXCLUDED(mu_);
 
   // TimeToNext()
@@ -131,7 +131,7 @@ class LeaseQueue {
 
   // Stop()
   //
-  // Wait() returns false from now on.
+  // Wait() returns false, and ServeOne() serves nothing, from now on.
   void Stop() ABSL_LOCKS_EXCLUDED(mu_);
   bool stopping() const ABSL_LOCKS_EXCLUDED(mu_);
 

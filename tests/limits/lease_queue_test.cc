@@ -276,6 +276,22 @@ TEST(LeaseQueueTest, ADryKeyWaitsForItsBucketWithoutHoldingUpTheOthers) {
 // never more admitted than the store granted plus the local bursts, every
 // key's queue entry served. Run under ThreadSanitizer by scripts/test.sh
 // --tsan.
+// A stopped queue (its table is going: ~LeaseQueue, a policy update or a
+// shutdown) serves none of the keys still queued: the Redis worker's turn
+// would otherwise lease up to 64 of them, tokens the fleet loses, while the
+// table's destructor waits for the turn to end (64 round trips of a slow
+// Redis, up to 10 s each).
+TEST(LeaseQueueTest, AStoppedQueueServesNoMoreKeys) {
+  SimulatedClock clock;
+  auto server = Make(FleetOptions(100, 10, 2), clock);
+  FakeStore store(clock);
+  for (const char* key : {"k1", "k2", "k3"}) Offer(*server, key, 1);
+  ASSERT_EQ(server->fleet_queue()->pending(), 3u);
+  server->fleet_queue()->Stop();
+  EXPECT_FALSE(server->fleet_queue()->ServeOne(store.AsStore()));
+  EXPECT_EQ(store.round_trips, 0);
+}
+
 TEST(LeaseQueueTest, CallsOnManyThreadsNeverAdmitMoreThanTheStoreGranted) {
   SimulatedClock clock;
   PerCallerLimits::Options o = FleetOptions(1000, 100, 1);
