@@ -30,7 +30,7 @@ local last = tonumber(s[2])
 if s[1] == false and s[2] == false then
   if repairs == 0 then
     tokens = burst
-    if ARGV[4] == '1' then repairs = 1 end
+    if ARGV[4] == '1' and ARGV[5] ~= '1' then repairs = 1 end
   else
     tokens = 0
   end
@@ -58,14 +58,25 @@ local granted = math.floor(math.min(want, tokens))
 if granted < 0 then granted = 0 end
 tokens = tokens - granted
 redis.call('HSET', KEYS[1], 'tokens', string.format('%.17g', tokens), 'us', string.format('%.17g', last))
-redis.call('PERSIST', KEYS[1])
+if ARGV[5] == '1' then
+  local full_ms = math.ceil((burst - tokens) * 1000 / rate) + 1000
+  redis.call('PEXPIRE', KEYS[1], string.format('%d', full_ms))
+else
+  redis.call('PERSIST', KEYS[1])
+end
 return {granted, string.format('%.17g', tokens), repairs}
 )lua";
 
 std::vector<std::string> LeaseScript::Args(const std::string& key, double rate, int64_t burst,
-                                           int64_t want, bool leased_before) {
-  return {"1", key, absl::StrFormat("%.17g", rate), absl::StrCat(burst), absl::StrCat(want),
-          leased_before ? "1" : "0"};
+                                           int64_t want, bool leased_before,
+                                           bool expire_when_full) {
+  return {"1",
+          key,
+          absl::StrFormat("%.17g", rate),
+          absl::StrCat(burst),
+          absl::StrCat(want),
+          leased_before ? "1" : "0",
+          expire_when_full ? "1" : "0"};
 }
 
 absl::StatusOr<LeaseScript::Reply> LeaseScript::Parse(const redisReply* reply, int64_t want) {

@@ -34,7 +34,11 @@ namespace resilience {
 // and reports each repair in its reply. The key has no TTL: under the
 // volatile-* eviction policies Redis then never evicts it (an hour-long
 // cache beside it would otherwise see the bucket's short-lived key evicted
-// first, again and again, each time a full bucket).
+// first, again and again, each time a full bucket). Unless ARGV[5] is 1
+// (a caller key's bucket, throttle.perCaller.global, whose keys come and go
+// with the callers): the key then expires a second after the bucket is full
+// again, when it is the same as a missing one (which is then not a lost
+// key), so that Redis does not keep every caller key ever seen.
 //
 // Reply: {granted, remaining tokens (text), repairs (Repair bits)}.
 struct LeaseScript {
@@ -54,7 +58,8 @@ struct LeaseScript {
 
   // The script's arguments after EVALSHA/EVAL's script and key count.
   static std::vector<std::string> Args(const std::string& key, double rate, int64_t burst,
-                                       int64_t want, bool leased_before);
+                                       int64_t want, bool leased_before,
+                                       bool expire_when_full = false);
 
   // The reply to a request for `want` tokens; an error for anything but the
   // script's reply (an error reply's text, or the type found).

@@ -112,12 +112,14 @@ bool RedisLeaseClient::shut_down() const {
 
 absl::StatusOr<LeaseScript::Reply> RedisLeaseClient::Lease(const std::string& key, double rate,
                                                             int64_t burst, int64_t want,
-                                                            bool leased_before) {
+                                                            bool leased_before,
+                                                            bool expire_when_full) {
   if (connection_ == nullptr) {
     if (absl::Status s = Connect(); !s.ok()) return s;
   }
   std::vector<std::string> args = {"EVALSHA", sha_};
-  for (std::string& a : LeaseScript::Args(key, rate, burst, want, leased_before)) {
+  for (std::string& a : LeaseScript::Args(key, rate, burst, want, leased_before,
+                                                      expire_when_full)) {
     args.push_back(std::move(a));
   }
   absl::StatusOr<RedisReply> reply = connection_->Command(args);

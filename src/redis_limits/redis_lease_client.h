@@ -64,10 +64,12 @@ class RedisLeaseClient {
   // Lease()
   //
   // `want` tokens of the bucket `key` (`rate`/`burst`); `leased_before`: a
-  // lease from it succeeded before (a missing key is then a lost one).
+  // lease from it succeeded before (a missing key is then a lost one);
+  // `expire_when_full`: a caller key's bucket (LeaseScript's ARGV[5]).
   // Connected first when not connected.
   absl::StatusOr<LeaseScript::Reply> Lease(const std::string& key, double rate, int64_t burst,
-                                           int64_t want, bool leased_before)
+                                           int64_t want, bool leased_before,
+                                           bool expire_when_full = false)
       ABSL_LOCKS_EXCLUDED(mu_);
 
   void Disconnect() ABSL_LOCKS_EXCLUDED(mu_);

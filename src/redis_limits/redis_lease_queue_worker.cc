@@ -79,7 +79,8 @@ void RedisLeaseQueueWorker::Run() {
                                          int64_t want) -> absl::StatusOr<LeaseGrant> {
     const GlobalRateLimiter::Options& o = key.limiter().options();
     absl::StatusOr<LeaseScript::Reply> reply =
-        client_.Lease(key.store_key(), o.rate_per_second, o.burst, want, key.leased_before());
+        client_.Lease(key.store_key(), o.rate_per_second, o.burst, want, key.leased_before(),
+                      /*expire_when_full=*/true);
     if (!reply.ok()) {
       RedisLeaseClient::DropPendingSigpipe();
       return reply.status();

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "absl/strings/numbers.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -173,6 +174,39 @@ TEST_F(PerCallerFleetTest, ScopesOnOneRedisShareOneWorkerAndConnection) {
     for (int i = 0; i < 100; ++i) (*put)->TryAcquire("tenant", shares, Criticality::kCritical);
     return (*put)->fleet_queue()->leases() > before;
   }));
+}
+
+// Caller keys come and go (a header's values, peers' addresses), and the
+// server forgets them (maxKeys): their Redis buckets must go too, or Redis
+// grows with every key ever seen. A bucket left alone is full again after
+// (burst - tokens) / rate, the same as a missing one, so it may expire then.
+TEST_F(PerCallerFleetTest, CallerKeysBucketsInRedisExpireOnceFullAgain) {
+  PerCallerSettings settings = FleetSettings(redis_->port());
+  settings.limits.max_keys = 10;
+  auto server = MakeServer(settings);
+  ASSERT_NE(server, nullptr);
+  const CriticalityShares shares;
+  constexpr int kKeys = 50;
+  for (int k = 0; k < kKeys; ++k) {
+    const std::string key = "caller-" + std::to_string(k);
+    const int64_t before = server->fleet_queue()->leases();
+    ASSERT_TRUE(Eventually([&] {
+      server->TryAcquire(key, shares, Criticality::kCritical);
+      return server->fleet_queue()->leases() > before;
+    })) << key;
+  }
+  EXPECT_EQ(server->keys_tracked(), 10);
+  const std::string name = "grpc_resilience:cache.v1.CacheService/Get:caller:caller-0";
+  absl::StatusOr<std::string> pttl = redis_->Command({"PTTL", name});
+  ASSERT_TRUE(pttl.ok()) << pttl.status();
+  int64_t ms = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(*pttl, &ms)) << *pttl;
+  // Within a refill (10 / 50/s = 200 ms) and a second of margin; never -1.
+  EXPECT_GT(ms, 0) << name;
+  EXPECT_LE(ms, 1200) << name;
+  // Left alone, every bucket goes.
+  EXPECT_TRUE(Eventually([&] { return redis_->Command({"DBSIZE"}).value_or("") == "0"; }))
+      << redis_->Command({"DBSIZE"}).value_or("");
 }
 
 }  // namespace
