@@ -7,10 +7,12 @@
 
 #include <algorithm>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 
@@ -24,22 +26,14 @@ double AffinityCores() {
   return std::max(1, CPU_COUNT(&set));
 }
 
-// The quota of the cgroup this process is in, when the v2 hierarchy is
-// mounted at /sys/fs/cgroup and that cgroup's folder is visible (as it is in
-// a container); 0 otherwise.
+// The quota of the cgroup this process is in, or of one above it, when the
+// v2 hierarchy is mounted at /sys/fs/cgroup (CgroupQuotaCoresUnder()); 0
+// otherwise.
 double CgroupCores() {
-  std::ifstream cgroup("/proc/self/cgroup");
-  std::string line;
-  std::string path;
-  while (std::getline(cgroup, line)) {
-    absl::string_view rest = line;
-    if (absl::ConsumePrefix(&rest, "0::")) path = std::string(rest);
-  }
-  for (const std::string& dir : {"/sys/fs/cgroup" + path, std::string("/sys/fs/cgroup")}) {
-    std::ifstream max(dir + "/cpu.max");
-    if (std::getline(max, line)) return ProcessCpuTimeSource::CgroupQuotaCores(line);
-  }
-  return 0;
+  std::ifstream file("/proc/self/cgroup");
+  std::stringstream text;
+  text << file.rdbuf();
+  return ProcessCpuTimeSource::CgroupQuotaCoresUnder("/sys/fs/cgroup", text.str());
 }
 
 }  // namespace
@@ -54,6 +48,28 @@ double ProcessCpuTimeSource::CgroupQuotaCores(absl::string_view cpu_max) {
     return 0;
   }
   return quota / period;
+}
+
+double ProcessCpuTimeSource::CgroupQuotaCoresUnder(absl::string_view root,
+                                                   absl::string_view proc_self_cgroup) {
+  std::string path;
+  for (absl::string_view line : absl::StrSplit(proc_self_cgroup, '\n')) {
+    if (absl::ConsumePrefix(&line, "0::")) path = std::string(line);
+  }
+  // A quota holds every cgroup under it: the lowest on the way up.
+  double lowest = 0;
+  while (true) {
+    std::ifstream max(absl::StrCat(root, path, "/cpu.max"));
+    std::string line;
+    if (std::getline(max, line)) {
+      const double quota = CgroupQuotaCores(line);
+      if (quota > 0 && (lowest == 0 || quota < lowest)) lowest = quota;
+    }
+    if (path.empty() || path == "/") break;
+    const size_t slash = path.rfind('/');
+    path.resize(slash == std::string::npos ? 0 : slash);
+  }
+  return lowest;
 }
 
 ProcessCpuTimeSource::ProcessCpuTimeSource() : cores_(AffinityCores()) {

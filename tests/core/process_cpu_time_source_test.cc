@@ -6,6 +6,10 @@
 
 #include "src/core/process_cpu_time_source.h"
 
+#include <sys/stat.h>
+
+#include <fstream>
+#include <string>
 #include <thread>
 
 #include "gtest/gtest.h"
@@ -39,6 +43,35 @@ TEST(ProcessCpuTimeSourceTest, ReadsACgroupQuota) {
   EXPECT_EQ(ProcessCpuTimeSource::CgroupQuotaCores(""), 0.0);
   EXPECT_EQ(ProcessCpuTimeSource::CgroupQuotaCores("1 2 3"), 0.0);
   EXPECT_EQ(ProcessCpuTimeSource::CgroupQuotaCores("-5 100000"), 0.0);
+}
+
+// A cgroup's quota applies to every cgroup under it: a process whose own
+// cgroup says "max" (a systemd service in a slice with CPUQuota=, a
+// container under a pod-level limit) is held by its parent's, and the
+// lowest quota on the way up is the one that holds. Missing files are
+// skipped, and without any quota there is none (0).
+TEST(ProcessCpuTimeSourceTest, ALowerQuotaOfAParentCgroupHolds) {
+  const std::string root = ::testing::TempDir() + "/cgroup_quota_test";
+  for (const char* dir : {"", "/a", "/a/b", "/a/b/c"}) mkdir((root + dir).c_str(), 0755);
+  auto write = [&](const std::string& path, const char* line) {
+    std::ofstream(root + path) << line;
+  };
+  write("/a/cpu.max", "150000 100000\n");
+  write("/a/b/cpu.max", "400000 100000\n");
+  write("/a/b/c/cpu.max", "max 100000\n");
+  EXPECT_DOUBLE_EQ(ProcessCpuTimeSource::CgroupQuotaCoresUnder(root, "0::/a/b/c\n"), 1.5);
+  EXPECT_DOUBLE_EQ(ProcessCpuTimeSource::CgroupQuotaCoresUnder(root, "0::/a/b\n"), 1.5);
+  // A cgroup folder that is not visible (no cgroup namespace): the root's.
+  write("/cpu.max", "300000 100000\n");
+  EXPECT_DOUBLE_EQ(ProcessCpuTimeSource::CgroupQuotaCoresUnder(root, "0::/elsewhere/x\n"), 3.0);
+  EXPECT_DOUBLE_EQ(ProcessCpuTimeSource::CgroupQuotaCoresUnder(root, "0::/\n"), 3.0);
+  // No quota anywhere, or no cgroup v2 line: none.
+  write("/cpu.max", "max 100000\n");
+  write("/a/cpu.max", "max 100000\n");
+  write("/a/b/cpu.max", "max 100000\n");
+  EXPECT_EQ(ProcessCpuTimeSource::CgroupQuotaCoresUnder(root, "0::/a/b/c\n"), 0.0);
+  EXPECT_EQ(ProcessCpuTimeSource::CgroupQuotaCoresUnder(root, "4:memory:/a\n"), 0.0);
+  EXPECT_EQ(ProcessCpuTimeSource::CgroupQuotaCoresUnder(root + "/missing", "0::/a\n"), 0.0);
 }
 
 }  // namespace
