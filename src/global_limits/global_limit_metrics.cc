@@ -36,6 +36,21 @@ void AppendGlobalLimitMetrics(
   }
   if (rows.empty()) return;
   std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.key < b.key; });
+  // Scopes on one key (the loader lets them share it) are one bucket: one
+  // sample set, their sums (two sets with one key's labels are not valid).
+  std::vector<Row> merged;
+  for (Row& row : rows) {
+    if (merged.empty() || merged.back().key != row.key) {
+      merged.push_back(std::move(row));
+      continue;
+    }
+    Row& into = merged.back();
+#define GRPC_RESILIENCE_ADD_COUNTER(name) into.stats.name += row.stats.name;
+    GRPC_RESILIENCE_GLOBAL_LIMIT_COUNTERS(GRPC_RESILIENCE_ADD_COUNTER)
+#undef GRPC_RESILIENCE_ADD_COUNTER
+    into.using_store = into.using_store && row.using_store;
+  }
+  rows = std::move(merged);
   PrometheusText::Family& using_store =
       MetricCatalog::Declare(text, MetricId::kGlobalLimitUsingStore);
   PrometheusText::Family& admitted = MetricCatalog::Declare(text, MetricId::kGlobalLimitAdmitted);

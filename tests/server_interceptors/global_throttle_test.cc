@@ -157,5 +157,68 @@ TEST(GlobalThrottleTest, PerCallerFleetLimitWithoutRedisGivesEachKeyItsLocalShar
   started.server->Shutdown();
 }
 
+// Two scopes on one Redis key (allowed: the same ratePerSecond and burst)
+// are one fleet bucket: their metrics are one sample set under that key,
+// the sums of both, not two series with the same labels (a scrape with
+// duplicate series loses one of them).
+TEST(GlobalThrottleTest, ScopesSharingAKeyShowOneSampleSetWithTheirSums) {
+  absl::StatusOr<int> port = testing::FreeLoopbackPort();
+  ASSERT_TRUE(port.ok());
+  for (const std::string& throttle :
+       {absl::StrCat(R"({"global":{"redis":"127.0.0.1:)", *port,
+                     R"(","key":"test","ratePerSecond":0.2,"burst":2,"expectedReplicas":2}})"),
+        absl::StrCat(R"({"perCaller":{"key":{"header":"x-tenant-id"},"global":{"redis":)",
+                     R"("127.0.0.1:)", *port, R"(","key":"test","ratePerSecond":0.2,)",
+                     R"("burst":2,"expectedReplicas":2}}})")}) {
+    const std::string key = absl::StrContains(throttle, "perCaller") ? "test:*" : "test";
+    absl::StatusOr<PolicySet> policies = PolicySet::FromJsonString(absl::StrCat(
+        R"({"methodConfig":[{"name":[{"service":"resilience.test.TestService","method":"Unary"}],)",
+        R"("throttle":)", throttle,
+        R"(},{"name":[{"service":"resilience.test.TestService","method":"ServerStream"}],)",
+        R"("throttle":)", throttle, "}]}"));
+    ASSERT_TRUE(policies.ok()) << policies.status();
+    HandlerRuns runs;
+    testing::SyncEchoService service(&runs);
+    ServerResilienceOptions options;
+    options.fleet_limits = RedisFleetLimits();
+    testing::GuardedServer started = testing::StartGuardedServer<test::TestService>(
+        *std::move(policies), &service, std::move(options));
+    ASSERT_NE(started.server, nullptr);
+    auto stub = test::TestService::NewStub(started.server->NewChannel());
+    {
+      grpc::ClientContext context;
+      context.AddMetadata("x-tenant-id", "tenant-a");
+      test::Req request;
+      test::Resp response;
+      EXPECT_TRUE(stub->Unary(&context, request, &response).ok());
+    }
+    {
+      grpc::ClientContext context;
+      context.AddMetadata("x-tenant-id", "tenant-a");
+      test::Req request;
+      test::Resp response;
+      auto reader = stub->ServerStream(&context, request);
+      while (reader->Read(&response)) {
+      }
+      EXPECT_TRUE(reader->Finish().ok());
+    }
+    ASSERT_TRUE(EventuallyInMetrics(*started.resilience,
+                                    absl::StrCat("grpc_resilience_server_global_limit_admitted_"
+                                                 "total{key=\"", key,
+                                                 "\",source=\"local_share\"} 2")))
+        << Metrics(*started.resilience);
+    const std::string body = Metrics(*started.resilience);
+    const std::string using_store =
+        absl::StrCat("grpc_resilience_server_global_limit_using_store{key=\"", key, "\"}");
+    size_t count = 0;
+    for (size_t at = body.find(using_store); at != std::string::npos;
+         at = body.find(using_store, at + 1)) {
+      ++count;
+    }
+    EXPECT_EQ(count, 1u) << body;
+    started.server->Shutdown();
+  }
+}
+
 }  // namespace
 }  // namespace resilience
