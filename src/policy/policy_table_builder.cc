@@ -5,6 +5,7 @@
 #include "src/policy/policy_table_builder.h"
 
 #include <algorithm>
+#include <cmath>
 #include <initializer_list>
 #include <optional>
 #include <vector>
@@ -391,6 +392,7 @@ absl::StatusOr<RetryBudgetSettings> PolicyTableBuilder::ReadRetryBudget(
   if (absl::Status s = AtPath(RetryBudget::Validate(o), "retry_budget.", path); !s.ok()) {
     return s;
   }
+  WarnIfTokenRatioRounded(p, path);
   return o;
 }
 
@@ -407,11 +409,21 @@ absl::StatusOr<WindowedRetryBudget::Options> PolicyTableBuilder::ReadWindowedRet
   if (absl::Status s = AtPath(WindowedRetryBudget::Validate(o), "retry_budget.", path); !s.ok()) {
     return s;
   }
+  WarnIfTokenRatioRounded(p, path);
   if (p.has_max_tokens()) {
     Warn(absl::StrCat(path, ".maxTokens: ignored with ttl (the budget is the calls' tokenRatio "
                             "over the ttl, not a bucket); remove it"));
   }
   return o;
+}
+
+void PolicyTableBuilder::WarnIfTokenRatioRounded(const pb::RetryThrottling& p,
+                                                 const std::string& path) {
+  if (!p.has_token_ratio()) return;
+  const double used = static_cast<double>(RetryBudget::RatioMilli(p.token_ratio())) / 1000;
+  if (std::abs(used - p.token_ratio()) < 1e-9) return;
+  Warn(absl::StrCat(path, ".tokenRatio: kept to three decimals, as gRPC keeps it: ",
+                    p.token_ratio(), " is used as ", used));
 }
 
 // The policy makes more than one attempt of a call: retries or hedges.

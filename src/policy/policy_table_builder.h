@@ -184,6 +184,9 @@ class PolicyTableBuilder {
   // A retryBudget with a ttl at `path` (WindowedRetryBudget).
   absl::StatusOr<WindowedRetryBudget::Options> ReadWindowedRetryBudget(
       const v1::RetryThrottling& p, const std::string& path);
+  // A tokenRatio with more than three decimals is kept to three, as gRPC
+  // keeps it (RetryBudget::RatioMilli()): says so, with the value used.
+  void WarnIfTokenRatioRounded(const v1::RetryThrottling& p, const std::string& path);
 
   // The policy makes more than one attempt of a call: retries or hedges.
   static bool Reissues(const MethodPolicy& policy);

@@ -15,9 +15,12 @@
 namespace resilience {
 namespace {
 
+using ::testing::Each;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::IsSupersetOf;
+using ::testing::Not;
 
 absl::StatusOr<PolicyTable> Load(const std::string& json) {
   static const MethodCatalog* const methods = new MethodCatalog(
@@ -178,6 +181,26 @@ TEST(RetryThrottlingPolicyTest, MaxTokensWithTtlWarns) {
   EXPECT_THAT(set->warnings(),
               ElementsAre("methodConfig[0].retryBudget.maxTokens: ignored with ttl (the budget is "
                           "the calls' tokenRatio over the ttl, not a bucket); remove it"));
+}
+
+// A tokenRatio finer than a thousandth is kept to three decimals, as gRPC
+// keeps it; the loader says which value is used, for gRPC's retryThrottling
+// and for both kinds of retryBudget.
+TEST(RetryThrottlingPolicyTest, TokenRatioFinerThanAThousandthWarns) {
+  absl::StatusOr<PolicyTable> set = Load(R"({"retryThrottling": {"maxTokens": 10, "tokenRatio": 0.0001},
+      "methodConfig": [
+        {"name": [{"service": "a.S"}], "retryPolicy": {"maxAttempts": 2},
+         "retryBudget": {"ttl": "10s", "tokenRatio": 0.0015}},
+        {"name": [{"service": "b.S"}], "retryPolicy": {"maxAttempts": 2},
+         "retryBudget": {"tokenRatio": 0.25}}]})");
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_THAT(set->warnings(),
+              IsSupersetOf(
+                  {"retryThrottling.tokenRatio: kept to three decimals, as gRPC keeps it: 0.0001 "
+                   "is used as 0.001",
+                   "methodConfig[0].retryBudget.tokenRatio: kept to three decimals, as gRPC keeps "
+                   "it: 0.0015 is used as 0.002"}));
+  EXPECT_THAT(set->warnings(), Each(Not(HasSubstr("methodConfig[1].retryBudget"))));
 }
 
 }  // namespace
