@@ -4,11 +4,14 @@
 
 #include <sched.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -19,21 +22,56 @@
 namespace resilience {
 namespace {
 
+// The CPUs this process may run on; a mask sized for the machine's CPUs
+// (a cpu_set_t holds 1024: on a larger machine sched_getaffinity() fails
+// with it). 1 when it cannot be read.
 double AffinityCores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1.0;
-  return std::max(1, CPU_COUNT(&set));
+  const long configured = sysconf(_SC_NPROCESSORS_CONF);
+  const int cpus = static_cast<int>(std::max(1024L, configured > 0 ? configured : 1L));
+  cpu_set_t* set = CPU_ALLOC(cpus);
+  if (set == nullptr) return 1.0;
+  const size_t size = CPU_ALLOC_SIZE(cpus);
+  CPU_ZERO_S(size, set);
+  const int count = sched_getaffinity(0, size, set) == 0 ? CPU_COUNT_S(size, set) : 1;
+  CPU_FREE(set);
+  return std::max(1, count);
 }
 
-// The quota of the cgroup this process is in, or of one above it, when the
-// v2 hierarchy is mounted at /sys/fs/cgroup (CgroupQuotaCoresUnder()); 0
-// otherwise.
+// The lowest quota `quota_of(folder)` gives for `path` and every folder
+// above it, under `root` (a quota holds every cgroup under it); a folder
+// not visible from here (no cgroup namespace) ends at `root`'s own. 0 when
+// none has one.
+template <typename QuotaOf>
+double LowestQuotaUpwards(absl::string_view root, std::string path, const QuotaOf& quota_of) {
+  double lowest = 0;
+  while (true) {
+    const double quota = quota_of(absl::StrCat(root, path));
+    if (quota > 0 && (lowest == 0 || quota < lowest)) lowest = quota;
+    if (path.empty() || path == "/") break;
+    const size_t slash = path.rfind('/');
+    path.resize(slash == std::string::npos ? 0 : slash);
+  }
+  return lowest;
+}
+
+std::string FirstLine(const std::string& file) {
+  std::ifstream in(file);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+// The lowest quota of the cgroup this process is in or of one above it,
+// cgroup v2 (mounted at /sys/fs/cgroup) or v1 (its cpu controller at
+// /sys/fs/cgroup/cpu); 0 when neither has one.
 double CgroupCores() {
   std::ifstream file("/proc/self/cgroup");
   std::stringstream text;
   text << file.rdbuf();
-  return ProcessCpuTimeSource::CgroupQuotaCoresUnder("/sys/fs/cgroup", text.str());
+  const double v2 = ProcessCpuTimeSource::CgroupQuotaCoresUnder("/sys/fs/cgroup", text.str());
+  const double v1 = ProcessCpuTimeSource::CgroupV1QuotaCoresUnder("/sys/fs/cgroup/cpu", text.str());
+  if (v1 > 0 && (v2 == 0 || v1 < v2)) return v1;
+  return v2;
 }
 
 }  // namespace
@@ -56,20 +94,40 @@ double ProcessCpuTimeSource::CgroupQuotaCoresUnder(absl::string_view root,
   for (absl::string_view line : absl::StrSplit(proc_self_cgroup, '\n')) {
     if (absl::ConsumePrefix(&line, "0::")) path = std::string(line);
   }
-  // A quota holds every cgroup under it: the lowest on the way up.
-  double lowest = 0;
-  while (true) {
-    std::ifstream max(absl::StrCat(root, path, "/cpu.max"));
-    std::string line;
-    if (std::getline(max, line)) {
-      const double quota = CgroupQuotaCores(line);
-      if (quota > 0 && (lowest == 0 || quota < lowest)) lowest = quota;
-    }
-    if (path.empty() || path == "/") break;
-    const size_t slash = path.rfind('/');
-    path.resize(slash == std::string::npos ? 0 : slash);
+  return LowestQuotaUpwards(root, std::move(path), [](const std::string& folder) {
+    return CgroupQuotaCores(FirstLine(folder + "/cpu.max"));
+  });
+}
+
+double ProcessCpuTimeSource::CgroupV1QuotaCores(absl::string_view cfs_quota_us,
+                                                absl::string_view cfs_period_us) {
+  double quota = 0;
+  double period = 0;
+  if (!absl::SimpleAtod(absl::StripAsciiWhitespace(cfs_quota_us), &quota) ||
+      !absl::SimpleAtod(absl::StripAsciiWhitespace(cfs_period_us), &period) || !(quota > 0) ||
+      !(period > 0)) {
+    return 0;
   }
-  return lowest;
+  return quota / period;
+}
+
+double ProcessCpuTimeSource::CgroupV1QuotaCoresUnder(absl::string_view cpu_root,
+                                                     absl::string_view proc_self_cgroup) {
+  // "ID:CONTROLLERS:PATH", the cpu controller alone or with others
+  // ("2:cpu,cpuacct:/a").
+  std::optional<std::string> path;
+  for (absl::string_view line : absl::StrSplit(proc_self_cgroup, '\n')) {
+    std::vector<absl::string_view> fields = absl::StrSplit(line, absl::MaxSplits(':', 2));
+    if (fields.size() != 3) continue;
+    for (absl::string_view controller : absl::StrSplit(fields[1], ',')) {
+      if (controller == "cpu") path = std::string(fields[2]);
+    }
+  }
+  if (!path.has_value()) return 0;
+  return LowestQuotaUpwards(cpu_root, *std::move(path), [](const std::string& folder) {
+    return CgroupV1QuotaCores(FirstLine(folder + "/cpu.cfs_quota_us"),
+                              FirstLine(folder + "/cpu.cfs_period_us"));
+  });
 }
 
 ProcessCpuTimeSource::ProcessCpuTimeSource() : cores_(AffinityCores()) {

@@ -1,8 +1,8 @@
 // File: tests/core/process_cpu_time_source_test.cc
 //
 // The real CPU time source: CPU time grows with work done, the usable cores
-// are at least one and at most the machine's, and a cgroup v2 quota line is
-// read as Linux writes it.
+// are at least one and at most the machine's, and cgroup quotas (v2 and v1)
+// are read as Linux writes them.
 
 #include "src/core/process_cpu_time_source.h"
 
@@ -72,6 +72,42 @@ TEST(ProcessCpuTimeSourceTest, ALowerQuotaOfAParentCgroupHolds) {
   EXPECT_EQ(ProcessCpuTimeSource::CgroupQuotaCoresUnder(root, "0::/a/b/c\n"), 0.0);
   EXPECT_EQ(ProcessCpuTimeSource::CgroupQuotaCoresUnder(root, "4:memory:/a\n"), 0.0);
   EXPECT_EQ(ProcessCpuTimeSource::CgroupQuotaCoresUnder(root + "/missing", "0::/a\n"), 0.0);
+}
+
+// cgroup v1 (Debian 12 hosts that boot the hybrid hierarchy, and Docker's
+// --cpus on them): cpu.cfs_quota_us over cpu.cfs_period_us of the cgroup
+// the cpu controller's line names, and of every one above it; -1 is none.
+TEST(ProcessCpuTimeSourceTest, ReadsACgroupV1QuotaUpwards) {
+  EXPECT_DOUBLE_EQ(ProcessCpuTimeSource::CgroupV1QuotaCores("150000\n", "100000\n"), 1.5);
+  EXPECT_EQ(ProcessCpuTimeSource::CgroupV1QuotaCores("-1", "100000"), 0.0);
+  EXPECT_EQ(ProcessCpuTimeSource::CgroupV1QuotaCores("", "100000"), 0.0);
+  EXPECT_EQ(ProcessCpuTimeSource::CgroupV1QuotaCores("50000", "0"), 0.0);
+
+  const std::string root = ::testing::TempDir() + "/cgroup_v1_quota_test";
+  for (const char* dir : {"", "/docker", "/docker/c1"}) mkdir((root + dir).c_str(), 0755);
+  auto write = [&](const std::string& dir, const char* quota, const char* period) {
+    std::ofstream(root + dir + "/cpu.cfs_quota_us") << quota << "\n";
+    std::ofstream(root + dir + "/cpu.cfs_period_us") << period << "\n";
+  };
+  write("", "-1", "100000");
+  write("/docker", "-1", "100000");
+  write("/docker/c1", "50000", "100000");
+  const char* cgroup = "12:memory:/other\n3:cpu,cpuacct:/docker/c1\n0::/\n";
+  EXPECT_DOUBLE_EQ(ProcessCpuTimeSource::CgroupV1QuotaCoresUnder(root, cgroup), 0.5);
+  // A parent's lower quota holds.
+  write("/docker", "25000", "100000");
+  EXPECT_DOUBLE_EQ(ProcessCpuTimeSource::CgroupV1QuotaCoresUnder(root, cgroup), 0.25);
+  // The cgroup's folder not visible (inside the container): the root's.
+  write("", "200000", "100000");
+  EXPECT_DOUBLE_EQ(ProcessCpuTimeSource::CgroupV1QuotaCoresUnder(root, "2:cpu:/elsewhere/zz\n"),
+                   2.0);
+  // No line with the cpu controller (cpuacct alone is not it), or no quota.
+  EXPECT_EQ(ProcessCpuTimeSource::CgroupV1QuotaCoresUnder(root, "2:cpuacct:/docker/c1\n0::/\n"),
+            0.0);
+  write("", "-1", "100000");
+  write("/docker", "-1", "100000");
+  write("/docker/c1", "-1", "100000");
+  EXPECT_EQ(ProcessCpuTimeSource::CgroupV1QuotaCoresUnder(root, cgroup), 0.0);
 }
 
 }  // namespace

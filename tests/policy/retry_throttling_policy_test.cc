@@ -187,7 +187,8 @@ TEST(RetryThrottlingPolicyTest, MaxTokensWithTtlWarns) {
 // keeps it; the loader says which value is used, for gRPC's retryThrottling
 // and for both kinds of retryBudget.
 TEST(RetryThrottlingPolicyTest, TokenRatioFinerThanAThousandthWarns) {
-  absl::StatusOr<PolicyTable> set = Load(R"({"retryThrottling": {"maxTokens": 10, "tokenRatio": 0.0001},
+  absl::StatusOr<PolicyTable> set = Load(R"({
+      "retryThrottling": {"maxTokens": 10, "tokenRatio": 0.0001},
       "methodConfig": [
         {"name": [{"service": "a.S"}], "retryPolicy": {"maxAttempts": 2},
          "retryBudget": {"ttl": "10s", "tokenRatio": 0.0015}},
