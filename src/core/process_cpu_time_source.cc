@@ -101,14 +101,9 @@ double ProcessCpuTimeSource::CgroupQuotaCoresUnder(absl::string_view root,
 
 double ProcessCpuTimeSource::CgroupV1QuotaCores(absl::string_view cfs_quota_us,
                                                 absl::string_view cfs_period_us) {
-  double quota = 0;
-  double period = 0;
-  if (!absl::SimpleAtod(absl::StripAsciiWhitespace(cfs_quota_us), &quota) ||
-      !absl::SimpleAtod(absl::StripAsciiWhitespace(cfs_period_us), &period) || !(quota > 0) ||
-      !(period > 0)) {
-    return 0;
-  }
-  return quota / period;
+  // v2's "QUOTA PERIOD" line, in two files (-1, no quota, is refused there).
+  return CgroupQuotaCores(absl::StrCat(absl::StripAsciiWhitespace(cfs_quota_us), " ",
+                                       absl::StripAsciiWhitespace(cfs_period_us)));
 }
 
 double ProcessCpuTimeSource::CgroupV1QuotaCoresUnder(absl::string_view cpu_root,
