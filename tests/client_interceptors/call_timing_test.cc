@@ -78,6 +78,7 @@ TEST_F(CallTimingTest, HedgeGoesOutAtTheHedgingDelay) {
       "method": "Unary"}], "hedgingPolicy": {"maxAttempts": 2, "hedgingDelay": "0.05s"},
       "retryBudget": {"maxTokens": 1000, "tokenRatio": 0.1}}]})");
   service_.ScriptAttempt("", absl::Seconds(20));  // the first attempt hangs
+  int handled = 0;
   for (Flavour flavour : {Flavour::kSync, Flavour::kAsync, Flavour::kCallback}) {
     SCOPED_TRACE(Name(flavour));
     grpc::Status status;
@@ -85,11 +86,20 @@ TEST_F(CallTimingTest, HedgeGoesOutAtTheHedgingDelay) {
     const std::vector<absl::Duration> delay = timers_.AwaitPending(1);
     ASSERT_EQ(delay.size(), 1u);
     EXPECT_EQ(delay[0], absl::Milliseconds(50));
+    // The first attempt's handler has started before the hedge goes out: a
+    // loser cancelled while still on its way never reaches the handler, and
+    // the hedge would then be the call's only attempt the server saw.
+    const absl::Time started_by = absl::Now() + absl::Seconds(10);
+    while (service_.handled() == handled && absl::Now() < started_by) {
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+    ASSERT_EQ(service_.handled(), handled + 1);
     timers_.Advance(absl::Milliseconds(49));
     EXPECT_EQ(timers_.AwaitPending(1).size(), 1u);  // not yet
     timers_.Advance(absl::Milliseconds(1));
     call.join();
     EXPECT_TRUE(status.ok()) << status.error_message();
+    handled += 2;
   }
   // Each call's first attempt was cancelled (the loser) and its hedge
   // carried the attempt metadata; the log is in order of the handlers' ends.

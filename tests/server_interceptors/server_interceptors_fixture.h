@@ -23,6 +23,7 @@
 #include "gtest/gtest.h"
 #include "src/core/mutex.h"
 #include "src/server_interceptors/server_interceptors.h"
+#include "tests/testing/eventually.h"
 #include "tests/testing/guarded_server.h"
 #include "tests/testing/test_server.h"
 
@@ -215,6 +216,30 @@ class ServerInterceptorsTest : public ::testing::TestWithParam<bool> {
                           call->done.Notify();
                         });
     return call;
+  }
+
+  // Four gated Gets whose deadline passes while their handlers are held at the
+  // gate: returns once each has ended DEADLINE_EXCEEDED with four handlers
+  // still held. On a busy machine a call can expire before its handler starts
+  // (at 50 ms some did under load; at 500 ms, the likely cause of one CI
+  // failure); what the tests assert starts only once four handlers hold, so
+  // such a round is let go and tried again with twice the deadline, from
+  // 0.5 s up to 8 s.
+  void HoldFourPastTheirDeadlines() {
+    for (absl::Duration deadline = absl::Milliseconds(500);; deadline *= 2) {
+      gate_.Close();
+      std::vector<PendingCall*> calls;
+      for (int i = 0; i < 4; ++i) calls.push_back(StartGet("gated", deadline));
+      for (PendingCall* c : calls) {
+        ASSERT_TRUE(c->done.WaitForNotificationWithTimeout(kLong));
+        EXPECT_EQ(c->status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+      }
+      if (counters_.get_waiting.load() == 4 || deadline >= absl::Seconds(8)) return;
+      gate_.Open();
+      ASSERT_TRUE(Eventually([&] {
+        return counters_.get_waiting.load() == 0 && state_->Stats(kGet).in_flight == 0;
+      }));
+    }
   }
 
   // Four threads each start `calls` Gets and wait for each to end: every
