@@ -161,12 +161,40 @@ std::string PerCallerFleetPrefix(const GlobalThrottleSettings& g, absl::string_v
   return g.key.empty() ? absl::StrCat(DefaultGlobalThrottleKey(scope), ":caller") : g.key;
 }
 
+namespace {
+
+// One Redis bucket, or a perCaller.global's family of them, as
+// CheckGlobalThrottleKeys() compares them.
+struct Bucket {
+  std::string redis;  // host:port
+  std::string key;    // a perCaller.global's: its prefix and ":*"
+  std::string under;  // what every key of it starts with: a perCaller.global's
+                      // prefix and ":", else the key itself
+  const GlobalThrottleScope* first;
+};
+
+// A perCaller.global `family` keeps a bucket per caller key, named its prefix,
+// ':' and the key: any printable ASCII, ':' included. `other`, another bucket
+// or family at the same Redis, shares one of them when its keys start with
+// that prefix and ':' (e.g. "tenants:acme" is the caller "acme"'s bucket of
+// "tenants", and every key of a family "tenants:eu" is one of "tenants"'s).
+absl::Status CheckNotNested(const Bucket& family, const Bucket& other) {
+  if (!family.first->per_caller || other.redis != family.redis ||
+      !absl::StartsWith(other.under, family.under) || other.under == family.under) {
+    return absl::OkStatus();
+  }
+  const std::string caller = absl::StrCat(other.under.substr(family.under.size()),
+                                          other.first->per_caller ? "..." : "");
+  return absl::InvalidArgumentError(absl::StrCat(
+      other.first->settings->path, ": key \"", other.key, "\" at ", other.redis, " lies under \"",
+      family.under, "\", where ", family.first->settings->path,
+      " keeps a bucket per caller key: its caller \"", caller,
+      "\" would share this bucket; give the two keys that do not nest"));
+}
+
+}  // namespace
+
 absl::Status CheckGlobalThrottleKeys(std::vector<GlobalThrottleScope> scopes) {
-  struct Bucket {
-    std::string redis;  // host:port
-    std::string key;
-    const GlobalThrottleScope* first;
-  };
   std::sort(scopes.begin(), scopes.end(),
             [](const GlobalThrottleScope& a, const GlobalThrottleScope& b) {
               return std::tie(a.settings->path, a.scope) < std::tie(b.settings->path, b.scope);
@@ -174,9 +202,13 @@ absl::Status CheckGlobalThrottleKeys(std::vector<GlobalThrottleScope> scopes) {
   std::vector<Bucket> buckets;  // a policy file has few: a linear search will do
   for (const GlobalThrottleScope& s : scopes) {
     const GlobalThrottleSettings& g = *s.settings;
-    std::string key = g.key.empty() ? DefaultGlobalThrottleKey(s.scope) : g.key;
-    if (s.per_caller) key = absl::StrCat(PerCallerFleetPrefix(g, s.scope), ":*");
-    Bucket b{absl::StrCat(g.host, ":", g.port), std::move(key), &s};
+    Bucket b{absl::StrCat(g.host, ":", g.port), "", "", &s};
+    b.under = g.key.empty() ? DefaultGlobalThrottleKey(s.scope) : g.key;
+    b.key = b.under;
+    if (s.per_caller) {
+      b.under = absl::StrCat(PerCallerFleetPrefix(g, s.scope), ":");
+      b.key = absl::StrCat(b.under, "*");
+    }
     auto same = std::find_if(buckets.begin(), buckets.end(), [&](const Bucket& o) {
       return o.redis == b.redis && o.key == b.key;
     });
@@ -192,6 +224,12 @@ absl::Status CheckGlobalThrottleKeys(std::vector<GlobalThrottleScope> scopes) {
         "; here ratePerSecond ", g.rate_per_second, " and burst ", g.burst,
         ": one key is one bucket, refilled by whichever server leases from it, so give both "
         "the same ratePerSecond and burst (one budget for both), or different keys"));
+  }
+  for (size_t later = 0; later < buckets.size(); ++later) {
+    for (size_t earlier = 0; earlier < later; ++earlier) {
+      if (absl::Status s = CheckNotNested(buckets[earlier], buckets[later]); !s.ok()) return s;
+      if (absl::Status s = CheckNotNested(buckets[later], buckets[earlier]); !s.ok()) return s;
+    }
   }
   return absl::OkStatus();
 }

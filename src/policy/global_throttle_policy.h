@@ -66,6 +66,9 @@ struct GlobalThrottleScope {
 // since each lease refills the bucket with its caller's numbers; so may two
 // perCaller.global with one prefix (one bucket per caller key for both). Two that
 // differ are InvalidArgument naming both paths, the key and both values.
+// A perCaller.global's caller keys may hold ':', so a key (or another
+// prefix) under its prefix and ':' would share a caller's bucket: that is
+// InvalidArgument too, naming both paths, the key and the caller.
 // Deterministic whatever the order of `scopes`.
 absl::Status CheckGlobalThrottleKeys(std::vector<GlobalThrottleScope> scopes);
 

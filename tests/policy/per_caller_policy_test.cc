@@ -90,6 +90,49 @@ TEST(PerCallerPolicyTest, OnePrefixIsOneBucketPerKeySoItsRatesMustAgree) {
                         "methodConfig[0].throttle.perCaller.global"));
 }
 
+// Caller keys may hold ':', so a key or a prefix under another entry's
+// prefix would be one of its callers' buckets, whatever the rates: refused,
+// naming the caller that would share it. Keys beside each other load.
+TEST(PerCallerPolicyTest, KeysUnderAPerCallerPrefixAreRefused) {
+  // Method A: per-caller buckets under "tenants:"; B and C: the throttles given.
+  const auto policy = [](const std::string& b, const std::string& c) {
+    return absl::StrCat(R"({"methodConfig": [{"name": [{"service": "s.S", "method": "A"}],
+        "throttle": {"perCaller": {"key": {"peer": true}, "global": {"redis": "127.0.0.1:6379",
+        "key": "tenants", "ratePerSecond": 10, "expectedReplicas": 2}}}},
+        {"name": [{"service": "s.S", "method": "B"}], "throttle": )", b, R"(},
+        {"name": [{"service": "s.S", "method": "C"}], "throttle": )", c, "}]}");
+  };
+  const auto global = [](const std::string& key, const std::string& redis = "127.0.0.1:6379") {
+    return absl::StrCat(R"({"global": {"redis": ")", redis, R"(", "key": ")", key,
+                        R"(", "ratePerSecond": 10, "expectedReplicas": 2}})");
+  };
+  const auto per_caller = [](const std::string& key) {
+    return absl::StrCat(R"({"perCaller": {"key": {"header": "x-t"}, "global": {"redis":
+        "127.0.0.1:6379", "key": ")", key, R"(", "ratePerSecond": 10, "expectedReplicas": 2}}})");
+  };
+  const std::string fine = global("other");
+  // A key under the prefix: the caller "acme"'s bucket.
+  absl::StatusOr<PolicyTable> nested = Load(policy(global("tenants:acme"), fine));
+  ASSERT_FALSE(nested.ok());
+  EXPECT_THAT(nested.status().message(),
+              HasSubstr("methodConfig[1].throttle.global: key \"tenants:acme\" at "
+                        "127.0.0.1:6379 lies under \"tenants:\", where "
+                        "methodConfig[0].throttle.perCaller.global keeps a bucket per caller "
+                        "key: its caller \"acme\" would share this bucket"));
+  // A prefix under the prefix, found whichever entry comes first.
+  absl::StatusOr<PolicyTable> deeper = Load(policy(fine, per_caller("tenants:eu")));
+  ASSERT_FALSE(deeper.ok());
+  EXPECT_THAT(deeper.status().message(),
+              HasSubstr("key \"tenants:eu:*\" at 127.0.0.1:6379 lies under \"tenants:\""));
+  EXPECT_THAT(deeper.status().message(), HasSubstr("its caller \"eu:...\""));
+  absl::StatusOr<PolicyTable> above = Load(policy(per_caller("ten"), fine));
+  EXPECT_TRUE(above.ok()) << above.status();  // "ten:" is not under "tenants:"
+  // Beside it, on another Redis, or the prefix's own name: no caller's bucket.
+  EXPECT_TRUE(Load(policy(global("tenants-eu"), fine)).ok());
+  EXPECT_TRUE(Load(policy(global("tenants"), fine)).ok());
+  EXPECT_TRUE(Load(policy(global("tenants:acme", "127.0.0.2:6379"), fine)).ok());
+}
+
 TEST(PerCallerPolicyTest, ReadsAPeerKeyAlongsideTheMethodsLimits) {
   absl::StatusOr<PolicyTable> table = LoadThrottle(
       R"({"maxConcurrency": 100, "perCaller": {"key": {"peer": true}, "ratePerSecond": 0.5,
