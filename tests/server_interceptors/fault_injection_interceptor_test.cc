@@ -95,14 +95,28 @@ TEST_P(ServerInterceptorsTest, ThrottleDecidesBeforeFaultInjection) {
 }
 
 // A delayed call whose client deadline passes during the delay is answered
-// without the handler doing its work.
+// without the handler doing its work. The call must reach the server before
+// its deadline: the channel is connected first (Store has no delay), and on a
+// busy machine a call whose 50 ms pass before it is even sent is let go and
+// tried again with twice the deadline (the server counts the deadline from
+// the call's arrival, so every delayed call still expires in the 2 s delay).
 TEST_P(ServerInterceptorsTest, ExpiredDuringDelaySkipsTheHandler) {
   Start(R"({"methodConfig": [{"name": [{"service": "cache.v1.CacheService", "method": "Get"}],
-            "faultInjection": {"delay": "0.3s"}}]})");
-  auto call = StartGet("fast", absl::Milliseconds(50));
-  ASSERT_TRUE(call->done.WaitForNotificationWithTimeout(kLong));
-  EXPECT_EQ(call->status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
-  ASSERT_TRUE(Eventually([&] { return state_->Stats(kGet).expired_while_delayed == 1; }));
+            "faultInjection": {"delay": "2s"}}]})");
+  ASSERT_TRUE(Store().ok());
+  for (absl::Duration deadline = absl::Milliseconds(50);; deadline *= 2) {
+    auto call = StartGet("fast", deadline);
+    ASSERT_TRUE(call->done.WaitForNotificationWithTimeout(kLong));
+    EXPECT_EQ(call->status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+    if (Eventually([&] { return state_->Stats(kGet).faults_delayed >= 1; }, absl::Seconds(1))) {
+      break;
+    }
+    ASSERT_LT(deadline, absl::Milliseconds(800)) << "no call reached the server in time";
+  }
+  ASSERT_TRUE(Eventually([&] {
+    const ServerMethodStats stats = state_->Stats(kGet);
+    return stats.expired_while_delayed == stats.faults_delayed;
+  }));
   absl::SleepFor(absl::Milliseconds(50));
   EXPECT_EQ(counters_.get_bodies.load(), 0);
 }
