@@ -265,8 +265,11 @@ TEST_P(GuardedServiceTest, ACallerThatGoesAwayFreesItsSlotAtOnce) {
   if (!callback_api()) cancels.push_back(true);
   for (bool cancel : cancels) {
     grpc::ClientContext context;
+    // The deadline must pass in the delay, not before the call reached it
+    // (on a busy machine, 100 ms might not cover connecting and
+    // sending): 1 s, of a 20 s delay.
     context.set_deadline(absl::ToChronoTime(absl::Now() + (cancel ? absl::Seconds(30)
-                                                                  : absl::Milliseconds(100))));
+                                                                  : absl::Seconds(1))));
     Req request;
     Resp response;
     absl::Notification done;
