@@ -52,9 +52,12 @@ class HedgingTest : public ClientInterceptorsTest {
 };
 
 // The first attempt hangs; the hedge sent after hedgingDelay answers; the
-// hanging attempt is cancelled and its handler sees the cancellation.
+// hanging attempt is cancelled and its handler sees the cancellation. The
+// first attempt must reach its handler before the hedge's answer cancels it
+// (else the server never runs it): a 0.25 s delay leaves a busy machine time
+// for that, where 50 ms (connecting included) might not.
 TEST_F(HedgingTest, SlowAttemptIsHedgedAndTheLoserCancelled) {
-  Connect(HedgingPolicy(R"("maxAttempts": 2, "hedgingDelay": "0.05s")"));
+  Connect(HedgingPolicy(R"("maxAttempts": 2, "hedgingDelay": "0.25s")"));
   service_.ScriptAttempt("", absl::Seconds(20));  // the first attempt of each call hangs
   int calls = 0;
   for (Flavour flavour : kFlavours) {
@@ -63,7 +66,7 @@ TEST_F(HedgingTest, SlowAttemptIsHedgedAndTheLoserCancelled) {
     EXPECT_TRUE(Call(flavour).ok());
     ++calls;
     const absl::Duration took = absl::Now() - start;
-    EXPECT_GE(took, absl::Milliseconds(45));
+    EXPECT_GE(took, absl::Milliseconds(245));
     EXPECT_LT(took, absl::Seconds(5));
     EXPECT_TRUE(Eventually([&] { return service_.cancelled_seen() == calls; }));
     ExpectNoLeakedAttempts();
@@ -146,6 +149,9 @@ TEST_F(HedgingTest, NonFatalOnEveryAttemptEndsWithTheLast) {
 }
 
 // The call's deadline ends every hedge: the server sees each cancelled.
+// All three attempts (sent at 0, 50 and 100 ms) must reach their handlers
+// before the deadline: 2 s leaves a busy machine time for that, where
+// 400 ms might not.
 TEST_F(HedgingTest, DeadlineEndsEveryHedge) {
   Connect(HedgingPolicy(R"("maxAttempts": 3, "hedgingDelay": "0.05s")", kLargeBudget));
   for (const char* attempt : {"", "1", "2"}) service_.ScriptAttempt(attempt, absl::Seconds(20));
@@ -153,7 +159,7 @@ TEST_F(HedgingTest, DeadlineEndsEveryHedge) {
   for (Flavour flavour : kFlavours) {
     SCOPED_TRACE(Name(flavour));
     const absl::Time start = absl::Now();
-    const grpc::Status status = Call(flavour, absl::Milliseconds(400));
+    const grpc::Status status = Call(flavour, absl::Seconds(2));
     ++calls;
     EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
     EXPECT_THAT(status.error_message(), HasSubstr("caller's deadline"));
