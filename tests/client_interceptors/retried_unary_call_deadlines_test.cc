@@ -39,6 +39,8 @@ TEST_F(ClientInterceptorsTest, PerAttemptTimeoutThenSuccess) {
       "retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.01s", "perAttemptTimeout": "0.1s",
                       "retryableStatusCodes": ["DEADLINE_EXCEEDED"]},
       "breaker": {"sre": {}}}]})");
+  // The first attempt's window must not be spent connecting.
+  ASSERT_TRUE(channel_->WaitForConnected(absl::ToChronoTime(absl::Now() + absl::Seconds(10))));
   service_.SlowNext(1, absl::Seconds(2));
   const absl::Time start = absl::Now();
   EXPECT_TRUE(Unary().ok());
@@ -57,18 +59,23 @@ TEST_F(ClientInterceptorsTest, OverallDeadlineWins) {
   Connect(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
       "retryPolicy": {"maxAttempts": 10, "initialBackoff": "0.01s", "perAttemptTimeout": "0.1s",
                       "retryableStatusCodes": ["DEADLINE_EXCEEDED"]}}]})");
+  // The first attempt's window must not be spent connecting.
+  ASSERT_TRUE(channel_->WaitForConnected(absl::ToChronoTime(absl::Now() + absl::Seconds(10))));
   service_.SlowNext(100, absl::Seconds(2));
   const absl::Time start = absl::Now();
-  const grpc::Status status = Unary(nullptr, absl::Milliseconds(250));
+  const grpc::Status status = Unary(nullptr, absl::Milliseconds(300));
   EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
-  // 250 ms hold two attempts of 100 ms and their backoffs, and a third
-  // started; a loaded machine may get only two started.
+  // 300 ms hold two attempts of 100 ms and their backoffs (10 ms, then
+  // 19 ms with this seed), and a third started at about 230 ms; a loaded
+  // machine may get only two started. (At 250 ms, 20 ms of lateness left no
+  // room for the third: the call was "not retried", a retry could not start
+  // before the deadline.)
   EXPECT_THAT(status.error_message(),
               ::testing::MatchesRegex("/resilience.test.TestService/Unary: deadline exceeded: "
                                       "the caller's deadline ran out after [23] attempts"));
   const absl::Duration took = absl::Now() - start;
-  EXPECT_GE(took, absl::Milliseconds(240));
-  EXPECT_LT(took, absl::Milliseconds(600));
+  EXPECT_GE(took, absl::Milliseconds(290));
+  EXPECT_LT(took, absl::Milliseconds(650));
   EXPECT_LE(service_.handled(), 3);
 }
 
@@ -80,6 +87,8 @@ TEST_F(ClientInterceptorsTest, ServiceConfigTimeoutIsTheWholeCall) {
       "timeout": "0.3s",
       "retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.01s", "maxBackoff": "0.01s",
                       "backoffMultiplier": 1, "retryableStatusCodes": ["UNAVAILABLE"]}}]})");
+  // The first attempt's window must not be spent connecting.
+  ASSERT_TRUE(channel_->WaitForConnected(absl::ToChronoTime(absl::Now() + absl::Seconds(10))));
   service_.SlowNext(3, absl::Seconds(2));
   const absl::Time start = absl::Now();
   const grpc::Status status = Unary(nullptr, absl::InfiniteDuration());
