@@ -56,12 +56,20 @@ class CacheServerShutdownTest : public ::testing::Test {
     ASSERT_TRUE(absl::SimpleAtoi(absl::StripPrefix(target_, "127.0.0.1:"), &port_));
   }
 
-  // A stub on a connection of its own (as another process would have).
+  // A stub on a connection of its own (as another process would have),
+  // connected: on a busy machine a first connection attempt to the freshly
+  // started server failed at once, and a call without wait-for-ready then
+  // ended UNAVAILABLE (before any SIGTERM) and left the channel in gRPC's
+  // reconnect backoff (1 s) with every call failing; the tests are about the
+  // shutdown, not the connect (WaitForConnected() tries again within 10 s).
   std::unique_ptr<cache::v1::CacheService::Stub> NewStub() {
     grpc::ChannelArguments args;
     args.SetInt("grpc.use_local_subchannel_pool", 1);
-    return cache::v1::CacheService::NewStub(
-        grpc::CreateCustomChannel(target_, grpc::InsecureChannelCredentials(), args));
+    std::shared_ptr<grpc::Channel> channel =
+        grpc::CreateCustomChannel(target_, grpc::InsecureChannelCredentials(), args);
+    EXPECT_TRUE(channel->WaitForConnected(absl::ToChronoTime(absl::Now() + absl::Seconds(10))))
+        << "no connection to " << target_ << " within 10 s";
+    return cache::v1::CacheService::NewStub(channel);
   }
 
   // SIGTERM, then waits (bounded) for the exit; returns how long it took.
