@@ -203,6 +203,9 @@ TEST_F(CacheCliTest, GracefulShutdownOnSigterm) {
   auto stub = cache::v1::CacheService::NewStub(channel);
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(20)));
+  // A first connection attempt of a new channel can fail at once on a busy
+  // machine; the Dump waits for one (the test is about the shutdown).
+  context.set_wait_for_ready(true);
   auto reader = stub->Dump(&context, cache::v1::DumpReq());
   cache::v1::DumpItem item;
   ASSERT_TRUE(reader->Read(&item));
@@ -232,8 +235,12 @@ TEST_F(CacheCliTest, SigtermKeepsTheGracePeriodDuringAnInjectedDelay) {
                "faultInjection": {"delay": "20s"}}]})";
   }
   StartServer({"--policy=" + policy, "--grace_period=1s"});
-  auto stub = cache::v1::CacheService::NewStub(
-      grpc::CreateChannel(target_, grpc::InsecureChannelCredentials()));
+  // Connected first: the 300 ms below are for the call to reach its delay,
+  // not for a connection (whose first attempt can fail at once on a busy
+  // machine, and the call would then be refused before any SIGTERM).
+  auto channel = grpc::CreateChannel(target_, grpc::InsecureChannelCredentials());
+  ASSERT_TRUE(channel->WaitForConnected(absl::ToChronoTime(absl::Now() + absl::Seconds(10))));
+  auto stub = cache::v1::CacheService::NewStub(channel);
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
   cache::v1::GetReq request;
