@@ -96,8 +96,15 @@ class CacheServerReloadTest : public ::testing::Test {
     // probing, loopback grew it past a whole Dump, which then finished
     // unread and freed its slot.
     args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
-    return cache::v1::CacheService::NewStub(
-        grpc::CreateCustomChannel(target_, grpc::InsecureChannelCredentials(), args));
+    // Connected before its first call: a first connection attempt can fail
+    // at once on a busy machine, and a call without wait-for-ready (a Store
+    // of Start(), a probing Dump, a Get that must not fail) would then end
+    // UNAVAILABLE; the tests are about the reload, not the connect.
+    std::shared_ptr<grpc::Channel> channel =
+        grpc::CreateCustomChannel(target_, grpc::InsecureChannelCredentials(), args);
+    EXPECT_TRUE(channel->WaitForConnected(absl::ToChronoTime(absl::Now() + absl::Seconds(10))))
+        << "no connection to " << target_ << " within 10 s";
+    return cache::v1::CacheService::NewStub(channel);
   }
 
   // The Dump limit in force, as the server's refusal states it: Dumps are
