@@ -124,20 +124,23 @@ TEST_F(ClientInterceptorsTest, WhatIsNeverRetried) {
   EXPECT_EQ(Unary().error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(service_.handled(), 1);
 
-  // The caller's deadline (no per-attempt timeout in this policy).
-  service_.SlowNext(1, absl::Seconds(2));
+  // The caller's deadline (no per-attempt timeout in this policy): the call
+  // ends at it, well before the 5 s handler, and is not retried. (500 ms for
+  // the attempt to reach the handler first, even on a busy machine.)
+  service_.SlowNext(1, absl::Seconds(5));
   const absl::Time start = absl::Now();
-  EXPECT_EQ(Unary(nullptr, absl::Milliseconds(100)).error_code(),
+  EXPECT_EQ(Unary(nullptr, absl::Milliseconds(500)).error_code(),
             grpc::StatusCode::DEADLINE_EXCEEDED);
-  EXPECT_LT(absl::Now() - start, absl::Seconds(1));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(3));
   EXPECT_EQ(service_.handled(), 2);
 
-  // The caller's cancellation, during an attempt and during a backoff.
+  // The caller's cancellation, during an attempt (once it has reached the
+  // handler) and during a backoff.
   service_.SlowNext(1, absl::Seconds(2));
   {
     grpc::ClientContext context;
     std::thread canceller([&] {
-      absl::SleepFor(absl::Milliseconds(50));
+      EXPECT_TRUE(service_.AwaitHandled(3));
       context.TryCancel();
     });
     EXPECT_EQ(Unary(&context).error_code(), grpc::StatusCode::CANCELLED);
@@ -150,12 +153,14 @@ TEST_F(ClientInterceptorsTest, WhatIsNeverRetried) {
   {
     grpc::ClientContext context;
     std::thread canceller([&] {
-      absl::SleepFor(absl::Milliseconds(100));
+      // The first attempt has failed (or is about to): its backoff is 5 s.
+      EXPECT_TRUE(service_.AwaitHandled(4));
+      absl::SleepFor(absl::Milliseconds(50));
       context.TryCancel();
     });
     const absl::Time begin = absl::Now();
     EXPECT_EQ(Unary(&context).error_code(), grpc::StatusCode::CANCELLED);
-    EXPECT_LT(absl::Now() - begin, absl::Seconds(2));  // not the 5 s backoff
+    EXPECT_LT(absl::Now() - begin, absl::Seconds(4));  // not the 5 s backoff
     canceller.join();
   }
   EXPECT_EQ(service_.handled(), 4);
