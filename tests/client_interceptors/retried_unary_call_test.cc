@@ -21,6 +21,7 @@
 #include "src/core/simulated_clock.h"
 #include "tests/client_interceptors/all_call_types.h"
 #include "tests/client_interceptors/client_test_fixture.h"
+#include "tests/testing/eventually.h"
 
 namespace resilience::testing {
 namespace {
@@ -140,7 +141,7 @@ TEST_F(ClientInterceptorsTest, WhatIsNeverRetried) {
   {
     grpc::ClientContext context;
     std::thread canceller([&] {
-      EXPECT_TRUE(service_.AwaitHandled(3));
+      EXPECT_TRUE(Eventually([&] { return service_.handled() == 3; }));
       context.TryCancel();
     });
     EXPECT_EQ(Unary(&context).error_code(), grpc::StatusCode::CANCELLED);
@@ -154,7 +155,7 @@ TEST_F(ClientInterceptorsTest, WhatIsNeverRetried) {
     grpc::ClientContext context;
     std::thread canceller([&] {
       // The first attempt has failed (or is about to): its backoff is 5 s.
-      EXPECT_TRUE(service_.AwaitHandled(4));
+      EXPECT_TRUE(Eventually([&] { return service_.handled() == 4; }));
       absl::SleepFor(absl::Milliseconds(50));
       context.TryCancel();
     });

@@ -72,17 +72,6 @@ class ScriptedService final : public resilience::test::TestService::Service {
     return log_;
   }
   int handled() { return handled_.load(); }
-  // Waits (at most `limit` of real time) until `n` handler runs have
-  // started: for a test whose next step needs an attempt to have reached the
-  // server, however slowly it travelled on a busy machine.
-  bool AwaitHandled(int n, absl::Duration limit = absl::Seconds(10)) {
-    const absl::Time end = absl::Now() + limit;
-    while (handled_.load() < n) {
-      if (absl::Now() > end) return false;
-      absl::SleepFor(absl::Milliseconds(1));
-    }
-    return true;
-  }
 
   grpc::Status Unary(grpc::ServerContext* context, const resilience::test::Req* request,
                      resilience::test::Resp* response) override {
