@@ -167,10 +167,12 @@ namespace {
 // CheckGlobalThrottleKeys() compares them.
 struct Bucket {
   std::string redis;  // host:port
-  std::string key;    // a perCaller.global's: its prefix and ":*"
   std::string under;  // what every key of it starts with: a perCaller.global's
                       // prefix and ":", else the key itself
   const GlobalThrottleScope* first;
+
+  // As messages show it: a perCaller.global's is its prefix and ":*".
+  std::string key() const { return first->per_caller ? absl::StrCat(under, "*") : under; }
 };
 
 // A perCaller.global `family` keeps a bucket per caller key, named its prefix,
@@ -186,7 +188,7 @@ absl::Status CheckNotNested(const Bucket& family, const Bucket& other) {
   const std::string caller = absl::StrCat(other.under.substr(family.under.size()),
                                           other.first->per_caller ? "..." : "");
   return absl::InvalidArgumentError(absl::StrCat(
-      other.first->settings->path, ": key \"", other.key, "\" at ", other.redis, " lies under \"",
+      other.first->settings->path, ": key \"", other.key(), "\" at ", other.redis, " lies under \"",
       family.under, "\", where ", family.first->settings->path,
       " keeps a bucket per caller key: its caller \"", caller,
       "\" would share this bucket; give the two keys that do not nest"));
@@ -202,15 +204,11 @@ absl::Status CheckGlobalThrottleKeys(std::vector<GlobalThrottleScope> scopes) {
   std::vector<Bucket> buckets;  // a policy file has few: a linear search will do
   for (const GlobalThrottleScope& s : scopes) {
     const GlobalThrottleSettings& g = *s.settings;
-    Bucket b{absl::StrCat(g.host, ":", g.port), "", "", &s};
-    b.under = g.key.empty() ? DefaultGlobalThrottleKey(s.scope) : g.key;
-    b.key = b.under;
-    if (s.per_caller) {
-      b.under = absl::StrCat(PerCallerFleetPrefix(g, s.scope), ":");
-      b.key = absl::StrCat(b.under, "*");
-    }
+    std::string under = g.key.empty() ? DefaultGlobalThrottleKey(s.scope) : g.key;
+    if (s.per_caller) under = absl::StrCat(PerCallerFleetPrefix(g, s.scope), ":");
+    Bucket b{absl::StrCat(g.host, ":", g.port), std::move(under), &s};
     auto same = std::find_if(buckets.begin(), buckets.end(), [&](const Bucket& o) {
-      return o.redis == b.redis && o.key == b.key;
+      return o.redis == b.redis && o.key() == b.key();
     });
     if (same == buckets.end()) {
       buckets.push_back(std::move(b));
@@ -219,7 +217,7 @@ absl::Status CheckGlobalThrottleKeys(std::vector<GlobalThrottleScope> scopes) {
     const GlobalThrottleSettings& f = *same->first->settings;
     if (f.rate_per_second == g.rate_per_second && f.burst == g.burst) continue;
     return absl::InvalidArgumentError(absl::StrCat(
-        g.path, ": key \"", b.key, "\" at ", b.redis, " is also the bucket of ", f.path,
+        g.path, ": key \"", b.key(), "\" at ", b.redis, " is also the bucket of ", f.path,
         ", with ratePerSecond ", f.rate_per_second, " and burst ", f.burst,
         "; here ratePerSecond ", g.rate_per_second, " and burst ", g.burst,
         ": one key is one bucket, refilled by whichever server leases from it, so give both "
