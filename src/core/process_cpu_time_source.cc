@@ -37,6 +37,9 @@ double AffinityCores() {
   return std::max(1, count);
 }
 
+// The lower of two quotas in cores, where 0 is none.
+double LowerQuota(double a, double b) { return a > 0 && (b == 0 || a < b) ? a : b; }
+
 // The lowest quota `quota_of(folder)` gives for `path` and every folder
 // above it, under `root` (a quota holds every cgroup under it); a folder
 // not visible from here (no cgroup namespace) ends at `root`'s own. 0 when
@@ -45,8 +48,7 @@ template <typename QuotaOf>
 double LowestQuotaUpwards(absl::string_view root, std::string path, const QuotaOf& quota_of) {
   double lowest = 0;
   while (true) {
-    const double quota = quota_of(absl::StrCat(root, path));
-    if (quota > 0 && (lowest == 0 || quota < lowest)) lowest = quota;
+    lowest = LowerQuota(quota_of(absl::StrCat(root, path)), lowest);
     if (path.empty() || path == "/") break;
     const size_t slash = path.rfind('/');
     path.resize(slash == std::string::npos ? 0 : slash);
@@ -68,10 +70,9 @@ double CgroupCores() {
   std::ifstream file("/proc/self/cgroup");
   std::stringstream text;
   text << file.rdbuf();
-  const double v2 = ProcessCpuTimeSource::CgroupQuotaCoresUnder("/sys/fs/cgroup", text.str());
-  const double v1 = ProcessCpuTimeSource::CgroupV1QuotaCoresUnder("/sys/fs/cgroup/cpu", text.str());
-  if (v1 > 0 && (v2 == 0 || v1 < v2)) return v1;
-  return v2;
+  return LowerQuota(
+      ProcessCpuTimeSource::CgroupQuotaCoresUnder("/sys/fs/cgroup", text.str()),
+      ProcessCpuTimeSource::CgroupV1QuotaCoresUnder("/sys/fs/cgroup/cpu", text.str()));
 }
 
 }  // namespace
