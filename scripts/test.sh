@@ -67,7 +67,8 @@ log "running tests ($mode)"
 cd "$build_dir"
 output="$build_dir/Testing/ctest-output.txt"
 mkdir -p "$build_dir/Testing"
-rm -f "$build_dir/flaky-tests.txt"
+# No earlier run's failures may be taken for this one's.
+rm -f "$build_dir/flaky-tests.txt" "$build_dir/Testing/Temporary/LastTestsFailed.log"
 status=0
 ctest --output-on-failure -j "$JOBS" ${labels[@]+"${labels[@]}"} "$@" 2>&1 | tee "$output" ||
   status=${PIPESTATUS[0]}
@@ -75,18 +76,19 @@ ctest --output-on-failure -j "$JOBS" ${labels[@]+"${labels[@]}"} "$@" 2>&1 | tee
 # run once more, alone; if it passes then, the run passes and the test is
 # named as flaky, here and in flaky-tests.txt: a timing assumption to fix.
 # Tests on simulated time, crashes, hangs and sanitizer reports get no second
-# run (scripts/real_time_failures.py).
-if [ "$status" -ne 0 ] &&
-   rerun=$(python3 "$REPO_ROOT/scripts/real_time_failures.py" "$build_dir" "$output"); then
-  log "running the real-time tests that failed once more, alone:"
-  sed 's/^/  /' <<<"$rerun" >&2
-  if ctest --output-on-failure -j 1 --rerun-failed; then
-    printf '%s\n' "$rerun" > "$build_dir/flaky-tests.txt"
-    log "FLAKY: these failed, then passed alone (listed in $build_dir/flaky-tests.txt):"
+# run (scripts/real_time_failures.py says why).
+if [ "$status" -ne 0 ]; then
+  if rerun=$(python3 "$REPO_ROOT/scripts/real_time_failures.py" "$build_dir" "$output"); then
+    log "running the real-time tests that failed once more, alone:"
     sed 's/^/  /' <<<"$rerun" >&2
-    status=0
+    if ctest --output-on-failure -j 1 --rerun-failed; then
+      printf '%s\n' "$rerun" > "$build_dir/flaky-tests.txt"
+      log "FLAKY: these failed, then passed alone (listed in $build_dir/flaky-tests.txt):"
+      sed 's/^/  /' <<<"$rerun" >&2
+      status=0
+    fi
+  else
+    printf '%s\n' "$rerun" >&2
   fi
-elif [ "$status" -ne 0 ]; then
-  printf '%s\n' "$rerun" >&2
 fi
 exit "$status"
