@@ -1,10 +1,10 @@
-// File: include/grpc_resilience/breaker_state.h
-//
-// The words a circuit breaker reports in: its state and mode, why it
-// changed state, and what it looked like then. Plain values, no behaviour:
-// the events (events.h) and the client's stats carry them, and the gRPC-free
-// breaker core (src/breaker) speaks them too, so this header is shared by
-// both sides rather than the public header including the core.
+/// \file include/grpc_resilience/breaker_state.h
+///
+/// The words a circuit breaker reports in: its state and mode, why it
+/// changed state, and what it looked like then. Plain values, no behaviour:
+/// the events (events.h) and the client's stats carry them, and the gRPC-free
+/// breaker core (src/breaker) speaks them too, so this header is shared by
+/// both sides rather than the public header including the core.
 
 #ifndef GRPC_RESILIENCE_BREAKER_STATE_H_
 #define GRPC_RESILIENCE_BREAKER_STATE_H_
@@ -17,96 +17,99 @@
 
 namespace resilience {
 
-// The state a breaker reports. SreBreaker has no states of its own: it is
-// kClosed while its drop probability is 0 and kOpen while it is above 0.
+/// The state a breaker reports. SreBreaker has no states of its own: it is
+/// kClosed while its drop probability is 0 and kOpen while it is above 0.
 enum class BreakerState { kClosed, kOpen, kHalfOpen };
 
-// Operating mode (ThreeStateBreaker; SreBreaker is always kNormal).
+/// Operating mode (ThreeStateBreaker; SreBreaker is always kNormal).
 enum class BreakerMode {
-  kNormal,       // the state machine decides
-  kForceOpen,    // reject everything (Hystrix forceOpen)
-  kForceClosed,  // admit everything, keep counting (Hystrix forceClosed)
-  kDisabled,     // admit everything, count nothing (resilience4j DISABLED)
-  kMetricsOnly,  // count and report, never reject or change state (resilience4j)
+  kNormal,       ///< the state machine decides
+  kForceOpen,    ///< reject everything (Hystrix forceOpen)
+  kForceClosed,  ///< admit everything, keep counting (Hystrix forceClosed)
+  kDisabled,     ///< admit everything, count nothing (resilience4j DISABLED)
+  kMetricsOnly,  ///< count and report, never reject or change state (resilience4j)
 };
 
-// Why a breaker changed state.
+/// Why a breaker changed state.
 enum class TransitionCause {
-  kFailureRate,          // three-state: failure rate reached its threshold
-  kConsecutiveFailures,  // three-state: that many failures in a row
-  kSlowCallRate,         // three-state: slow-call rate reached its threshold
-  kOpenPeriodEnded,      // three-state: open -> half-open
-  kProbeFailed,          // three-state: a half-open probe failed
-  kProbeTimedOut,        // three-state: a probe took longer than halfOpenMaxWait
-  kProbesSucceeded,      // three-state: enough probes succeeded to close
-  kDropsStarted,         // SRE: the drop probability rose above 0
-  kDropsStopped,         // SRE: the drop probability fell back to 0
-  kReset,                // an operator reset the breaker (BreakerCommand::kReset)
-  kHealthServing,        // three-state with recoveryProbe: open -> half-open, the
-                         // server's health service answered SERVING
-  kHealthNotServing,     // three-state with recoveryProbe: a health probe after a
-                         // failure (or during half-open) found the server not serving
+  kFailureRate,          ///< three-state: failure rate reached its threshold
+  kConsecutiveFailures,  ///< three-state: that many failures in a row
+  kSlowCallRate,         ///< three-state: slow-call rate reached its threshold
+  kOpenPeriodEnded,      ///< three-state: open -> half-open
+  kProbeFailed,          ///< three-state: a half-open probe failed
+  kProbeTimedOut,        ///< three-state: a probe took longer than halfOpenMaxWait
+  kProbesSucceeded,      ///< three-state: enough probes succeeded to close
+  kDropsStarted,         ///< SRE: the drop probability rose above 0
+  kDropsStopped,         ///< SRE: the drop probability fell back to 0
+  kReset,                ///< an operator reset the breaker (BreakerCommand::kReset)
+  kHealthServing,        ///< three-state with recoveryProbe: open -> half-open, the
+                         ///< server's health service answered SERVING
+  kHealthNotServing,     ///< three-state with recoveryProbe: a health probe after a
+                         ///< failure (or during half-open) found the server not serving
 };
 
-// What an operator can tell a breaker at run time
-// (ClientResilience::ControlBreaker(), the admin endpoint).
+/// What an operator can tell a breaker at run time
+/// (ClientResilience::ControlBreaker(), the admin endpoint).
 enum class BreakerCommand {
-  kForceOpen,    // reject every call until told otherwise (mode force_open)
-  kForceClosed,  // admit every call, keep counting (mode force_closed)
-  kAutomatic,    // back to the mode the policy gave it: the state machine decides
-  kReset,        // forget the window, close, restart the open period from its
-                 // first length; the mode is kept
+  kForceOpen,    ///< reject every call until told otherwise (mode force_open)
+  kForceClosed,  ///< admit every call, keep counting (mode force_closed)
+  kAutomatic,    ///< back to the mode the policy gave it: the state machine decides
+  kReset,        ///< forget the window, close, restart the open period from its
+                 ///< first length; the mode is kept
 };
 
-// "closed", "open", "half_open"; "force_open", ...; "failure_rate", ...
+/// "closed", "open", "half_open"; "force_open", ...; "failure_rate", ...
+///@{
 absl::string_view BreakerStateName(BreakerState state);
 absl::string_view BreakerModeName(BreakerMode mode);
 absl::string_view TransitionCauseName(TransitionCause cause);
-// "force_open", "force_closed", "automatic", "reset".
+///@}
+/// "force_open", "force_closed", "automatic", "reset".
 absl::string_view BreakerCommandName(BreakerCommand command);
-// The command named `name` (BreakerCommandName's words); nullopt for any
-// other word.
+/// The command named `name` (BreakerCommandName's words); nullopt for any
+/// other word.
 std::optional<BreakerCommand> ParseBreakerCommand(absl::string_view name);
 
-// What a breaker's rolling window counted (RollingWindow::Counts).
+/// What a breaker's rolling window counted (RollingWindow::Counts).
 struct BreakerWindowCounts {
-  int64_t success = 0;
-  int64_t failure = 0;
-  int64_t rejected = 0;
-  int64_t slow = 0;
-  // Calls that reached the backend and ended with success or failure.
+  int64_t success = 0;   ///< calls that ended as a success
+  int64_t failure = 0;   ///< calls that ended as a failure (a slow success included)
+  int64_t rejected = 0;  ///< calls the breaker rejected locally
+  int64_t slow = 0;      ///< completed calls slower than the slow-call threshold
+  /// Calls that reached the backend and ended with success or failure.
   int64_t completed() const { return success + failure; }
+  /// Equal when every count is.
   bool operator==(const BreakerWindowCounts& o) const {
     return success == o.success && failure == o.failure && rejected == o.rejected &&
            slow == o.slow;
   }
 };
 
-// What a breaker looks like now, for metrics, logs and tests.
+/// What a breaker looks like now, for metrics, logs and tests.
 struct BreakerSnapshot {
-  BreakerState state = BreakerState::kClosed;
-  BreakerMode mode = BreakerMode::kNormal;
-  BreakerWindowCounts counts;
-  // failure / (success + failure) over the window; 0 when nothing completed.
+  BreakerState state = BreakerState::kClosed;  ///< the state it reports
+  BreakerMode mode = BreakerMode::kNormal;     ///< its operating mode
+  BreakerWindowCounts counts;                  ///< what its rolling window counted
+  /// failure / (success + failure) over the window; 0 when nothing completed.
   double failure_rate = 0;
-  // slow / (success + failure) over the window; 0 when nothing completed.
+  /// slow / (success + failure) over the window; 0 when nothing completed.
   double slow_call_rate = 0;
-  // SRE: the current drop probability. Three-state: 1 when open, else 0.
+  /// SRE: the current drop probability. Three-state: 1 when open, else 0.
   double drop_probability = 0;
-  int64_t consecutive_failures = 0;
-  // Bumped on every state change; reports from older generations are ignored.
+  int64_t consecutive_failures = 0;  ///< failures in a row, up to now
+  /// Bumped on every state change; reports from older generations are ignored.
   uint64_t generation = 0;
-  // How long the breaker has been in `state` (SRE: since its drop
-  // probability last rose above or fell to 0; since creation before that).
+  /// How long the breaker has been in `state` (SRE: since its drop
+  /// probability last rose above or fell to 0; since creation before that).
   absl::Duration time_in_state = absl::ZeroDuration();
 };
 
-// A state change, given to the listener outside every breaker lock.
+/// A state change, given to the listener outside every breaker lock.
 struct BreakerTransition {
-  BreakerState from;
-  BreakerState to;
-  absl::Time at;
-  TransitionCause cause;
+  BreakerState from;      ///< the state it left
+  BreakerState to;        ///< the state it entered
+  absl::Time at;          ///< when, on the breaker's clock
+  TransitionCause cause;  ///< why
 };
 
 }  // namespace resilience

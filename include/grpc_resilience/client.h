@@ -1,19 +1,21 @@
-// File: include/grpc_resilience/client.h
-//
-// Everything a client needs: a channel whose calls go through retry ->
-// timeout -> circuit breaker per the policies, its stats, and the
-// local-rejection check.
-//
-//   #include "grpc_resilience/client.h"
-//
-//   resilience::ResilientChannel resilient = resilience::CreateResilientChannel(
-//       "localhost:50051", grpc::InsecureChannelCredentials(), *policies);
-//   for (const std::string& w : resilient.warnings) std::cerr << w << "\n";
-//   auto stub = MyService::NewStub(resilient.channel);
-//   ...
-//   if (!status.ok() && resilience::RejectedLocally(context)) { /* our breaker said no */ }
-//
-// What each setting means on the client: docs/client-semantics.md.
+/// \file include/grpc_resilience/client.h
+///
+/// Everything a client needs: a channel whose calls go through retry ->
+/// timeout -> circuit breaker per the policies, its stats, and the
+/// local-rejection check.
+///
+/// \code
+///   #include "grpc_resilience/client.h"
+///
+///   resilience::ResilientChannel resilient = resilience::CreateResilientChannel(
+///       "localhost:50051", grpc::InsecureChannelCredentials(), *policies);
+///   for (const std::string& w : resilient.warnings) std::cerr << w << "\n";
+///   auto stub = MyService::NewStub(resilient.channel);
+///   ...
+///   if (!status.ok() && resilience::RejectedLocally(context)) { /* our breaker said no */ }
+/// \endcode
+///
+/// What each setting means on the client: docs/client-semantics.md.
 
 #ifndef GRPC_RESILIENCE_CLIENT_H_
 #define GRPC_RESILIENCE_CLIENT_H_

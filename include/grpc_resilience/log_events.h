@@ -1,6 +1,6 @@
-// File: include/grpc_resilience/log_events.h
-//
-// A ResilienceEvents that writes each event as one line.
+/// \file include/grpc_resilience/log_events.h
+///
+/// A ResilienceEvents that writes each event as one line.
 
 #ifndef GRPC_RESILIENCE_LOG_EVENTS_H_
 #define GRPC_RESILIENCE_LOG_EVENTS_H_
@@ -13,19 +13,25 @@
 
 namespace resilience {
 
-// LogEvents
-//
-// "<prefix><FormatEvent(event)>\n" to `out` (stderr by default), one
-// fwrite per line, so lines from concurrent events do not interleave.
+/// LogEvents
+///
+/// Writes each event as one line:
+/// `"<prefix><FormatEvent(event)>\n"` to `out` (stderr by default), one
+/// fwrite per line, so lines from concurrent events do not interleave.
 class LogEvents final : public ResilienceEvents {
  public:
+  /// Writes to `out` (not closed by it; it must outlive this object), each
+  /// line starting with `prefix`.
   explicit LogEvents(std::FILE* out = stderr, std::string prefix = "")
       : out_(out), prefix_(std::move(prefix)) {}
 
+  /// Writes the event's line.
+  ///@{
   void OnBreakerTransition(const BreakerEvent& event) override;
   void OnThrottleSaturation(const ThrottleEvent& event) override;
   void OnOperatorAction(const OperatorEvent& event) override;
   void OnPolicyReload(const PolicyReloadEvent& event) override;
+  ///@}
 
  private:
   void Write(const std::string& line);

@@ -1,10 +1,10 @@
-// File: include/grpc_resilience/metrics_http.h
-//
-// An optional embedded HTTP endpoint for Prometheus scrapes: GET /metrics
-// answers with the text a callback renders; on request also the status page
-// (/status, /status.json) and the admin endpoint that forces breakers. Library grpc_resilience::metrics_http
-// (on Debian's civetweb, which this header does not show: the server is a
-// pimpl over src/metrics_http); the rest of the metrics need no HTTP server.
+/// \file include/grpc_resilience/metrics_http.h
+///
+/// An optional embedded HTTP endpoint for Prometheus scrapes: GET /metrics
+/// answers with the text a callback renders; on request also the status page
+/// (/status, /status.json) and the admin endpoint that forces breakers. Library grpc_resilience::metrics_http
+/// (on Debian's civetweb, which this header does not show: the server is a
+/// pimpl over src/metrics_http); the rest of the metrics need no HTTP server.
 
 #ifndef GRPC_RESILIENCE_METRICS_HTTP_H_
 #define GRPC_RESILIENCE_METRICS_HTTP_H_
@@ -21,113 +21,121 @@
 
 namespace resilience {
 
-// An admin request to a breaker, as MetricsHttpServer::Options::admin.control
-// gets it.
+/// An admin request to a breaker, as MetricsHttpServer::Options::admin.control
+/// gets it.
 struct BreakerCommandRequest {
-  std::string channel;  // ClientResilience::name()
-  std::string method;   // "/pkg.Service/Method"
-  // Optional field "endpoint": the method's breaker for that endpoint
-  // (ClientResilience::ControlEndpointBreaker()); empty: the method's own.
+  std::string channel;  ///< ClientResilience::name()
+  std::string method;   ///< "/pkg.Service/Method"
+  /// Optional field "endpoint": the method's breaker for that endpoint
+  /// (ClientResilience::ControlEndpointBreaker()); empty: the method's own.
   std::string endpoint;
-  BreakerCommand command;
-  // "admin endpoint, peer <address>:<port>": for ControlBreaker()'s origin.
+  BreakerCommand command;  ///< the command field's word, parsed
+  /// `"admin endpoint, peer <address>:<port>"`: for ControlBreaker()'s origin.
   std::string origin;
 };
 
-// MetricsHttpServer
-//
-// Serves, on its own threads:
-//   GET or HEAD <path>   200, Content-Type: text/plain; version=0.0.4;
-//                        charset=utf-8, the body the render callback returns
-//                        (a query string is ignored)
-//   other methods there  405, with Allow: GET, HEAD
-//   any other path       404
-//   render throws        500
-// With Options::status set:
-//   GET or HEAD /status       the status page (StatusReport::ToHtml()), with
-//                             rates since the previous status request
-//   GET or HEAD /status.json  the same data as JSON (StatusReport::ToJson())
-// With Options::admin.enabled:
-//   POST /admin/breaker?channel=C&method=M&command=K[&endpoint=E]
-//                             (or the same fields as a form body) runs
-//                             admin.control with command K (BreakerCommand's
-//                             words: force_open, force_closed, automatic,
-//                             reset); answers JSON. 403 for a peer that is
-//                             not loopback (unless admin.allow_remote), 401
-//                             without "Authorization: Bearer <admin.token>"
-//                             when a token is set, 400 for a missing or
-//                             unknown field, 404 when control says NotFound.
-// The render callback is called once per GET or HEAD of <path>, by one
-// thread at a time, so it needs no locking of its own against itself (it
-// must still be safe against the threads that update the metrics it reads).
-// No files are served; connections are not kept alive.
-//
-// Stop() (or the destructor) closes the listening socket, waits for the
-// requests being served and joins the threads: after it returns the render
-// callback is not called again.
-//
-// This class is thread-safe.
-//
-// Example:
-//   MetricsHttpServer::Options options;
-//   options.port = 9464;
-//   absl::StatusOr<std::unique_ptr<MetricsHttpServer>> server =
-//       MetricsHttpServer::Start(options, [&] { return RenderMetrics(); });
-//   if (!server.ok()) return server.status();   // e.g. the port is in use
-//   std::cout << "metrics on port " << (*server)->port() << "\n";
+/// MetricsHttpServer
+///
+/// An embedded HTTP server for Prometheus scrapes, the status page and the
+/// admin endpoint. Serves, on its own threads:
+/// \code{.unparsed}
+///   GET or HEAD <path>   200, Content-Type: text/plain; version=0.0.4;
+///                        charset=utf-8, the body the render callback returns
+///                        (a query string is ignored)
+///   other methods there  405, with Allow: GET, HEAD
+///   any other path       404
+///   render throws        500
+/// With Options::status set:
+///   GET or HEAD /status       the status page (StatusReport::ToHtml()), with
+///                             rates since the previous status request
+///   GET or HEAD /status.json  the same data as JSON (StatusReport::ToJson())
+/// With Options::admin.enabled:
+///   POST /admin/breaker?channel=C&method=M&command=K[&endpoint=E]
+///                             (or the same fields as a form body) runs
+///                             admin.control with command K (BreakerCommand's
+///                             words: force_open, force_closed, automatic,
+///                             reset); answers JSON. 403 for a peer that is
+///                             not loopback (unless admin.allow_remote), 401
+///                             without "Authorization: Bearer <admin.token>"
+///                             when a token is set, 400 for a missing or
+///                             unknown field, 404 when control says NotFound.
+/// \endcode
+/// The render callback is called once per GET or HEAD of `<path>`, by one
+/// thread at a time, so it needs no locking of its own against itself (it
+/// must still be safe against the threads that update the metrics it reads).
+/// No files are served; connections are not kept alive.
+///
+/// Stop() (or the destructor) closes the listening socket, waits for the
+/// requests being served and joins the threads: after it returns the render
+/// callback is not called again.
+///
+/// This class is thread-safe.
+///
+/// Example:
+/// \code
+///   MetricsHttpServer::Options options;
+///   options.port = 9464;
+///   absl::StatusOr<std::unique_ptr<MetricsHttpServer>> server =
+///       MetricsHttpServer::Start(options, [&] { return RenderMetrics(); });
+///   if (!server.ok()) return server.status();   // e.g. the port is in use
+///   std::cout << "metrics on port " << (*server)->port() << "\n";
+/// \endcode
 class MetricsHttpServer {
  public:
+  /// Where and what it serves.
   struct Options {
-    // The IPv4 address to listen on: "127.0.0.1" (this host only) or
-    // "0.0.0.0" (every interface), or any other IPv4 address of this host.
+    /// The IPv4 address to listen on: "127.0.0.1" (this host only) or
+    /// "0.0.0.0" (every interface), or any other IPv4 address of this host.
     std::string bind_address = "127.0.0.1";
-    // 0: a free port the system picks; port() tells which.
+    /// 0: a free port the system picks; port() tells which.
     int port = 0;
-    // The path of the metrics.
+    /// The path of the metrics.
     std::string path = "/metrics";
-    // Connections served at the same time (renders are one at a time
-    // anyway). Each thread serves one connection from its accept until it
-    // closes, and a connection that sends its request slowly (slowloris) or
-    // not at all holds its thread for request_timeout: with T threads, T - 1
-    // such connections leave scrapes unaffected, and beyond that a scrape
-    // waits request_timeout per T connections ahead of it. Idle threads cost
-    // their stacks' address space only.
+    /// Connections served at the same time (renders are one at a time
+    /// anyway). Each thread serves one connection from its accept until it
+    /// closes, and a connection that sends its request slowly (slowloris) or
+    /// not at all holds its thread for request_timeout: with T threads, T - 1
+    /// such connections leave scrapes unaffected, and beyond that a scrape
+    /// waits request_timeout per T connections ahead of it. Idle threads cost
+    /// their stacks' address space only.
     int num_threads = 32;
-    // How long a request may take to arrive, and its answer to leave: long
-    // enough for a scrape on a LAN (milliseconds); raise it for scrapes of
-    // a large exposition over a slow link.
+    /// How long a request may take to arrive, and its answer to leave: long
+    /// enough for a scrape on a LAN (milliseconds); raise it for scrapes of
+    /// a large exposition over a slow link.
     absl::Duration request_timeout = absl::Seconds(1);
 
-    // The status page's data; empty: /status and /status.json are 404. It
-    // is called once per status request, one at a time.
+    /// The status page's data; empty: /status and /status.json are 404. It
+    /// is called once per status request, one at a time.
     std::function<StatusReport()> status;
-    // How often the HTML page reloads itself.
+    /// How often the HTML page reloads itself.
     absl::Duration status_refresh = absl::Seconds(2);
 
+    /// The admin endpoint: POST /admin/breaker.
     struct Admin {
-      // Off unless true.
+      /// Off unless true.
       bool enabled = false;
-      // Not empty: every admin request must carry it as
-      // "Authorization: Bearer <token>" (compared in constant time).
+      /// Not empty: every admin request must carry it as
+      /// `"Authorization: Bearer <token>"` (compared in constant time).
       std::string token;
-      // Serve admin requests from peers that are not loopback (127.0.0.0/8,
-      // ::1). Off: they get 403 even when bind_address is 0.0.0.0.
+      /// Serve admin requests from peers that are not loopback (127.0.0.0/8,
+      /// ::1). Off: they get 403 even when bind_address is 0.0.0.0.
       bool allow_remote = false;
-      // Carries out a command (e.g. ClientResilience::ControlBreaker() of
-      // the channel named request.channel); required when enabled.
+      /// Carries out a command (e.g. ClientResilience::ControlBreaker() of
+      /// the channel named request.channel); required when enabled.
       std::function<absl::Status(const BreakerCommandRequest&)> control;
     };
-    Admin admin;
+    Admin admin;  ///< the admin endpoint; off by default
   };
+  /// Renders the body of a metrics scrape (e.g. PrometheusText::Finish()).
   using RenderFunction = std::function<std::string()>;
 
-  // Start()
-  //
-  // Listens and serves. InvalidArgument for bad options (an address that is
-  // not an IPv4 address, a port outside 0..65535, a path not starting with
-  // '/', num_threads < 1, a request_timeout under a millisecond, no render
-  // callback); Unavailable when the server cannot start (e.g. the port is
-  // in use), with civetweb's reason.
+  /// Start()
+  ///
+  /// Listens and serves. InvalidArgument for bad options (an address that is
+  /// not an IPv4 address, a port outside 0..65535, a path not starting with
+  /// '/', num_threads < 1, a request_timeout under a millisecond, no render
+  /// callback); Unavailable when the server cannot start (e.g. the port is
+  /// in use), with civetweb's reason.
   static absl::StatusOr<std::unique_ptr<MetricsHttpServer>> Start(Options options,
                                                                   RenderFunction render);
 
@@ -135,13 +143,15 @@ class MetricsHttpServer {
   MetricsHttpServer(const MetricsHttpServer&) = delete;
   MetricsHttpServer& operator=(const MetricsHttpServer&) = delete;
 
-  // The port it listens on (the one picked when Options::port was 0).
+  /// The port it listens on (the one picked when Options::port was 0).
   int port() const;
+  /// The options it was started with (Options::port as given; port() is
+  /// the one it listens on).
   const Options& options() const;
 
-  // Stop()
-  //
-  // Stops serving; returns once no request is being served. Idempotent.
+  /// Stop()
+  ///
+  /// Stops serving; returns once no request is being served. Idempotent.
   void Stop();
 
  private:

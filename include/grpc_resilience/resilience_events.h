@@ -1,11 +1,11 @@
-// File: include/grpc_resilience/resilience_events.h
-//
-// What an operator wants to hear about as it happens: a circuit breaker that
-// changes state, a throttle that starts or stops rejecting. Give a
-// ResilienceEvents to ClientResilience::Options::events (client) or
-// ServerResilienceOptions::events (server); LogEvents writes one line per
-// event. Implemented in src/grpc_common (library grpc_resilience::grpc_common,
-// linked by ::client and ::server).
+/// \file include/grpc_resilience/resilience_events.h
+///
+/// What an operator wants to hear about as it happens: a circuit breaker that
+/// changes state, a throttle that starts or stops rejecting. Give a
+/// ResilienceEvents to ClientResilience::Options::events (client) or
+/// ServerResilienceOptions::events (server); LogEvents writes one line per
+/// event. Implemented in src/grpc_common (library grpc_resilience::grpc_common,
+/// linked by grpc_resilience::client and grpc_resilience::server).
 
 #ifndef GRPC_RESILIENCE_RESILIENCE_EVENTS_H_
 #define GRPC_RESILIENCE_RESILIENCE_EVENTS_H_
@@ -20,116 +20,134 @@
 
 namespace resilience {
 
-// A client breaker changed state.
+/// A client breaker changed state.
 struct BreakerEvent {
-  std::string channel;  // ClientResilience::name(), e.g. the target
-  std::string method;   // "/pkg.Service/Method"
-  BreakerTransition transition;  // from, to, when, why
-  BreakerSnapshot snapshot;      // just after the change: counts and rates
-  // Empty: the method's breaker. Otherwise the breaker of this endpoint of
-  // the method (per-endpoint breakers; gRPC's peer name, e.g.
-  // "ipv4:10.0.0.1:443").
+  std::string channel;  ///< ClientResilience::name(), e.g. the target
+  std::string method;   ///< "/pkg.Service/Method"
+  BreakerTransition transition;  ///< from, to, when, why
+  BreakerSnapshot snapshot;      ///< just after the change: counts and rates
+  /// Empty: the method's breaker. Otherwise the breaker of this endpoint of
+  /// the method (per-endpoint breakers; gRPC's peer name, e.g.
+  /// "ipv4:10.0.0.1:443").
   std::string endpoint;
 };
 
-// A server throttle started rejecting calls (saturated), or admitted a call
-// after rejecting none for kThrottleQuietPeriod (recovered). A scope that
-// admits some calls and rejects others, as it does under a steady overload,
-// stays saturated: one event when the overload starts, one when it is over.
+/// A server throttle started rejecting calls (saturated), or admitted a call
+/// after rejecting none for kThrottleQuietPeriod (recovered). A scope that
+/// admits some calls and rejects others, as it does under a steady overload,
+/// stays saturated: one event when the overload starts, one when it is over.
 struct ThrottleEvent {
-  enum class Kind { kSaturated, kRecovered };
-  Kind kind;
-  std::string method;  // the call that saw the change
-  std::string scope;   // what the limit covers: "svc/method", "svc/" or "" (every method)
-  // What rejected: "concurrency", "rate" or "global_rate" (empty for kRecovered).
+  /// Which of the two changes.
+  enum class Kind {
+    kSaturated,  ///< the scope started rejecting calls
+    kRecovered   ///< the scope admitted a call after a quiet period
+  };
+  Kind kind;  ///< which change
+  std::string method;  ///< the call that saw the change
+  std::string scope;   ///< what the limit covers: "svc/method", "svc/" or "" (every method)
+  /// What rejected: "concurrency", "rate" or "global_rate" (empty for kRecovered).
   absl::string_view cause;
-  absl::Time at;
-  // kRecovered only: how long the scope was saturated (from its first
-  // rejection to its last) and the calls it rejected meanwhile.
+  absl::Time at;  ///< when the change was seen (wall clock)
+  /// kRecovered only: how long the scope was saturated (from its first
+  /// rejection to its last) and the calls it rejected meanwhile.
   absl::Duration saturated_for = absl::ZeroDuration();
-  uint64_t rejected = 0;
+  uint64_t rejected = 0;  ///< kRecovered only: the calls rejected while saturated
 };
 
-// An operator's command to a client breaker (ClientResilience::
-// ControlBreaker(), e.g. through the admin endpoint), and how it ended.
+/// An operator's command to a client breaker (ClientResilience::
+/// ControlBreaker(), e.g. through the admin endpoint), and how it ended.
 struct OperatorEvent {
-  std::string channel;
-  std::string method;
-  // The endpoint whose breaker the command was for ("ipv4:10.0.0.2:50051");
-  // empty: the method's breaker.
+  std::string channel;  ///< ClientResilience::name()
+  std::string method;   ///< "/pkg.Service/Method"
+  /// The endpoint whose breaker the command was for ("ipv4:10.0.0.2:50051");
+  /// empty: the method's breaker.
   std::string endpoint;
-  BreakerCommand command;
-  // Who asked: "api", or "admin endpoint, peer 127.0.0.1:53112".
+  BreakerCommand command;  ///< what the operator asked for
+  /// Who asked: "api", or "admin endpoint, peer 127.0.0.1:53112".
   std::string origin;
-  // OK, or why nothing changed (e.g. NotFound: no breaker on the method).
+  /// OK, or why nothing changed (e.g. NotFound: no breaker on the method).
   bool applied = false;
-  std::string error;
-  // The breaker just after the command (when applied).
+  std::string error;  ///< not applied: why (the Status's message)
+  /// The breaker just after the command (when applied).
   BreakerSnapshot snapshot;
 };
 
-// Policies were reloaded (ClientResilience::Update() / ReloadFile(), the
-// same on ServerResilience), or a reload failed and changed nothing.
+/// Policies were reloaded (ClientResilience::Update() / ReloadFile(), the
+/// same on ServerResilience), or a reload failed and changed nothing.
 struct PolicyReloadEvent {
-  // What was updated: "channel <name>" or "server".
+  /// What was updated: `"channel <name>"` or "server".
   std::string component;
-  // Where the policies came from (a file's path), or empty.
+  /// Where the policies came from (a file's path), or empty.
   std::string source;
-  bool applied = false;
-  // Not applied: why, with the path and the value, as the loader said it.
+  bool applied = false;  ///< whether the new policies are in force
+  /// Not applied: why, with the path and the value, as the loader said it.
   std::string error;
-  // Applied: what changed (PolicyUpdate::generation is the new generation).
-  // Not applied: generation is the one still in force.
+  /// Applied: what changed (PolicyUpdate::generation is the new generation).
+  /// Not applied: generation is the one still in force.
   PolicyUpdate update;
 };
 
-// How long a saturated scope must go without rejecting before an admission
-// counts as recovered.
+/// How long a saturated scope must go without rejecting before an admission
+/// counts as recovered.
 inline constexpr absl::Duration kThrottleQuietPeriod = absl::Seconds(1);
 
-// ResilienceEvents
-//
-// Called outside every lock of the library, at most once per change (a
-// breaker's every transition; a throttle's first rejection, and its first
-// admission after a quiet period without rejections). A client breaker's
-// transitions arrive in the order they happened, one at a time: on the
-// thread of a blocking (sync stub) caller whose call caused them, else on
-// the library's events thread (one per process), never on a thread that must
-// not block; a listener that blocks delays later events, not calls. Server
-// events arrive in order on a thread of their ServerResilience (FlushEvents()).
-// Implementations must be thread-safe.
+/// ResilienceEvents
+///
+/// The listener of the library's events: override what you want to hear.
+/// Called outside every lock of the library, at most once per change (a
+/// breaker's every transition; a throttle's first rejection, and its first
+/// admission after a quiet period without rejections). A client breaker's
+/// transitions arrive in the order they happened, one at a time: on the
+/// thread of a blocking (sync stub) caller whose call caused them, else on
+/// the library's events thread (one per process), never on a thread that must
+/// not block; a listener that blocks delays later events, not calls. Server
+/// events arrive in order on a thread of their ServerResilience (FlushEvents()).
+/// Implementations must be thread-safe.
 class ResilienceEvents {
  public:
   virtual ~ResilienceEvents() = default;
+  /// A client breaker changed state; once per transition, in order.
   virtual void OnBreakerTransition(const BreakerEvent& /*event*/) {}
+  /// A server throttle started rejecting (saturated) or admitted again
+  /// (recovered).
   virtual void OnThrottleSaturation(const ThrottleEvent& /*event*/) {}
-  // On the operator's thread (the caller of ControlBreaker(), or the admin
-  // endpoint's), after the command's own transitions were delivered.
+  /// On the operator's thread (the caller of ControlBreaker(), or the admin
+  /// endpoint's), after the command's own transitions were delivered.
   virtual void OnOperatorAction(const OperatorEvent& /*event*/) {}
-  // On the thread that called Update() or ReloadFile(), after the new
-  // policies are in force (or, for a failed reload, nothing changed).
+  /// On the thread that called Update() or ReloadFile(), after the new
+  /// policies are in force (or, for a failed reload, nothing changed).
   virtual void OnPolicyReload(const PolicyReloadEvent& /*event*/) {}
 };
 
-// FormatEvent()
-//
-// One line, no newline:
-//   breaker /cache.v1.CacheService/Get on localhost:50051: closed -> open
-//   (failure rate reached its threshold; failure rate 0.62 over 21 calls)
-//   throttle /cache.v1.CacheService/Get (scope cache.v1.CacheService/):
-//   saturated (concurrency)
-//   throttle /cache.v1.CacheService/Get (scope cache.v1.CacheService/):
-//   admitting again (saturated for 2.5s, 1234 calls rejected)
+/// FormatEvent()
+///
+/// One line, no newline:
+/// \code{.unparsed}
+///   breaker /cache.v1.CacheService/Get on localhost:50051: closed -> open
+///   (failure rate reached its threshold; failure rate 0.62 over 21 calls)
+///   throttle /cache.v1.CacheService/Get (scope cache.v1.CacheService/):
+///   saturated (concurrency)
+///   throttle /cache.v1.CacheService/Get (scope cache.v1.CacheService/):
+///   admitting again (saturated for 2.5s, 1234 calls rejected)
+/// \endcode
+///@{
 std::string FormatEvent(const BreakerEvent& event);
 std::string FormatEvent(const ThrottleEvent& event);
-//   operator force_open of breaker /cache.v1.CacheService/Get on
-//   localhost:50051 (admin endpoint, peer 127.0.0.1:53112): mode force_open,
-//   state closed
+///@}
+/// The same for an operator's command:
+/// \code{.unparsed}
+///   operator force_open of breaker /cache.v1.CacheService/Get on
+///   localhost:50051 (admin endpoint, peer 127.0.0.1:53112): mode force_open,
+///   state closed
+/// \endcode
 std::string FormatEvent(const OperatorEvent& event);
-//   policies reloaded on server from policies.json (generation 3): 2 methods
-//   changed, 1 added (changed /a.S/Get, /a.S/Put; added /a.S/Dump)
-//   policy reload on server from policies.json failed, generation 2 stays
-//   in force: policy file "policies.json": methodConfig[0]...: ...
+/// The same for a policy reload, applied or failed:
+/// \code{.unparsed}
+///   policies reloaded on server from policies.json (generation 3): 2 methods
+///   changed, 1 added (changed /a.S/Get, /a.S/Put; added /a.S/Dump)
+///   policy reload on server from policies.json failed, generation 2 stays
+///   in force: policy file "policies.json": methodConfig[0]...: ...
+/// \endcode
 std::string FormatEvent(const PolicyReloadEvent& event);
 
 }  // namespace resilience

@@ -1,12 +1,12 @@
-// File: include/grpc_resilience/status_report.h
-//
-// What a person on call wants to see at a glance: per method, on the client
-// and on the server, whether a breaker is open and for how long, how full the
-// retry budget is, which limits bind. ClientResilience::AppendStatus(),
-// ServerResilience::AppendStatus() and RecentEvents::AppendStatus() fill a
-// StatusReport; ToJson() and ToHtml() render it (MetricsHttpServer serves
-// them at /status.json and /status). Pure C++ and Abseil; implemented in
-// src/metrics (library grpc_resilience::metrics).
+/// \file include/grpc_resilience/status_report.h
+///
+/// What a person on call wants to see at a glance: per method, on the client
+/// and on the server, whether a breaker is open and for how long, how full the
+/// retry budget is, which limits bind. ClientResilience::AppendStatus(),
+/// ServerResilience::AppendStatus() and RecentEvents::AppendStatus() fill a
+/// StatusReport; ToJson() and ToHtml() render it (MetricsHttpServer serves
+/// them at /status.json and /status). Pure C++ and Abseil; implemented in
+/// src/metrics (library grpc_resilience::metrics).
 
 #ifndef GRPC_RESILIENCE_STATUS_REPORT_H_
 #define GRPC_RESILIENCE_STATUS_REPORT_H_
@@ -21,95 +21,104 @@
 
 namespace resilience {
 
-// One endpoint (server) of a client method, as its breaker sees it.
+/// One endpoint (server) of a client method, as its breaker sees it.
 struct EndpointStatus {
-  std::string endpoint;  // gRPC's peer name, "ipv4:10.0.0.2:50051"
-  BreakerSnapshot breaker;
-  int64_t outcomes = 0;  // attempts that ended on it
-  int64_t refused = 0;   // of those, the ones its open breaker did not count
+  std::string endpoint;  ///< gRPC's peer name, "ipv4:10.0.0.2:50051"
+  BreakerSnapshot breaker;  ///< its breaker now
+  int64_t outcomes = 0;  ///< attempts that ended on it
+  int64_t refused = 0;   ///< of those, the ones its open breaker did not count
 };
 
-// One method of one client channel.
+/// One method of one client channel.
 struct ClientMethodStatus {
-  std::string channel;  // ClientResilience::name()
-  std::string method;   // "/pkg.Service/Method"
-  // The breaker ("sre" or "three_state") and how it stands; empty kind and
-  // no snapshot without one.
+  std::string channel;  ///< ClientResilience::name()
+  std::string method;   ///< "/pkg.Service/Method"
+  /// The breaker ("sre" or "three_state") and how it stands; empty kind and
+  /// no snapshot without one.
   std::string breaker_kind;
-  std::optional<BreakerSnapshot> breaker;
-  // The method's breakers per endpoint (breaker.endpoints), by name.
+  std::optional<BreakerSnapshot> breaker;  ///< its breaker now; nullopt without one
+  /// The method's breakers per endpoint (breaker.endpoints), by name.
   std::vector<EndpointStatus> endpoints;
-  // Counters since the channel was made (ClientMethodStats).
+  /// Counters since the channel was made (ClientMethodStats).
   int64_t calls = 0;
-  int64_t attempts = 0;
-  int64_t retries = 0;
+  int64_t attempts = 0;  ///< ClientMethodStats::attempts
+  int64_t retries = 0;   ///< ClientMethodStats::retries
+  /// Rejected by the method's breaker or bulkhead (ClientMethodStats::
+  /// rejected_by_breaker + rejected_by_bulkhead).
   int64_t rejected_locally = 0;
-  // Per second since the previous report of the same page (RatesSince());
-  // nullopt in a first report.
+  /// Per second since the previous report of the same page (RatesSince());
+  /// nullopt in a first report.
   std::optional<double> calls_per_second;
-  std::optional<double> rejections_per_second;
+  std::optional<double> rejections_per_second;  ///< local rejections per second, likewise
 };
 
-// One method of a server.
+/// One method of a server.
 struct ServerMethodStatus {
-  std::string server;  // a name the application gave (may be empty)
-  std::string method;
-  int64_t admitted = 0;
-  int64_t rejected = 0;  // by the throttle: concurrency and rate
-  int64_t in_flight = 0;
-  // Where the scope's concurrency limit stands (fixed or adaptive); 0: none.
+  std::string server;  ///< a name the application gave (may be empty)
+  std::string method;     ///< "/pkg.Service/Method"
+  int64_t admitted = 0;  ///< ServerMethodStats::admitted
+  int64_t rejected = 0;  ///< by the throttle: concurrency and rate
+  int64_t in_flight = 0;  ///< ServerMethodStats::in_flight
+  /// Where the scope's concurrency limit stands (fixed or adaptive); 0: none.
   int64_t concurrency_limit = 0;
-  bool adaptive_limit = false;
+  bool adaptive_limit = false;  ///< whether that limit is adaptive
+  /// Per second since the previous report of the same page (RatesSince());
+  /// nullopt in a first report.
+  ///@{
   std::optional<double> calls_per_second;
   std::optional<double> rejections_per_second;
+  ///@}
 };
 
-// A channel's retryThrottling bucket (gRFC A6).
+/// A channel's retryThrottling bucket (gRFC A6).
 struct RetryThrottleStatus {
-  std::string channel;
-  double tokens = 0;
-  int max_tokens = 0;
+  std::string channel;  ///< ClientResilience::name()
+  double tokens = 0;    ///< tokens left, in [0, max_tokens]
+  int max_tokens = 0;   ///< the bucket's size
 };
 
-// An event as the page lists it: when, and FormatEvent()'s line.
+/// An event as the page lists it: when, and FormatEvent()'s line.
 struct StatusEvent {
-  absl::Time at;
-  std::string text;
+  absl::Time at;     ///< when RecentEvents heard it (wall clock)
+  std::string text;  ///< FormatEvent()'s line
 };
 
-// StatusReport
-//
-// Plain data; copyable. Rows come in the order they were added.
+/// StatusReport
+///
+/// What the status page shows: a row per client and server method, the
+/// retry buckets, the recent events. Plain data; copyable. Rows come in the order they were added.
 struct StatusReport {
+  /// When it was made; left at the epoch, MetricsHttpServer sets it to the
+  /// time of the request.
   absl::Time generated_at = absl::UnixEpoch();
-  std::vector<ClientMethodStatus> client_methods;
-  std::vector<ServerMethodStatus> server_methods;
-  std::vector<RetryThrottleStatus> retry_throttles;
-  // Newest first.
+  std::vector<ClientMethodStatus> client_methods;   ///< one row per channel and method
+  std::vector<ServerMethodStatus> server_methods;   ///< one row per server and method
+  std::vector<RetryThrottleStatus> retry_throttles;  ///< one per channel that has one
+  /// Newest first.
   std::vector<StatusEvent> recent_events;
 
-  // RatesSince()
-  //
-  // Fills the per-second rates of every row from the same row (channel or
-  // server, and method) of `previous`, a report made earlier; rows without
-  // one, or when no time passed, keep nullopt.
+  /// RatesSince()
+  ///
+  /// Fills the per-second rates of every row from the same row (channel or
+  /// server, and method) of `previous`, a report made earlier; rows without
+  /// one, or when no time passed, keep nullopt.
   void RatesSince(const StatusReport& previous);
 
-  // ToJson()
-  //
-  // One JSON object: {"generated_at": RFC 3339, "client_methods": [...],
-  // "server_methods": [...], "retry_throttles": [...], "recent_events":
-  // [...]}, the fields named as above (a snapshot's under "breaker":
-  // state, mode, time_in_state_seconds, calls_in_window, failure_rate,
-  // slow_call_rate, drop_probability; a client method's "endpoints": an
-  // array of {endpoint, breaker, outcomes, refused}); absent values are null.
+  /// ToJson()
+  ///
+  /// One JSON object: {"generated_at": RFC 3339, "client_methods": [...],
+  /// "server_methods": [...], "retry_throttles": [...], "recent_events":
+  /// [...]}, the fields named as above (a snapshot's under "breaker":
+  /// state, mode, time_in_state_seconds, calls_in_window, failure_rate,
+  /// slow_call_rate, drop_probability; a client method's "endpoints": an
+  /// array of {endpoint, breaker, outcomes, refused}); absent values are null.
   std::string ToJson() const;
 
-  // ToHtml()
-  //
-  // A self-contained page (no external script, style or image) with one
-  // table per side, open breakers and binding limits highlighted, and the
-  // recent events; it reloads itself every `refresh` (zero: never).
+  /// ToHtml()
+  ///
+  /// A self-contained page (no external script, style or image) with one
+  /// table per side, open breakers and binding limits highlighted, and the
+  /// recent events; it reloads itself every `refresh` (zero: never).
   std::string ToHtml(absl::Duration refresh = absl::Seconds(2)) const;
 };
 
