@@ -7,7 +7,8 @@ REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 JOBS="$(nproc 2>/dev/null || echo 2)"
 
 # Debian 12 packages the build needs (gRPC 1.51, protobuf 3.21, Abseil 20220623,
-# GoogleTest 1.12, Google Benchmark).
+# GoogleTest 1.12, Google Benchmark), and the tests' tools (doxygen: the API
+# reference, scripts/api_reference.sh).
 REQUIRED_PACKAGES=(
   cmake ninja-build g++ pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
@@ -16,6 +17,7 @@ REQUIRED_PACKAGES=(
   libcivetweb-dev prometheus
   libhiredis-dev redis-server
   chromium
+  doxygen
 )
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
