@@ -19,7 +19,11 @@ namespace resilience {
 
 /// The state a breaker reports. SreBreaker has no states of its own: it is
 /// kClosed while its drop probability is 0 and kOpen while it is above 0.
-enum class BreakerState { kClosed, kOpen, kHalfOpen };
+enum class BreakerState {
+  kClosed,   ///< calls go through and their outcomes are counted
+  kOpen,     ///< calls are rejected locally (SRE: a share of them, its drop probability)
+  kHalfOpen  ///< three-state: a few probe calls test whether the backend recovered
+};
 
 /// Operating mode (ThreeStateBreaker; SreBreaker is always kNormal).
 enum class BreakerMode {
