@@ -5,7 +5,8 @@
 # class, function, enum, enumerator, member or alias without a comment, or a
 # comment Doxygen cannot read. Only documented symbols are extracted
 # (EXTRACT_ALL=NO) and every undocumented one is a warning
-# (WARN_IF_UNDOCUMENTED=YES), so the reference shows the whole public API.
+# (WARN_IF_UNDOCUMENTED=YES; enumerators, which Doxygen lets pass, are looked
+# for in its XML output), so the reference shows the whole public API.
 #
 #   scripts/api_reference.sh [OUT_DIR]   default: build/api-reference
 #
