@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Compiles every ```cpp block of README.md (or of the Markdown files given)
-# against an installed grpc_resilience, so that the README's code keeps
-# compiling with the public headers.
+# Compiles every ```cpp block of README.md and of the guide's pages that
+# show whole snippets (docs/getting-started.md, docs/replicas.md), or of the
+# Markdown files given, against an installed grpc_resilience, so that the
+# documentation's code keeps compiling with the public headers.
 #
 #   scripts/check_readme_snippets.sh PREFIX [FILE.md ...]
 #
@@ -27,7 +28,9 @@ fi
 prefix="$(cd "$1" && pwd)"
 shift
 files=("$@")
-if [ "${#files[@]}" -eq 0 ]; then files=("$REPO_ROOT/README.md"); fi
+if [ "${#files[@]}" -eq 0 ]; then
+  files=("$REPO_ROOT/README.md" "$REPO_ROOT/docs/getting-started.md" "$REPO_ROOT/docs/replicas.md")
+fi
 
 ensure_packages g++ pkg-config libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev \
   protobuf-compiler libabsl-dev

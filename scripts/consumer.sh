@@ -9,7 +9,7 @@
 # FetchContent, then the same programs with the installed pkg-config files'
 # flags alone (grpc_resilience_client.pc, _server.pc and _redis_limits.pc; a
 # metrics endpoint program with grpc_resilience_metrics_http.pc), and compiles
-# the README's C++ snippets against the install.
+# the C++ snippets of the README and the guide against the install.
 #
 #   scripts/consumer.sh              builds the libraries in build-consumer-lib/
 #                                    (no tests, benchmarks or examples)
@@ -73,7 +73,7 @@ if grep -nE '"/[^"]*\.(so|a)[";]|;/[^";]*\.(so|a)[";]' \
   exit 1
 fi
 
-# 2. Each installed public header on its own, then the README's snippets
+# 2. Each installed public header on its own, then the C++ snippets of the README and the guide
 #    against the installed headers.
 status=0
 t0="$(now)"

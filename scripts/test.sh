@@ -5,7 +5,7 @@
 #   scripts/test.sh          all tests, normal build in build/
 #   scripts/test.sh --asan   all tests, AddressSanitizer + UBSan build in build-asan/
 #   scripts/test.sh --tsan   the tests of our own concurrent code ("core" label),
-#                            ThreadSanitizer build in build-tsan/ (see README:
+#                            ThreadSanitizer build in build-tsan/ (see docs/development.md:
 #                            Debian's gRPC is not built with TSAN)
 #   Extra arguments after the mode go to ctest (e.g. -R Breaker).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"

@@ -175,7 +175,7 @@ def run(args, checks):
                      'class="endpoint forced" data-channel' in dom, dom[:4000])
         checks.check("the page marks Store's row as forced",
                      'class="forced" data-channel' in dom and STORE in dom)
-        # The screenshot the README shows: Get open, Store forced open.
+        # The screenshot docs/operations.md shows: Get open, Store forced open.
         shot = args.screenshot or os.path.join(tmp, "status.png")
         os.makedirs(os.path.dirname(os.path.abspath(shot)), exist_ok=True)
         chromium(args.chromium, tmp, "--window-size=1280,720", "--screenshot=" + shot, url)
