@@ -50,6 +50,20 @@ ensure_packages() {
   return "$status"
 }
 
+# ccache, when installed (it is not required): a machine that builds the
+# project again (a developer's, or CI on the machine a session used) compiles
+# only what changed, across build folders and checkouts. Paths are hashed
+# relative to the checkout (CCACHE_BASEDIR) and not the build folder
+# (CCACHE_NOHASHDIR), so another clone in another folder hits the same
+# entries; a clean machine without ccache builds exactly as before
+# (docs/ci-time.md). RESILIENCE_NO_CCACHE=1 turns it off.
+compiler_launcher=()
+if [ "${RESILIENCE_NO_CCACHE:-0}" != "1" ] && command -v ccache >/dev/null 2>&1; then
+  compiler_launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+  export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$REPO_ROOT}"
+  export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
+fi
+
 # configure_and_build BUILD_DIR [TARGET] [-- CMAKE_ARGS...]
 # Configures once (re-runs are incremental) and builds TARGET (default: all).
 configure_and_build() {
@@ -59,7 +73,9 @@ configure_and_build() {
   if [ $# -gt 0 ] && [ "$1" = "--" ]; then shift; fi
   if [ ! -f "$build_dir/build.ninja" ]; then
     log "configuring $build_dir"
-    cmake -S "$REPO_ROOT" -B "$build_dir" -G Ninja ${RESILIENCE_CMAKE_ARGS:-} "$@"
+    # shellcheck disable=SC2086  # RESILIENCE_CMAKE_ARGS is a list
+    cmake -S "$REPO_ROOT" -B "$build_dir" -G Ninja ${RESILIENCE_CMAKE_ARGS:-} \
+      ${compiler_launcher[@]+"${compiler_launcher[@]}"} "$@"
   fi
   log "building $target in $build_dir"
   cmake --build "$build_dir" --target "$target" -j "$JOBS"
