@@ -93,7 +93,9 @@ ABSL_FLAG(int, metrics_port, 0,
           "and its status page on /status (/status.json) while the load runs; 0: neither.");
 ABSL_FLAG(bool, admin, false,
           "load, with --metrics_port: serve POST /admin/breaker?channel=C&method=M&command=K "
-          "(force_open, force_closed, automatic, reset) to loopback peers.");
+          "(force_open, force_closed, automatic, reset) to loopback peers; without "
+          "--admin_token a request must carry the header X-Resilience-Admin (which no web "
+          "page's form can send).");
 ABSL_FLAG(std::string, admin_token, "",
           "With --admin: admin requests must carry \"Authorization: Bearer TOKEN\".");
 

@@ -57,6 +57,19 @@ struct BreakerCommandRequest {
 //                             without "Authorization: Bearer <admin.token>"
 //                             when a token is set, 400 for a missing or
 //                             unknown field, 404 when control says NotFound.
+//                             What a web page's form cannot send is required
+//                             (the token, or without one the header
+//                             "X-Resilience-Admin"), and a web page of
+//                             another site is refused (403): a Sec-Fetch-Site
+//                             other than same-origin or none, an Origin other
+//                             than "http://" + Host, and (unless
+//                             admin.allow_remote) a Host other than
+//                             localhost, 127.0.0.1 or [::1] with the served
+//                             port (DNS rebinding). E.g.:
+//                               curl -X POST -H 'X-Resilience-Admin: 1'
+//                                 'http://127.0.0.1:9464/admin/breaker?channel=
+//                                 C&method=/pkg.S/M&command=force_open'
+//                             (with a token: -H 'Authorization: Bearer T').
 // The render callback is called once per GET or HEAD of <path>, by one
 // thread at a time, so it needs no locking of its own against itself (it
 // must still be safe against the threads that update the metrics it reads).
@@ -108,7 +121,9 @@ class MetricsHttpServer {
       // Off unless true.
       bool enabled = false;
       // Not empty: every admin request must carry it as
-      // "Authorization: Bearer <token>" (compared in constant time).
+      // "Authorization: Bearer <token>" (compared in constant time). Empty:
+      // every admin request must carry the header "X-Resilience-Admin"
+      // (any value), which a web page's form cannot send.
       std::string token;
       // Serve admin requests from peers that are not loopback (127.0.0.0/8,
       // ::1). Off: they get 403 even when bind_address is 0.0.0.0.

@@ -102,6 +102,12 @@ HttpRequest ToHttpRequest(mg_connection* connection, const mg_request_info& info
   r.peer_port = info.remote_port;
   if (const char* auth = mg_get_header(connection, "Authorization")) r.authorization = auth;
   if (const char* type = mg_get_header(connection, "Content-Type")) r.content_type = type;
+  if (const char* host = mg_get_header(connection, "Host")) r.host = host;
+  if (const char* origin = mg_get_header(connection, "Origin")) r.origin = origin;
+  if (const char* site = mg_get_header(connection, "Sec-Fetch-Site")) r.sec_fetch_site = site;
+  r.admin_header = mg_get_header(connection, std::string(OperationsRoutes::kAdminHeader).c_str()) !=
+                   nullptr;
+  r.server_port = info.server_port;
   if (r.method == "POST") {
     char buffer[4096];
     int n;

@@ -58,14 +58,12 @@ int Connect(int port) {
   return fd;
 }
 
-// Sends `method path` as HTTP/1.0 and reads the answer to the end (the
-// server closes the connection). nullopt when the connection fails or the
-// answer does not parse.
-std::optional<HttpResponse> Fetch(int port, absl::string_view method, absl::string_view path) {
+// Sends `request` (a whole HTTP request) and reads the answer to the end
+// (the server closes the connection). nullopt when the connection fails or
+// the answer does not parse.
+std::optional<HttpResponse> Exchange(int port, const std::string& request) {
   const int fd = Connect(port);
   if (fd < 0) return std::nullopt;
-  const std::string request =
-      absl::StrCat(method, " ", path, " HTTP/1.0\r\nHost: 127.0.0.1\r\nUser-Agent: test\r\n\r\n");
   if (send(fd, request.data(), request.size(), MSG_NOSIGNAL) !=
       static_cast<ssize_t>(request.size())) {
     close(fd);
@@ -95,6 +93,12 @@ std::optional<HttpResponse> Fetch(int port, absl::string_view method, absl::stri
   }
   response.body = raw.substr(end_of_headers + 4);
   return response;
+}
+
+// `method path` as HTTP/1.0.
+std::optional<HttpResponse> Fetch(int port, absl::string_view method, absl::string_view path) {
+  return Exchange(port, absl::StrCat(method, " ", path,
+                                     " HTTP/1.0\r\nHost: 127.0.0.1\r\nUser-Agent: test\r\n\r\n"));
 }
 
 std::unique_ptr<MetricsHttpServer> StartOrDie(MetricsHttpServer::Options options,
@@ -264,6 +268,45 @@ TEST(MetricsHttpServerTest, SlowAndIdleConnectionsDoNotBlockAScrape) {
   ASSERT_TRUE(response.has_value()) << "no answer after " << took;
   EXPECT_EQ(response->status, 200);
   EXPECT_LT(took, absl::Seconds(1));
+}
+
+// Issue 40 item 4 over a socket: the headers a browser sends for another
+// site's form reach the admin rules, and the documented curl command works.
+TEST(MetricsHttpServerTest, AdminRefusesAnotherSitesForm) {
+  std::atomic<int> commands{0};
+  MetricsHttpServer::Options options;
+  options.admin.enabled = true;
+  options.admin.control = [&](const BreakerCommandRequest&) {
+    ++commands;
+    return absl::OkStatus();
+  };
+  std::unique_ptr<MetricsHttpServer> server =
+      StartOrDie(options, [] { return std::string("up 1\n"); });
+  ASSERT_NE(server, nullptr);
+  const std::string body = "channel=c&method=%2Fs.S%2FStore&command=force_open";
+  const std::string form = absl::StrCat(
+      "POST /admin/breaker HTTP/1.1\r\nHost: 127.0.0.1:", server->port(),
+      "\r\nOrigin: http://evil.example\r\nSec-Fetch-Site: cross-site\r\n"
+      "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: ",
+      body.size(), "\r\nConnection: close\r\n\r\n", body);
+  std::optional<HttpResponse> response = Exchange(server->port(), form);
+  ASSERT_TRUE(response.has_value());
+  EXPECT_EQ(response->status, 403) << response->body;
+  const std::string rebound = absl::StrCat(
+      "POST /admin/breaker?", body, " HTTP/1.1\r\nHost: attacker.example:", server->port(),
+      "\r\nX-Resilience-Admin: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+  response = Exchange(server->port(), rebound);
+  ASSERT_TRUE(response.has_value());
+  EXPECT_EQ(response->status, 403) << response->body;
+  EXPECT_EQ(commands.load(), 0);
+  // curl -X POST -H 'X-Resilience-Admin: 1' 'http://127.0.0.1:PORT/admin/breaker?...'
+  const std::string curl = absl::StrCat(
+      "POST /admin/breaker?", body, " HTTP/1.1\r\nHost: 127.0.0.1:", server->port(),
+      "\r\nUser-Agent: curl/7.88.1\r\nAccept: */*\r\nX-Resilience-Admin: 1\r\n\r\n");
+  response = Exchange(server->port(), curl);
+  ASSERT_TRUE(response.has_value());
+  EXPECT_EQ(response->status, 200) << response->body;
+  EXPECT_EQ(commands.load(), 1);
 }
 
 TEST(MetricsHttpServerTest, StopClosesThePort) {
