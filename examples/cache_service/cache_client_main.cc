@@ -22,10 +22,10 @@
 // the method (if any) bounds the call. With both, the earlier one ends it, as
 // in gRPC. Each warning of the policy file is one line on stderr,
 // "cache_client: warning: ..."; with --strict_policies a warning is an error.
-// Breaker transitions are one line each on stderr, "cache_client: breaker ...".
+// Breaker transitions are one line each on stderr, "cache_client: <time> breaker ...".
 // While `load` runs with --policy, SIGHUP or a change of the file reloads the
 // channel's policies (docs/operations.md, "Reloading policies"): one line on
-// stderr per reload, "cache_client: policies reloaded on channel ..." or why
+// stderr per reload, "cache_client: <time> policies reloaded on channel ..." or why
 // the file did not load (nothing changed then).
 //
 // Exit status: 0 on success; 1 when the call failed (the gRPC status is

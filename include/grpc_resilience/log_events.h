@@ -15,10 +15,23 @@ namespace resilience {
 
 // LogEvents
 //
-// "<prefix><FormatEvent(event)>\n" to `out` (stderr by default), one
-// fwrite per line, so lines from concurrent events do not interleave.
+// "<prefix><time> <FormatEvent(event)>\n" to `out` (stderr by default), one
+// fwrite per line, so lines from concurrent events do not interleave. The
+// time is the wall-clock time of the write, RFC 3339 in UTC to the
+// millisecond ("2026-12-07T14:03:59.128Z"); the event's text is escaped
+// (control characters and bytes that are not UTF-8 as \xHH, "\n" as \n),
+// so whatever a request put in it (a method name) stays one line.
+//
+// Example line:
+//   cache_client: 2026-12-07T14:03:59.128Z breaker /cache.v1.CacheService/Get
+//   on 127.0.0.1:50051: closed -> open (...)
+// (the prefix, e.g. a program's name, first: a program's lines keep
+// starting with it).
 class LogEvents final : public ResilienceEvents {
  public:
+  // absl::FormatTime's format of the time at the start of each line.
+  static constexpr const char* kTimestampFormat = "%Y-%m-%d%ET%H:%M:%E3SZ";
+
   explicit LogEvents(std::FILE* out = stderr, std::string prefix = "")
       : out_(out), prefix_(std::move(prefix)) {}
 

@@ -113,7 +113,9 @@ class ResilienceEvents {
 
 // FormatEvent()
 //
-// One line, no newline:
+// One line, no newline, holding the event's text as it is: a name that came
+// from a request (an admin request's method) may carry any byte, so a sink
+// escapes it (LogEvents and RecentEvents do, with their own time in front):
 //   breaker /cache.v1.CacheService/Get on localhost:50051: closed -> open
 //   (failure rate reached its threshold; failure rate 0.62 over 21 calls)
 //   throttle /cache.v1.CacheService/Get (scope cache.v1.CacheService/):
@@ -123,8 +125,8 @@ class ResilienceEvents {
 std::string FormatEvent(const BreakerEvent& event);
 std::string FormatEvent(const ThrottleEvent& event);
 //   operator force_open of breaker /cache.v1.CacheService/Get on
-//   localhost:50051 (admin endpoint, peer 127.0.0.1:53112): mode force_open,
-//   state closed
+//   localhost:50051 (admin endpoint, peer 127.0.0.1:53112): now forced open
+//   (own state closed)
 std::string FormatEvent(const OperatorEvent& event);
 //   policies reloaded on server from policies.json (generation 3): 2 methods
 //   changed, 1 added (changed /a.S/Get, /a.S/Put; added /a.S/Dump)

@@ -51,9 +51,9 @@ TEST_F(BreakerControlTest, ForceOpenBeforeTheFirstCall) {
   EXPECT_TRUE(Unary().ok());
   EXPECT_THAT(events_->lines(),
               ElementsAre("operator force_open of breaker " + std::string(kUnary) +
-                              " on test-channel (api): mode force_open, state closed",
+                              " on test-channel (api): now forced open (own state closed)",
                           "operator automatic of breaker " + std::string(kUnary) +
-                              " on test-channel (api): mode normal, state closed"));
+                              " on test-channel (api): now closed"));
 }
 
 // After a trip: forced closed, calls reach the server again; reset closes
@@ -76,7 +76,7 @@ TEST_F(BreakerControlTest, ForceClosedThenResetAfterATrip) {
   ASSERT_GE(lines.size(), 3u);
   EXPECT_THAT(lines[lines.size() - 2], HasSubstr("open -> closed (reset by an operator"));
   EXPECT_THAT(lines.back(), HasSubstr("operator reset of breaker"));
-  EXPECT_THAT(lines, ::testing::Contains(HasSubstr("(pager): mode force_closed, state open")));
+  EXPECT_THAT(lines, ::testing::Contains(HasSubstr("(pager): now forced closed (own state open)")));
 }
 
 // A method without a breaker: NotFound naming channel and method, nothing
@@ -152,7 +152,7 @@ TEST_F(BreakerControlTest, EndpointRowsAndCommands) {
   EXPECT_TRUE(Unary().ok());
   EXPECT_THAT(events_->lines().back(),
               HasSubstr("operator force_open of breaker " + std::string(kUnary) + " endpoint " +
-                        endpoint.endpoint + " on test-channel (pager): mode force_open"));
+                        endpoint.endpoint + " on test-channel (pager): now forced open"));
   EXPECT_THAT(events_->lines()[events_->lines().size() - 2], HasSubstr("not applied"));
 }
 

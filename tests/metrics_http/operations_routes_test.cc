@@ -259,6 +259,22 @@ TEST_F(OperationsRoutesTest, CallbackErrorsBecomeHttpStatuses) {
   EXPECT_THAT(r->body, HasSubstr("no policy gives method '/x' a circuit breaker"));
 }
 
+// Issue 40 item 11: what the request's method decodes to (bytes that are
+// not UTF-8, a line break) is passed on as it is, and the answer that
+// names it stays valid UTF-8 JSON on one line.
+TEST_F(OperationsRoutesTest, AnswersStayValidJsonWhateverTheRequestHolds) {
+  OperationsRoutes routes(options_);
+  answer_ = absl::NotFoundError("no breaker on method '/a/\xFF\xFE\nFORGED'");
+  std::optional<HttpResponse> r =
+      routes.Handle(Post("channel=c&method=%2Fa%2F%FF%FE%0AFORGED&command=reset"));
+  ASSERT_EQ(requests_.size(), 1u);
+  EXPECT_EQ(requests_[0].method, "/a/\xFF\xFE\nFORGED");
+  EXPECT_EQ(r->status, 404);
+  EXPECT_THAT(r->body, HasSubstr("/a/\\\\xFF\\\\xFE\\nFORGED"));
+  EXPECT_EQ(r->body.find('\xFF'), std::string::npos);
+  EXPECT_EQ(r->body.find('\n'), r->body.size() - 1);  // only the final newline
+}
+
 TEST(OperationsRoutesStaticTest, Loopback) {
   EXPECT_TRUE(OperationsRoutes::IsLoopback("127.0.0.1"));
   EXPECT_TRUE(OperationsRoutes::IsLoopback("127.3.2.1"));
