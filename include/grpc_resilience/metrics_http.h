@@ -45,7 +45,8 @@ struct BreakerCommandRequest {
 //   render throws        500
 // With Options::status set:
 //   GET or HEAD /status       the status page (StatusReport::ToHtml()), with
-//                             rates since the previous status request
+//                             rates since the previous status request (the
+//                             first: since Start(), which takes a report)
 //   GET or HEAD /status.json  the same data as JSON (StatusReport::ToJson())
 // With Options::admin.enabled:
 //   POST /admin/breaker?channel=C&method=M&command=K[&endpoint=E]
@@ -112,7 +113,8 @@ class MetricsHttpServer {
     absl::Duration request_timeout = absl::Seconds(1);
 
     // The status page's data; empty: /status and /status.json are 404. It
-    // is called once per status request, one at a time.
+    // is called once per status request, one at a time, and once in
+    // Start() (the first request's rates count from there).
     std::function<StatusReport()> status;
     // How often the HTML page reloads itself.
     absl::Duration status_refresh = absl::Seconds(2);

@@ -45,7 +45,7 @@ struct ClientMethodStatus {
   int64_t retries = 0;
   int64_t rejected_locally = 0;
   // Per second since the previous report of the same page (RatesSince());
-  // nullopt in a first report.
+  // nullopt when there is none.
   std::optional<double> calls_per_second;
   std::optional<double> rejections_per_second;
 };
@@ -57,9 +57,13 @@ struct ServerMethodStatus {
   int64_t admitted = 0;
   int64_t rejected = 0;  // by the throttle: concurrency and rate
   int64_t in_flight = 0;
-  // Where the scope's concurrency limit stands (fixed or adaptive); 0: none.
+  // Where the scope's concurrency limit stands (fixed or adaptive; an
+  // adaptive one not made yet: its initial limit); 0: none.
   int64_t concurrency_limit = 0;
   bool adaptive_limit = false;
+  // The scope's ratePerSecond and burst; 0: no rate limit.
+  double rate_limit = 0;
+  int rate_burst = 0;
   std::optional<double> calls_per_second;
   std::optional<double> rejections_per_second;
 };
@@ -91,8 +95,10 @@ struct StatusReport {
   // RatesSince()
   //
   // Fills the per-second rates of every row from the same row (channel or
-  // server, and method) of `previous`, a report made earlier; rows without
-  // one, or when no time passed, keep nullopt.
+  // server, and method) of `previous`, a report made earlier; a row that
+  // `previous` lacks counts from zero (its method had no state then: no
+  // call). No time passed, or a counter that went down (a new channel
+  // under the same name): nullopt.
   void RatesSince(const StatusReport& previous);
 
   // ToJson()

@@ -145,17 +145,20 @@ void AppendServers(const StatusReport& r, std::string& out) {
   absl::StrAppend(&out, "<h2>Server methods</h2>");
   absl::StrAppend(&out,
                   "<table id=server><tr><th>server</th><th>method</th><th>in flight</th>"
-                  "<th>concurrency limit</th><th>admitted</th><th>rejected</th>"
-                  "<th>calls/s</th><th>rejected/s</th></tr>");
+                  "<th>concurrency limit</th><th>rate limit</th><th>admitted</th>"
+                  "<th>rejected</th><th>calls/s</th><th>rejected/s</th></tr>");
   for (const ServerMethodStatus& s : r.server_methods) {
     const bool binding = s.concurrency_limit > 0 && s.in_flight >= s.concurrency_limit;
     const std::string limit =
         s.concurrency_limit == 0
             ? std::string("none")
             : absl::StrCat(s.concurrency_limit, s.adaptive_limit ? " (adaptive)" : "");
+    const std::string rate =
+        s.rate_limit <= 0 ? std::string("none")
+                          : absl::StrFormat("%g/s, burst %d", s.rate_limit, s.rate_burst);
     absl::StrAppend(&out, "<tr", binding ? " class=binding" : "", " data-method=\"",
                     Escape(s.method), "\">", Cell(s.server), Cell(s.method),
-                    absl::StrFormat("<td class=num>%d</td>", s.in_flight), Cell(limit),
+                    absl::StrFormat("<td class=num>%d</td>", s.in_flight), Cell(limit), Cell(rate),
                     absl::StrFormat("<td class=num>%d</td><td class=num>%d</td>", s.admitted,
                                     s.rejected),
                     RateCell(s.calls_per_second), RateCell(s.rejections_per_second), "</tr>");

@@ -77,7 +77,19 @@ std::optional<std::string> UrlDecode(absl::string_view text) {
 }  // namespace
 
 OperationsRoutes::OperationsRoutes(const MetricsHttpServer::Options& options)
-    : options_(options) {}
+    : options_(options) {
+  // The first status request's rates count from here (the server's start).
+  if (options_.status) {
+    MutexLock lock(&mu_);
+    previous_ = Report();
+  }
+}
+
+StatusReport OperationsRoutes::Report() const {
+  StatusReport report = options_.status();
+  if (report.generated_at == absl::UnixEpoch()) report.generated_at = Clock::Real().WallNow();
+  return report;
+}
 
 bool OperationsRoutes::IsLoopback(absl::string_view address) {
   const std::string text(address);
@@ -136,8 +148,7 @@ HttpResponse OperationsRoutes::Status(bool json, bool head) {
   StatusReport report;
   {
     MutexLock lock(&mu_);
-    report = options_.status();
-    if (report.generated_at == absl::UnixEpoch()) report.generated_at = Clock::Real().WallNow();
+    report = Report();
     if (previous_.has_value()) report.RatesSince(*previous_);
     previous_ = report;
   }

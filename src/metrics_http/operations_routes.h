@@ -81,6 +81,8 @@ class OperationsRoutes {
 
  private:
   HttpResponse Status(bool json, bool head) ABSL_LOCKS_EXCLUDED(mu_);
+  // options_.status(), dated now when it did not say when.
+  StatusReport Report() const;
   HttpResponse Admin(const HttpRequest& request);
   // A 403 when `request` may come from a web page of another site (its
   // Origin, its Sec-Fetch-Site, its Host); nullopt when it may go on.
@@ -88,6 +90,8 @@ class OperationsRoutes {
 
   const MetricsHttpServer::Options& options_;
   Mutex mu_;
+  // The report the next status request's rates count from: the previous
+  // request's, or the one made at construction.
   std::optional<StatusReport> previous_ ABSL_GUARDED_BY(mu_);
 };
 

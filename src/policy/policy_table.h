@@ -26,6 +26,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "src/policy/load_balancing_settings.h"
+#include "src/policy/method_catalog.h"
 #include "src/policy/method_policy.h"
 
 namespace resilience {
@@ -106,6 +107,15 @@ class PolicyTable {
   // The policy of `full_method` ("/package.Service/Method"); policy is null
   // when no entry and no default covers it.
   Match Find(absl::string_view full_method) const;
+
+  // ConfiguredMethods()
+  //
+  // Every method an entry names ("/svc/method" for {"service": "svc",
+  // "method": "method"}), and every method of `catalog` in a service an
+  // entry names whole ({"service": "svc"}); sorted, each once. Not the
+  // methods only the default entry ({}) covers: they are every method there
+  // is. The status page lists these before their first call.
+  std::vector<std::string> ConfiguredMethods(const MethodCatalog& catalog) const;
 
   // The file's retryThrottling (gRFC A6: one per channel, every call on it
   // counts); none when the file has none.

@@ -120,6 +120,21 @@ TEST_F(BreakerControlTest, StatusRows) {
   EXPECT_EQ(report.retry_throttles[0].tokens, 10);
 }
 
+// Issue 40 item 12: the page listed nothing until a method's first call.
+// The method the policy names is listed from the start, with its breaker.
+TEST_F(BreakerControlTest, StatusListsAConfiguredMethodBeforeItsFirstCall) {
+  StatusReport report;
+  resilience_->AppendStatus(report);
+  ASSERT_EQ(report.client_methods.size(), 1u);
+  const ClientMethodStatus& row = report.client_methods[0];
+  EXPECT_EQ(row.method, kUnary);
+  EXPECT_EQ(row.breaker_kind, "three_state");
+  ASSERT_TRUE(row.breaker.has_value());
+  EXPECT_EQ(row.breaker->state, BreakerState::kClosed);
+  EXPECT_EQ(row.calls, 0);
+  EXPECT_EQ(service_.handled(), 0);
+}
+
 // The endpoint the calls went to has its own row and takes commands of its
 // own; an endpoint the method never saw is refused, naming those it knows.
 TEST_F(BreakerControlTest, EndpointRowsAndCommands) {

@@ -72,15 +72,16 @@ TEST(StatusReportTest, RatesComeFromTheSameRowOfThePreviousReport) {
   now.client_methods[0].rejected_locally += 10;
   now.server_methods[0].admitted += 4;
   now.server_methods[0].rejected += 6;
-  ClientMethodStatus fresh;  // not in the previous report
+  ClientMethodStatus fresh;  // not in the previous report: no call then
   fresh.channel = "other";
   fresh.method = "/cache.v1.CacheService/Get";
+  fresh.calls = 6;
   now.client_methods.push_back(fresh);
   now.RatesSince(before);
   EXPECT_EQ(now.client_methods[0].calls_per_second, 10.0);
   EXPECT_EQ(now.client_methods[0].rejections_per_second, 5.0);
   EXPECT_EQ(now.client_methods[1].calls_per_second, 0.0);
-  EXPECT_EQ(now.client_methods[2].calls_per_second, std::nullopt);
+  EXPECT_EQ(now.client_methods[2].calls_per_second, 3.0);  // was null (issue 40 item 12)
   EXPECT_EQ(now.server_methods[0].calls_per_second, 5.0);
   EXPECT_EQ(now.server_methods[0].rejections_per_second, 3.0);
 }

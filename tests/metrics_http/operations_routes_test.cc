@@ -102,6 +102,32 @@ TEST_F(OperationsRoutesTest, StatusPageAndJsonWithRatesFromTheRequestBefore) {
   EXPECT_TRUE(routes.Handle(get)->body.empty());
 }
 
+// Issue 40 item 12: the first status request's rates were null. They
+// count from the server's start (the routes' construction).
+TEST_F(OperationsRoutesTest, FirstRequestHasRatesSinceTheStart) {
+  int64_t calls = 4;
+  absl::Time now = absl::FromUnixSeconds(1'800'000'000);
+  options_.status = [&] {
+    StatusReport r;
+    r.generated_at = now;
+    ClientMethodStatus c;
+    c.channel = "ch";
+    c.method = "/m";
+    c.calls = calls;
+    r.client_methods.push_back(c);
+    return r;
+  };
+  OperationsRoutes routes(options_);
+  calls = 24;
+  now += absl::Seconds(4);
+  HttpRequest get;
+  get.method = "GET";
+  get.path = "/status.json";
+  std::optional<HttpResponse> json = routes.Handle(get);
+  ASSERT_TRUE(json.has_value());
+  EXPECT_THAT(json->body, HasSubstr("\"calls_per_second\":5"));
+}
+
 TEST_F(OperationsRoutesTest, AdminCommandReachesTheCallback) {
   OperationsRoutes routes(options_);
   std::optional<HttpResponse> r =
