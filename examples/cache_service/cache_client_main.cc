@@ -321,7 +321,7 @@ int main(int argc, char** argv) {
   }
 #ifndef CACHE_SERVICE_HAS_METRICS_HTTP
   if (absl::GetFlag(FLAGS_metrics_port) != 0) {
-    return Usage("--metrics_port: this build has no metrics endpoint (civetweb was not found)");
+    return Usage("--metrics_port: this build has no metrics endpoint (RESILIENCE_METRICS_HTTP was off)");
   }
 #endif
   if (absl::GetFlag(FLAGS_deadline) <= absl::ZeroDuration()) {

@@ -3,7 +3,7 @@
 // An optional embedded HTTP endpoint for Prometheus scrapes: GET /metrics
 // answers with the text a callback renders; on request also the status page
 // (/status, /status.json) and the admin endpoint that forces breakers. Library grpc_resilience::metrics_http
-// (on Debian's civetweb, which this header does not show: the server is a
+// (sockets and epoll, which this header does not show: the server is a
 // pimpl over src/metrics_http); the rest of the metrics need no HTTP server.
 
 #ifndef GRPC_RESILIENCE_METRICS_HTTP_H_
@@ -74,7 +74,9 @@ struct BreakerCommandRequest {
 // The render callback is called once per GET or HEAD of <path>, by one
 // thread at a time, so it needs no locking of its own against itself (it
 // must still be safe against the threads that update the metrics it reads).
-// No files are served; connections are not kept alive.
+// No files are served; connections are not kept alive. Requests are HTTP/1.x
+// with a head of at most 16 KiB and a body (Content-Length, not chunked) of
+// at most 64 KiB.
 //
 // Stop() (or the destructor) closes the listening socket, waits for the
 // requests being served and joins the threads: after it returns the render
@@ -99,15 +101,19 @@ class MetricsHttpServer {
     int port = 0;
     // The path of the metrics.
     std::string path = "/metrics";
-    // Connections served at the same time (renders are one at a time
-    // anyway). Each thread serves one connection from its accept until it
-    // closes, and a connection that sends its request slowly (slowloris) or
-    // not at all holds its thread for request_timeout: with T threads, T - 1
-    // such connections leave scrapes unaffected, and beyond that a scrape
-    // waits request_timeout per T connections ahead of it. Idle threads cost
-    // their stacks' address space only.
+    // Requests answered at the same time (renders are one at a time
+    // anyway). A thread takes a connection only once its whole request has
+    // arrived: one thread waits, with epoll, on every connection until
+    // then, so connections that send their request slowly (slowloris) or
+    // not at all cost a file descriptor each, not a thread, and a scrape
+    // behind hundreds of them is answered at once. At most 1024 connections
+    // wait for their request; beyond that (or when the process is out of
+    // file descriptors) the one that waited longest is closed. A thread
+    // holds its connection while the answer is written: a peer that does
+    // not read holds it up to request_timeout per write.
     int num_threads = 32;
-    // How long a request may take to arrive, and its answer to leave: long
+    // How long a request may take to arrive (from the connection's accept;
+    // then it is closed unanswered), and each write of its answer: long
     // enough for a scrape on a LAN (milliseconds); raise it for scrapes of
     // a large exposition over a slow link.
     absl::Duration request_timeout = absl::Seconds(1);
@@ -144,7 +150,7 @@ class MetricsHttpServer {
   // not an IPv4 address, a port outside 0..65535, a path not starting with
   // '/', num_threads < 1, a request_timeout under a millisecond, no render
   // callback); Unavailable when the server cannot start (e.g. the port is
-  // in use), with civetweb's reason.
+  // in use), with the system's reason.
   static absl::StatusOr<std::unique_ptr<MetricsHttpServer>> Start(Options options,
                                                                   RenderFunction render);
 

@@ -20,7 +20,7 @@
 
 namespace resilience {
 
-// A request as civetweb parsed it.
+// A request as the listener parsed it (HttpListener).
 struct HttpRequest {
   std::string method;          // "GET", "POST", ...
   std::string path;            // without the query string

@@ -3,6 +3,7 @@
 // its first call, with its limits.
 
 #include <algorithm>
+#include <cstddef>
 #include <memory>
 #include <string>
 
