@@ -2,9 +2,10 @@
 //
 // An optional embedded HTTP endpoint for Prometheus scrapes: GET /metrics
 // answers with the text a callback renders; on request also the status page
-// (/status, /status.json) and the admin endpoint that forces breakers. Library grpc_resilience::metrics_http
-// (sockets and epoll, which this header does not show: the server is a
-// pimpl over src/metrics_http); the rest of the metrics need no HTTP server.
+// (/status, /status.json) and the admin endpoint that forces breakers.
+// Library grpc_resilience::metrics_http (sockets and epoll, which this header
+// does not show: the server is a pimpl over src/metrics_http); the rest of
+// the metrics need no HTTP server.
 
 #ifndef GRPC_RESILIENCE_METRICS_HTTP_H_
 #define GRPC_RESILIENCE_METRICS_HTTP_H_

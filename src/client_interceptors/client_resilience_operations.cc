@@ -106,8 +106,8 @@ void ClientResilienceImpl::AppendStatus(StatusReport& report) {
   // first call: its state is made as that call (or ControlBreaker()) would
   // make it.
   const std::shared_ptr<const Generation> generation = CurrentGeneration();
-  for (const std::string& method : PolicySetAccess::Table(generation->policies)
-                                       .ConfiguredMethods(MethodCatalog::Linked())) {
+  for (const std::string& method :
+       PolicySetAccess::Table(generation->policies).ConfiguredMethods(MethodCatalog::Linked())) {
     if (methods_.Get(method) != nullptr) continue;
     methods_.FindByName(method,
                         [this](const char* name) { return Resolve(name, *CurrentGeneration()); });

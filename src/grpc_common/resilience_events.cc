@@ -77,10 +77,9 @@ void LogEvents::OnPolicyReload(const PolicyReloadEvent& event) { Write(FormatEve
 void LogEvents::Write(const std::string& line) {
   // The line may hold what a request gave (an admin request's method):
   // escaped, so that it stays one line.
-  const std::string text =
-      absl::StrCat(prefix_,
-                   absl::FormatTime(kTimestampFormat, Clock::Real().WallNow(), absl::UTCTimeZone()),
-                   " ", PrintableText::Escape(line), "\n");
+  const std::string text = absl::StrCat(
+      prefix_, absl::FormatTime(kTimestampFormat, Clock::Real().WallNow(), absl::UTCTimeZone()),
+      " ", PrintableText::Escape(line), "\n");
   std::fwrite(text.data(), 1, text.size(), out_);
   std::fflush(out_);
 }

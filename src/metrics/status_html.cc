@@ -153,15 +153,15 @@ void AppendServers(const StatusReport& r, std::string& out) {
         s.concurrency_limit == 0
             ? std::string("none")
             : absl::StrCat(s.concurrency_limit, s.adaptive_limit ? " (adaptive)" : "");
-    const std::string rate =
-        s.rate_limit <= 0 ? std::string("none")
-                          : absl::StrFormat("%g/s, burst %d", s.rate_limit, s.rate_burst);
-    absl::StrAppend(&out, "<tr", binding ? " class=binding" : "", " data-method=\"",
-                    Escape(s.method), "\">", Cell(s.server), Cell(s.method),
-                    absl::StrFormat("<td class=num>%d</td>", s.in_flight), Cell(limit), Cell(rate),
-                    absl::StrFormat("<td class=num>%d</td><td class=num>%d</td>", s.admitted,
-                                    s.rejected),
-                    RateCell(s.calls_per_second), RateCell(s.rejections_per_second), "</tr>");
+    const std::string rate = s.rate_limit <= 0
+                                 ? std::string("none")
+                                 : absl::StrFormat("%g/s, burst %d", s.rate_limit, s.rate_burst);
+    absl::StrAppend(
+        &out, "<tr", binding ? " class=binding" : "", " data-method=\"", Escape(s.method), "\">",
+        Cell(s.server), Cell(s.method), absl::StrFormat("<td class=num>%d</td>", s.in_flight),
+        Cell(limit), Cell(rate),
+        absl::StrFormat("<td class=num>%d</td><td class=num>%d</td>", s.admitted, s.rejected),
+        RateCell(s.calls_per_second), RateCell(s.rejections_per_second), "</tr>");
   }
   absl::StrAppend(&out, "</table>");
 }

@@ -80,9 +80,9 @@ constexpr absl::string_view kPlainText = "text/plain; charset=utf-8";
 
 }  // namespace
 
-std::string HttpListener::Response(int status, absl::string_view content_type,
-                                   absl::string_view body, bool head,
-                                   const std::vector<std::pair<std::string, std::string>>& headers) {
+std::string HttpListener::Response(
+    int status, absl::string_view content_type, absl::string_view body, bool head,
+    const std::vector<std::pair<std::string, std::string>>& headers) {
   // A date: wall-clock time.
   std::string out = absl::StrCat(
       "HTTP/1.1 ", status, " ", Reason(status), "\r\nDate: ",
@@ -117,8 +117,7 @@ absl::Status HttpListener::Listen() {
   const std::string where = absl::StrCat(options_.bind_address, ":", options_.port);
   const auto fail = [&](absl::string_view step) {
     return absl::UnavailableError(absl::StrCat("metrics HTTP server on ", where,
-                                               " did not start: ", step, ": ",
-                                               ErrorText(errno)));
+                                               " did not start: ", step, ": ", ErrorText(errno)));
   };
   listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (listen_fd_ < 0) return fail("socket");
@@ -268,9 +267,8 @@ void HttpListener::Read(Waiting& w) {
   HttpRequestParser::Result parsed = HttpRequestParser::Parse(w.received);
   if (parsed.kind == HttpRequestParser::Result::Kind::kBad) {
     // Small enough for the socket's buffer: sent without waiting.
-    const std::string answer =
-        Response(parsed.status, kPlainText, absl::StrCat(parsed.status, " ", parsed.message, "\n"),
-                 false);
+    const std::string answer = Response(
+        parsed.status, kPlainText, absl::StrCat(parsed.status, " ", parsed.message, "\n"), false);
     (void)send(w.fd, answer.data(), answer.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     Drop(w);
     return;

@@ -113,10 +113,10 @@ class HttpListener {
 
   const Options options_;
   const Handler handler_;
-  int port_ = 0;            // set by Listen()
-  int listen_fd_ = -1;      // owned by the loop once it runs
+  int port_ = 0;        // set by Listen()
+  int listen_fd_ = -1;  // owned by the loop once it runs
   int epoll_fd_ = -1;
-  int wake_fd_ = -1;        // an eventfd: Stop() wakes the loop
+  int wake_fd_ = -1;  // an eventfd: Stop() wakes the loop
   // The loop thread's alone. waiting_: oldest first (their deadlines in
   // order, as every connection waits the same request_timeout); graveyard_:
   // the ones dropped while a batch of epoll events (which may still point

@@ -76,8 +76,7 @@ std::optional<std::string> UrlDecode(absl::string_view text) {
 
 }  // namespace
 
-OperationsRoutes::OperationsRoutes(const MetricsHttpServer::Options& options)
-    : options_(options) {
+OperationsRoutes::OperationsRoutes(const MetricsHttpServer::Options& options) : options_(options) {
   // The first status request's rates count from here (the server's start).
   if (options_.status) {
     MutexLock lock(&mu_);
@@ -171,11 +170,12 @@ std::optional<HttpResponse> OperationsRoutes::RefuseBrowserRequest(
   // 127.0.0.1 sends its requests here with its own name in Host.
   if (!options_.admin.allow_remote && !request.host.empty() &&
       !IsLocalHost(request.host, request.server_port)) {
-    return Error(403, absl::StrCat("admin request refused: Host \"", request.host,
-                                   "\" is not this server (localhost, 127.0.0.1 or [::1] with port ",
-                                   request.server_port,
-                                   "); a web page reached through another name (DNS rebinding)"
-                                   " is not obeyed (admin.allow_remote serves other names)"));
+    return Error(403,
+                 absl::StrCat("admin request refused: Host \"", request.host,
+                              "\" is not this server (localhost, 127.0.0.1 or [::1] with port ",
+                              request.server_port,
+                              "); a web page reached through another name (DNS rebinding)"
+                              " is not obeyed (admin.allow_remote serves other names)"));
   }
   // A page of another site (a form's POST, a script's fetch): the browser
   // says so, in Sec-Fetch-Site and in Origin. Tools such as curl send
@@ -187,14 +187,15 @@ std::optional<HttpResponse> OperationsRoutes::RefuseBrowserRequest(
                                    request.sec_fetch_site, "); use curl or the API"));
   }
   if (!request.origin.empty()) {
-    const bool same = !request.host.empty() &&
-                      (absl::EqualsIgnoreCase(request.origin, absl::StrCat("http://", request.host)) ||
-                       absl::EqualsIgnoreCase(request.origin, absl::StrCat("https://", request.host)));
+    const bool same =
+        !request.host.empty() &&
+        (absl::EqualsIgnoreCase(request.origin, absl::StrCat("http://", request.host)) ||
+         absl::EqualsIgnoreCase(request.origin, absl::StrCat("https://", request.host)));
     if (!same) {
       return Error(403, absl::StrCat("admin request refused: it comes from a web page of another"
                                      " origin (Origin: ",
-                                     request.origin, ", Host: ",
-                                     request.host.empty() ? "none" : request.host,
+                                     request.origin,
+                                     ", Host: ", request.host.empty() ? "none" : request.host,
                                      "); use curl or the API"));
     }
   }

@@ -74,11 +74,10 @@ void ServerResilienceImpl::AppendStatus(StatusReport& report, absl::string_view 
     }
     report.server_methods.push_back(std::move(row));
   }
-  std::sort(report.server_methods.begin() + static_cast<std::ptrdiff_t>(first),
-            report.server_methods.end(),
-            [](const ServerMethodStatus& a, const ServerMethodStatus& b) {
-              return a.method < b.method;
-            });
+  std::sort(
+      report.server_methods.begin() + static_cast<std::ptrdiff_t>(first),
+      report.server_methods.end(),
+      [](const ServerMethodStatus& a, const ServerMethodStatus& b) { return a.method < b.method; });
 }
 
 }  // namespace resilience

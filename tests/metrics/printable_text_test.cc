@@ -33,11 +33,11 @@ TEST(PrintableTextTest, ControlCharactersAreEscaped) {
 TEST(PrintableTextTest, BytesThatAreNotUtf8AreEscaped) {
   // The admin request's "method=/a/%FF%FE".
   EXPECT_EQ(PrintableText::Escape("/a/\xFF\xFE"), "/a/\\xFF\\xFE");
-  EXPECT_EQ(PrintableText::Escape("\xC0\xAF"), "\\xC0\\xAF");          // overlong '/'
-  EXPECT_EQ(PrintableText::Escape("\xED\xA0\x80"), "\\xED\\xA0\\x80");  // a surrogate
+  EXPECT_EQ(PrintableText::Escape("\xC0\xAF"), "\\xC0\\xAF");                    // overlong '/'
+  EXPECT_EQ(PrintableText::Escape("\xED\xA0\x80"), "\\xED\\xA0\\x80");           // a surrogate
   EXPECT_EQ(PrintableText::Escape("\xF4\x90\x80\x80"), "\\xF4\\x90\\x80\\x80");  // > U+10FFFF
-  EXPECT_EQ(PrintableText::Escape("ab\xE2\x82"), "ab\\xE2\\x82");      // cut short
-  EXPECT_EQ(PrintableText::Escape("\x80z"), "\\x80z");                 // stray continuation
+  EXPECT_EQ(PrintableText::Escape("ab\xE2\x82"), "ab\\xE2\\x82");                // cut short
+  EXPECT_EQ(PrintableText::Escape("\x80z"), "\\x80z");  // stray continuation
 }
 
 TEST(PrintableTextTest, Utf8Length) {

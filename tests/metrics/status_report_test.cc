@@ -7,8 +7,8 @@
 
 #include "absl/strings/match.h"
 #include "gmock/gmock.h"
-#include "google/protobuf/stubs/common.h"
 #include "google/protobuf/struct.pb.h"
+#include "google/protobuf/stubs/common.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 
@@ -169,11 +169,10 @@ TEST(StatusReportTest, TextThatIsNotUtf8StaysValid) {
                                                                   static_cast<int>(json.size())))
       << json;
   const google::protobuf::Struct parsed = Parse(json);
-  EXPECT_EQ(parsed.fields().at("client_methods").list_value().values(0).struct_value().fields().at(
-                "method").string_value(),
-            "/a/\\xFF\\xFE");
-  EXPECT_EQ(parsed.fields().at("recent_events").list_value().values(0).struct_value().fields().at(
-                "text").string_value(),
+  const auto& row = parsed.fields().at("client_methods").list_value().values(0).struct_value();
+  EXPECT_EQ(row.fields().at("method").string_value(), "/a/\\xFF\\xFE");
+  const auto& event = parsed.fields().at("recent_events").list_value().values(0).struct_value();
+  EXPECT_EQ(event.fields().at("text").string_value(),
             "operator force_open of breaker /a/\\xFF\\xFE\xC3\xA9 on ch");
   const std::string html = r.ToHtml();
   EXPECT_TRUE(google::protobuf::internal::IsStructurallyValidUTF8(html.data(),
