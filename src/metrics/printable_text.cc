@@ -60,7 +60,7 @@ std::string PrintableText::Escape(absl::string_view text) {
       i += n;
       continue;
     } else {
-      out.append(text.substr(i, length));
+      out.append(text.data() + i, length);
     }
     i += length == 0 ? 1 : length;
   }

@@ -110,7 +110,7 @@ class JsonWriter {
         if (length == 0) {
           absl::StrAppendFormat(&out_, "\\\\x%02X", c);
         } else {
-          out_.append(s.substr(i, length));
+          out_.append(s.data() + i, length);
           i += length - 1;
         }
         continue;

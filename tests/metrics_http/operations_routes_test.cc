@@ -207,7 +207,7 @@ TEST_F(OperationsRoutesTest, CrossSiteFormIsRefused) {
   no_origin.origin.clear();
   r = routes.Handle(no_origin);
   EXPECT_EQ(r->status, 403) << r->body;
-  EXPECT_THAT(r->body, HasSubstr("\"X-Resilience-Admin: 1\""));
+  EXPECT_THAT(r->body, HasSubstr("must carry the header \\\"X-Resilience-Admin: 1\\\""));
   HttpRequest with_header = CrossSiteForm();  // e.g. a script's fetch()
   with_header.admin_header = true;
   EXPECT_EQ(routes.Handle(with_header)->status, 403);
@@ -233,7 +233,7 @@ TEST_F(OperationsRoutesTest, ForeignHostIsRefused) {
   rebound.host = "attacker.example:9464";
   std::optional<HttpResponse> r = routes.Handle(rebound);
   EXPECT_EQ(r->status, 403) << r->body;
-  EXPECT_THAT(r->body, HasSubstr("Host \"attacker.example:9464\" is not this server"));
+  EXPECT_THAT(r->body, HasSubstr("Host \\\"attacker.example:9464\\\" is not this server"));
   rebound.host = "127.0.0.1:8080";  // another port: another origin
   EXPECT_EQ(routes.Handle(rebound)->status, 403);
   EXPECT_TRUE(requests_.empty());
