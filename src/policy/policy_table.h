@@ -26,10 +26,11 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "src/policy/load_balancing_settings.h"
-#include "src/policy/method_catalog.h"
 #include "src/policy/method_policy.h"
 
 namespace resilience {
+
+class MethodCatalog;  // src/policy/method_catalog.h, which includes this header
 
 class MethodCatalog;
 

@@ -52,6 +52,20 @@ class OperationsRoutesTest : public ::testing::Test {
       return answer_;
     };
   }
+  // The status callback: one client row with *calls calls, at *now.
+  void ReportOneRow(const int64_t* calls, const absl::Time* now) {
+    options_.status = [calls, now] {
+      StatusReport r;
+      r.generated_at = *now;
+      ClientMethodStatus c;
+      c.channel = "ch";
+      c.method = "/m";
+      c.calls = *calls;
+      r.client_methods.push_back(c);
+      return r;
+    };
+  }
+
   MetricsHttpServer::Options options_;
   std::vector<BreakerCommandRequest> requests_;
   absl::Status answer_;
@@ -70,16 +84,7 @@ TEST_F(OperationsRoutesTest, OffUnlessAskedFor) {
 TEST_F(OperationsRoutesTest, StatusPageAndJsonWithRatesFromTheRequestBefore) {
   int64_t calls = 0;
   absl::Time now = absl::FromUnixSeconds(1'800'000'000);
-  options_.status = [&] {
-    StatusReport r;
-    r.generated_at = now;
-    ClientMethodStatus c;
-    c.channel = "ch";
-    c.method = "/m";
-    c.calls = calls;
-    r.client_methods.push_back(c);
-    return r;
-  };
+  ReportOneRow(&calls, &now);
   OperationsRoutes routes(options_);
   HttpRequest get;
   get.method = "GET";
@@ -107,16 +112,7 @@ TEST_F(OperationsRoutesTest, StatusPageAndJsonWithRatesFromTheRequestBefore) {
 TEST_F(OperationsRoutesTest, FirstRequestHasRatesSinceTheStart) {
   int64_t calls = 4;
   absl::Time now = absl::FromUnixSeconds(1'800'000'000);
-  options_.status = [&] {
-    StatusReport r;
-    r.generated_at = now;
-    ClientMethodStatus c;
-    c.channel = "ch";
-    c.method = "/m";
-    c.calls = calls;
-    r.client_methods.push_back(c);
-    return r;
-  };
+  ReportOneRow(&calls, &now);
   OperationsRoutes routes(options_);
   calls = 24;
   now += absl::Seconds(4);
