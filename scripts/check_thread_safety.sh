@@ -3,7 +3,7 @@
 # every ABSL_GUARDED_BY / ABSL_EXCLUSIVE_LOCKS_REQUIRED annotation is checked.
 # (gcc ignores the annotations.)
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-ensure_packages clang-14 libabsl-dev libgrpc++-dev libcivetweb-dev libhiredis-dev
+ensure_packages clang-14 libabsl-dev libgrpc++-dev libhiredis-dev
 # Generated headers some sources include (the policy's, and the cache example's).
 configure_and_build "$REPO_ROOT/build" grpc_resilience_policy_proto
 configure_and_build "$REPO_ROOT/build" grpc_resilience_cache_proto

@@ -28,7 +28,7 @@ jobs="${CONSUMER_JOBS:-2}"
 # What building and consuming the libraries takes; no GoogleTest, no Google
 # Benchmark.
 ensure_packages cmake ninja-build g++ pkg-config libgrpc++-dev protobuf-compiler-grpc \
-  libprotobuf-dev protobuf-compiler libabsl-dev libhiredis-dev libcivetweb-dev
+  libprotobuf-dev protobuf-compiler libabsl-dev libhiredis-dev
 
 prefix="$REPO_ROOT/build-consumer-prefix"
 timings=()
@@ -330,7 +330,7 @@ CC
     g++ -std=c++17 -o "$dir/metrics_endpoint" "$dir/metrics_endpoint.cc" \
       $(pkg-config --cflags --libs grpc_resilience_metrics_http) >> "$dir/log" 2>&1 || pc_ok=0
   else
-    log "consumer (pkg-config): no grpc_resilience_metrics_http.pc (civetweb not found at build)"
+    log "consumer (pkg-config): no grpc_resilience_metrics_http.pc (built without RESILIENCE_METRICS_HTTP)"
   fi
   [ "$pc_ok" -eq 1 ] || cat "$dir/log" >&2
 fi

@@ -22,10 +22,10 @@
 // the method (if any) bounds the call. With both, the earlier one ends it, as
 // in gRPC. Each warning of the policy file is one line on stderr,
 // "cache_client: warning: ..."; with --strict_policies a warning is an error.
-// Breaker transitions are one line each on stderr, "cache_client: breaker ...".
+// Breaker transitions are one line each on stderr, "cache_client: <time> breaker ...".
 // While `load` runs with --policy, SIGHUP or a change of the file reloads the
 // channel's policies (docs/operations.md, "Reloading policies"): one line on
-// stderr per reload, "cache_client: policies reloaded on channel ..." or why
+// stderr per reload, "cache_client: <time> policies reloaded on channel ..." or why
 // the file did not load (nothing changed then).
 //
 // Exit status: 0 on success; 1 when the call failed (the gRPC status is
@@ -93,7 +93,9 @@ ABSL_FLAG(int, metrics_port, 0,
           "and its status page on /status (/status.json) while the load runs; 0: neither.");
 ABSL_FLAG(bool, admin, false,
           "load, with --metrics_port: serve POST /admin/breaker?channel=C&method=M&command=K "
-          "(force_open, force_closed, automatic, reset) to loopback peers.");
+          "(force_open, force_closed, automatic, reset) to loopback peers; without "
+          "--admin_token a request must carry the header X-Resilience-Admin (which no web "
+          "page's form can send).");
 ABSL_FLAG(std::string, admin_token, "",
           "With --admin: admin requests must carry \"Authorization: Bearer TOKEN\".");
 
@@ -319,7 +321,7 @@ int main(int argc, char** argv) {
   }
 #ifndef CACHE_SERVICE_HAS_METRICS_HTTP
   if (absl::GetFlag(FLAGS_metrics_port) != 0) {
-    return Usage("--metrics_port: this build has no metrics endpoint (civetweb was not found)");
+    return Usage("--metrics_port: this build has no metrics endpoint (RESILIENCE_METRICS_HTTP was off)");
   }
 #endif
   if (absl::GetFlag(FLAGS_deadline) <= absl::ZeroDuration()) {

@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
 #ifndef CACHE_SERVICE_HAS_METRICS_HTTP
   if (metrics_port != 0) {
     return example_cli::UsageError(
-        "--metrics_port: this build has no metrics endpoint (civetweb was not found)");
+        "--metrics_port: this build has no metrics endpoint (RESILIENCE_METRICS_HTTP was off)");
   }
 #endif
   const absl::Time demo_start = absl::Now();

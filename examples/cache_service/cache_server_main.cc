@@ -133,7 +133,7 @@ int main(int argc, char** argv) {
   }
 #ifndef CACHE_SERVICE_HAS_METRICS_HTTP
   if (metrics_port != 0) {
-    return Fail("--metrics_port: this build has no metrics endpoint (civetweb was not found)");
+    return Fail("--metrics_port: this build has no metrics endpoint (RESILIENCE_METRICS_HTTP was off)");
   }
 #endif
   if (absl::GetFlag(FLAGS_grace_period) < absl::ZeroDuration()) {

@@ -66,6 +66,10 @@ enum class BreakerCommand {
 ///@{
 absl::string_view BreakerStateName(BreakerState state);
 absl::string_view BreakerModeName(BreakerMode mode);
+// What a breaker does with calls, for people: "forced open" or "forced
+// closed" while an operator forces it (its state machine's state then
+// decides nothing), otherwise BreakerStateName(state).
+absl::string_view EffectiveBreakerStateName(BreakerMode mode, BreakerState state);
 absl::string_view TransitionCauseName(TransitionCause cause);
 ///@}
 /// "force_open", "force_closed", "automatic", "reset".

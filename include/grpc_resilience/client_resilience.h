@@ -221,8 +221,10 @@ class ClientResilience {
 
   /// AppendStatus()
   ///
-  /// Adds a row per method called so far (and per method ControlBreaker()
-  /// reached) to report.client_methods, in method order, and the channel's
+  /// Adds a row per method the policies name (an entry's method, or each
+  /// method linked into the process of a service an entry names), called or
+  /// not, and per other method called so far (or ControlBreaker() reached)
+  /// to report.client_methods, in method order, and the channel's
   /// retryThrottling to report.retry_throttles when the file has one.
   void AppendStatus(StatusReport& report) const;
 

@@ -2,9 +2,10 @@
 ///
 /// An optional embedded HTTP endpoint for Prometheus scrapes: GET /metrics
 /// answers with the text a callback renders; on request also the status page
-/// (/status, /status.json) and the admin endpoint that forces breakers. Library grpc_resilience::metrics_http
-/// (on Debian's civetweb, which this header does not show: the server is a
-/// pimpl over src/metrics_http); the rest of the metrics need no HTTP server.
+/// (/status, /status.json) and the admin endpoint that forces breakers.
+/// Library grpc_resilience::metrics_http (sockets and epoll, which this header
+/// does not show: the server is a pimpl over src/metrics_http); the rest of
+/// the metrics need no HTTP server.
 
 #ifndef GRPC_RESILIENCE_METRICS_HTTP_H_
 #define GRPC_RESILIENCE_METRICS_HTTP_H_
@@ -47,7 +48,8 @@ struct BreakerCommandRequest {
 ///   render throws        500
 /// With Options::status set:
 ///   GET or HEAD /status       the status page (StatusReport::ToHtml()), with
-///                             rates since the previous status request
+///                             rates since the previous status request (the
+///                             first: since Start(), which takes a report)
 ///   GET or HEAD /status.json  the same data as JSON (StatusReport::ToJson())
 /// With Options::admin.enabled:
 ///   POST /admin/breaker?channel=C&method=M&command=K[&endpoint=E]
@@ -59,11 +61,26 @@ struct BreakerCommandRequest {
 ///                             without "Authorization: Bearer <admin.token>"
 ///                             when a token is set, 400 for a missing or
 ///                             unknown field, 404 when control says NotFound.
+///                             What a web page's form cannot send is required
+///                             (the token, or without one the header
+///                             "X-Resilience-Admin"), and a web page of
+///                             another site is refused (403): a Sec-Fetch-Site
+///                             other than same-origin or none, an Origin other
+///                             than "http://" + Host, and (unless
+///                             admin.allow_remote) a Host other than
+///                             localhost, 127.0.0.1 or [::1] with the served
+///                             port (DNS rebinding). E.g.:
+///                               curl -X POST -H 'X-Resilience-Admin: 1'
+///                                 'http://127.0.0.1:9464/admin/breaker?channel=
+///                                 C&method=/pkg.S/M&command=force_open'
+///                             (with a token: -H 'Authorization: Bearer T').
 /// \endcode
 /// The render callback is called once per GET or HEAD of `<path>`, by one
 /// thread at a time, so it needs no locking of its own against itself (it
 /// must still be safe against the threads that update the metrics it reads).
-/// No files are served; connections are not kept alive.
+/// No files are served; connections are not kept alive. Requests are HTTP/1.x
+/// with a head of at most 16 KiB and a body (Content-Length, not chunked) of
+/// at most 64 KiB.
 ///
 /// Stop() (or the destructor) closes the listening socket, waits for the
 /// requests being served and joins the threads: after it returns the render
@@ -91,21 +108,26 @@ class MetricsHttpServer {
     int port = 0;
     /// The path of the metrics.
     std::string path = "/metrics";
-    /// Connections served at the same time (renders are one at a time
-    /// anyway). Each thread serves one connection from its accept until it
-    /// closes, and a connection that sends its request slowly (slowloris) or
-    /// not at all holds its thread for request_timeout: with T threads, T - 1
-    /// such connections leave scrapes unaffected, and beyond that a scrape
-    /// waits request_timeout per T connections ahead of it. Idle threads cost
-    /// their stacks' address space only.
+    /// Requests answered at the same time (renders are one at a time
+    /// anyway). A thread takes a connection only once its whole request has
+    /// arrived: one thread waits, with epoll, on every connection until
+    /// then, so connections that send their request slowly (slowloris) or
+    /// not at all cost a file descriptor each, not a thread, and a scrape
+    /// behind hundreds of them is answered at once. At most 1024 connections
+    /// wait for their request; beyond that (or when the process is out of
+    /// file descriptors) the one that waited longest is closed. A thread
+    /// holds its connection while the answer is written: a peer that does
+    /// not read holds it up to request_timeout per write.
     int num_threads = 32;
-    /// How long a request may take to arrive, and its answer to leave: long
+    /// How long a request may take to arrive (from the connection's accept;
+    /// then it is closed unanswered), and each write of its answer: long
     /// enough for a scrape on a LAN (milliseconds); raise it for scrapes of
     /// a large exposition over a slow link.
     absl::Duration request_timeout = absl::Seconds(1);
 
     /// The status page's data; empty: /status and /status.json are 404. It
-    /// is called once per status request, one at a time.
+    /// is called once per status request, one at a time, and once in
+    /// Start() (the first request's rates count from there).
     std::function<StatusReport()> status;
     /// How often the HTML page reloads itself.
     absl::Duration status_refresh = absl::Seconds(2);
@@ -115,7 +137,9 @@ class MetricsHttpServer {
       /// Off unless true.
       bool enabled = false;
       /// Not empty: every admin request must carry it as
-      /// `"Authorization: Bearer <token>"` (compared in constant time).
+      /// `"Authorization: Bearer <token>"` (compared in constant time). Empty:
+      /// every admin request must carry the header "X-Resilience-Admin"
+      /// (any value), which a web page's form cannot send.
       std::string token;
       /// Serve admin requests from peers that are not loopback (127.0.0.0/8,
       /// ::1). Off: they get 403 even when bind_address is 0.0.0.0.
@@ -135,7 +159,7 @@ class MetricsHttpServer {
   /// not an IPv4 address, a port outside 0..65535, a path not starting with
   /// '/', num_threads < 1, a request_timeout under a millisecond, no render
   /// callback); Unavailable when the server cannot start (e.g. the port is
-  /// in use), with civetweb's reason.
+  /// in use), with the system's reason.
   static absl::StatusOr<std::unique_ptr<MetricsHttpServer>> Start(Options options,
                                                                   RenderFunction render);
 

@@ -121,7 +121,9 @@ class ResilienceEvents {
 
 /// FormatEvent()
 ///
-/// One line, no newline:
+/// One line, no newline, holding the event's text as it is: a name that came
+/// from a request (an admin request's method) may carry any byte, so a sink
+/// escapes it (LogEvents and RecentEvents do, with their own time in front):
 /// \code{.unparsed}
 ///   breaker /cache.v1.CacheService/Get on localhost:50051: closed -> open
 ///   (failure rate reached its threshold; failure rate 0.62 over 21 calls)
@@ -137,8 +139,8 @@ std::string FormatEvent(const ThrottleEvent& event);
 /// The same for an operator's command:
 /// \code{.unparsed}
 ///   operator force_open of breaker /cache.v1.CacheService/Get on
-///   localhost:50051 (admin endpoint, peer 127.0.0.1:53112): mode force_open,
-///   state closed
+///   localhost:50051 (admin endpoint, peer 127.0.0.1:53112): now forced open
+///   (own state closed)
 /// \endcode
 std::string FormatEvent(const OperatorEvent& event);
 /// The same for a policy reload, applied or failed:

@@ -125,9 +125,11 @@ class ServerResilience {
 
   /// AppendStatus()
   ///
-  /// Adds a row per method called so far to report.server_methods, in method
-  /// order, each named `name` (e.g. the server's address) in its `server`
-  /// field.
+  /// Adds a row per method the policies name (an entry's method, or each
+  /// method linked into the process of a service an entry names), with its
+  /// limits before its first call, and per other method called so far, to
+  /// report.server_methods, in method order, each named `name` (e.g. the
+  /// server's address) in its `server` field.
   void AppendStatus(StatusReport& report, absl::string_view name = "") const;
 
   /// Whether every method's calls are counted (ServerResilienceOptions::metrics).

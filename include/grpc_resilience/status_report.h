@@ -47,7 +47,7 @@ struct ClientMethodStatus {
   /// rejected_by_breaker + rejected_by_bulkhead).
   int64_t rejected_locally = 0;
   /// Per second since the previous report of the same page (RatesSince());
-  /// nullopt in a first report.
+  /// nullopt when there is none.
   std::optional<double> calls_per_second;
   std::optional<double> rejections_per_second;  ///< local rejections per second, likewise
 };
@@ -59,11 +59,14 @@ struct ServerMethodStatus {
   int64_t admitted = 0;  ///< ServerMethodStats::admitted
   int64_t rejected = 0;  ///< by the throttle: concurrency and rate
   int64_t in_flight = 0;  ///< ServerMethodStats::in_flight
-  /// Where the scope's concurrency limit stands (fixed or adaptive); 0: none.
+  /// Where the scope's concurrency limit stands (fixed or adaptive; an
+  /// adaptive one not made yet: its initial limit); 0: none.
   int64_t concurrency_limit = 0;
   bool adaptive_limit = false;  ///< whether that limit is adaptive
+  double rate_limit = 0;  ///< the scope's ratePerSecond; 0: no rate limit
+  int rate_burst = 0;     ///< the scope's rate burst; 0: no rate limit
   /// Per second since the previous report of the same page (RatesSince());
-  /// nullopt in a first report.
+  /// nullopt when there is none.
   ///@{
   std::optional<double> calls_per_second;
   std::optional<double> rejections_per_second;
@@ -100,8 +103,10 @@ struct StatusReport {
   /// RatesSince()
   ///
   /// Fills the per-second rates of every row from the same row (channel or
-  /// server, and method) of `previous`, a report made earlier; rows without
-  /// one, or when no time passed, keep nullopt.
+  /// server, and method) of `previous`, a report made earlier; a row that
+  /// `previous` lacks counts from zero (its method had no state then: no
+  /// call). No time passed, or a counter that went down (a new channel
+  /// under the same name): nullopt.
   void RatesSince(const StatusReport& previous);
 
   /// ToJson()

@@ -30,6 +30,12 @@ absl::string_view BreakerModeName(BreakerMode mode) {
   return "unknown";
 }
 
+absl::string_view EffectiveBreakerStateName(BreakerMode mode, BreakerState state) {
+  if (mode == BreakerMode::kForceOpen) return "forced open";
+  if (mode == BreakerMode::kForceClosed) return "forced closed";
+  return BreakerStateName(state);
+}
+
 absl::string_view RejectReasonName(RejectReason reason) {
   switch (reason) {
     case RejectReason::kNone:

@@ -102,6 +102,16 @@ absl::Status ClientResilienceImpl::ControlEndpointBreaker(absl::string_view meth
 }
 
 void ClientResilienceImpl::AppendStatus(StatusReport& report) {
+  // Every method the policies name is listed from the start, not from its
+  // first call: its state is made as that call (or ControlBreaker()) would
+  // make it.
+  const std::shared_ptr<const Generation> generation = CurrentGeneration();
+  for (const std::string& method :
+       PolicySetAccess::Table(generation->policies).ConfiguredMethods(MethodCatalog::Linked())) {
+    if (methods_.Get(method) != nullptr) continue;
+    methods_.FindByName(method,
+                        [this](const char* name) { return Resolve(name, *CurrentGeneration()); });
+  }
   for (const std::shared_ptr<const ClientMethodState>& s : SortedStates()) {
     ClientMethodStatus row;
     row.channel = options_.name;

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "src/core/clock.h"
+#include "src/metrics/printable_text.h"
 
 namespace resilience {
 
@@ -32,7 +33,8 @@ void RecentEvents::OnPolicyReload(const PolicyReloadEvent& event) {
 void RecentEvents::Keep(std::string text) {
   if (capacity_ == 0) return;
   // Events carry the library's monotonic times; the page shows wall time.
-  StatusEvent event{Clock::Real().WallNow(), std::move(text)};
+  // The text may hold what a request gave (an admin request's method).
+  StatusEvent event{Clock::Real().WallNow(), PrintableText::Escape(text)};
   absl::MutexLock lock(&mu_);
   events_.push_back(std::move(event));
   while (events_.size() > capacity_) events_.pop_front();

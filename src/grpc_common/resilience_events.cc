@@ -4,6 +4,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "grpc_resilience/log_events.h"
+#include "src/core/clock.h"
+#include "src/metrics/printable_text.h"
 
 namespace resilience {
 
@@ -36,8 +38,12 @@ std::string FormatEvent(const OperatorEvent& event) {
                    event.endpoint.empty() ? "" : absl::StrCat(" endpoint ", event.endpoint),
                    " on ", event.channel, " (", event.origin, "): ");
   if (!event.applied) return absl::StrCat(head, "not applied: ", event.error);
-  return absl::StrCat(head, "mode ", BreakerModeName(event.snapshot.mode), ", state ",
-                      BreakerStateName(event.snapshot.state));
+  // "forced open": what the breaker does with calls, then what its state
+  // machine says (it decides again after "automatic").
+  const BreakerSnapshot& s = event.snapshot;
+  const bool forced = s.mode == BreakerMode::kForceOpen || s.mode == BreakerMode::kForceClosed;
+  return absl::StrCat(head, "now ", EffectiveBreakerStateName(s.mode, s.state),
+                      forced ? absl::StrCat(" (own state ", BreakerStateName(s.state), ")") : "");
 }
 
 std::string FormatEvent(const PolicyReloadEvent& event) {
@@ -69,7 +75,11 @@ void LogEvents::OnOperatorAction(const OperatorEvent& event) { Write(FormatEvent
 void LogEvents::OnPolicyReload(const PolicyReloadEvent& event) { Write(FormatEvent(event)); }
 
 void LogEvents::Write(const std::string& line) {
-  const std::string text = absl::StrCat(prefix_, line, "\n");
+  // The line may hold what a request gave (an admin request's method):
+  // escaped, so that it stays one line.
+  const std::string text = absl::StrCat(
+      prefix_, absl::FormatTime(kTimestampFormat, Clock::Real().WallNow(), absl::UTCTimeZone()),
+      " ", PrintableText::Escape(line), "\n");
   std::fwrite(text.data(), 1, text.size(), out_);
   std::fflush(out_);
 }

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/match.h"
+#include "src/metrics/printable_text.h"
 
 namespace resilience {
 namespace {
@@ -34,38 +35,6 @@ bool IsValidLabelName(absl::string_view name) {
                      [](char c) { return IsAsciiLetter(c) || IsAsciiDigit(c) || c == '_'; });
 }
 
-bool IsContinuation(unsigned char c) { return (c & 0xC0) == 0x80; }
-
-// The length of the well-formed UTF-8 sequence at text[i], 0 if there is
-// none there (bad lead byte, truncated, overlong, surrogate, past U+10FFFF).
-size_t Utf8SequenceLength(absl::string_view text, size_t i) {
-  const auto at = [&](size_t k) { return static_cast<unsigned char>(text[i + k]); };
-  const unsigned char lead = at(0);
-  if (lead < 0x80) return 1;
-  size_t length;
-  unsigned char second_min = 0x80;
-  unsigned char second_max = 0xBF;
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    if (lead == 0xE0) second_min = 0xA0;  // overlong
-    if (lead == 0xED) second_max = 0x9F;  // surrogates
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    if (lead == 0xF0) second_min = 0x90;  // overlong
-    if (lead == 0xF4) second_max = 0x8F;  // past U+10FFFF
-  } else {
-    return 0;
-  }
-  if (text.size() - i < length) return 0;
-  if (at(1) < second_min || at(1) > second_max) return 0;
-  for (size_t k = 2; k < length; ++k) {
-    if (!IsContinuation(at(k))) return 0;
-  }
-  return length;
-}
-
 // Appends `text` escaped for a label value (quote_too) or a HELP line:
 // backslash, newline (and double quote) get a backslash; invalid UTF-8
 // becomes U+FFFD, one per bad byte.
@@ -79,7 +48,7 @@ void AppendEscaped(absl::string_view text, bool quote_too, std::string* out) {
     } else if (c == '"' && quote_too) {
       out->append("\\\"");
     } else {
-      const size_t length = Utf8SequenceLength(text, i);
+      const size_t length = PrintableText::Utf8Length(text, i);
       if (length == 0) {
         out->append("\xEF\xBF\xBD");  // U+FFFD
         ++i;

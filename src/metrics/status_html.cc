@@ -7,11 +7,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "grpc_resilience/status_report.h"
+#include "src/metrics/printable_text.h"
 
 namespace resilience {
 namespace {
 
-std::string Escape(absl::string_view text) {
+// HTML-escaped, after PrintableText::Escape(): the page stays valid UTF-8
+// whatever a row's or an event's text holds.
+std::string Escape(absl::string_view raw) {
+  const std::string text = PrintableText::Escape(raw);
   std::string out;
   out.reserve(text.size());
   for (char c : text) {
@@ -71,10 +75,16 @@ std::string RowClass(const BreakerSnapshot& b) {
   return name == "half-open" ? "half_open" : name;
 }
 
-// State, mode, time in state, window calls, failure rate.
+// State, mode, time in state, window calls, failure rate. A forced breaker's
+// state reads "forced open" (it rejects every call whatever its state
+// machine says), and its mode cell says the state machine's state.
 std::string BreakerCells(const BreakerSnapshot& b) {
-  return absl::StrCat("<td class=state>", Escape(BreakerStateName(b.state)), "</td>",
-                      Cell(BreakerModeName(b.mode)), Cell(Seconds(b.time_in_state)),
+  const bool forced = b.mode == BreakerMode::kForceOpen || b.mode == BreakerMode::kForceClosed;
+  const std::string mode =
+      forced ? absl::StrCat(BreakerModeName(b.mode), " (own state ", BreakerStateName(b.state), ")")
+             : std::string(BreakerModeName(b.mode));
+  return absl::StrCat("<td class=state>", Escape(EffectiveBreakerStateName(b.mode, b.state)),
+                      "</td>", Cell(mode), Cell(Seconds(b.time_in_state)),
                       absl::StrFormat("<td class=num>%d</td><td class=num>%.2f</td>",
                                       b.counts.completed(), b.failure_rate));
 }
@@ -135,20 +145,23 @@ void AppendServers(const StatusReport& r, std::string& out) {
   absl::StrAppend(&out, "<h2>Server methods</h2>");
   absl::StrAppend(&out,
                   "<table id=server><tr><th>server</th><th>method</th><th>in flight</th>"
-                  "<th>concurrency limit</th><th>admitted</th><th>rejected</th>"
-                  "<th>calls/s</th><th>rejected/s</th></tr>");
+                  "<th>concurrency limit</th><th>rate limit</th><th>admitted</th>"
+                  "<th>rejected</th><th>calls/s</th><th>rejected/s</th></tr>");
   for (const ServerMethodStatus& s : r.server_methods) {
     const bool binding = s.concurrency_limit > 0 && s.in_flight >= s.concurrency_limit;
     const std::string limit =
         s.concurrency_limit == 0
             ? std::string("none")
             : absl::StrCat(s.concurrency_limit, s.adaptive_limit ? " (adaptive)" : "");
-    absl::StrAppend(&out, "<tr", binding ? " class=binding" : "", " data-method=\"",
-                    Escape(s.method), "\">", Cell(s.server), Cell(s.method),
-                    absl::StrFormat("<td class=num>%d</td>", s.in_flight), Cell(limit),
-                    absl::StrFormat("<td class=num>%d</td><td class=num>%d</td>", s.admitted,
-                                    s.rejected),
-                    RateCell(s.calls_per_second), RateCell(s.rejections_per_second), "</tr>");
+    const std::string rate = s.rate_limit <= 0
+                                 ? std::string("none")
+                                 : absl::StrFormat("%g/s, burst %d", s.rate_limit, s.rate_burst);
+    absl::StrAppend(
+        &out, "<tr", binding ? " class=binding" : "", " data-method=\"", Escape(s.method), "\">",
+        Cell(s.server), Cell(s.method), absl::StrFormat("<td class=num>%d</td>", s.in_flight),
+        Cell(limit), Cell(rate),
+        absl::StrFormat("<td class=num>%d</td><td class=num>%d</td>", s.admitted, s.rejected),
+        RateCell(s.calls_per_second), RateCell(s.rejections_per_second), "</tr>");
   }
   absl::StrAppend(&out, "</table>");
 }

@@ -1,7 +1,8 @@
 // File: src/metrics/status_json.h
 //
 // A small streaming JSON writer for the status report: commas placed by
-// itself, strings escaped (RFC 8259), non-finite numbers written as null.
+// itself, strings escaped (RFC 8259) and made valid UTF-8 whatever they
+// hold, non-finite numbers written as null.
 
 #ifndef GRPC_RESILIENCE_SRC_METRICS_STATUS_JSON_H_
 #define GRPC_RESILIENCE_SRC_METRICS_STATUS_JSON_H_
@@ -15,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
+#include "src/metrics/printable_text.h"
 
 namespace resilience {
 
@@ -95,10 +97,24 @@ class JsonWriter {
     if (!first_.back()) out_ += ',';
     first_.back() = false;
   }
+  // Each byte that starts no well-formed UTF-8 character (a request's
+  // "%FF%FE") is written as the text \xHH, as PrintableText writes it: the
+  // document stays valid UTF-8 JSON.
   void AppendString(absl::string_view s) {
     out_ += '"';
-    for (char ch : s) {
+    for (size_t i = 0; i < s.size(); ++i) {
+      const char ch = s[i];
       const unsigned char c = static_cast<unsigned char>(ch);
+      if (c >= 0x80) {
+        const size_t length = PrintableText::Utf8Length(s, i);
+        if (length == 0) {
+          absl::StrAppendFormat(&out_, "\\\\x%02X", c);
+        } else {
+          out_.append(s.data() + i, length);
+          i += length - 1;
+        }
+        continue;
+      }
       switch (c) {
         case '"':
           out_ += "\\\"";

@@ -46,22 +46,23 @@ void StatusReport::RatesSince(const StatusReport& previous) {
   for (const ClientMethodStatus& c : previous.client_methods) {
     clients[Key(c.channel, c.method)] = &c;
   }
+  const ClientMethodStatus no_client;
   for (ClientMethodStatus& c : client_methods) {
     auto it = clients.find(Key(c.channel, c.method));
-    if (it == clients.end()) continue;
-    c.calls_per_second = Rate(c.calls, it->second->calls, seconds);
-    c.rejections_per_second = Rate(c.rejected_locally, it->second->rejected_locally, seconds);
+    const ClientMethodStatus& before = it == clients.end() ? no_client : *it->second;
+    c.calls_per_second = Rate(c.calls, before.calls, seconds);
+    c.rejections_per_second = Rate(c.rejected_locally, before.rejected_locally, seconds);
   }
   absl::flat_hash_map<std::string, const ServerMethodStatus*> servers;
   for (const ServerMethodStatus& s : previous.server_methods) {
     servers[Key(s.server, s.method)] = &s;
   }
+  const ServerMethodStatus no_server;
   for (ServerMethodStatus& s : server_methods) {
     auto it = servers.find(Key(s.server, s.method));
-    if (it == servers.end()) continue;
-    s.calls_per_second =
-        Rate(s.admitted + s.rejected, it->second->admitted + it->second->rejected, seconds);
-    s.rejections_per_second = Rate(s.rejected, it->second->rejected, seconds);
+    const ServerMethodStatus& before = it == servers.end() ? no_server : *it->second;
+    s.calls_per_second = Rate(s.admitted + s.rejected, before.admitted + before.rejected, seconds);
+    s.rejections_per_second = Rate(s.rejected, before.rejected, seconds);
   }
 }
 
@@ -115,6 +116,8 @@ std::string StatusReport::ToJson() const {
     w.Key("in_flight").Number(s.in_flight);
     w.Key("concurrency_limit").Number(s.concurrency_limit);
     w.Key("adaptive_limit").Bool(s.adaptive_limit);
+    w.Key("rate_limit").Number(s.rate_limit);
+    w.Key("rate_burst").Number(s.rate_burst);
     w.Key("calls_per_second").Optional(s.calls_per_second);
     w.Key("rejections_per_second").Optional(s.rejections_per_second);
     w.EndObject();

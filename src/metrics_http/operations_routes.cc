@@ -76,8 +76,19 @@ std::optional<std::string> UrlDecode(absl::string_view text) {
 
 }  // namespace
 
-OperationsRoutes::OperationsRoutes(const MetricsHttpServer::Options& options)
-    : options_(options) {}
+OperationsRoutes::OperationsRoutes(const MetricsHttpServer::Options& options) : options_(options) {
+  // The first status request's rates count from here (the server's start).
+  if (options_.status) {
+    MutexLock lock(&mu_);
+    previous_ = Report();
+  }
+}
+
+StatusReport OperationsRoutes::Report() const {
+  StatusReport report = options_.status();
+  if (report.generated_at == absl::UnixEpoch()) report.generated_at = Clock::Real().WallNow();
+  return report;
+}
 
 bool OperationsRoutes::IsLoopback(absl::string_view address) {
   const std::string text(address);
@@ -103,6 +114,22 @@ std::optional<std::string> OperationsRoutes::FormField(absl::string_view text,
   return std::nullopt;
 }
 
+bool OperationsRoutes::IsLocalHost(absl::string_view host, int port) {
+  absl::string_view name = host;
+  absl::string_view port_text;
+  const size_t colon = host.rfind(':');
+  // "[::1]:9464" and "localhost:9464" have a port after their last ':';
+  // "[::1]" has its ':'s inside the brackets.
+  if (colon != absl::string_view::npos && host.find(']', colon) == absl::string_view::npos) {
+    name = host.substr(0, colon);
+    port_text = host.substr(colon + 1);
+  }
+  int given = 80;
+  if (!port_text.empty() && !absl::SimpleAtoi(port_text, &given)) return false;
+  if (given != port) return false;
+  return absl::EqualsIgnoreCase(name, "localhost") || name == "127.0.0.1" || name == "[::1]";
+}
+
 std::optional<HttpResponse> OperationsRoutes::Handle(const HttpRequest& request) {
   const bool head = request.method == "HEAD";
   if (options_.status && (request.path == kStatusPath || request.path == kStatusJsonPath)) {
@@ -120,8 +147,7 @@ HttpResponse OperationsRoutes::Status(bool json, bool head) {
   StatusReport report;
   {
     MutexLock lock(&mu_);
-    report = options_.status();
-    if (report.generated_at == absl::UnixEpoch()) report.generated_at = Clock::Real().WallNow();
+    report = Report();
     if (previous_.has_value()) report.RatesSince(*previous_);
     previous_ = report;
   }
@@ -138,12 +164,51 @@ HttpResponse OperationsRoutes::Status(bool json, bool head) {
   return response;
 }
 
+std::optional<HttpResponse> OperationsRoutes::RefuseBrowserRequest(
+    const HttpRequest& request) const {
+  // DNS rebinding: a page of attacker.example whose name now resolves to
+  // 127.0.0.1 sends its requests here with its own name in Host.
+  if (!options_.admin.allow_remote && !request.host.empty() &&
+      !IsLocalHost(request.host, request.server_port)) {
+    return Error(403,
+                 absl::StrCat("admin request refused: Host \"", request.host,
+                              "\" is not this server (localhost, 127.0.0.1 or [::1] with port ",
+                              request.server_port,
+                              "); a web page reached through another name (DNS rebinding)"
+                              " is not obeyed (admin.allow_remote serves other names)"));
+  }
+  // A page of another site (a form's POST, a script's fetch): the browser
+  // says so, in Sec-Fetch-Site and in Origin. Tools such as curl send
+  // neither; a page this server serves is same-origin.
+  if (!request.sec_fetch_site.empty() && request.sec_fetch_site != "same-origin" &&
+      request.sec_fetch_site != "none") {
+    return Error(403, absl::StrCat("admin request refused: it comes from a web page of another"
+                                   " site (Sec-Fetch-Site: ",
+                                   request.sec_fetch_site, "); use curl or the API"));
+  }
+  if (!request.origin.empty()) {
+    const bool same =
+        !request.host.empty() &&
+        (absl::EqualsIgnoreCase(request.origin, absl::StrCat("http://", request.host)) ||
+         absl::EqualsIgnoreCase(request.origin, absl::StrCat("https://", request.host)));
+    if (!same) {
+      return Error(403, absl::StrCat("admin request refused: it comes from a web page of another"
+                                     " origin (Origin: ",
+                                     request.origin,
+                                     ", Host: ", request.host.empty() ? "none" : request.host,
+                                     "); use curl or the API"));
+    }
+  }
+  return std::nullopt;
+}
+
 HttpResponse OperationsRoutes::Admin(const HttpRequest& request) {
   if (!options_.admin.allow_remote && !IsLoopback(request.peer_address)) {
     return Error(403, absl::StrCat("admin requests are served to loopback peers only, not ",
                                    request.peer_address,
                                    " (MetricsHttpServer::Options::admin.allow_remote)"));
   }
+  if (std::optional<HttpResponse> refused = RefuseBrowserRequest(request)) return *refused;
   if (!options_.admin.token.empty()) {
     absl::string_view given = request.authorization;
     if (!absl::ConsumePrefix(&given, "Bearer ") ||
@@ -152,6 +217,14 @@ HttpResponse OperationsRoutes::Admin(const HttpRequest& request) {
       r.headers.emplace_back("WWW-Authenticate", "Bearer");
       return r;
     }
+  } else if (!request.admin_header) {
+    // Without a token, what a web page's form cannot send: a form's POST
+    // to 127.0.0.1 from any site the operator's browser shows would
+    // otherwise be obeyed (cross-site request forgery).
+    return Error(403, absl::StrCat("admin request refused: without admin.token it must carry the"
+                                   " header \"",
+                                   kAdminHeader, ": 1\" (curl -H '", kAdminHeader,
+                                   ": 1' ...), which a web page's form cannot send"));
   }
   if (request.method != "POST") {
     HttpResponse r = Error(405, "admin requests are POSTs");

@@ -20,7 +20,7 @@
 
 namespace resilience {
 
-// A request as civetweb parsed it.
+// A request as the listener parsed it (HttpListener).
 struct HttpRequest {
   std::string method;          // "GET", "POST", ...
   std::string path;            // without the query string
@@ -30,6 +30,12 @@ struct HttpRequest {
   std::string peer_address;    // "127.0.0.1", "::1", ...
   int peer_port = 0;
   std::string authorization;   // the Authorization header's value
+  // What a browser says of the page behind a request (empty when absent):
+  std::string host;            // the Host header ("127.0.0.1:9464")
+  std::string origin;          // the Origin header ("http://evil.example")
+  std::string sec_fetch_site;  // Sec-Fetch-Site ("cross-site", "same-origin", ...)
+  bool admin_header = false;   // an "X-Resilience-Admin" header was sent
+  int server_port = 0;         // the port the request came in on
 };
 
 struct HttpResponse {
@@ -63,13 +69,29 @@ class OperationsRoutes {
   // The value of `name` in an application/x-www-form-urlencoded `text`,
   // decoded; nullopt when absent or badly encoded.
   static std::optional<std::string> FormField(absl::string_view text, absl::string_view name);
+  // Whether a Host header's value ("localhost:9464", "[::1]:9464") names this
+  // host by a loopback name (localhost, 127.0.0.1, [::1]) with `port`
+  // (80 when it gives none).
+  static bool IsLocalHost(absl::string_view host, int port);
+
+  // The custom header an admin request without a token must carry: a web
+  // page's form cannot send it, nor can a script on another site without
+  // a CORS preflight, which this server never grants.
+  static constexpr absl::string_view kAdminHeader = "X-Resilience-Admin";
 
  private:
   HttpResponse Status(bool json, bool head) ABSL_LOCKS_EXCLUDED(mu_);
+  // options_.status(), dated now when it did not say when.
+  StatusReport Report() const;
   HttpResponse Admin(const HttpRequest& request);
+  // A 403 when `request` may come from a web page of another site (its
+  // Origin, its Sec-Fetch-Site, its Host); nullopt when it may go on.
+  std::optional<HttpResponse> RefuseBrowserRequest(const HttpRequest& request) const;
 
   const MetricsHttpServer::Options& options_;
   Mutex mu_;
+  // The report the next status request's rates count from: the previous
+  // request's, or the one made at construction.
   std::optional<StatusReport> previous_ ABSL_GUARDED_BY(mu_);
 };
 

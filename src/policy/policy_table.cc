@@ -189,4 +189,21 @@ PolicyTable::Match PolicyTable::Find(absl::string_view full_method) const {
   return match;
 }
 
+std::vector<std::string> PolicyTable::ConfiguredMethods(const MethodCatalog& catalog) const {
+  std::vector<std::string> methods;
+  for (const Name& name : names_) {
+    if (name.service.empty()) continue;  // the default entry
+    if (!name.method.empty()) {
+      methods.push_back(absl::StrCat("/", name.service, "/", name.method));
+      continue;
+    }
+    for (const MethodCatalog::Method& m : catalog.methods()) {
+      if (m.service == name.service) methods.push_back(m.full_name());
+    }
+  }
+  std::sort(methods.begin(), methods.end());
+  methods.erase(std::unique(methods.begin(), methods.end()), methods.end());
+  return methods;
+}
+
 }  // namespace resilience

@@ -30,6 +30,8 @@
 
 namespace resilience {
 
+class MethodCatalog;  // src/policy/method_catalog.h, which includes this header
+
 class MethodCatalog;
 
 // How PolicyTable loads a file (PolicyTable::LoadOptions); the public
@@ -106,6 +108,15 @@ class PolicyTable {
   // The policy of `full_method` ("/package.Service/Method"); policy is null
   // when no entry and no default covers it.
   Match Find(absl::string_view full_method) const;
+
+  // ConfiguredMethods()
+  //
+  // Every method an entry names ("/svc/method" for {"service": "svc",
+  // "method": "method"}), and every method of `catalog` in a service an
+  // entry names whole ({"service": "svc"}); sorted, each once. Not the
+  // methods only the default entry ({}) covers: they are every method there
+  // is. The status page lists these before their first call.
+  std::vector<std::string> ConfiguredMethods(const MethodCatalog& catalog) const;
 
   // The file's retryThrottling (gRFC A6: one per channel, every call on it
   // counts); none when the file has none.

@@ -337,21 +337,6 @@ std::vector<std::pair<std::string, ServerMethodStats>> ServerResilienceImpl::All
   return all;
 }
 
-void ServerResilienceImpl::AppendStatus(StatusReport& report, absl::string_view name) {
-  for (const std::shared_ptr<const ServerMethodState>& s : SortedStates()) {
-    const ServerMethodStats stats = StatsOf(*s);
-    ServerMethodStatus row;
-    row.server = std::string(name);
-    row.method = s->method;
-    row.admitted = stats.admitted;
-    row.rejected = stats.rejected_concurrency + stats.rejected_rate + stats.rejected_cpu;
-    row.in_flight = stats.in_flight;
-    row.concurrency_limit = stats.concurrency_limit;
-    row.adaptive_limit = s->limits != nullptr && s->limits->adaptive;
-    report.server_methods.push_back(std::move(row));
-  }
-}
-
 void ServerResilienceImpl::AppendMetrics(PrometheusText& text) {
   // Declared first, all of them and always in this order, so that the
   // families come out in the same order whatever is called.

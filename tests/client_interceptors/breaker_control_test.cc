@@ -51,9 +51,9 @@ TEST_F(BreakerControlTest, ForceOpenBeforeTheFirstCall) {
   EXPECT_TRUE(Unary().ok());
   EXPECT_THAT(events_->lines(),
               ElementsAre("operator force_open of breaker " + std::string(kUnary) +
-                              " on test-channel (api): mode force_open, state closed",
+                              " on test-channel (api): now forced open (own state closed)",
                           "operator automatic of breaker " + std::string(kUnary) +
-                              " on test-channel (api): mode normal, state closed"));
+                              " on test-channel (api): now closed"));
 }
 
 // After a trip: forced closed, calls reach the server again; reset closes
@@ -76,7 +76,7 @@ TEST_F(BreakerControlTest, ForceClosedThenResetAfterATrip) {
   ASSERT_GE(lines.size(), 3u);
   EXPECT_THAT(lines[lines.size() - 2], HasSubstr("open -> closed (reset by an operator"));
   EXPECT_THAT(lines.back(), HasSubstr("operator reset of breaker"));
-  EXPECT_THAT(lines, ::testing::Contains(HasSubstr("(pager): mode force_closed, state open")));
+  EXPECT_THAT(lines, ::testing::Contains(HasSubstr("(pager): now forced closed (own state open)")));
 }
 
 // A method without a breaker: NotFound naming channel and method, nothing
@@ -120,6 +120,21 @@ TEST_F(BreakerControlTest, StatusRows) {
   EXPECT_EQ(report.retry_throttles[0].tokens, 10);
 }
 
+// Issue 40 item 12: the page listed nothing until a method's first call.
+// The method the policy names is listed from the start, with its breaker.
+TEST_F(BreakerControlTest, StatusListsAConfiguredMethodBeforeItsFirstCall) {
+  StatusReport report;
+  resilience_->AppendStatus(report);
+  ASSERT_EQ(report.client_methods.size(), 1u);
+  const ClientMethodStatus& row = report.client_methods[0];
+  EXPECT_EQ(row.method, kUnary);
+  EXPECT_EQ(row.breaker_kind, "three_state");
+  ASSERT_TRUE(row.breaker.has_value());
+  EXPECT_EQ(row.breaker->state, BreakerState::kClosed);
+  EXPECT_EQ(row.calls, 0);
+  EXPECT_EQ(service_.handled(), 0);
+}
+
 // The endpoint the calls went to has its own row and takes commands of its
 // own; an endpoint the method never saw is refused, naming those it knows.
 TEST_F(BreakerControlTest, EndpointRowsAndCommands) {
@@ -152,7 +167,7 @@ TEST_F(BreakerControlTest, EndpointRowsAndCommands) {
   EXPECT_TRUE(Unary().ok());
   EXPECT_THAT(events_->lines().back(),
               HasSubstr("operator force_open of breaker " + std::string(kUnary) + " endpoint " +
-                        endpoint.endpoint + " on test-channel (pager): mode force_open"));
+                        endpoint.endpoint + " on test-channel (pager): now forced open"));
   EXPECT_THAT(events_->lines()[events_->lines().size() - 2], HasSubstr("not applied"));
 }
 

@@ -223,12 +223,12 @@ TEST_F(CacheServerReloadTest, FileChangeAppliesAndBrokenFileKeepsTheLastGood) {
   EXPECT_EQ(failed_gets_.load(), 0) << "of " << gets_.load() << " Gets";
   const CommandResult result = Stop();
   EXPECT_EQ(result.exit_code, 0) << result.err;
-  EXPECT_THAT(result.err, HasSubstr("cache_server: policies reloaded on server from " + path +
+  EXPECT_THAT(result.err, HasSubstr("Z policies reloaded on server from " + path +
                                     " (generation 2): 1 method changed (changed "
                                     "/cache.v1.CacheService/Dump)"));
-  EXPECT_THAT(result.err, HasSubstr("cache_server: policy reload on server from " + path +
-                                    " failed, generation 2 stays in force: policy file \"" +
-                                    path + "\": "));
+  EXPECT_THAT(result.err,
+              HasSubstr("Z policy reload on server from " + path +
+                        " failed, generation 2 stays in force: policy file \"" + path + "\": "));
   EXPECT_THAT(result.err, HasSubstr("maxConcurrency"));
   EXPECT_THAT(result.err, HasSubstr("(generation 3)"));
   std::printf("file change applied in %s; %lld Gets across the reloads, %lld failed\n",

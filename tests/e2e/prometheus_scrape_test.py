@@ -25,6 +25,7 @@ skip, for ctest) only when no prometheus binary can be found.
 import argparse
 import json
 import os
+import re
 import signal
 import sys
 import tempfile
@@ -104,7 +105,8 @@ def run(args, checks):
                                server_a.output())
         checks.check("the client printed the breaker opening on stderr",
                      client.stderr.wait_for(
-                         lambda l: l.startswith("cache_client: breaker ") and "-> open" in l, 5)
+                         lambda l: re.match(r"cache_client: \S+Z breaker ", l) and "-> open" in l,
+                         5)
                      is not None, client.output())
         phase_1 = time.time() - start
 

@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/struct.pb.h"
+#include "google/protobuf/stubs/common.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 
@@ -71,15 +72,16 @@ TEST(StatusReportTest, RatesComeFromTheSameRowOfThePreviousReport) {
   now.client_methods[0].rejected_locally += 10;
   now.server_methods[0].admitted += 4;
   now.server_methods[0].rejected += 6;
-  ClientMethodStatus fresh;  // not in the previous report
+  ClientMethodStatus fresh;  // not in the previous report: no call then
   fresh.channel = "other";
   fresh.method = "/cache.v1.CacheService/Get";
+  fresh.calls = 6;
   now.client_methods.push_back(fresh);
   now.RatesSince(before);
   EXPECT_EQ(now.client_methods[0].calls_per_second, 10.0);
   EXPECT_EQ(now.client_methods[0].rejections_per_second, 5.0);
   EXPECT_EQ(now.client_methods[1].calls_per_second, 0.0);
-  EXPECT_EQ(now.client_methods[2].calls_per_second, std::nullopt);
+  EXPECT_EQ(now.client_methods[2].calls_per_second, 3.0);  // was null (issue 40 item 12)
   EXPECT_EQ(now.server_methods[0].calls_per_second, 5.0);
   EXPECT_EQ(now.server_methods[0].rejections_per_second, 3.0);
 }
@@ -148,6 +150,58 @@ TEST(StatusReportTest, JsonEscapesWhatANameMayHold) {
   EXPECT_EQ(parsed.fields().at("client_methods").list_value().values(0).struct_value().fields().at(
                 "channel").string_value(),
             c.channel);
+}
+
+// Issue 40 item 11: an admin request with method=/a/%FF%FE made the event
+// list, and so /status.json, invalid UTF-8 until 50 newer events pushed it
+// out. Whatever a row or an event holds, the JSON is valid UTF-8 and the
+// page has no raw line break or byte that is not UTF-8 in its text.
+TEST(StatusReportTest, TextThatIsNotUtf8StaysValid) {
+  StatusReport r;
+  ClientMethodStatus c;
+  c.channel = "ch";
+  c.method = "/a/\xFF\xFE";
+  r.client_methods.push_back(c);
+  r.recent_events.push_back(
+      StatusEvent{absl::UnixEpoch(), "operator force_open of breaker /a/\xFF\xFE\xC3\xA9 on ch"});
+  const std::string json = r.ToJson();
+  EXPECT_TRUE(google::protobuf::internal::IsStructurallyValidUTF8(json.data(),
+                                                                  static_cast<int>(json.size())))
+      << json;
+  const google::protobuf::Struct parsed = Parse(json);
+  const auto& row = parsed.fields().at("client_methods").list_value().values(0).struct_value();
+  EXPECT_EQ(row.fields().at("method").string_value(), "/a/\\xFF\\xFE");
+  const auto& event = parsed.fields().at("recent_events").list_value().values(0).struct_value();
+  EXPECT_EQ(event.fields().at("text").string_value(),
+            "operator force_open of breaker /a/\\xFF\\xFE\xC3\xA9 on ch");
+  const std::string html = r.ToHtml();
+  EXPECT_TRUE(google::protobuf::internal::IsStructurallyValidUTF8(html.data(),
+                                                                  static_cast<int>(html.size())));
+  EXPECT_THAT(html, HasSubstr("/a/\\xFF\\xFE\xC3\xA9 on ch"));
+}
+
+// Issue 40 item 13: a breaker forced open read "state closed, mode
+// force_open" while it rejected every call.
+TEST(StatusReportTest, AForcedBreakerSaysForced) {
+  StatusReport r;
+  ClientMethodStatus c;
+  c.channel = "ch";
+  c.method = "/s.S/Store";
+  c.breaker_kind = "three_state";
+  BreakerSnapshot b;
+  b.mode = BreakerMode::kForceOpen;
+  c.breaker = b;
+  EndpointStatus e{"ipv4:10.0.0.1:1", b, 0, 0};
+  e.breaker.mode = BreakerMode::kForceClosed;
+  e.breaker.state = BreakerState::kOpen;
+  c.endpoints = {e};
+  r.client_methods.push_back(c);
+  const std::string html = r.ToHtml();
+  EXPECT_THAT(html, HasSubstr("<td class=state>forced open</td><td>force_open (own state "
+                              "closed)</td>"));
+  EXPECT_THAT(html, HasSubstr("<td class=state>forced closed</td><td>force_closed (own state "
+                              "open)</td>"));
+  EXPECT_THAT(html, Not(HasSubstr("<td class=state>closed</td>")));
 }
 
 TEST(StatusReportTest, HtmlIsSelfContainedAndMarksWhatBinds) {

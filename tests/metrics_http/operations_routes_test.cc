@@ -16,6 +16,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
+// An admin request as the documented curl command sends it (the custom
+// header, Host with the served port, no Origin).
 HttpRequest Post(std::string query, std::string peer = "127.0.0.1") {
   HttpRequest r;
   r.method = "POST";
@@ -23,6 +25,21 @@ HttpRequest Post(std::string query, std::string peer = "127.0.0.1") {
   r.query = std::move(query);
   r.peer_address = std::move(peer);
   r.peer_port = 40000;
+  r.server_port = 9464;
+  r.host = "127.0.0.1:9464";
+  r.admin_header = true;
+  return r;
+}
+
+// What a browser sends for a page's <form method=post action=
+// "http://127.0.0.1:9464/admin/breaker?..."> on evil.example.
+HttpRequest CrossSiteForm() {
+  HttpRequest r = Post("channel=c&method=%2Fm&command=force_open");
+  r.admin_header = false;
+  r.content_type = "application/x-www-form-urlencoded";
+  r.body = "channel=c&method=%2Fm&command=force_open";
+  r.origin = "http://evil.example";
+  r.sec_fetch_site = "cross-site";
   return r;
 }
 
@@ -35,6 +52,20 @@ class OperationsRoutesTest : public ::testing::Test {
       return answer_;
     };
   }
+  // The status callback: one client row with *calls calls, at *now.
+  void ReportOneRow(const int64_t* calls, const absl::Time* now) {
+    options_.status = [calls, now] {
+      StatusReport r;
+      r.generated_at = *now;
+      ClientMethodStatus c;
+      c.channel = "ch";
+      c.method = "/m";
+      c.calls = *calls;
+      r.client_methods.push_back(c);
+      return r;
+    };
+  }
+
   MetricsHttpServer::Options options_;
   std::vector<BreakerCommandRequest> requests_;
   absl::Status answer_;
@@ -53,16 +84,7 @@ TEST_F(OperationsRoutesTest, OffUnlessAskedFor) {
 TEST_F(OperationsRoutesTest, StatusPageAndJsonWithRatesFromTheRequestBefore) {
   int64_t calls = 0;
   absl::Time now = absl::FromUnixSeconds(1'800'000'000);
-  options_.status = [&] {
-    StatusReport r;
-    r.generated_at = now;
-    ClientMethodStatus c;
-    c.channel = "ch";
-    c.method = "/m";
-    c.calls = calls;
-    r.client_methods.push_back(c);
-    return r;
-  };
+  ReportOneRow(&calls, &now);
   OperationsRoutes routes(options_);
   HttpRequest get;
   get.method = "GET";
@@ -83,6 +105,23 @@ TEST_F(OperationsRoutesTest, StatusPageAndJsonWithRatesFromTheRequestBefore) {
   EXPECT_EQ(routes.Handle(get)->status, 405);
   get.method = "HEAD";
   EXPECT_TRUE(routes.Handle(get)->body.empty());
+}
+
+// Issue 40 item 12: the first status request's rates were null. They
+// count from the server's start (the routes' construction).
+TEST_F(OperationsRoutesTest, FirstRequestHasRatesSinceTheStart) {
+  int64_t calls = 4;
+  absl::Time now = absl::FromUnixSeconds(1'800'000'000);
+  ReportOneRow(&calls, &now);
+  OperationsRoutes routes(options_);
+  calls = 24;
+  now += absl::Seconds(4);
+  HttpRequest get;
+  get.method = "GET";
+  get.path = "/status.json";
+  std::optional<HttpResponse> json = routes.Handle(get);
+  ASSERT_TRUE(json.has_value());
+  EXPECT_THAT(json->body, HasSubstr("\"calls_per_second\":5"));
 }
 
 TEST_F(OperationsRoutesTest, AdminCommandReachesTheCallback) {
@@ -146,6 +185,78 @@ TEST_F(OperationsRoutesTest, TokenRequiredWhenSet) {
   EXPECT_EQ(requests_.size(), 1u);
 }
 
+// Issue 40 item 4: with --admin and no token, a cross-site form POST forced
+// a breaker open (200 {"applied":true}), and so did a request with a
+// foreign Host (DNS rebinding).
+TEST_F(OperationsRoutesTest, CrossSiteFormIsRefused) {
+  OperationsRoutes routes(options_);
+  std::optional<HttpResponse> r = routes.Handle(CrossSiteForm());
+  EXPECT_EQ(r->status, 403) << r->body;
+  EXPECT_THAT(r->body, HasSubstr("Sec-Fetch-Site: cross-site"));
+  // Each mark of a web page alone is enough.
+  HttpRequest no_fetch_metadata = CrossSiteForm();  // an older browser
+  no_fetch_metadata.sec_fetch_site.clear();
+  r = routes.Handle(no_fetch_metadata);
+  EXPECT_EQ(r->status, 403) << r->body;
+  EXPECT_THAT(r->body, HasSubstr("Origin: http://evil.example"));
+  HttpRequest no_origin = no_fetch_metadata;  // Origin withheld (a referrer policy)
+  no_origin.origin.clear();
+  r = routes.Handle(no_origin);
+  EXPECT_EQ(r->status, 403) << r->body;
+  EXPECT_THAT(r->body, HasSubstr("must carry the header \\\"X-Resilience-Admin: 1\\\""));
+  HttpRequest with_header = CrossSiteForm();  // e.g. a script's fetch()
+  with_header.admin_header = true;
+  EXPECT_EQ(routes.Handle(with_header)->status, 403);
+  HttpRequest same_site = with_header;  // another port of this host
+  same_site.sec_fetch_site = "same-site";
+  EXPECT_EQ(routes.Handle(same_site)->status, 403);
+  HttpRequest null_origin = with_header;  // a sandboxed frame
+  null_origin.sec_fetch_site.clear();
+  null_origin.origin = "null";
+  EXPECT_EQ(routes.Handle(null_origin)->status, 403);
+  EXPECT_TRUE(requests_.empty());
+  // The status page's own origin, with the header: obeyed.
+  HttpRequest same_origin = Post("channel=c&method=%2Fm&command=reset");
+  same_origin.origin = "http://127.0.0.1:9464";
+  same_origin.sec_fetch_site = "same-origin";
+  EXPECT_EQ(routes.Handle(same_origin)->status, 200);
+  EXPECT_EQ(requests_.size(), 1u);
+}
+
+TEST_F(OperationsRoutesTest, ForeignHostIsRefused) {
+  OperationsRoutes routes(options_);
+  HttpRequest rebound = Post("channel=c&method=%2Fm&command=force_open");
+  rebound.host = "attacker.example:9464";
+  std::optional<HttpResponse> r = routes.Handle(rebound);
+  EXPECT_EQ(r->status, 403) << r->body;
+  EXPECT_THAT(r->body, HasSubstr("Host \\\"attacker.example:9464\\\" is not this server"));
+  rebound.host = "127.0.0.1:8080";  // another port: another origin
+  EXPECT_EQ(routes.Handle(rebound)->status, 403);
+  EXPECT_TRUE(requests_.empty());
+  for (const char* host : {"127.0.0.1:9464", "localhost:9464", "LocalHost:9464", "[::1]:9464"}) {
+    rebound.host = host;
+    EXPECT_EQ(routes.Handle(rebound)->status, 200) << host;
+  }
+  // Remote admin (behind a proxy, under any name) is the operator's choice.
+  options_.admin.allow_remote = true;
+  OperationsRoutes remote(options_);
+  rebound.host = "admin.internal.example";
+  EXPECT_EQ(remote.Handle(rebound)->status, 200);
+}
+
+TEST_F(OperationsRoutesTest, TokenStandsForTheHeader) {
+  options_.admin.token = "s3cret";
+  OperationsRoutes routes(options_);
+  HttpRequest r = Post("channel=c&method=%2Fm&command=reset");
+  r.admin_header = false;
+  r.authorization = "Bearer s3cret";
+  EXPECT_EQ(routes.Handle(r)->status, 200);
+  // The token does not let another site's page in.
+  r.origin = "http://evil.example";
+  EXPECT_EQ(routes.Handle(r)->status, 403);
+  EXPECT_EQ(requests_.size(), 1u);
+}
+
 TEST_F(OperationsRoutesTest, BadRequestsNameWhatIsWrong) {
   OperationsRoutes routes(options_);
   std::optional<HttpResponse> r = routes.Handle(Post("channel=c&command=reset"));
@@ -170,6 +281,22 @@ TEST_F(OperationsRoutesTest, CallbackErrorsBecomeHttpStatuses) {
   EXPECT_THAT(r->body, HasSubstr("no policy gives method '/x' a circuit breaker"));
 }
 
+// Issue 40 item 11: what the request's method decodes to (bytes that are
+// not UTF-8, a line break) is passed on as it is, and the answer that
+// names it stays valid UTF-8 JSON on one line.
+TEST_F(OperationsRoutesTest, AnswersStayValidJsonWhateverTheRequestHolds) {
+  OperationsRoutes routes(options_);
+  answer_ = absl::NotFoundError("no breaker on method '/a/\xFF\xFE\nFORGED'");
+  std::optional<HttpResponse> r =
+      routes.Handle(Post("channel=c&method=%2Fa%2F%FF%FE%0AFORGED&command=reset"));
+  ASSERT_EQ(requests_.size(), 1u);
+  EXPECT_EQ(requests_[0].method, "/a/\xFF\xFE\nFORGED");
+  EXPECT_EQ(r->status, 404);
+  EXPECT_THAT(r->body, HasSubstr("/a/\\\\xFF\\\\xFE\\nFORGED"));
+  EXPECT_EQ(r->body.find('\xFF'), std::string::npos);
+  EXPECT_EQ(r->body.find('\n'), r->body.size() - 1);  // only the final newline
+}
+
 TEST(OperationsRoutesStaticTest, Loopback) {
   EXPECT_TRUE(OperationsRoutes::IsLoopback("127.0.0.1"));
   EXPECT_TRUE(OperationsRoutes::IsLoopback("127.3.2.1"));
@@ -179,6 +306,21 @@ TEST(OperationsRoutesStaticTest, Loopback) {
   EXPECT_FALSE(OperationsRoutes::IsLoopback("127.evil.example"));
   EXPECT_FALSE(OperationsRoutes::IsLoopback("::ffff:10.0.0.1"));
   EXPECT_FALSE(OperationsRoutes::IsLoopback(""));
+}
+
+TEST(OperationsRoutesStaticTest, LocalHost) {
+  EXPECT_TRUE(OperationsRoutes::IsLocalHost("127.0.0.1:9464", 9464));
+  EXPECT_TRUE(OperationsRoutes::IsLocalHost("localhost:9464", 9464));
+  EXPECT_TRUE(OperationsRoutes::IsLocalHost("[::1]:9464", 9464));
+  EXPECT_TRUE(OperationsRoutes::IsLocalHost("localhost", 80));
+  EXPECT_TRUE(OperationsRoutes::IsLocalHost("[::1]", 80));
+  EXPECT_FALSE(OperationsRoutes::IsLocalHost("localhost", 9464));
+  EXPECT_FALSE(OperationsRoutes::IsLocalHost("127.0.0.1:9465", 9464));
+  EXPECT_FALSE(OperationsRoutes::IsLocalHost("evil.example:9464", 9464));
+  EXPECT_FALSE(OperationsRoutes::IsLocalHost("localhost.evil.example:9464", 9464));
+  EXPECT_FALSE(OperationsRoutes::IsLocalHost("127.0.0.1.nip.io:9464", 9464));
+  EXPECT_FALSE(OperationsRoutes::IsLocalHost("127.0.0.1:x", 9464));
+  EXPECT_FALSE(OperationsRoutes::IsLocalHost("", 9464));
 }
 
 TEST(OperationsRoutesStaticTest, FormFields) {
