@@ -5,7 +5,7 @@
 // a pool of workers answers whole requests. A connection that sends nothing
 // (or sends slowly) costs a file descriptor and a buffer, not a thread, so
 // a scrape behind hundreds of idle connections is read and answered at once
-// (issue 40 item 14: with civetweb's thread per connection, 500 idle
+// (with civetweb's thread per connection, which this replaced, 500 idle
 // connections made scrapes wait 2 s and more).
 
 #ifndef GRPC_RESILIENCE_SRC_METRICS_HTTP_HTTP_LISTENER_H_
