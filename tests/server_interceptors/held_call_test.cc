@@ -57,15 +57,8 @@ class HeldCallTest : public ::testing::TestWithParam<bool> {
             "throttle": {"maxConcurrency": )",
         kLimit, R"(}, "faultInjection": {"delay": "20s"}}]})"));
     ASSERT_TRUE(policies.ok()) << policies.status();
-    grpc::Service* service;
-    if (callback_api()) {
-      callback_ = std::make_unique<testing::CallbackEchoService>(&runs_);
-      service = callback_.get();
-    } else {
-      sync_ = std::make_unique<testing::SyncEchoService>(&runs_);
-      service = sync_.get();
-    }
-    GuardedServer started = StartGuardedServer<TestService>(*std::move(policies), service,
+    service_ = std::make_unique<testing::EchoService>(callback_api(), &runs_);
+    GuardedServer started = StartGuardedServer<TestService>(*std::move(policies), service_->get(),
                                                             ServerResilienceOptions());
     resilience_ = started.resilience;
     server_ = std::move(started.server);
@@ -99,8 +92,7 @@ class HeldCallTest : public ::testing::TestWithParam<bool> {
   ServerMethodStats Stats() const { return resilience_->Stats(kUnary); }
 
   testing::HandlerRuns runs_;
-  std::unique_ptr<testing::SyncEchoService> sync_;
-  std::unique_ptr<testing::CallbackEchoService> callback_;
+  std::unique_ptr<testing::EchoService> service_;
   std::shared_ptr<ServerResilience> resilience_;
   std::unique_ptr<testing::TestServer> server_;
   std::unique_ptr<TestService::Stub> stub_;
