@@ -60,43 +60,57 @@ AdaptiveConcurrencyLimiter::AdaptiveConcurrencyLimiter(const Options& options,
       window_end_ns_(Nanos(first.window_end)),
       min_samples_(first.min_samples),
       samples_since_ns_(Nanos(first.samples_since)),
-      censored_floor_ns_(FloorNs(first.censored_floor)) {}
+      censored_floor_ns_(FloorNs(first.censored_floor)),
+      give_up_after_(std::max<int64_t>(0, first.give_up_after)) {}
 
 void AdaptiveConcurrencyLimiter::Release(Outcome outcome, absl::Duration latency) {
   const int64_t before = in_flight_.fetch_sub(1, std::memory_order_acq_rel);
-  if (outcome == Outcome::kNeutral) return;
+  if (outcome == Outcome::kNeutral) {
+    // Unanswered: only a window that gives up counts it.
+    if (give_up_after_.load(std::memory_order_relaxed) == 0) return;
+    Record(/*drop=*/false, /*sample=*/false, LatencyNs(latency), before);
+    return;
+  }
   const int64_t latency_ns = LatencyNs(latency);
-  Record(outcome == Outcome::kFailure || latency_ns >= drop_latency_ns_, latency_ns, before);
+  Record(outcome == Outcome::kFailure || latency_ns >= drop_latency_ns_, /*sample=*/true,
+         latency_ns, before);
 }
 
 void AdaptiveConcurrencyLimiter::ReleaseExpired(absl::Duration ran) {
   const int64_t before = in_flight_.fetch_sub(1, std::memory_order_acq_rel);
   const int64_t ran_ns = LatencyNs(ran);
-  Record(/*drop=*/true,
-         ran_ns >= censored_floor_ns_.load(std::memory_order_relaxed) ? ran_ns : int64_t{-1},
+  Record(/*drop=*/true, ran_ns >= censored_floor_ns_.load(std::memory_order_relaxed), ran_ns,
          before);
 }
 
-void AdaptiveConcurrencyLimiter::Record(bool drop, int64_t latency_ns, int64_t before) {
+void AdaptiveConcurrencyLimiter::Record(bool drop, bool sample, int64_t latency_ns,
+                                        int64_t before) {
   const int64_t now = Nanos(clock_.Now());
   if (drop) drops_.fetch_add(1, std::memory_order_relaxed);
+  const int64_t give_up = give_up_after_.load(std::memory_order_relaxed);
   // Admitted at now - latency; saturating, as now is any int64.
   int64_t admitted;
-  if (latency_ns >= 0 && !__builtin_sub_overflow(now, latency_ns, &admitted) &&
+  if (!__builtin_sub_overflow(now, latency_ns, &admitted) &&
       admitted >= samples_since_ns_.load(std::memory_order_relaxed)) {
-    latencies_.Add(absl::Nanoseconds(latency_ns));
-    samples_.fetch_add(1, std::memory_order_relaxed);
+    if (sample) {
+      latencies_.Add(absl::Nanoseconds(latency_ns));
+      samples_.fetch_add(1, std::memory_order_relaxed);
+    } else if (give_up > 0) {
+      unanswered_.fetch_add(1, std::memory_order_relaxed);
+    }
   }
   int64_t seen = max_in_flight_.load(std::memory_order_relaxed);
   while (before > seen && !max_in_flight_.compare_exchange_weak(seen, before,
                                                                 std::memory_order_relaxed)) {
   }
   if (now < window_end_ns_.load(std::memory_order_acquire)) return;
-  // Enough latency samples, or enough drops: a window in which every call
-  // expires without a sample must close too (AIMD's timeouts).
+  // Enough latency samples; or enough drops (a window in which every call
+  // expires without a sample must close too: AIMD's timeouts), or, for a
+  // window that gives up, enough unanswered calls instead.
   const int64_t enough = min_samples_.load(std::memory_order_relaxed);
   if (samples_.load(std::memory_order_relaxed) < enough &&
-      drops_.load(std::memory_order_relaxed) < enough) {
+      (give_up > 0 ? unanswered_.load(std::memory_order_relaxed) < give_up
+                   : drops_.load(std::memory_order_relaxed) < enough)) {
     return;
   }
   // One closer; the others go on without waiting.
@@ -113,6 +127,7 @@ void AdaptiveConcurrencyLimiter::CloseWindow(int64_t now_ns) {
   w.samples = samples_.exchange(0, std::memory_order_relaxed);
   w.median_latency = latencies_.TakeQuantile(0.5);
   w.drops = drops_.exchange(0, std::memory_order_relaxed);
+  w.unanswered = unanswered_.exchange(0, std::memory_order_relaxed);
   w.max_in_flight =
       max_in_flight_.exchange(in_flight_.load(std::memory_order_relaxed), std::memory_order_relaxed);
   const Decision next = OnWindow(w);
@@ -120,6 +135,7 @@ void AdaptiveConcurrencyLimiter::CloseWindow(int64_t now_ns) {
                std::memory_order_relaxed);
   samples_since_ns_.store(Nanos(next.samples_since), std::memory_order_relaxed);
   censored_floor_ns_.store(FloorNs(next.censored_floor), std::memory_order_relaxed);
+  give_up_after_.store(std::max<int64_t>(0, next.give_up_after), std::memory_order_relaxed);
   min_samples_.store(std::max<int64_t>(1, next.min_samples), std::memory_order_relaxed);
   window_end_ns_.store(Nanos(next.window_end), std::memory_order_release);
 }

@@ -38,18 +38,19 @@ namespace resilience {
 // land in either window, which only blurs the boundary.
 //
 // What a Release() adds:
-//   - kNeutral: nothing, whatever the latency (the slot is given back
-//     without a measurement: a call that never ran, e.g. refused by a rate
-//     limit after its slot was taken, or one that its client cancelled: its
-//     latency is only how long it ran before the client went away, which
-//     says nothing about how long calls take);
+//   - kNeutral (a call its client cancelled): no sample, whatever the
+//     latency (it is only how long the call ran before its client went
+//     away, which says nothing about how long calls take); an unanswered
+//     call for a window that gives up (Decision::give_up_after);
 //   - otherwise: a latency sample, and a drop when the outcome is kFailure
 //     or the latency reaches `drop_latency` (the subclass's choice).
 // What a ReleaseExpired(ran) adds: a drop, and `ran` as a latency sample
 // only if it is at least the subclass's `censored_floor` (Decision): the
 // call's latency is known to be at least `ran`, so a long `ran` is evidence
 // of slow calls, but a short one (a client's deadline shorter than the
-// calls) would make calls look faster than they are.
+// calls) would make calls look faster than they are; otherwise an
+// unanswered call, as above.
+// ReleaseUnused() (a call that never ran) adds nothing.
 // Latencies are clamped to [0, 1h].
 //
 // The limit moves in [min_limit, max_limit]; the in-flight count may be
@@ -95,6 +96,7 @@ class AdaptiveConcurrencyLimiter : public ConcurrencyLimiter {
 
   void Release(Outcome outcome, absl::Duration latency) override;
   void ReleaseExpired(absl::Duration ran) override;
+  void ReleaseUnused() override { in_flight_.fetch_sub(1, std::memory_order_acq_rel); }
 
   int64_t in_flight() const override { return in_flight_.load(std::memory_order_acquire); }
   int64_t limit() const override { return limit_.load(std::memory_order_relaxed); }
@@ -107,6 +109,10 @@ class AdaptiveConcurrencyLimiter : public ConcurrencyLimiter {
     absl::Duration median_latency;  // their median (within 3.2%); zero without samples
     int64_t drops = 0;          // failures and latencies >= drop_latency
     int64_t max_in_flight = 0;  // the highest in-flight count a Release() saw
+    // Calls admitted at or after samples_since that ended without a sample
+    // (cancelled, or expired too soon to be one); counted only in a window
+    // that gives up (Decision::give_up_after), else 0.
+    int64_t unanswered = 0;
   };
   // What the subclass wants next.
   struct Decision {
@@ -119,6 +125,12 @@ class AdaptiveConcurrencyLimiter : public ConcurrencyLimiter {
     absl::Time samples_since;
     // ReleaseExpired() latencies below this are no samples.
     absl::Duration censored_floor = absl::InfiniteDuration();
+    // 0: an ordinary window, closed (once its time passed) by min_samples
+    // samples or as many drops. Otherwise a window that must gather
+    // min_samples samples (the gradient's baseline measurement): drops do
+    // not close it, and it closes once this many unanswered calls (Window)
+    // have ended, whatever it holds: the subclass then gives up.
+    int64_t give_up_after = 0;
   };
 
   // `drop_latency`: a call this slow counts as a drop (InfiniteDuration():
@@ -140,8 +152,9 @@ class AdaptiveConcurrencyLimiter : public ConcurrencyLimiter {
   Mutex mu_;
 
  private:
-  // A released call's drop and latency sample (`latency_ns` < 0: none).
-  void Record(bool drop, int64_t latency_ns, int64_t before);
+  // A released call that ran `latency_ns`: a drop or not, a latency
+  // sample or an unanswered call (a window that gives up counts those).
+  void Record(bool drop, bool sample, int64_t latency_ns, int64_t before);
   void CloseWindow(int64_t now_ns);
 
   const int64_t drop_latency_ns_;
@@ -152,7 +165,9 @@ class AdaptiveConcurrencyLimiter : public ConcurrencyLimiter {
   std::atomic<int64_t> min_samples_;
   std::atomic<int64_t> samples_since_ns_;
   std::atomic<int64_t> censored_floor_ns_;
+  std::atomic<int64_t> give_up_after_;
   std::atomic<int64_t> samples_{0};
+  std::atomic<int64_t> unanswered_{0};
   AtomicLatencyHistogram latencies_;
   std::atomic<int64_t> drops_{0};
   std::atomic<int64_t> max_in_flight_{0};

@@ -38,10 +38,19 @@ class ConcurrencyLimiter {
   //
   // Gives the slot back. `outcome` and `latency` are what an adaptive limiter
   // learns from; a fixed limiter ignores them.
-  // Outcome::kNeutral (a call its client cancelled, one that never ran)
-  // teaches an adaptive limiter nothing, whatever the latency: a cancelled
-  // call's latency is only how long it ran before its client went away.
+  // Outcome::kNeutral (a call its client cancelled) is no latency sample
+  // for an adaptive limiter, whatever the latency: a cancelled call's
+  // latency is only how long it ran before its client went away. (It is
+  // still a call that went unanswered: a baseline measurement that sees
+  // nothing else gives up, GradientConcurrencyLimiter.)
   virtual void Release(Outcome outcome, absl::Duration latency) = 0;
+
+  // ReleaseUnused()
+  //
+  // Gives back the slot of a call that never ran (refused by another limit
+  // after it took the slot): nothing to learn. By default
+  // Release(kNeutral, 0).
+  virtual void ReleaseUnused() { Release(Outcome::kNeutral, absl::ZeroDuration()); }
 
   // ReleaseExpired()
   //

@@ -16,6 +16,11 @@ constexpr double kIntervalJitter = 0.25;
 // The weight of each window's median in `recent_` (about the last ten
 // windows).
 constexpr double kRecentWeight = 0.1;
+// A baseline measurement is given up once this many times baseline_samples
+// calls admitted under its pin went unanswered (cancelled by their clients,
+// or expired too soon to be samples): a pin that only such calls reach
+// learns nothing and only rejects calls.
+constexpr int64_t kUnansweredPerSample = 5;
 
 }  // namespace
 
@@ -54,7 +59,8 @@ absl::StatusOr<std::unique_ptr<GradientConcurrencyLimiter>> GradientConcurrencyL
 GradientConcurrencyLimiter::GradientConcurrencyLimiter(const Options& options, Clock& clock)
     : AdaptiveConcurrencyLimiter(options, absl::InfiniteDuration(), clock,
                                  Decision{options.min_limit, clock.Now(), options.baseline_samples,
-                                          clock.Now()}),
+                                          clock.Now(), absl::InfiniteDuration(),
+                                          options.baseline_samples * kUnansweredPerSample}),
       gradient_options_(options),
       estimate_(static_cast<double>(options.initial_limit)),
       pin_start_(clock.Now()),
@@ -70,6 +76,11 @@ bool GradientConcurrencyLimiter::measuring() {
   return measuring_;
 }
 
+int64_t GradientConcurrencyLimiter::measurements_given_up() {
+  MutexLock lock(&mu_);
+  return measurements_given_up_;
+}
+
 AdaptiveConcurrencyLimiter::Decision GradientConcurrencyLimiter::StartMeasuring(absl::Time now) {
   measuring_ = true;
   pin_start_ = now;
@@ -78,8 +89,17 @@ AdaptiveConcurrencyLimiter::Decision GradientConcurrencyLimiter::StartMeasuring(
 
 AdaptiveConcurrencyLimiter::Decision GradientConcurrencyLimiter::Pinned(absl::Time now) {
   // Only calls admitted under the pin count: they found at most min_limit
-  // calls in flight, so their latency holds no queueing of ours.
-  return Decision{options_.min_limit, now, gradient_options_.baseline_samples, pin_start_};
+  // calls in flight, so their latency holds no queueing of ours. Calls that
+  // expire too soon to be samples do not close the window (its samples
+  // would go with it); enough unanswered calls do.
+  Decision pinned{options_.min_limit, now, gradient_options_.baseline_samples, pin_start_};
+  pinned.give_up_after = gradient_options_.baseline_samples * kUnansweredPerSample;
+  return pinned;
+}
+
+void GradientConcurrencyLimiter::ScheduleMeasurement(absl::Time now) {
+  const double factor = 1.0 + kIntervalJitter * (2 * jitter_.NextUniform() - 1);
+  next_measurement_ = now + gradient_options_.baseline_interval * factor;
 }
 
 AdaptiveConcurrencyLimiter::Decision GradientConcurrencyLimiter::Normal(absl::Time now) {
@@ -93,20 +113,28 @@ AdaptiveConcurrencyLimiter::Decision GradientConcurrencyLimiter::Normal(absl::Ti
 AdaptiveConcurrencyLimiter::Decision GradientConcurrencyLimiter::OnWindow(const Window& w) {
   const absl::Duration median = std::max(w.median_latency, absl::Nanoseconds(1));
   if (measuring_) {
-    // Closed by drops (calls that expired too soon to be samples): the
-    // measurement goes on.
-    if (w.samples < gradient_options_.baseline_samples) return Pinned(w.now);
+    if (w.samples < gradient_options_.baseline_samples) {
+      // Closed by unanswered calls: given up (the baseline, if any, stays),
+      // tried again at the next interval.
+      if (w.unanswered >= gradient_options_.baseline_samples * kUnansweredPerSample) {
+        measuring_ = false;
+        ++measurements_given_up_;
+        ScheduleMeasurement(w.now);
+        return Normal(w.now);
+      }
+      return Pinned(w.now);
+    }
     measuring_ = false;
     baseline_ = median;
     recent_ = median;
-    const double factor = 1.0 + kIntervalJitter * (2 * jitter_.NextUniform() - 1);
-    next_measurement_ = w.now + gradient_options_.baseline_interval * factor;
+    ScheduleMeasurement(w.now);
     // The limit from before the measurement comes back.
     return Normal(w.now);
   }
   if (w.now >= next_measurement_) return StartMeasuring(w.now);
-  // Only drops, no latency: nothing to compare.
-  if (w.samples == 0) return Normal(w.now);
+  // Only drops, no latency; or no baseline yet (its first measurement was
+  // given up): nothing to compare, the limit stays.
+  if (w.samples == 0 || baseline_ == absl::InfiniteDuration()) return Normal(w.now);
   // A backend that got faster lowers the baseline at once, but only as the
   // recent windows' medians together say: the lowest of many noisy window
   // statistics is below their typical value, and a baseline that is would

@@ -29,9 +29,11 @@ namespace resilience {
 // few slow calls it happens to hold). The baseline is the same statistic of
 // calls run at min_limit concurrency: measured first when the limiter
 // starts, again every baseline_interval (the limit is pinned to min_limit
-// until baseline_samples calls admitted under the pin have finished, then
-// restored), and lowered when the recent windows' medians, smoothed, are
-// lower. Between measurements, after each window:
+// until baseline_samples calls admitted under the pin have been answered,
+// then restored; a measurement is given up, the limit restored, once
+// 5 x baseline_samples calls under the pin went unanswered instead), and
+// lowered when the recent windows' medians, smoothed, are lower. Before
+// the first baseline, the limit stays where it is. Between measurements, after each window:
 //
 //   gradient = clamp(baseline * (1 + tolerance) / window median, 0.5, 2)
 //   target   = limit * gradient + sqrt(limit)
@@ -80,6 +82,10 @@ class GradientConcurrencyLimiter final : public AdaptiveConcurrencyLimiter {
   absl::Duration baseline() ABSL_LOCKS_EXCLUDED(mu_);
   // Whether a baseline measurement is under way (the limit pinned).
   bool measuring() ABSL_LOCKS_EXCLUDED(mu_);
+  // Measurements given up: 5 x baseline_samples calls under the pin went
+  // unanswered (cancelled, or expired too soon) before baseline_samples
+  // were answered.
+  int64_t measurements_given_up() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   GradientConcurrencyLimiter(const Options& options, Clock& clock);
@@ -91,6 +97,8 @@ class GradientConcurrencyLimiter final : public AdaptiveConcurrencyLimiter {
   Decision Pinned(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // An ordinary window starting at `now`.
   Decision Normal(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The next measurement, one jittered baseline_interval after `now`.
+  void ScheduleMeasurement(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Options gradient_options_;
   // The limit the controller works on (fractional); published rounded.
@@ -101,6 +109,7 @@ class GradientConcurrencyLimiter final : public AdaptiveConcurrencyLimiter {
   bool measuring_ ABSL_GUARDED_BY(mu_) = true;
   absl::Time pin_start_ ABSL_GUARDED_BY(mu_);
   absl::Time next_measurement_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
+  int64_t measurements_given_up_ ABSL_GUARDED_BY(mu_) = 0;
   // Draws each interval until the next measurement; seeded with the time
   // the limiter was made, so servers started apart measure apart.
   SplitMixRandom jitter_ ABSL_GUARDED_BY(mu_);

@@ -43,7 +43,10 @@ namespace resilience {
 //     deadline passed is rejected like an abort and answered
 //     DEADLINE_EXCEEDED, and once CallVerdicts::EndHoldsAt() has passed (a
 //     server shutdown) the call is answered UNAVAILABLE; a cancellation by
-//     the client is not seen before the delay is over.
+//     the client is not seen before the delay is over: on the callback
+//     API, gRPC 1.51 offers no way to see it before the user's handler
+//     runs (docs/server-rejection.md, fact 9), so a caller that cancels
+//     keeps its throttle slot until the delay or its deadline ends.
 // Without a throttle on the method, it counts the call (ServerCallMeter):
 // admitted unless aborted, in flight until its status, the status sent, and
 // the handler latency (injected delay included) unless it was answered

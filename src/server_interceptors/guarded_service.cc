@@ -139,7 +139,10 @@ class GuardHandler final : public MethodHandler {
           Answer(param, ended_while_held_);
           return;
         }
-        inner_->RunHandler(param);  // the callback API never gets holds
+        // The callback API never gets holds: a hold there sees no
+        // cancellation wherever it is placed, so the fault interceptor's
+        // alarm keeps it (docs/server-rejection.md, fact 9).
+        inner_->RunHandler(param);
         return;
     }
   }

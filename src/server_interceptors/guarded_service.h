@@ -40,7 +40,11 @@ namespace resilience {
 //     first (deadline, client cancellation, server shutdown after its grace
 //     period), the handler is skipped and the call answered
 //     DEADLINE_EXCEEDED. The wait costs what a slow handler costs, on the
-//     thread gRPC gave the call, and never a thread of ours.
+//     thread gRPC gave the call, and never a thread of ours. The callback
+//     API has no such hold: gRPC 1.51 starts a call's only close operation
+//     (what reports a cancellation) inside the user's handler object, right
+//     before it makes the user's reactor, so a guard's hold there could not
+//     see a cancellation either (docs/server-rejection.md, fact 9).
 //
 // Register the GuardedService with the ServerBuilder *instead of* the user's
 // service (which must outlive the server, as a registered service must). The

@@ -190,7 +190,7 @@ void ThrottleInterceptor::RejectByRate(absl::string_view cause, absl::string_vie
   NoteRejection(cause);
   // A concurrency slot taken before the bucket said no goes back unused.
   if (holds_slot_) {
-    state_->limits->concurrency->Release(Outcome::kNeutral, absl::ZeroDuration());
+    state_->limits->concurrency->ReleaseUnused();
     holds_slot_ = false;
   }
   Reject(message, retry_after);

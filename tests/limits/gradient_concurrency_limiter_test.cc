@@ -17,10 +17,13 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "src/core/simulated_clock.h"
+#include "tests/limits/gradient_limiter_testing.h"
 
 namespace resilience {
 namespace {
 
+using ::resilience::testing::MustCreate;
+using ::resilience::testing::WithinABucket;
 using ::testing::HasSubstr;
 
 // A backend of `workers` workers, each call taking `service`; calls wait in
@@ -109,22 +112,6 @@ class Backend {
   int64_t max_in_flight_ = 0;
   absl::Duration latency_sum_;
 };
-
-// Whether a baseline (a median read from a histogram) is `expected`, to
-// within the histogram's resolution (3.2%).
-::testing::AssertionResult WithinABucket(absl::Duration baseline, absl::Duration expected) {
-  if (absl::AbsDuration(baseline - expected) <= expected * 0.032) {
-    return ::testing::AssertionSuccess();
-  }
-  return ::testing::AssertionFailure() << "baseline " << baseline << ", expected " << expected;
-}
-
-std::unique_ptr<GradientConcurrencyLimiter> MustCreate(const GradientConcurrencyLimiter::Options& o,
-                                                       Clock& clock) {
-  auto made = GradientConcurrencyLimiter::Create(o, clock);
-  EXPECT_TRUE(made.ok()) << made.status();
-  return *std::move(made);
-}
 
 // It starts pinned at min_limit, measures the baseline on baseline_samples
 // calls admitted under the pin, then comes back to initial_limit.
@@ -306,30 +293,6 @@ TEST(GradientConcurrencyLimiterTest, JittersTheIntervalBetweenMeasurements) {
     if (absl::AbsDuration(a[i] - b[i]) < absl::Milliseconds(20)) ++in_step;
   }
   EXPECT_LT(in_step, 3);
-}
-
-// A slot given back as kNeutral (a call that never ran, or one its client
-// cancelled, whatever it ran) is freed but moves nothing: the baseline
-// measurement still waits for real samples.
-TEST(GradientConcurrencyLimiterTest, NeutralReleaseIsNoSample) {
-  SimulatedClock clock;
-  GradientConcurrencyLimiter::Options o;
-  o.baseline_samples = 2;
-  auto limiter = MustCreate(o, clock);
-  for (int i = 0; i < 10; ++i) {
-    ASSERT_TRUE(limiter->TryAcquire());
-    clock.AdvanceTime(absl::Milliseconds(5));
-    limiter->Release(Outcome::kNeutral, i % 2 == 0 ? absl::ZeroDuration() : absl::Milliseconds(5));
-  }
-  EXPECT_EQ(limiter->in_flight(), 0);
-  EXPECT_TRUE(limiter->measuring());
-  ASSERT_TRUE(limiter->TryAcquire());
-  ASSERT_TRUE(limiter->TryAcquire());
-  clock.AdvanceTime(absl::Milliseconds(5));
-  limiter->Release(Outcome::kSuccess, absl::Milliseconds(5));
-  limiter->Release(Outcome::kSuccess, absl::Milliseconds(5));
-  EXPECT_FALSE(limiter->measuring());
-  EXPECT_TRUE(WithinABucket(limiter->baseline(), absl::Milliseconds(5)));
 }
 
 // Calls admitted before a measurement's pin are not part of it: their

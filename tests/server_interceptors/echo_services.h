@@ -7,6 +7,7 @@
 
 #include <array>
 #include <atomic>
+#include <memory>
 #include <string>
 
 #include "client_interceptors/test_service.grpc.pb.h"
@@ -179,6 +180,26 @@ class CallbackEchoService final : public resilience::test::TestService::Callback
 
  private:
   HandlerRuns* const runs_;
+};
+
+// The echo service of one server API: CallbackEchoService when
+// `callback_api`, else SyncEchoService, counting into `runs`.
+class EchoService {
+ public:
+  EchoService(bool callback_api, HandlerRuns* runs) {
+    if (callback_api) {
+      callback_ = std::make_unique<CallbackEchoService>(runs);
+    } else {
+      sync_ = std::make_unique<SyncEchoService>(runs);
+    }
+  }
+  grpc::Service* get() {
+    return callback_ != nullptr ? static_cast<grpc::Service*>(callback_.get()) : sync_.get();
+  }
+
+ private:
+  std::unique_ptr<SyncEchoService> sync_;
+  std::unique_ptr<CallbackEchoService> callback_;
 };
 
 }  // namespace resilience::testing

@@ -66,17 +66,10 @@ class GuardedServiceTest : public ::testing::TestWithParam<bool> {
   void Start(const std::string& policy_json, Clock& clock = Clock::Real()) {
     absl::StatusOr<PolicySet> policies = PolicySet::FromJsonString(policy_json);
     ASSERT_TRUE(policies.ok()) << policies.status();
-    grpc::Service* service;
-    if (callback_api()) {
-      callback_ = std::make_unique<testing::CallbackEchoService>(&runs_);
-      service = callback_.get();
-    } else {
-      sync_ = std::make_unique<testing::SyncEchoService>(&runs_);
-      service = sync_.get();
-    }
+    service_ = std::make_unique<testing::EchoService>(callback_api(), &runs_);
     ServerResilienceOptions options;
-    GuardedServer started =
-        StartGuardedServer<TestService>(*std::move(policies), service, std::move(options), clock);
+    GuardedServer started = StartGuardedServer<TestService>(*std::move(policies), service_->get(),
+                                                            std::move(options), clock);
     state_ = started.resilience;
     server_ = std::move(started.server);
     ASSERT_NE(server_, nullptr);
@@ -92,8 +85,7 @@ class GuardedServiceTest : public ::testing::TestWithParam<bool> {
   }
 
   HandlerRuns runs_;
-  std::unique_ptr<testing::SyncEchoService> sync_;
-  std::unique_ptr<testing::CallbackEchoService> callback_;
+  std::unique_ptr<testing::EchoService> service_;
   std::shared_ptr<ServerResilience> state_;
   std::unique_ptr<TestServer> server_;
   std::unique_ptr<TestService::Stub> stub_;

@@ -6,7 +6,8 @@
 //
 // The probe: the gradient limit starts pinned at minLimit (2) to measure its
 // baseline, and comes back to its initial limit (20) once baselineSamples (2)
-// latency samples are in. A Get of key "wait" runs until its call is
+// latency samples are in, or once 5 x baselineSamples calls under the pin
+// went unanswered (the measurement given up). A Get of key "wait" runs until its call is
 // cancelled (by its client, or by gRPC at its deadline) and then ends, as a
 // handler that watches for cancellation does; the throttle's clock is
 // simulated and moved 3 ms while such calls run, so a call that counted
@@ -185,6 +186,22 @@ TEST_P(ThrottleSamplesTest, CancelledCallsAreNoSamples) {
   for (auto& call : calls_) ASSERT_TRUE(call->done.WaitForNotificationWithTimeout(kLong));
   EXPECT_EQ(LimitOnceReleased(), 2);
   EXPECT_EQ(resilience_->Stats(kGet).admitted, 2);
+}
+
+// But a measurement that only ever sees cancelled calls gives up once
+// 5 x baselineSamples (10) of them have ended: the limit comes back from its
+// pin to the initial 20. (It stayed pinned for as long as no call was
+// answered: after a cancellation storm on a fresh server, limit 3.)
+TEST_P(ThrottleSamplesTest, CancelledCallsDoNotKeepTheLimitPinned) {
+  for (int round = 0; round < 5; ++round) {
+    for (Call* call : StartTwoGets("wait", kLong)) call->context.TryCancel();
+    for (auto& call : calls_) ASSERT_TRUE(call->done.WaitForNotificationWithTimeout(kLong));
+    if (round < 4) {
+      EXPECT_EQ(LimitOnceReleased(), 2) << "round " << round;
+    }
+  }
+  EXPECT_EQ(LimitOnceReleased(), 20);
+  EXPECT_EQ(resilience_->Stats(kGet).admitted, 10);
 }
 
 // Calls whose deadline passes while they run, having run 3 ms on the
