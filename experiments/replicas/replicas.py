@@ -96,8 +96,21 @@ CONFIGS = {
     # Per-endpoint breakers and the derived outlier detection without
     # health (the default before the rerun).
     "lib_od": lib(DERIVED_OD),
-    # round_robin with health: the outlier detection is derived (the default).
+    # round_robin with health: until issue 40 the outlier detection was
+    # derived from the breaker here; since, nothing is (see lib_health_derived_od).
     "lib_health_od": lib(RR, health=True),
+    # The outlier detection derived with health until issue 40, written out:
+    # gRPC counts NOT_FOUND as a failure, so with Gets of a cache (scenario
+    # failing_get) it ejected healthy replicas for their misses.
+    "lib_health_derived_od": lib(DERIVED_OD, health=True),
+    # The README's "A replicated service" file, as written there.
+    "readme": {"loadBalancingConfig": RR,
+               "healthCheckConfig": {"serviceName": SERVICE},
+               "methodConfig": [{"name": NAME, "timeout": "1s",
+                                 "retryPolicy": {"maxAttempts": 3, "perAttemptTimeout": "0.2s",
+                                                 "retryableStatusCodes": ["UNAVAILABLE",
+                                                                          "DEADLINE_EXCEEDED"]},
+                                 "breaker": {"threeState": {}}}]},
     # Health without outlier detection (the opt-out).
     "lib_health": lib(NO_OD, health=True),
     # The default with health, plus breaker.recoveryProbe.
@@ -125,6 +138,12 @@ def server_policy(fault):
         f = {"delay": BASE_DELAY, "delayFraction": 1}
     elif fault == "failing":
         f = {"abortCode": "UNAVAILABLE", "abortFraction": 1}
+    elif fault == "failing_get":
+        # Gets fail, Stores are served (issue 40's new user's replica).
+        return {"methodConfig": [
+            {"name": [{"service": SERVICE, "method": "Get"}],
+             "faultInjection": {"abortCode": "UNAVAILABLE", "abortFraction": 1}},
+            {"name": NAME, "faultInjection": {"delay": BASE_DELAY, "delayFraction": 1}}]}
     elif fault == "blackhole":
         f = {"delay": "30s", "delayFraction": 1}
     elif fault == "slow":
@@ -147,6 +166,10 @@ def scenarios(seconds):
     rolling = [(1.0 + 2.0 * i, "term", i, "healthy") for i in range(3)]
     return {
         "failing": (["healthy", "failing", "healthy"], [(half, "restart", 1, "healthy")]),
+        # Issue 40: B fails every Get for the whole run; the load is Gets and
+        # Stores (GET_LOAD), so the healthy replicas answer NOT_FOUND to the
+        # Gets of keys not stored on them yet.
+        "failing_get": (["healthy", "failing_get", "healthy"], []),
         "blackhole": (["healthy", "blackhole", "healthy"], [(half, "restart", 1, "healthy")]),
         "slow": (["healthy", "slow", "healthy"], []),
         "flapping": (["healthy", "failing", "healthy"], flaps),
@@ -156,7 +179,11 @@ def scenarios(seconds):
 
 
 DEFAULT_SCENARIOS = ["failing", "blackhole", "slow", "flapping", "all_failing",
-                     "rolling_restart"]
+                     "rolling_restart", "failing_get"]
+# The load's arguments: Stores at concurrency 8, but for failing_get
+# cache_client's default mix (80 % Gets) at concurrency 4, as in issue 40.
+STORE_LOAD = ["--concurrency=8", "--keys=100", "--get_fraction=0"]
+GET_LOAD = ["--concurrency=4", "--get_fraction=0.8"]
 
 
 def free_port():
@@ -197,8 +224,9 @@ class Replica:
             self.proc.send_signal(signal.SIGTERM)
             self.proc.wait(timeout=20)
 
-    def calls(self):
-        """Calls that reached this replica so far (answered or delayed)."""
+    def calls(self, method=None):
+        """Calls that reached this replica so far (answered or delayed); of
+        `method` ("Get") alone when given."""
         try:
             text = urllib.request.urlopen(
                 f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=0.5).read().decode()
@@ -206,8 +234,10 @@ class Replica:
             return None
         total = 0
         for line in text.splitlines():
-            if line.startswith(("grpc_resilience_server_calls_total",
-                                "grpc_resilience_server_injected_delays_total")):
+            if not line.startswith(("grpc_resilience_server_calls_total",
+                                    "grpc_resilience_server_injected_delays_total")):
+                continue
+            if method is None or f'/{SERVICE}/{method}"' in line:
                 total += float(line.rsplit(" ", 1)[1])
         return total
 
@@ -225,8 +255,8 @@ def run(binaries, config, scenario, seconds, workdir):
     client = subprocess.Popen(
         [os.path.join(binaries, "cache_client"), f"--target={target}", f"--policy={policy}",
          "--deadline=1s", f"--metrics_port={client_metrics}", "load",
-         f"--duration={seconds}s", "--calls=0", "--concurrency=8", "--keys=100",
-         "--get_fraction=0"],
+         f"--duration={seconds}s", "--calls=0"]
+        + (GET_LOAD if scenario == "failing_get" else STORE_LOAD),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     start = time.monotonic()
     samples = []  # (t, B's calls, client's local rejections)
@@ -263,9 +293,16 @@ def run(binaries, config, scenario, seconds, workdir):
     out, err = client.communicate(timeout=seconds + 60)
     stop.set()
     scraper.join()
+    # The split between the healthy replicas A and C (issue 40): the calls
+    # of the load's main method each served (Gets for failing_get).
+    served = [r.calls("Get" if scenario == "failing_get" else "Store") for r in replicas]
     for r in replicas:
         r.kill()
-    return summarize(config, scenario, out, err, samples, marks, events)
+    row = summarize(config, scenario, out, err, samples, marks, events)
+    row["served"] = served
+    a, c = served[0] or 0, served[2] or 0
+    row["split_a"] = round(a / (a + c), 3) if a + c else None
+    return row
 
 
 def summarize(config, scenario, out, err, samples, marks, events):
@@ -273,10 +310,12 @@ def summarize(config, scenario, out, err, samples, marks, events):
     if not m:
         raise RuntimeError(f"cache_client said: {out}\n{err}")
     calls = int(m.group(1))
-    ok = int((re.search(r"^\s+OK\s+(\d+)", out, re.M) or [0, 0])[1])
     p99 = re.search(r"p99 ([\d.]+) ?ms", out)
     rejected = re.search(r"client: (\d+) attempts rejected locally", out)
     codes = {c: int(n) for c, n in re.findall(r"^  ([A-Z_]+)\s+(\d+)$", out, re.M)}
+    # A Get of a key the replica does not hold is answered NOT_FOUND: an
+    # answer, not a failure (only failing_get makes Gets).
+    ok = codes.get("OK", 0) + codes.get("NOT_FOUND", 0)
     row = {"config": config, "scenario": scenario, "calls": calls, "ok": ok, "codes": codes,
            "share_ok": ok / calls if calls else 0.0,
            "failed": calls - ok,

@@ -15,22 +15,29 @@ def write_table(rows, seconds, path):
         f"# Replicas experiment ({seconds:g} s per run, `scripts/replicas.sh`)",
         "",
         "Three `cache_server` replicas (A, B, C), one `cache_client load` channel to all "
-        "three (concurrency 8, Store calls, 1 s deadline). B is the bad one; see "
-        "docs/replicas.md for the scenarios and configurations.",
+        "three (concurrency 8, Store calls, 1 s deadline; failing_get: concurrency 4, "
+        "80 % Gets). B is the bad one; see docs/replicas.md for the scenarios and "
+        "configurations.",
         "",
         "| scenario | configuration | calls | share OK | failed | rejected locally | p99 ms "
-        "| eject s | readmit s | first local rejection s |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| eject s | readmit s | first local rejection s | A / B / C served | A's share of A + C |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
+        served = " / ".join(fmt(n, "{:.0f}") for n in r.get("served", []))
         lines.append(
             f"| {r['scenario']} | {r['config']} | {r['calls']} | {r['share_ok']:.4f} "
             f"| {r['failed']} | {r['rejected_locally']} | {fmt(r['p99_ms'], '{:.1f}')} "
             f"| {fmt(r.get('eject_s'))} | {fmt(r.get('readmit_s'))} "
-            f"| {fmt(r.get('first_local_rejection_s'))} |")
+            f"| {fmt(r.get('first_local_rejection_s'))} | {served or '-'} "
+            f"| {fmt(r.get('split_a'), '{:.3f}')} |")
     lines += ["", "eject: seconds from the start after which B got no more call while bad "
               "(- : it kept getting calls); readmit: seconds from B's restart, healthy, to its "
-              "first call.", ""]
+              "first call. served: the calls of the load's main method (Store; Get for "
+              "failing_get) each replica served, as its metrics count them at the end (a "
+              "replica restarted during the run counts from its restart); A's share of A + C: "
+              "how the two healthy replicas split them (0.5 is even; issue 40's target 0.4-0.6).",
+              ""]
     with open(path, "w") as f:
         f.write("\n".join(lines))
 

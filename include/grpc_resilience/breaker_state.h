@@ -50,6 +50,8 @@ enum class TransitionCause {
                          ///< server's health service answered SERVING
   kHealthNotServing,     ///< three-state with recoveryProbe: a health probe after a
                          ///< failure (or during half-open) found the server not serving
+  kReconnected,          ///< three-state: open -> half-open, the channel, not connected
+                         ///< while it was open, is connected again
 };
 
 /// What an operator can tell a breaker at run time

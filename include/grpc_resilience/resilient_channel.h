@@ -18,9 +18,9 @@
 /// waitForReady of a policy goes into the same service config, so it applies
 /// to every call and every attempt of the methods it names. So do the policy
 /// file's loadBalancingPolicy, loadBalancingConfig and healthCheckConfig,
-/// with gRPC's meaning; a round_robin without outlier detection gets
-/// gRPC's outlier_detection_experimental derived from a breaker of the file
-/// (docs/replicas.md).
+/// with gRPC's meaning, as the file writes them; no outlier detection is
+/// added (gRPC 1.51's counts NOT_FOUND and every other status but OK as the
+/// replica's failure: docs/replicas.md).
 ///
 /// Example:
 /// \code

@@ -46,6 +46,8 @@ absl::string_view RejectReasonName(RejectReason reason) {
       return "half-open, probe limit reached";
     case RejectReason::kHalfOpenProbeInterval:
       return "half-open, next probe not due";
+    case RejectReason::kAwaitingConnection:
+      return "probe waiting for the channel to connect";
     case RejectReason::kForcedOpen:
       return "forced open";
     case RejectReason::kDropped:
@@ -80,6 +82,8 @@ absl::string_view TransitionCauseName(TransitionCause cause) {
       return "the health service answered SERVING";
     case TransitionCause::kHealthNotServing:
       return "the health service found the server not serving";
+    case TransitionCause::kReconnected:
+      return "the channel is connected again";
   }
   return "unknown";
 }

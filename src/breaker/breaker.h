@@ -19,6 +19,7 @@
 #include <functional>
 #include <string>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "grpc_resilience/criticality_level.h"
@@ -35,6 +36,8 @@ enum class RejectReason {
   kOpen,                // three-state: open
   kHalfOpenProbeLimit,  // three-state: half-open, all probe slots taken
   kHalfOpenProbeInterval,  // three-state: half-open, next probe not due yet
+  kAwaitingConnection,  // three-state: a probe is due, but the channel is not
+                        // connected (AllowWithConnection())
   kForcedOpen,          // mode kForceOpen (an operator's force_open)
   kDropped,             // SRE: dropped with the current drop probability
 };
@@ -122,6 +125,20 @@ class Breaker {
   // keeps them per level, so that the level the backend refuses is the one
   // throttled (docs/criticality.md).
   virtual Admission Allow(Criticality /*level*/) { return Allow(); }
+
+  // AllowWithConnection()
+  //
+  // Allow(level) for a call on a channel whose connection `connected` tells
+  // (true: connected, or idle and free to connect; false: connecting or
+  // failing to). A breaker asks it only while it is not Closed, at most
+  // once per call. ThreeStateBreaker spends no half-open probe while the
+  // channel is not connected, and half-opens once it is connected again
+  // (a call that cannot reach a server says nothing of the server); the
+  // others ignore it.
+  virtual Admission AllowWithConnection(Criticality level,
+                                        absl::FunctionRef<bool()> /*connected*/) {
+    return Allow(level);
+  }
 
   // Snapshot()
   //

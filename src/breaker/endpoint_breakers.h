@@ -141,8 +141,9 @@ class EndpointBreakers {
   // Control()
   //
   // An operator's command on one endpoint's breaker (Breaker::Control()).
-  // The load balancer still picks the endpoint (gRPC's outlier detection,
-  // not this class, takes one out of the rotation): forcing it open makes
+  // The load balancer still picks the endpoint (health checking, or an
+  // outlier detection the policy file writes, not this class, takes one out
+  // of the rotation): forcing it open makes
   // its outcomes refused and counts it as failing in ServiceFailing(c);
   // forcing it closed counts them and never as failing. A forced endpoint is
   // kept (not evicted when unseen) until it is set back to automatic. False

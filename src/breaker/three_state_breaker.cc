@@ -165,10 +165,20 @@ void ThreeStateBreaker::OpenLocked(absl::Time now, bool backoff, TransitionCause
     open_duration_ = options_.open_duration;
   }
   open_until_ = now + open_duration_;
+  disconnected_seen_ = false;
   SetState(BreakerState::kOpen, now, cause, out);
 }
 
 Admission ThreeStateBreaker::Allow() {
+  return Decide([] { return true; });
+}
+
+Admission ThreeStateBreaker::AllowWithConnection(Criticality /*level*/,
+                                                 absl::FunctionRef<bool()> connected) {
+  return Decide(connected);
+}
+
+Admission ThreeStateBreaker::Decide(absl::FunctionRef<bool()> connected) {
   const absl::Time now = clock_.Now();
   switch (static_cast<BreakerMode>(mode_.load(std::memory_order_acquire))) {
     case BreakerMode::kForceOpen:
@@ -185,26 +195,41 @@ Admission ThreeStateBreaker::Allow() {
   // is re-checked, so a trip in between makes this admission stale, not wrong.
   const uint64_t generation = generation_.load(std::memory_order_acquire);
   if (state() == BreakerState::kClosed) return Admit(generation, now, /*probe=*/false);
+  // Asked outside the lock: the channel's state is its own to read.
+  const bool is_connected = connected();
 
   Transitions transitions;
   Admission result;
   {
     MutexLock lock(&mu_);
+    const bool gated = options_.health_gated && health_known_;
     switch (state()) {
       case BreakerState::kClosed:
         result = Admit(generation_.load(std::memory_order_relaxed), now, false);
         break;
       case BreakerState::kOpen:
-        if (now < open_until_ || (options_.health_gated && health_known_)) {
+        if (!is_connected) disconnected_seen_ = true;
+        if (is_connected && disconnected_seen_ && !gated) {
+          SetState(BreakerState::kHalfOpen, now, TransitionCause::kReconnected, transitions);
+          last_probe_admit_ = absl::InfinitePast();
+        } else if (now < open_until_ || gated) {
           result = Reject(RejectReason::kOpen);
           break;
+        } else if (!is_connected) {
+          // The open period is over, but a probe could reach no server: it
+          // waits for the connection, and the period does not grow.
+          result = Reject(RejectReason::kAwaitingConnection);
+          break;
+        } else {
+          SetState(BreakerState::kHalfOpen, now, TransitionCause::kOpenPeriodEnded, transitions);
         }
-        SetState(BreakerState::kHalfOpen, now, TransitionCause::kOpenPeriodEnded, transitions);
         [[fallthrough]];
       case BreakerState::kHalfOpen:
         if (probes_in_flight_ > 0 && now - probes_waiting_since_ >= options_.half_open_max_wait) {
           OpenLocked(now, /*backoff=*/true, TransitionCause::kProbeTimedOut, transitions);
           result = Reject(RejectReason::kOpen);
+        } else if (!is_connected) {
+          result = Reject(RejectReason::kAwaitingConnection);
         } else if (probes_in_flight_ >= options_.half_open_max_probes &&
                    !(options_.probe_overdue > absl::ZeroDuration() &&
                      now - last_probe_admit_ >= options_.probe_overdue)) {

@@ -54,6 +54,16 @@ namespace resilience {
 //     older generation.
 //   Generations: every state change bumps the generation; a result reported
 //   for an admission of an older generation is ignored.
+//   Connection (AllowWithConnection(), the channel's state): a half-open
+//   probe on a channel that is not connected could only fail without
+//   reaching a server and grow the open period for it. So while the channel
+//   is not connected, an Open breaker whose open period is over stays Open
+//   and a Half-Open one admits no probe (kAwaitingConnection; the open
+//   period does not grow), and an Open breaker that saw the channel not
+//   connected goes Half-Open as soon as it is connected again, before its
+//   open period ends (cause kReconnected; not while a health answer gates it):
+//   the next call is the probe. Allow() is AllowWithConnection() on a
+//   channel that is always connected.
 //
 // Locking: the Closed hot path takes no lock: Allow() loads the state and
 // generation atomically, Record() adds to the lock-free window and, on a
@@ -124,6 +134,8 @@ class ThreeStateBreaker final : public Breaker {
   static absl::Status Validate(const Options& options);
 
   Admission Allow() override ABSL_LOCKS_EXCLUDED(mu_);
+  Admission AllowWithConnection(Criticality level, absl::FunctionRef<bool()> connected) override
+      ABSL_LOCKS_EXCLUDED(mu_);
   BreakerSnapshot Snapshot() override ABSL_LOCKS_EXCLUDED(mu_);
   absl::string_view kind() const override { return "three_state"; }
 
@@ -173,6 +185,10 @@ class ThreeStateBreaker final : public Breaker {
 
   ThreeStateBreaker(const Options& options, Clock& clock);
 
+  // Allow() and AllowWithConnection(); `connected` is asked only when the
+  // mode is kNormal and the breaker is not Closed.
+  Admission Decide(absl::FunctionRef<bool()> connected) ABSL_LOCKS_EXCLUDED(mu_);
+
   void OnRecord(const Admission& admission, Outcome outcome, absl::Duration latency) override
       ABSL_LOCKS_EXCLUDED(mu_);
   void RecordProbe(const Admission& admission, Outcome outcome, absl::Time now)
@@ -209,6 +225,8 @@ class ThreeStateBreaker final : public Breaker {
   // Whether a health answer (kServing or kNotServing) is known: with
   // health_gated, the open period then ends only by a kServing answer.
   bool health_known_ ABSL_GUARDED_BY(mu_) = false;
+  // Since it last opened, the channel was seen not connected.
+  bool disconnected_seen_ ABSL_GUARDED_BY(mu_) = false;
   absl::Time open_until_ ABSL_GUARDED_BY(mu_);
   absl::Duration open_duration_ ABSL_GUARDED_BY(mu_);
   int probes_in_flight_ ABSL_GUARDED_BY(mu_) = 0;

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "grpcpp/impl/channel_interface.h"
 #include "grpcpp/support/status.h"
 #include <optional>
 #include <string>
@@ -21,6 +22,7 @@
 #include "src/client_interceptors/client_method_state.h"
 #include "src/client_interceptors/health_probe_sender.h"
 #include "src/client_interceptors/local_status.h"
+#include "src/client_interceptors/reconnect_watch.h"
 #include "src/grpc_common/metadata_keys.h"
 
 namespace resilience {
@@ -38,6 +40,13 @@ namespace resilience {
 // the endpoint that served it, and the method's breaker rejects only while
 // the service as a whole is failing (EndpointBreakers::ServiceFailing());
 // otherwise its rejection is waived and the attempt goes out.
+//
+// The channel's connection (docs/endpoint-breakers.md, "A probe waits for
+// the connection"): while the breaker is not Closed, Admit() tells it
+// whether the channel is connected (Breaker::AllowWithConnection()), so
+// that no half-open probe is spent on a channel that can reach no server,
+// and hurries the channel's reconnection while it is not
+// (ReconnectWatch::Hurry()).
 class BreakerStage {
  public:
   explicit BreakerStage(const ClientMethodState& state)
@@ -46,6 +55,7 @@ class BreakerStage {
         settings_(state.policy),
         probe_(state.probe_sender != nullptr ? state.recovery_probe.get() : nullptr),
         sender_(state.probe_sender),
+        reconnect_(state.reconnect),
         tally_(&state.tally) {}
 
   bool enabled() const { return breaker_ != nullptr; }
@@ -66,16 +76,28 @@ class BreakerStage {
         ParseCriticality(absl::string_view(header->second.data(), header->second.size()));
     if (claimed.has_value()) level_ = *claimed;
   }
-  // Whether Record() wants the attempt's endpoint (ClientContext::peer()).
-  bool wants_endpoint() const { return endpoints_ != nullptr; }
+  // Whether Record() wants the attempt's endpoint (ClientContext::peer()):
+  // with per-endpoint breakers, and for a half-open probe.
+  bool wants_endpoint(const Admission& admission) const {
+    return endpoints_ != nullptr || admission.probe();
+  }
 
-  // An admission for the next attempt (admitted when there is no breaker).
-  // A rejection of the method's breaker is waived (counted in `counters`)
-  // when it has per-endpoint breakers and the service is not failing,
-  // unless the breaker is forced open.
-  Admission Admit(CallCounters& counters) {
+  // An admission for the next attempt on `channel` (admitted when there is
+  // no breaker). A rejection of the method's breaker is waived (counted in
+  // `counters`) when it has per-endpoint breakers and the service is not
+  // failing, unless the breaker is forced open.
+  Admission Admit(CallCounters& counters, grpc::ChannelInterface* channel) {
     if (breaker_ == nullptr) return Admission();
-    Admission admission = breaker_->Allow(level_);
+    bool disconnected = false;
+    Admission admission = breaker_->AllowWithConnection(level_, [&] {
+      // READY, or IDLE (a call connects it); not CONNECTING nor
+      // TRANSIENT_FAILURE.
+      const grpc_connectivity_state state = channel->GetState(/*try_to_connect=*/false);
+      disconnected =
+          state == GRPC_CHANNEL_CONNECTING || state == GRPC_CHANNEL_TRANSIENT_FAILURE;
+      return !disconnected;
+    });
+    if (disconnected && reconnect_ != nullptr) reconnect_->Hurry(channel);
     if (!admission.admitted()) MaybeProbe();
     if (admission.admitted() || endpoints_ == nullptr ||
         admission.reason() == RejectReason::kForcedOpen || endpoints_->ServiceFailing()) {
@@ -115,10 +137,18 @@ class BreakerStage {
   // endpoint is known bad already). Returns whether it was such an outcome
   // while the service as a whole is not failing (AttemptOutcome::
   // endpoint_known_bad: a retry goes elsewhere, the retry budget is spared).
+  //
+  // A half-open probe that reached no server (UNAVAILABLE with no endpoint:
+  // the connection was lost between its admission and its pick) is neutral
+  // to the method's breaker: it only frees its slot, and the open period
+  // does not grow for it.
   bool Record(Admission& admission, grpc::StatusCode code, LocalEnd local, absl::Time ended,
               const std::string& endpoint = std::string()) {
     if (!admission.pending() && !admission.waived()) return false;
     Outcome outcome = settings_->breaker.Classify(static_cast<absl::StatusCode>(code), local);
+    const bool unreached_probe = admission.probe() && outcome == Outcome::kFailure &&
+                                 code == grpc::StatusCode::UNAVAILABLE &&
+                                 local == LocalEnd::kNone && endpoint.empty();
     const absl::Duration latency = ended - admission.start();
     std::shared_ptr<RecoveryProbe> endpoint_probe;
     bool known_bad = false;
@@ -137,7 +167,8 @@ class BreakerStage {
                        endpoint_probe->OnAnswer(answer);
                      });
     }
-    admission.Record(outcome, latency);  // nothing for a waived one
+    admission.Record(unreached_probe ? Outcome::kNeutral : outcome,
+                     latency);  // nothing for a waived one
     if (probe_ != nullptr && outcome == Outcome::kFailure) {
       probe_->OnCallFailed();
       MaybeProbe();
@@ -172,6 +203,7 @@ class BreakerStage {
   const MethodPolicy* const settings_;
   RecoveryProbe* const probe_;  // null: no probes
   HealthProbeSender* const sender_;
+  ReconnectWatch* const reconnect_;
   // The state's (which the call keeps): the probes' callbacks copy it.
   const std::shared_ptr<ClientMethodTally>* const tally_;
   // The call's criticality (ReadCriticality()).

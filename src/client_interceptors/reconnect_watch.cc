@@ -25,6 +25,20 @@ void ReconnectWatch::Poke(grpc::ChannelInterface* channel) {
   std::thread(Run, shared_, std::move(keep)).detach();
 }
 
+void ReconnectWatch::Hurry(grpc::ChannelInterface* channel) {
+  Poke(channel);
+  auto* grpc_channel = dynamic_cast<grpc::Channel*>(channel);
+  if (grpc_channel == nullptr) return;
+  const int64_t now_ns = absl::ToUnixNanos(shared_->clock->Now());
+  int64_t last = shared_->last_hurry_ns.load(std::memory_order_relaxed);
+  if (last != 0 && now_ns - last < absl::ToInt64Nanoseconds(kHurryEvery)) return;
+  if (!shared_->last_hurry_ns.compare_exchange_strong(last, now_ns, std::memory_order_relaxed)) {
+    return;  // another caller hurries it now
+  }
+  shared_->hurried.fetch_add(1, std::memory_order_relaxed);
+  grpc::experimental::ChannelResetConnectionBackoff(grpc_channel);
+}
+
 void ReconnectWatch::Run(std::shared_ptr<Shared> shared, std::shared_ptr<grpc::Channel> channel) {
   grpc::CompletionQueue cq;
   // Ends once the channel is READY or shut down, or nobody poked for kIdle:

@@ -119,7 +119,7 @@ void RetriedUnaryCall::Launch(Actions& actions) {
   a.sent_monotonic = env_.clock->Now();
   // Per-attempt timeout: the attempt's own deadline, set below. Breaker:
   // a rejection makes no call at all.
-  a.admission = breaker_.Admit(counters_);
+  a.admission = breaker_.Admit(counters_, info_->channel());
   if (!a.admission.admitted()) {
     a.rejected_locally = true;
     counters_.RejectedByBreaker();
@@ -180,7 +180,7 @@ void RetriedUnaryCall::Ended(Attempt& a, Actions& actions) {
   // when it reached no server (BreakerStage::EndpointOf()).
   outcome.endpoint_known_bad =
       breaker_.Record(a.admission, end.code, local, env_.breaker_clock->Now(),
-                      breaker_.wants_endpoint() && a.context.has_value()
+                      breaker_.wants_endpoint(a.admission) && a.context.has_value()
                           ? BreakerStage::EndpointOf(a.context->peer())
                           : std::string());
   if (hedging_ != nullptr && !a.rejected_locally && !cancelled_) {

@@ -155,7 +155,7 @@ void SingleAttemptCall::Begin() {
   }
   // Breaker.
   if (breaker_.enabled()) {
-    admission_ = breaker_.Admit(counters_);
+    admission_ = breaker_.Admit(counters_, info_->channel());
     if (!admission_.admitted()) {
       rejected_ = true;
       rejector_ = LocalRejector::kBreaker;
@@ -270,7 +270,7 @@ void SingleAttemptCall::End(grpc::experimental::InterceptorBatchMethods* methods
     const LocalEnd local = ClassifyAttemptEnd(end);
     breaker_.Record(admission_, end.code, local,
                     first_response_.value_or(env_.breaker_clock->Now()),
-                    breaker_.wants_endpoint()
+                    breaker_.wants_endpoint(admission_)
                         ? BreakerStage::EndpointOf(info_->client_context()->peer())
                         : std::string());
     if (has_timeout_) {

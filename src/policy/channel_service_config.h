@@ -4,18 +4,17 @@
 // policy set carries: what gRPC's own retry needs (BuiltInRetryConfig:
 // streams' retryPolicy, waitForReady, retryThrottling) and the file's
 // load-balancing and health settings with gRPC's meaning
-// (LoadBalancingSettings), where a round_robin with health checking and
-// without outlier detection gets one derived from a breaker of the file
-// (DerivedOutlierDetection).
+// (LoadBalancingSettings), as the file writes them:
 //
-//   file                                   the channel's service config
-//   "loadBalancingConfig": [A, B]          "loadBalancingConfig": [A', B]
-//   "loadBalancingPolicy": "round_robin"   "loadBalancingConfig": [OD(round_robin)]
-//                                          (with healthCheckConfig; else the same)
-//   "loadBalancingPolicy": P (other)       "loadBalancingPolicy": P
+//   file                                     the channel's service config
+//   "loadBalancingConfig": [A, B]            the same
+//   "loadBalancingPolicy": P                 the same
 //   "healthCheckConfig": {"serviceName": S}  the same
-// where A' is A, or OD(A) when A is round_robin, the file asks for no
-// outlier detection, sets healthCheckConfig and has a breaker.
+//
+// No outlier detection is added (one was derived from a breaker until issue
+// 40: gRPC 1.51's counts every status but OK, NOT_FOUND included, as the
+// replica's failure, and ejected healthy replicas for their application
+// answers; docs/replicas.md).
 //
 // Example:
 //   ChannelServiceConfig config = ChannelServiceConfig::Build(table, MethodCatalog::Linked());
@@ -45,9 +44,6 @@ class ChannelServiceConfig {
   const BuiltInRetryConfig& retries() const { return retries_; }
   // Whether it carries settings of the file's load balancing or health.
   bool load_balancing() const { return load_balancing_; }
-  // The outlier_detection_experimental entry the library added; empty when
-  // none.
-  const std::string& derived_outlier_detection() const { return derived_outlier_detection_; }
 
  private:
   explicit ChannelServiceConfig(BuiltInRetryConfig retries) : retries_(std::move(retries)) {}
@@ -55,7 +51,6 @@ class ChannelServiceConfig {
   BuiltInRetryConfig retries_;
   std::string service_config_;
   bool load_balancing_ = false;
-  std::string derived_outlier_detection_;
 };
 
 }  // namespace resilience

@@ -31,7 +31,7 @@ struct LoadBalancingSettings {
   // childPolicy's first name), else `root`: the one that picks addresses.
   std::string picker;
   // Whether the file asks for outlier_detection_experimental anywhere in
-  // the used entry (then the library adds none of its own).
+  // the used entry (the library adds none: docs/replicas.md).
   bool outlier_detection = false;
   // healthCheckConfig.serviceName ("" checks the server as a whole); none
   // without healthCheckConfig.

@@ -1,8 +1,9 @@
 // One channel to three in-process replicas (ipv4:a,b,c) built the way the
 // README builds a replicated service: the policy file's load balancing and
-// health reach gRPC, so one bad replica stops getting calls: a failing one
-// is ejected by the outlier detection derived from the breaker, one whose
-// health service says NOT_SERVING (or that begins to drain) is skipped.
+// health reach gRPC, so one bad replica stops getting calls: one whose
+// health service says NOT_SERVING (or that begins to drain) is skipped, a
+// failing one is ejected by an outlier detection the file writes; none is
+// derived, and a failing replica leaves the other two even shares.
 // Real time (gRPC's own timers), bounded loops.
 
 #include <array>
@@ -46,13 +47,15 @@ PolicySet MustLoad(const std::string& json) {
 // Three replicas of TestService; `bad_policy` is the middle one's.
 class ReplicasTest : public ::testing::Test {
  protected:
-  // `bad_grace`: the middle one's ServerResilienceOptions::not_serving_grace.
+  // `bad_grace`: the middle one's ServerResilienceOptions::not_serving_grace;
+  // `good_policy`: the other two's.
   void Start(const std::string& bad_policy = "{}",
-             absl::Duration bad_grace = ServerResilienceOptions().not_serving_grace) {
+             absl::Duration bad_grace = ServerResilienceOptions().not_serving_grace,
+             const std::string& good_policy = "{}") {
     for (int i = 0; i < 3; ++i) {
       ServerResilienceOptions options;
       if (i == 1) options.not_serving_grace = bad_grace;
-      replicas_[i] = StartGuardedServer<TestService>(MustLoad(i == 1 ? bad_policy : "{}"),
+      replicas_[i] = StartGuardedServer<TestService>(MustLoad(i == 1 ? bad_policy : good_policy),
                                                       &services_[i], std::move(options));
       ASSERT_NE(replicas_[i].server, nullptr);
       ASSERT_TRUE(replicas_[i].resilience->SetServing(replicas_[i].server->server(), true));
@@ -98,6 +101,13 @@ class ReplicasTest : public ::testing::Test {
     return quiet >= n;
   }
 
+  // Calls of `kUnary` that reached replica `i`: let through, or answered by
+  // its fault injection.
+  int64_t Reached(int i) const {
+    const ServerMethodStats stats = replicas_[i].resilience->Stats(kUnary);
+    return stats.admitted + stats.faults_aborted;
+  }
+
   std::array<HandlerRuns, 3> runs_;
   std::array<SyncEchoService, 3> services_{SyncEchoService(&runs_[0]), SyncEchoService(&runs_[1]),
                                            SyncEchoService(&runs_[2])};
@@ -106,15 +116,65 @@ class ReplicasTest : public ::testing::Test {
   std::unique_ptr<TestService::Stub> stub_;
 };
 
-// round_robin with health checking and a three-state breaker, no outlier
-// detection written: the library derives one (interval 0.1s = window /
-// buckets, ejection 30s = openDuration), which ejects the replica that fails
-// every call (its health service says SERVING); the breaker, at 1/3
-// failures, never opens, so nothing is rejected locally.
-TEST_F(ReplicasTest, DerivedOutlierDetectionEjectsTheFailingReplica) {
-  Start(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
-            "faultInjection": {"abortCode": "UNAVAILABLE", "abortFraction": 1}}]})");
+constexpr char kFailing[] = R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
+    "faultInjection": {"abortCode": "UNAVAILABLE", "abortFraction": 1}}]})";
+
+// Issue 40: one replica of three fails every call (its health says
+// SERVING), the other two answer NOT_FOUND to most calls (a cache's misses:
+// answers, not failures), and the client has the README's replica file
+// (round_robin, health checking, retries, a three-state breaker; here with
+// short backoffs and its window in 0.1 s buckets). Each healthy replica serves about half of what the two
+// serve. gRPC 1.51's outlier detection counts NOT_FOUND as a failure: the one
+// derived from the breaker until then ejected two replicas of three at its
+// first interval (maxEjectionPercent 50 lets a second go at 33 %) for 30 s,
+// and one replica served everything (cache_client: 20,739 and 329 Gets).
+TEST_F(ReplicasTest, AFailingReplicaLeavesTheOtherTwoEvenShares) {
+  Start(kFailing, ServerResilienceOptions().not_serving_grace,
+        R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
+            "faultInjection": {"abortCode": "NOT_FOUND", "abortFraction": 0.8, "seed": 7}}]})");
   Connect(R"({"loadBalancingConfig": [{"round_robin": {}}],
+              "healthCheckConfig": {"serviceName": "resilience.test.TestService"},
+              "methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
+                "timeout": "2s",
+                "retryPolicy": {"maxAttempts": 3, "perAttemptTimeout": "1s",
+                                "initialBackoff": "0.002s", "maxBackoff": "0.005s",
+                                "backoffMultiplier": 2,
+                                "retryableStatusCodes": ["UNAVAILABLE", "DEADLINE_EXCEEDED"]},
+                "breaker": {"threeState": {"window": "1s", "buckets": 10,
+                                           "openDuration": "30s"}}}]})");
+  ASSERT_TRUE(testing::Eventually([&] {
+    Call();
+    return Reached(0) > 0 && Reached(1) > 0 && Reached(2) > 0;
+  }));
+  // Long enough for several ejection intervals of the former derivation.
+  const absl::Time settled = absl::Now() + absl::Milliseconds(500);
+  while (absl::Now() < settled) Call();
+
+  const int64_t a_before = Reached(0);
+  const int64_t c_before = Reached(2);
+  for (int i = 0; i < 600; ++i) Call();
+  const int64_t a = Reached(0) - a_before;
+  const int64_t c = Reached(2) - c_before;
+  std::printf("healthy replicas reached by 600 calls: %lld and %lld\n",
+              static_cast<long long>(a), static_cast<long long>(c));
+  ASSERT_GE(a + c, 300) << "the healthy replicas served few of the calls";
+  EXPECT_GE(a, (a + c) * 3 / 10) << a << " of " << a + c;
+  EXPECT_GE(c, (a + c) * 3 / 10) << c << " of " << a + c;
+}
+
+// An outlier detection the file writes (what the library derived from the
+// breaker until issue 40: interval 0.1 s = window / buckets, ejection 30 s =
+// openDuration) ejects the replica that fails every call (its health service
+// says SERVING); the breaker, at 1/3 failures, never opens, so nothing is
+// rejected locally.
+TEST_F(ReplicasTest, AnOutlierDetectionOfTheFileEjectsTheFailingReplica) {
+  Start(kFailing);
+  Connect(R"({"loadBalancingConfig": [{"outlier_detection_experimental": {
+                "interval": "0.1s", "baseEjectionTime": "30s", "maxEjectionTime": "60s",
+                "maxEjectionPercent": 50,
+                "failurePercentageEjection": {"threshold": 49, "enforcementPercentage": 100,
+                                              "minimumHosts": 2, "requestVolume": 2},
+                "childPolicy": [{"round_robin": {}}]}}],
               "healthCheckConfig": {"serviceName": "resilience.test.TestService"},
               "methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
                 "breaker": {"threeState": {"failureRateThreshold": 0.5, "minRequests": 10,
