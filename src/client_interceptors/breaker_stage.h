@@ -112,9 +112,11 @@ class BreakerStage {
   // per-endpoint breakers the outcome counts against `endpoint` (the
   // attempt's peer; empty: it reached no server) first; an outcome the
   // endpoint's open breaker refused is neutral to the method's breaker (that
-  // endpoint is known bad already). Returns whether it was such an outcome
-  // while the service as a whole is not failing (AttemptOutcome::
-  // endpoint_known_bad: a retry goes elsewhere, the retry budget is spared).
+  // endpoint is known bad already). Returns whether it was a failure on an
+  // endpoint that fails alone (EndpointBreakers::FailingAlone(): its breaker
+  // open or its last outcomes failures, while another endpoint serves):
+  // AttemptOutcome::endpoint_known_bad, a retry goes elsewhere and the retry
+  // budget neither refuses nor pays for it.
   bool Record(Admission& admission, grpc::StatusCode code, LocalEnd local, absl::Time ended,
               const std::string& endpoint = std::string()) {
     if (!admission.pending() && !admission.waived()) return false;
@@ -122,11 +124,12 @@ class BreakerStage {
     const absl::Duration latency = ended - admission.start();
     std::shared_ptr<RecoveryProbe> endpoint_probe;
     bool known_bad = false;
-    if (endpoints_ != nullptr &&
-        !endpoints_->Record(endpoint, outcome, latency,
-                            sender_ != nullptr ? &endpoint_probe : nullptr)) {
-      known_bad = outcome == Outcome::kFailure && !endpoints_->ServiceFailing();
-      outcome = Outcome::kNeutral;
+    if (endpoints_ != nullptr) {
+      const bool counted = endpoints_->Record(endpoint, outcome, latency,
+                                              sender_ != nullptr ? &endpoint_probe : nullptr);
+      // Asked on failures only: the healthy path takes no lock for it.
+      known_bad = outcome == Outcome::kFailure && endpoints_->FailingAlone(endpoint);
+      if (!counted) outcome = Outcome::kNeutral;
     }
     if (endpoint_probe != nullptr) {
       // To that endpoint alone, on a channel to its address.

@@ -69,7 +69,7 @@ RetryDecision RetryDecider::Decide(int attempts, const AttemptOutcome& outcome, 
     decision.verdict = RetryVerdict::kAttemptsExhausted;
   } else if (outcome.pushback.kind == Pushback::Kind::kStop) {
     decision.verdict = RetryVerdict::kPushbackStop;
-  } else if ((budget_.has_value() && !budget_->AllowRetry()) ||
+  } else if ((budget_.has_value() && !outcome.endpoint_known_bad && !budget_->AllowRetry()) ||
              (windowed_ != nullptr && !windowed_->AllowRetry()) ||
              (throttle_ != nullptr && !throttle_->AllowRetry())) {
     decision.verdict = RetryVerdict::kBudgetSpent;
