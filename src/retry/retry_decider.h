@@ -115,7 +115,8 @@ struct RetryDecision {
 //   4. Cancelled, rejected locally, not retryable, or maxAttempts reached:
 //      done.
 //   5. A "do not retry" pushback: done. A pushback delay replaces the
-//      backoff.
+//      backoff; after an endpoint_known_bad failure the retry goes at once
+//      (no backoff: another endpoint serves).
 //   6. The budget or the throttle allows no retry: done. (The bucket
 //      budget is not asked after an endpoint_known_bad failure.)
 //   7. The delay would end at or after the call's deadline: done (waiting

@@ -266,6 +266,12 @@ TEST_F(RetryDeciderTest, AKnownBadEndpointsRetryIsNotRefusedByASpentBudget) {
         << i;
   }
   EXPECT_DOUBLE_EQ(Tokens(decider.budget()), 4.0);
+  // At once (round_robin sends it elsewhere; a backoff would only let the
+  // other callers' picks bring it back to the bad endpoint), unless the
+  // server asked for a pushback.
+  EXPECT_EQ(decider.Decide(1, bad, kNow, absl::InfiniteFuture()).delay, absl::ZeroDuration());
+  bad.pushback = Pushback::Parse("30");
+  EXPECT_EQ(decider.Decide(1, bad, kNow, absl::InfiniteFuture()).delay, absl::Milliseconds(30));
   // maxAttempts still bounds the call.
   EXPECT_EQ(decider.Decide(3, bad, kNow, absl::InfiniteFuture()).verdict,
             RetryVerdict::kAttemptsExhausted);
