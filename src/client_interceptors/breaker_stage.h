@@ -10,6 +10,8 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "grpcpp/support/status.h"
+#include "grpcpp/support/string_ref.h"
+#include <map>
 #include <optional>
 #include <string>
 
@@ -90,6 +92,15 @@ class BreakerStage {
     return BreakerRejectionStatus(method, breaker_->kind(), admission.reason());
   }
 
+  // HasPushback()
+  //
+  // Whether `trailers` (an attempt's, as gRPC gives them) carry
+  // grpc-retry-pushback-ms.
+  static bool HasPushback(const std::multimap<grpc::string_ref, grpc::string_ref>& trailers) {
+    return trailers.find(grpc::string_ref(kPushbackKey, sizeof(kPushbackKey) - 1)) !=
+           trailers.end();
+  }
+
   // EndpointOf()
   //
   // The endpoint an attempt went to, from its ClientContext::peer(): one
@@ -117,10 +128,13 @@ class BreakerStage {
   // open or its last outcomes failures, while another endpoint serves):
   // AttemptOutcome::endpoint_known_bad, a retry goes elsewhere and the retry
   // budget neither refuses nor pays for it.
+  // `pushback`: the server's answer carried grpc-retry-pushback-ms
+  // (BreakerSettings::Classify(): neutral to a three-state breaker).
   bool Record(Admission& admission, grpc::StatusCode code, LocalEnd local, absl::Time ended,
-              const std::string& endpoint = std::string()) {
+              const std::string& endpoint = std::string(), bool pushback = false) {
     if (!admission.pending() && !admission.waived()) return false;
-    Outcome outcome = settings_->breaker.Classify(static_cast<absl::StatusCode>(code), local);
+    Outcome outcome =
+        settings_->breaker.Classify(static_cast<absl::StatusCode>(code), local, pushback);
     const absl::Duration latency = ended - admission.start();
     std::shared_ptr<RecoveryProbe> endpoint_probe;
     bool known_bad = false;

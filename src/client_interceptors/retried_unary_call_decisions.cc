@@ -183,7 +183,8 @@ void RetriedUnaryCall::Ended(Attempt& a, Actions& actions) {
       breaker_.Record(a.admission, end.code, local, env_.breaker_clock->Now(),
                       breaker_.wants_endpoint() && a.context.has_value()
                           ? BreakerStage::EndpointOf(a.context->peer())
-                          : std::string());
+                          : std::string(),
+                      outcome.pushback.kind != Pushback::Kind::kNone);
   if (hedging_ != nullptr && !a.rejected_locally && !cancelled_) {
     hedging_->RecordLatency(env_.clock->Now() - a.sent_monotonic);
   }

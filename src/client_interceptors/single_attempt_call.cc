@@ -273,7 +273,8 @@ void SingleAttemptCall::End(grpc::experimental::InterceptorBatchMethods* methods
                     first_response_.value_or(env_.breaker_clock->Now()),
                     breaker_.wants_endpoint()
                         ? BreakerStage::EndpointOf(info_->client_context()->peer())
-                        : std::string());
+                        : std::string(),
+                    !status->ok() && BreakerStage::HasPushback(*methods->GetRecvTrailingMetadata()));
     if (has_timeout_) {
       CallDeadlines deadlines;
       deadlines.method = info_->method();
