@@ -44,6 +44,7 @@ class LogEvents final : public ResilienceEvents {
   void OnThrottleSaturation(const ThrottleEvent& event) override;
   void OnOperatorAction(const OperatorEvent& event) override;
   void OnPolicyReload(const PolicyReloadEvent& event) override;
+  void OnHealthCheckProblem(const HealthCheckEvent& event) override;
   ///@}
 
  private:

@@ -49,6 +49,7 @@ class RecentEvents final : public ResilienceEvents {
   void OnThrottleSaturation(const ThrottleEvent& event) override;
   void OnOperatorAction(const OperatorEvent& event) override;
   void OnPolicyReload(const PolicyReloadEvent& event) override;
+  void OnHealthCheckProblem(const HealthCheckEvent& event) override;
   ///@}
 
   /// The kept events, newest first, into report.recent_events (after what it

@@ -87,6 +87,18 @@ struct PolicyReloadEvent {
   PolicyUpdate update;
 };
 
+/// A client's health checking cannot work: the server at `endpoint` does not
+/// know the healthCheckConfig.serviceName the channel checks (its health
+/// service's Check answered NOT_FOUND). gRPC 1.51 takes the SERVICE_UNKNOWN
+/// its Watch then reports as NOT_SERVING, so every call of the channel fails
+/// UNAVAILABLE ("backend unhealthy"). The client checks when calls fail so.
+struct HealthCheckEvent {
+  std::string channel;   ///< ClientResilience::name()
+  std::string endpoint;  ///< "ipv4:10.0.0.2:50051", or the channel's target
+  std::string service;   ///< healthCheckConfig.serviceName
+  std::string problem;   ///< what was found, and what to do
+};
+
 /// How long a saturated scope must go without rejecting before an admission
 /// counts as recovered.
 inline constexpr absl::Duration kThrottleQuietPeriod = absl::Seconds(1);
@@ -117,6 +129,8 @@ class ResilienceEvents {
   /// On the thread that called Update() or ReloadFile(), after the new
   /// policies are in force (or, for a failed reload, nothing changed).
   virtual void OnPolicyReload(const PolicyReloadEvent& /*event*/) {}
+  /// On the library's events thread, once per endpoint and problem found.
+  virtual void OnHealthCheckProblem(const HealthCheckEvent& /*event*/) {}
 };
 
 /// FormatEvent()
@@ -151,6 +165,13 @@ std::string FormatEvent(const OperatorEvent& event);
 ///   in force: policy file "policies.json": methodConfig[0]...: ...
 /// \endcode
 std::string FormatEvent(const PolicyReloadEvent& event);
+/// The same for a health check that cannot work:
+/// \code{.unparsed}
+///   health check on localhost:50051 at endpoint ipv4:127.0.0.1:50051:
+///   service name "cache.v1.CacheServce" unknown to the server's health
+///   service (...)
+/// \endcode
+std::string FormatEvent(const HealthCheckEvent& event);
 
 }  // namespace resilience
 

@@ -80,6 +80,15 @@ struct RetryThrottleStatus {
   int max_tokens = 0;   ///< the bucket's size
 };
 
+/// A channel whose health checking cannot work (HealthCheckEvent): its
+/// healthCheckConfig.serviceName is unknown to the server at `endpoint`.
+struct HealthCheckStatus {
+  std::string channel;   ///< ClientResilience::name()
+  std::string endpoint;  ///< the server's address, as HealthCheckEvent::endpoint
+  std::string service;   ///< healthCheckConfig.serviceName
+  std::string problem;   ///< what was found, and what to do
+};
+
 /// An event as the page lists it: when, and FormatEvent()'s line.
 struct StatusEvent {
   absl::Time at;     ///< when RecentEvents heard it (wall clock)
@@ -97,6 +106,8 @@ struct StatusReport {
   std::vector<ClientMethodStatus> client_methods;   ///< one row per channel and method
   std::vector<ServerMethodStatus> server_methods;   ///< one row per server and method
   std::vector<RetryThrottleStatus> retry_throttles;  ///< one per channel that has one
+  /// Health checking that cannot work, as the clients found it.
+  std::vector<HealthCheckStatus> health_checks;
   /// Newest first.
   std::vector<StatusEvent> recent_events;
 
@@ -112,8 +123,8 @@ struct StatusReport {
   /// ToJson()
   ///
   /// One JSON object: {"generated_at": RFC 3339, "client_methods": [...],
-  /// "server_methods": [...], "retry_throttles": [...], "recent_events":
-  /// [...]}, the fields named as above (a snapshot's under "breaker":
+  /// "server_methods": [...], "retry_throttles": [...], "health_checks":
+  /// [...], "recent_events": [...]}, the fields named as above (a snapshot's under "breaker":
   /// state, mode, time_in_state_seconds, calls_in_window, failure_rate,
   /// slow_call_rate, drop_probability; a client method's "endpoints": an
   /// array of {endpoint, breaker, outcomes, refused}); absent values are null.

@@ -23,6 +23,10 @@ struct EndpointBreakers::Entry {
   std::atomic<int> state{static_cast<int>(BreakerState::kClosed)};
   std::atomic<int64_t> outcomes{0};
   std::atomic<int64_t> refused{0};
+  // Failures in a row (reset by a success), and the last success (written
+  // at most once per millisecond): for FailingAlone().
+  std::atomic<int64_t> failures_in_a_row{0};
+  std::atomic<int64_t> last_success_ns{0};
   // An operator's force (Control()): kept from eviction, and for
   // ServiceFailing() open or closed whatever its state.
   std::atomic<int> forced{kNotForced};
@@ -37,6 +41,10 @@ absl::Status EndpointBreakers::Validate(const Options& options) {
   if (options.unreached_failures < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("unreached_failures: must be >= 1, got ", options.unreached_failures));
+  }
+  if (options.alone_failures < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("alone_failures: must be >= 1, got ", options.alone_failures));
   }
   if (!(options.failing_share > 0 && options.failing_share <= 1)) {
     return absl::InvalidArgumentError(
@@ -75,6 +83,17 @@ bool EndpointBreakers::Record(const std::string& endpoint, Outcome outcome,
   if (outcome == Outcome::kSuccess && unreached_in_a_row_.load(std::memory_order_relaxed) != 0) {
     unreached_in_a_row_.store(0, std::memory_order_relaxed);
   }
+  if (outcome == Outcome::kFailure) {
+    entry->failures_in_a_row.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    // Written only when they change, as above.
+    if (entry->failures_in_a_row.load(std::memory_order_relaxed) != 0) {
+      entry->failures_in_a_row.store(0, std::memory_order_relaxed);
+    }
+    if (now_ns - entry->last_success_ns.load(std::memory_order_relaxed) >= 1'000'000) {
+      entry->last_success_ns.store(now_ns, std::memory_order_relaxed);
+    }
+  }
   Admission admission = entry->breaker->Allow();
   bool counted = true;
   if (!admission.admitted()) {
@@ -107,18 +126,59 @@ bool EndpointBreakers::ServiceFailing() {
     for (const auto& [name, entry] : entries_) {
       if (entry->last_seen_ns.load(std::memory_order_relaxed) < since_ns) continue;
       ++recent;
-      const int forced = entry->forced.load(std::memory_order_relaxed);
-      if (forced == kForcedOpen ||
-          (forced == kNotForced && entry->state.load(std::memory_order_acquire) !=
-                                       static_cast<int>(BreakerState::kClosed))) {
-        ++failing;
-      }
+      if (Failing(*entry)) ++failing;
     }
   }
   // (a) fewer than two endpoints seen recently: nothing to route around, the
   // method's breaker decides alone; (c) enough of them open.
   if (recent < 2) return true;
-  return failing >= static_cast<int>(std::ceil(options_.failing_share * recent - 1e-9));
+  return failing >= FailingBound(recent);
+}
+
+bool EndpointBreakers::Failing(const Entry& entry) {
+  const int forced = entry.forced.load(std::memory_order_relaxed);
+  return forced == kForcedOpen ||
+         (forced == kNotForced &&
+          entry.state.load(std::memory_order_acquire) != static_cast<int>(BreakerState::kClosed));
+}
+
+int EndpointBreakers::FailingBound(int recent) const {
+  // (a): with fewer than two, any is enough.
+  if (recent < 2) return 0;
+  return static_cast<int>(std::ceil(options_.failing_share * recent - 1e-9));
+}
+
+bool EndpointBreakers::FailingAlone(const std::string& endpoint) {
+  if (endpoint.empty() ||
+      unreached_in_a_row_.load(std::memory_order_relaxed) >= options_.unreached_failures) {
+    return false;
+  }
+  const int64_t since_ns = absl::ToUnixNanos(clock_.Now() - options_.recent);
+  MutexLock lock(&mu_);
+  auto it = entries_.find(endpoint);
+  if (it == entries_.end()) return false;
+  const Entry& bad = *it->second;
+  if (!Failing(bad) &&
+      bad.failures_in_a_row.load(std::memory_order_relaxed) < options_.alone_failures) {
+    return false;
+  }
+  if (bad.forced.load(std::memory_order_relaxed) == kForcedClosed) return false;
+  // Another one serves, and the service is not failing by (c).
+  bool serves = false;
+  int recent = 0;
+  int failing = 0;
+  for (const auto& [name, other] : entries_) {
+    if (other->last_seen_ns.load(std::memory_order_relaxed) < since_ns) continue;
+    ++recent;
+    if (Failing(*other)) {
+      ++failing;
+    } else if (other.get() != &bad &&
+               other->failures_in_a_row.load(std::memory_order_relaxed) == 0 &&
+               other->last_success_ns.load(std::memory_order_relaxed) >= since_ns) {
+      serves = true;
+    }
+  }
+  return serves && failing < FailingBound(recent);
 }
 
 bool EndpointBreakers::Control(const std::string& endpoint, BreakerCommand command) {

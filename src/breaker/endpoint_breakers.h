@@ -57,6 +57,20 @@ namespace resilience {
 // failing or hung endpoint of several never makes it reject calls the
 // healthy ones would serve.
 //
+// An endpoint fails alone (FailingAlone(), the retry budget's rule: a
+// retry after its failure goes to another endpoint, so the budget neither
+// refuses it nor is charged for it) when
+//   - it is bad: forced open, or not forced closed and either its breaker
+//     is not closed or its last Options::alone_failures outcomes were all
+//     failures (its breaker may not have opened yet: a window full of
+//     earlier successes, or fewer outcomes than the breaker's minimum), and
+//   - another endpoint serves: seen within `recent`, not forced open, its
+//     breaker closed (or forced closed), its last outcome a success, within
+//     `recent`, and
+//   - the service is not failing (ServiceFailing() is false).
+// A whole-service failure is never "alone": once every endpoint's last
+// outcome is a failure, no other one serves.
+//
 // Bounded: at most Options::max_endpoints endpoints are kept; a new one
 // evicts those not seen within `recent`, and then, at the bound, the one
 // seen longest ago. A forgotten endpoint starts afresh (closed).
@@ -79,6 +93,9 @@ class EndpointBreakers {
     // endpoint in between) that make the service failing. >= 1. Defaults
     // to 10.
     int unreached_failures = 10;
+    // Failures in a row on one endpoint that make it fail alone while
+    // another serves (FailingAlone()). >= 1. Defaults to 3.
+    int alone_failures = 3;
     // Makes the breaker of a new endpoint, with `listener` installed (the
     // breaker calls it on every transition). Required.
     std::function<std::unique_ptr<Breaker>(BreakerListener listener)> make;
@@ -138,6 +155,12 @@ class EndpointBreakers {
   // The definition above, at the clock's Now().
   bool ServiceFailing() ABSL_LOCKS_EXCLUDED(mu_);
 
+  // FailingAlone()
+  //
+  // The definition above, at the clock's Now(), for `endpoint` (an attempt
+  // just ended on it and was recorded); false for an empty or unknown one.
+  bool FailingAlone(const std::string& endpoint) ABSL_LOCKS_EXCLUDED(mu_);
+
   // Control()
   //
   // An operator's command on one endpoint's breaker (Breaker::Control()).
@@ -165,6 +188,12 @@ class EndpointBreakers {
   std::shared_ptr<Entry> Find(const std::string& endpoint, absl::Time now)
       ABSL_LOCKS_EXCLUDED(mu_);
   void Evict(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Counts as failing for ServiceFailing() (c): forced open, or not forced
+  // and its breaker not closed.
+  static bool Failing(const Entry& entry);
+  // How many of `recent` endpoints seen recently failing make the service
+  // failing: (a) and (c).
+  int FailingBound(int recent) const;
 
   const Options options_;
   Clock& clock_;

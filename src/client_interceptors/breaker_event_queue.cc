@@ -45,6 +45,10 @@ SerialExecutor& EventsExecutor() {
 
 }  // namespace
 
+void BreakerEventQueue::PostToEventsThread(std::function<void()> job) {
+  EventsExecutor().Post(std::move(job));
+}
+
 void BreakerEventQueue::DeliverOnEventsThread() {
   EventsExecutor().Post([self = shared_from_this()] { self->Deliver(); });
 }

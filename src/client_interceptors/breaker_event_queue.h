@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <memory>
 
 #include "absl/base/thread_annotations.h"
@@ -53,6 +54,11 @@ class BreakerEventQueue : public std::enable_shared_from_this<BreakerEventQueue>
   // (src/core/serial_executor.h) that runs deliveries in order; returns at
   // once.
   void DeliverOnEventsThread();
+
+  // PostToEventsThread()
+  //
+  // Runs `job` on the events thread, after what was posted before it.
+  static void PostToEventsThread(std::function<void()> job);
 
   // DeliverAfter()
   //

@@ -11,6 +11,8 @@
 #include "absl/time/time.h"
 #include "grpcpp/impl/channel_interface.h"
 #include "grpcpp/support/status.h"
+#include "grpcpp/support/string_ref.h"
+#include <map>
 #include <optional>
 #include <string>
 
@@ -112,6 +114,15 @@ class BreakerStage {
     return BreakerRejectionStatus(method, breaker_->kind(), admission.reason());
   }
 
+  // HasPushback()
+  //
+  // Whether `trailers` (an attempt's, as gRPC gives them) carry
+  // grpc-retry-pushback-ms.
+  static bool HasPushback(const std::multimap<grpc::string_ref, grpc::string_ref>& trailers) {
+    return trailers.find(grpc::string_ref(kPushbackKey, sizeof(kPushbackKey) - 1)) !=
+           trailers.end();
+  }
+
   // EndpointOf()
   //
   // The endpoint an attempt went to, from its ClientContext::peer(): one
@@ -134,29 +145,35 @@ class BreakerStage {
   // per-endpoint breakers the outcome counts against `endpoint` (the
   // attempt's peer; empty: it reached no server) first; an outcome the
   // endpoint's open breaker refused is neutral to the method's breaker (that
-  // endpoint is known bad already). Returns whether it was such an outcome
-  // while the service as a whole is not failing (AttemptOutcome::
-  // endpoint_known_bad: a retry goes elsewhere, the retry budget is spared).
+  // endpoint is known bad already). Returns whether it was a failure on an
+  // endpoint that fails alone (EndpointBreakers::FailingAlone(): its breaker
+  // open or its last outcomes failures, while another endpoint serves):
+  // AttemptOutcome::endpoint_known_bad, a retry goes elsewhere and the retry
+  // budget neither refuses nor pays for it.
+  // `pushback`: the server's answer carried grpc-retry-pushback-ms
+  // (BreakerSettings::Classify(): neutral to a three-state breaker).
   //
   // A half-open probe that reached no server (UNAVAILABLE with no endpoint:
   // the connection was lost between its admission and its pick) is neutral
   // to the method's breaker: it only frees its slot, and the open period
   // does not grow for it.
   bool Record(Admission& admission, grpc::StatusCode code, LocalEnd local, absl::Time ended,
-              const std::string& endpoint = std::string()) {
+              const std::string& endpoint = std::string(), bool pushback = false) {
     if (!admission.pending() && !admission.waived()) return false;
-    Outcome outcome = settings_->breaker.Classify(static_cast<absl::StatusCode>(code), local);
+    Outcome outcome =
+        settings_->breaker.Classify(static_cast<absl::StatusCode>(code), local, pushback);
     const bool unreached_probe = admission.probe() && outcome == Outcome::kFailure &&
                                  code == grpc::StatusCode::UNAVAILABLE &&
                                  local == LocalEnd::kNone && endpoint.empty();
     const absl::Duration latency = ended - admission.start();
     std::shared_ptr<RecoveryProbe> endpoint_probe;
     bool known_bad = false;
-    if (endpoints_ != nullptr &&
-        !endpoints_->Record(endpoint, outcome, latency,
-                            sender_ != nullptr ? &endpoint_probe : nullptr)) {
-      known_bad = outcome == Outcome::kFailure && !endpoints_->ServiceFailing();
-      outcome = Outcome::kNeutral;
+    if (endpoints_ != nullptr) {
+      const bool counted = endpoints_->Record(endpoint, outcome, latency,
+                                              sender_ != nullptr ? &endpoint_probe : nullptr);
+      // Asked on failures only: the healthy path takes no lock for it.
+      known_bad = outcome == Outcome::kFailure && endpoints_->FailingAlone(endpoint);
+      if (!counted) outcome = Outcome::kNeutral;
     }
     if (endpoint_probe != nullptr) {
       // To that endpoint alone, on a channel to its address.

@@ -31,6 +31,7 @@
 namespace resilience {
 
 class HealthProbeSender;  // health_probe_sender.h
+class HealthNameCheck;    // health_name_check.h
 
 // The counters of one method on one channel, declared once (counter_list.h):
 // the atomics of ClientMethodState the interceptors count with, and the copy
@@ -186,6 +187,9 @@ struct ClientMethodState {
   // (our breaker's rejections included) by the call object of the
   // call, for each attempt of a RetriedUnaryCall. Never null.
   ReconnectWatch* reconnect = nullptr;
+  // The channel's check of its healthCheckConfig.serviceName, told of every
+  // UNAVAILABLE like `reconnect`; null: none (HealthNameCheck).
+  HealthNameCheck* health_check = nullptr;
   // The policy's bulkhead (null: none): a slot per unary call, taken by its
   // call object before its first attempt and given back when it ends.
   std::shared_ptr<Bulkhead> bulkhead;

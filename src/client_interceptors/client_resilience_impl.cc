@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 
 #include "src/client_interceptors/breaker_event_queue.h"
+#include "src/client_interceptors/health_name_check.h"
 #include "src/client_interceptors/health_probe_sender.h"
 #include "src/metrics/metric_catalog.h"
 #include "src/policy/method_catalog.h"
@@ -46,6 +47,12 @@ void ClientResilienceImpl::EnableHealthProbes(const std::string& target,
       target, std::move(credentials), args, clock_, [events = breaker_events_] {
         if (events != nullptr && events->pending()) events->DeliverOnEventsThread();
       });
+  const std::optional<std::string>& health =
+      PolicySetAccess::Table(CurrentGeneration()->policies).load_balancing().health_check_service;
+  if (health.has_value() && !health->empty()) {
+    health_name_check_ = std::make_unique<HealthNameCheck>(options_.name, target, *health,
+                                                           *probe_sender_, clock_, options_.events);
+  }
 }
 
 MethodCache<ClientMethodState>::Resolution ClientResilienceImpl::Resolve(
@@ -67,6 +74,7 @@ MethodCache<ClientMethodState>::Resolution ClientResilienceImpl::Resolve(
     state->throttle = throttle;
     state->throttle_owner = generation.throttle;
     state->reconnect = &reconnect_;
+    state->health_check = health_name_check_.get();
     state->protobuf_method = linked;
     state->retry.max_attempts = 1;
     return {std::move(state), linked};
@@ -94,6 +102,7 @@ MethodCache<ClientMethodState>::Resolution ClientResilienceImpl::Resolve(
   state->throttle = throttle;
   state->throttle_owner = generation.throttle;
   state->reconnect = &reconnect_;
+  state->health_check = health_name_check_.get();
   const bool had_policy = previous != nullptr && previous->policy != nullptr;
   if (had_policy && previous->throttle == throttle &&
       previous->policy->canonical.retry == policy.canonical.retry) {

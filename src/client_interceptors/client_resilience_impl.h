@@ -24,6 +24,7 @@
 #include "src/breaker/breaker.h"
 #include "src/core/clock.h"
 #include "src/client_interceptors/client_method_state.h"
+#include "src/client_interceptors/health_name_check.h"
 #include "src/client_interceptors/health_probe_sender.h"
 #include "src/core/method_cache.h"
 #include "src/core/mutex.h"
@@ -181,6 +182,9 @@ class ClientResilienceImpl {
   ReconnectWatch reconnect_;
   const std::shared_ptr<BreakerEventQueue> breaker_events_;
   MethodCache<ClientMethodState> methods_;
+  // With a healthCheckConfig.serviceName; before probe_sender_, whose
+  // probes' answers it takes.
+  std::unique_ptr<HealthNameCheck> health_name_check_;
   // After methods_, so destroyed first: its destructor waits for the probes
   // in flight, whose answers go to the states' RecoveryProbes.
   std::unique_ptr<HealthProbeSender> probe_sender_;

@@ -133,6 +133,7 @@ void ClientResilienceImpl::AppendStatus(StatusReport& report) {
     }
     report.client_methods.push_back(std::move(row));
   }
+  if (health_name_check_ != nullptr) health_name_check_->AppendStatus(report);
 }
 
 std::optional<BreakerSnapshot> ClientResilienceImpl::BreakerSnapshotOf(absl::string_view method) {

@@ -16,7 +16,7 @@ struct HealthProbeSender::Probe {
   grpc::ByteBuffer response;
   std::shared_ptr<grpc::Channel> channel;  // kept alive while the probe runs
   std::unique_ptr<grpc::GenericStub> stub;
-  Done done;
+  StatusDone done;
 };
 
 HealthProbeSender::HealthProbeSender(std::string target,
@@ -98,6 +98,14 @@ std::shared_ptr<grpc::Channel> HealthProbeSender::ChannelFor(const std::string& 
 
 void HealthProbeSender::Check(const std::string& endpoint, const std::string& service,
                               absl::Duration timeout, Done done) {
+  Check(endpoint, service, timeout,
+        StatusDone([done = std::move(done)](const grpc::Status&, RecoveryProbe::Answer answer) {
+          done(answer);
+        }));
+}
+
+void HealthProbeSender::Check(const std::string& endpoint, const std::string& service,
+                              absl::Duration timeout, StatusDone done) {
   auto owned = std::make_unique<Probe>();
   Probe* probe = owned.get();
   probe->request = Request(service);
@@ -116,7 +124,7 @@ void HealthProbeSender::Check(const std::string& endpoint, const std::string& se
 }
 
 void HealthProbeSender::Finished(Probe* probe, const grpc::Status& status) {
-  probe->done(AnswerOf(status, probe->response));
+  probe->done(status, AnswerOf(status, probe->response));
   if (after_answer_) after_answer_();
   std::unique_ptr<Probe> owned;
   MutexLock lock(&mu_);

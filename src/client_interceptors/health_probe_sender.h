@@ -38,6 +38,9 @@ namespace resilience {
 class HealthProbeSender {
  public:
   using Done = std::function<void(RecoveryProbe::Answer)>;
+  // The Check's own status too (NOT_FOUND and UNIMPLEMENTED are both
+  // kUnknown, which HealthNameCheck tells apart).
+  using StatusDone = std::function<void(const grpc::Status&, RecoveryProbe::Answer)>;
 
   // Endpoint channels kept at most; past it, the oldest is dropped.
   static constexpr size_t kMaxEndpointChannels = 64;
@@ -56,6 +59,8 @@ class HealthProbeSender {
   // with `timeout`; `done` gets the answer on a gRPC thread.
   void Check(const std::string& endpoint, const std::string& service, absl::Duration timeout,
              Done done) ABSL_LOCKS_EXCLUDED(mu_);
+  void Check(const std::string& endpoint, const std::string& service, absl::Duration timeout,
+             StatusDone done) ABSL_LOCKS_EXCLUDED(mu_);
 
   // The HealthCheckRequest for `service`, serialized; the answer a Check's
   // status and response mean: OK with SERVING -> kServing, OK otherwise

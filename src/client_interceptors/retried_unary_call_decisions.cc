@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "grpcpp/client_context.h"
+#include "src/client_interceptors/health_name_check.h"
 #include "src/client_interceptors/retried_unary_call.h"
 
 namespace resilience {
@@ -182,13 +183,17 @@ void RetriedUnaryCall::Ended(Attempt& a, Actions& actions) {
       breaker_.Record(a.admission, end.code, local, env_.breaker_clock->Now(),
                       breaker_.wants_endpoint(a.admission) && a.context.has_value()
                           ? BreakerStage::EndpointOf(a.context->peer())
-                          : std::string());
+                          : std::string(),
+                      outcome.pushback.kind != Pushback::Kind::kNone);
   if (hedging_ != nullptr && !a.rejected_locally && !cancelled_) {
     hedging_->RecordLatency(env_.clock->Now() - a.sent_monotonic);
   }
   // A breaker rejection, or a channel that is not READY failing fast: keep
   // its reconnection going (reconnect_watch.h).
   state_->reconnect->Poke(info_->channel(), status.error_code());
+  if (state_->health_check != nullptr && status.error_code() == grpc::StatusCode::UNAVAILABLE) {
+    state_->health_check->OnUnavailable(status.error_message());
+  }
   if (finished_) return;  // a loser, cancelled after the call was decided
   shown_ = &a;
   if (hedging_ != nullptr) {

@@ -7,6 +7,7 @@
 #include "grpcpp/client_context.h"
 #include "src/client_interceptors/attempt_end.h"
 #include "src/client_interceptors/grpc_internals.h"
+#include "src/client_interceptors/health_name_check.h"
 #include "src/client_interceptors/local_rejection.h"
 #include "src/client_interceptors/local_status.h"
 #include "src/client_interceptors/retry_throttle_feed.h"
@@ -272,7 +273,8 @@ void SingleAttemptCall::End(grpc::experimental::InterceptorBatchMethods* methods
                     first_response_.value_or(env_.breaker_clock->Now()),
                     breaker_.wants_endpoint(admission_)
                         ? BreakerStage::EndpointOf(info_->client_context()->peer())
-                        : std::string());
+                        : std::string(),
+                    !status->ok() && BreakerStage::HasPushback(*methods->GetRecvTrailingMetadata()));
     if (has_timeout_) {
       CallDeadlines deadlines;
       deadlines.method = info_->method();
@@ -292,6 +294,9 @@ void SingleAttemptCall::End(grpc::experimental::InterceptorBatchMethods* methods
   counters_.CallEnded(static_cast<int>(status->error_code()));
   FeedRetryThrottle(state_, *info_->client_context(), methods);
   state_.reconnect->Poke(info_->channel(), status->error_code());
+  if (state_.health_check != nullptr && status->error_code() == grpc::StatusCode::UNAVAILABLE) {
+    state_.health_check->OnUnavailable(status->error_message());
+  }
   if (holds_slot_) {
     holds_slot_ = false;
     state_.bulkhead->Leave();  // may resume the next waiting call, here

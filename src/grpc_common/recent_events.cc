@@ -30,6 +30,11 @@ void RecentEvents::OnPolicyReload(const PolicyReloadEvent& event) {
   if (next_ != nullptr) next_->OnPolicyReload(event);
 }
 
+void RecentEvents::OnHealthCheckProblem(const HealthCheckEvent& event) {
+  Keep(FormatEvent(event));
+  if (next_ != nullptr) next_->OnHealthCheckProblem(event);
+}
+
 void RecentEvents::Keep(std::string text) {
   if (capacity_ == 0) return;
   // Events carry the library's monotonic times; the page shows wall time.

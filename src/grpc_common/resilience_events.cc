@@ -1,5 +1,6 @@
 #include "grpc_resilience/resilience_events.h"
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -66,6 +67,11 @@ std::string FormatEvent(const PolicyReloadEvent& event) {
   return line;
 }
 
+std::string FormatEvent(const HealthCheckEvent& event) {
+  return absl::StrCat("health check on ", event.channel, " at endpoint ", event.endpoint,
+                      ": service name \"", absl::CHexEscape(event.service), "\" ", event.problem);
+}
+
 void LogEvents::OnBreakerTransition(const BreakerEvent& event) { Write(FormatEvent(event)); }
 
 void LogEvents::OnThrottleSaturation(const ThrottleEvent& event) { Write(FormatEvent(event)); }
@@ -73,6 +79,8 @@ void LogEvents::OnThrottleSaturation(const ThrottleEvent& event) { Write(FormatE
 void LogEvents::OnOperatorAction(const OperatorEvent& event) { Write(FormatEvent(event)); }
 
 void LogEvents::OnPolicyReload(const PolicyReloadEvent& event) { Write(FormatEvent(event)); }
+
+void LogEvents::OnHealthCheckProblem(const HealthCheckEvent& event) { Write(FormatEvent(event)); }
 
 void LogEvents::Write(const std::string& line) {
   // The line may hold what a request gave (an admin request's method):

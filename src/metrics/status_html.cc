@@ -140,6 +140,18 @@ void AppendThrottles(const StatusReport& r, std::string& out) {
   absl::StrAppend(&out, "</table>");
 }
 
+void AppendHealthChecks(const StatusReport& r, std::string& out) {
+  if (r.health_checks.empty()) return;
+  absl::StrAppend(&out,
+                  "<h2>Health checking</h2><table id=health_checks><tr><th>channel</th>"
+                  "<th>endpoint</th><th>service name</th><th>problem</th></tr>");
+  for (const HealthCheckStatus& h : r.health_checks) {
+    absl::StrAppend(&out, "<tr class=open>", Cell(h.channel), Cell(h.endpoint), Cell(h.service),
+                    Cell(h.problem), "</tr>");
+  }
+  absl::StrAppend(&out, "</table>");
+}
+
 void AppendServers(const StatusReport& r, std::string& out) {
   if (r.server_methods.empty()) return;
   absl::StrAppend(&out, "<h2>Server methods</h2>");
@@ -184,6 +196,7 @@ std::string StatusReport::ToHtml(absl::Duration refresh) const {
   if (client_methods.empty() && server_methods.empty()) {
     absl::StrAppend(&out, "<p class=none>No method called yet.</p>");
   }
+  AppendHealthChecks(*this, out);
   AppendClients(*this, out);
   AppendThrottles(*this, out);
   AppendServers(*this, out);

@@ -132,6 +132,16 @@ std::string StatusReport::ToJson() const {
     w.EndObject();
   }
   w.EndArray();
+  w.Key("health_checks").BeginArray();
+  for (const HealthCheckStatus& h : health_checks) {
+    w.BeginObject();
+    w.Key("channel").String(h.channel);
+    w.Key("endpoint").String(h.endpoint);
+    w.Key("service").String(h.service);
+    w.Key("problem").String(h.problem);
+    w.EndObject();
+  }
+  w.EndArray();
   w.Key("recent_events").BeginArray();
   for (const StatusEvent& e : recent_events) {
     w.BeginObject();

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/descriptor_database.h"
+#include "src/policy/json_text.h"
 
 namespace resilience {
 namespace {
@@ -155,6 +156,30 @@ std::vector<std::string> UnlinkedNameWarnings(const PolicyTable& policies,
     warnings.push_back(std::move(warning));
   }
   return warnings;
+}
+
+std::optional<std::string> HealthServiceNameWarning(const PolicyTable& policies,
+                                                    const MethodCatalog& catalog) {
+  const std::optional<std::string>& name = policies.load_balancing().health_check_service;
+  if (!name.has_value() || name->empty() || catalog.HasService(*name)) return std::nullopt;
+  // The candidates: the services the file names, and the linked ones.
+  std::vector<MethodCatalog::Method> candidates = catalog.methods();
+  for (const PolicyTable::Name& n : policies.names()) {
+    if (n.service == *name) return std::nullopt;
+    if (!n.service.empty()) candidates.push_back({n.service, n.method});
+  }
+  std::string warning = absl::StrCat(
+      "healthCheckConfig.serviceName: ", internal::QuoteJson(internal::Printable(*name, 128)),
+      " is not a service this file names or this process links, nor \"\" (the whole server)");
+  if (std::optional<std::string> near =
+          MethodCatalog(std::move(candidates)).NearestService(*name)) {
+    absl::StrAppend(&warning, " (did you mean \"", *near, "\"?)");
+  }
+  absl::StrAppend(&warning,
+                  ": a server whose health service does not know the name answers "
+                  "SERVICE_UNKNOWN, which gRPC 1.51 takes as NOT_SERVING, and every call of the "
+                  "channel fails UNAVAILABLE (\"backend unhealthy\")");
+  return warning;
 }
 
 }  // namespace resilience

@@ -122,6 +122,21 @@ class MethodCatalog {
 std::vector<std::string> UnlinkedNameWarnings(const PolicyTable& policies,
                                               const MethodCatalog& catalog);
 
+// HealthServiceNameWarning()
+//
+// A warning when `policies`' healthCheckConfig.serviceName is none of ""
+// (the whole server), a service the file's names name and a service of
+// `catalog`, with the nearest of those when one is close:
+//   healthCheckConfig.serviceName: "cache.v1.CacheServce" is not a service
+//   this file names or this process links, nor "" (the whole server) (did
+//   you mean "cache.v1.CacheService"?): ...
+// Any string is a valid health service name, but a server whose health
+// service does not know it answers SERVICE_UNKNOWN, which gRPC 1.51 takes as
+// NOT_SERVING: every call of the channel fails. Nothing without a
+// healthCheckConfig.
+std::optional<std::string> HealthServiceNameWarning(const PolicyTable& policies,
+                                                    const MethodCatalog& catalog);
+
 }  // namespace resilience
 
 #endif  // GRPC_RESILIENCE_SRC_POLICY_METHOD_CATALOG_H_

@@ -4,7 +4,7 @@
 
 namespace resilience {
 
-Outcome BreakerSettings::Classify(absl::StatusCode code, LocalEnd end) const {
+Outcome BreakerSettings::Classify(absl::StatusCode code, LocalEnd end, bool pushback) const {
   switch (end) {
     case LocalEnd::kCancelledByCaller:
     case LocalEnd::kDeadlineBeforeStart:
@@ -17,7 +17,11 @@ Outcome BreakerSettings::Classify(absl::StatusCode code, LocalEnd end) const {
     case LocalEnd::kNone:
       break;
   }
-  return classifier.Classify(code);
+  const Outcome outcome = classifier.Classify(code);
+  if (pushback && outcome == Outcome::kFailure && kind == BreakerKind::kThreeState) {
+    return Outcome::kNeutral;
+  }
+  return outcome;
 }
 
 std::unique_ptr<Breaker> CreateBreaker(const BreakerSettings& settings, Clock& clock,

@@ -126,7 +126,17 @@ struct BreakerSettings {
   // the backend (neutral); a per-attempt timeout is a DEADLINE_EXCEEDED; the
   // call's own deadline is one too unless callerDeadline is NEUTRAL; any
   // other ending is classified by its code.
-  Outcome Classify(absl::StatusCode code, LocalEnd end) const;
+  //
+  // `pushback`: the server's answer carried grpc-retry-pushback-ms (a
+  // throttle's RESOURCE_EXHAUSTED, a drain's UNAVAILABLE): load feedback,
+  // not a broken backend. A three-state breaker takes such a failure as
+  // neutral (as Envoy's outlier detection does not count it: lowering a
+  // server's limit must not open every client's breaker, and so keep
+  // rejecting after the limit is back); the SRE throttle counts it (a
+  // request the backend did not accept is what it adapts to). The
+  // client's retry budget and retryThrottling count it either way
+  // (docs/accounting.md).
+  Outcome Classify(absl::StatusCode code, LocalEnd end, bool pushback = false) const;
 };
 
 // CreateBreaker()

@@ -127,6 +127,9 @@ absl::StatusOr<PolicyTable> PolicyTable::FromJsonString(absl::string_view json,
   for (std::string& warning : UnlinkedNameWarnings(*set, methods)) {
     set->warnings_.push_back(std::move(warning));
   }
+  if (std::optional<std::string> warning = HealthServiceNameWarning(*set, methods)) {
+    set->warnings_.push_back(*std::move(warning));
+  }
   const BuiltInRetryConfig builtin = BuiltInRetryConfig::Build(*set, methods);
   for (const std::string& warning : builtin.warnings()) set->warnings_.push_back(warning);
   if (options.strict && !set->warnings().empty()) {

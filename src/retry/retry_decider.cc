@@ -69,13 +69,18 @@ RetryDecision RetryDecider::Decide(int attempts, const AttemptOutcome& outcome, 
     decision.verdict = RetryVerdict::kAttemptsExhausted;
   } else if (outcome.pushback.kind == Pushback::Kind::kStop) {
     decision.verdict = RetryVerdict::kPushbackStop;
-  } else if ((budget_.has_value() && !budget_->AllowRetry()) ||
+  } else if ((budget_.has_value() && !outcome.endpoint_known_bad && !budget_->AllowRetry()) ||
              (windowed_ != nullptr && !windowed_->AllowRetry()) ||
              (throttle_ != nullptr && !throttle_->AllowRetry())) {
     decision.verdict = RetryVerdict::kBudgetSpent;
   } else {
+    // A known-bad endpoint's failure is retried at once (as Finagle
+    // requeues a failure that is safe to send elsewhere): the backoff spares
+    // a struggling service, and the service serves; waiting only lets the
+    // other callers' picks bring round_robin back to the bad endpoint.
     decision.delay = outcome.pushback.kind == Pushback::Kind::kDelay ? outcome.pushback.delay
-                                                                      : backoff_.Delay(attempts);
+                     : outcome.endpoint_known_bad ? absl::ZeroDuration()
+                                                  : backoff_.Delay(attempts);
     if (now + decision.delay >= call_deadline) {
       decision.verdict = RetryVerdict::kBackoffPastDeadline;
     } else if (windowed_ != nullptr && !windowed_->TryWithdraw()) {

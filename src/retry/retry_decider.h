@@ -52,11 +52,14 @@ struct AttemptOutcome {
   // That deadline was the per-attempt timeout, earlier than the call's own
   // deadline: the attempt timed out, the call did not.
   bool per_attempt_deadline = false;
-  // It failed on an endpoint whose own breaker is open while the service as
-  // a whole is not failing (per-endpoint breakers, EndpointBreakers): the
-  // endpoint is known bad and a retry goes to another, so the failure does
-  // not take a token of the method's retryBudget (it still does of the
-  // channel's retryThrottling, which keeps gRPC's meaning).
+  // It failed on an endpoint that fails alone (per-endpoint breakers,
+  // EndpointBreakers::FailingAlone(): its breaker open, or its last
+  // outcomes failures, while another endpoint of the method serves): a
+  // retry goes to another endpoint, so the method's retryBudget neither
+  // pays for the failure nor refuses the retry (a whole-service failure is
+  // never such a failure, and still spends the budget). The channel's
+  // retryThrottling keeps gRPC's meaning (charged, and asked), and so does
+  // a windowed retryBudget (a bound of retries per call).
   bool endpoint_known_bad = false;
   Pushback pushback;
 };
@@ -106,14 +109,16 @@ struct RetryDecision {
 //   1. OK: a success for the budget and the throttle; done.
 //   2. The attempt's deadline passed and it was the call's: done.
 //   3. A failure that reached the server costs the budget a token when it
-//      is retryable, the throttle one when it is retryable or carries a
-//      pushback (a local rejection costs nothing: it never reached the
-//      server).
+//      is retryable and not endpoint_known_bad, the throttle one when it is
+//      retryable or carries a pushback (a local rejection costs nothing: it
+//      never reached the server).
 //   4. Cancelled, rejected locally, not retryable, or maxAttempts reached:
 //      done.
 //   5. A "do not retry" pushback: done. A pushback delay replaces the
-//      backoff.
-//   6. The budget or the throttle allows no retry: done.
+//      backoff; after an endpoint_known_bad failure the retry goes at once
+//      (no backoff: another endpoint serves).
+//   6. The budget or the throttle allows no retry: done. (The bucket
+//      budget is not asked after an endpoint_known_bad failure.)
 //   7. The delay would end at or after the call's deadline: done (waiting
 //      could only end in DEADLINE_EXCEEDED).
 //   8. Retry after the delay (a windowed budget's token is taken here; if

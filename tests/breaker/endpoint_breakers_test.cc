@@ -271,6 +271,68 @@ TEST_F(EndpointBreakersTest, AForcedEndpointIsNotForgotten) {
   EXPECT_THAT(names, ElementsAre("e", "f", "g"));
 }
 
+// FailingAlone() (the retry budget's rule): an endpoint failing while
+// another serves, before its breaker can open (a window full of earlier
+// successes) and after; never when every endpoint fails.
+TEST_F(EndpointBreakersTest, AnEndpointFailsAloneWhileAnotherServes) {
+  EndpointBreakers e(Options(), clock_);
+  Rounds(e, 100, {"a", "b", "c"}, {});  // c's window: 100 successes
+  EXPECT_FALSE(e.FailingAlone("c"));
+  EXPECT_FALSE(e.FailingAlone(""));
+  EXPECT_FALSE(e.FailingAlone("z"));
+  // c fails from now on: alone at its third failure in a row, its breaker
+  // still closed (3 failures in 103 outcomes).
+  Rounds(e, 2, {"a", "b", "c"}, {"c"});
+  EXPECT_FALSE(e.FailingAlone("c"));
+  Rounds(e, 1, {"a", "b", "c"}, {"c"});
+  EXPECT_TRUE(e.FailingAlone("c"));
+  EXPECT_EQ(e.Snapshot()[2].breaker.state, BreakerState::kClosed);
+  EXPECT_FALSE(e.FailingAlone("a"));  // a serves
+  // And once its breaker has opened (at 50 % of its window: 100 failures).
+  Rounds(e, 120, {"a", "b", "c"}, {"c"});
+  EXPECT_NE(e.Snapshot()[2].breaker.state, BreakerState::kClosed);
+  EXPECT_TRUE(e.FailingAlone("c"));
+  // A success on c ends its run of failures, but its open breaker keeps it
+  // bad.
+  e.Record("c", Outcome::kSuccess, absl::Milliseconds(1));
+  EXPECT_TRUE(e.FailingAlone("c"));
+  // The others start failing too: once none's last outcome is a success,
+  // c no longer fails alone (the whole service fails: the budget bounds).
+  Rounds(e, 1, {"a"}, {"a"});
+  EXPECT_TRUE(e.FailingAlone("c"));  // b still serves
+  Rounds(e, 1, {"b"}, {"b"});
+  EXPECT_FALSE(e.FailingAlone("c"));
+  EXPECT_FALSE(e.FailingAlone("a"));  // a's first failure only
+  Rounds(e, 3, {"a", "b"}, {"a", "b"});
+  EXPECT_FALSE(e.FailingAlone("a"));
+  EXPECT_FALSE(e.FailingAlone("b"));
+}
+
+// Another endpoint serves only with a success within `recent`; an operator's
+// force_closed makes an endpoint never fail alone, force_open always (while
+// another serves).
+TEST_F(EndpointBreakersTest, FailingAloneNeedsARecentSuccessElsewhereAndObeysControl) {
+  EndpointBreakers::Options o = Options();
+  o.recent = absl::Seconds(10);
+  o.alone_failures = 2;
+  EndpointBreakers e(o, clock_);
+  Rounds(e, 1, {"a", "b"}, {});
+  clock_.AdvanceTime(absl::Seconds(11));
+  Rounds(e, 2, {"b"}, {"b"});
+  EXPECT_FALSE(e.FailingAlone("b"));  // a: not seen within 10 s
+  e.Record("a", Outcome::kNeutral, absl::Milliseconds(1));
+  EXPECT_FALSE(e.FailingAlone("b"));  // a seen, but its success is old
+  e.Record("a", Outcome::kSuccess, absl::Milliseconds(1));
+  EXPECT_TRUE(e.FailingAlone("b"));
+  ASSERT_TRUE(e.Control("b", BreakerCommand::kForceClosed));
+  EXPECT_FALSE(e.FailingAlone("b"));
+  ASSERT_TRUE(e.Control("b", BreakerCommand::kForceOpen));
+  e.Record("b", Outcome::kSuccess, absl::Milliseconds(1));
+  EXPECT_TRUE(e.FailingAlone("b"));
+  ASSERT_TRUE(e.Control("a", BreakerCommand::kForceOpen));
+  EXPECT_FALSE(e.FailingAlone("b"));  // every endpoint open: the service fails
+}
+
 TEST_F(EndpointBreakersTest, Validate) {
   EndpointBreakers::Options o = Options();
   EXPECT_TRUE(EndpointBreakers::Validate(o).ok());
@@ -287,6 +349,10 @@ TEST_F(EndpointBreakersTest, Validate) {
   o.unreached_failures = 0;
   EXPECT_THAT(std::string(EndpointBreakers::Validate(o).message()),
               HasSubstr("unreached_failures: must be >= 1, got 0"));
+  o = Options();
+  o.alone_failures = 0;
+  EXPECT_THAT(std::string(EndpointBreakers::Validate(o).message()),
+              HasSubstr("alone_failures: must be >= 1, got 0"));
 }
 
 }  // namespace

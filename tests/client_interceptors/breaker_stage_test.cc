@@ -157,6 +157,50 @@ TEST_F(ClientInterceptorsTest, SreDropsAndRecovers) {
             0.0);
 }
 
+// Issue 40 item 7: a server's throttle rejecting with a pushback
+// (RESOURCE_EXHAUSTED and grpc-retry-pushback-ms, its limit lowered) is
+// load feedback: a three-state breaker does not count it, so it does not
+// open and serves at once when the limit is back; the SRE throttle counts
+// it. Both call objects: a single attempt, and a retried call (its policy
+// retries UNAVAILABLE only).
+TEST_F(ClientInterceptorsTest, ServerPushbackIsNeutralToAThreeStateBreaker) {
+  // Each channel's clock outlives it (the fixture keeps the last channel).
+  SimulatedClock clocks[3];
+  SimulatedClock* clock = clocks;
+  for (const char* retry : {"", R"("retryPolicy": {"maxAttempts": 2, "initialBackoff": "0.01s",
+        "maxBackoff": "0.01s", "backoffMultiplier": 1, "retryableStatusCodes": ["UNAVAILABLE"]},)"}) {
+    SCOPED_TRACE(retry);
+    Connect(absl::StrCat(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
+        )", retry, R"("breaker": {"threeState": {"consecutiveFailures": 5}}}]})"),
+            *clock++);
+    service_.FailNext(40, grpc::StatusCode::RESOURCE_EXHAUSTED, "10");  // the limit lowered
+    for (int i = 0; i < 40; ++i) {
+      grpc::ClientContext context;
+      EXPECT_EQ(Unary(&context).error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+      EXPECT_FALSE(RejectedLocally(context)) << i;
+    }
+    const BreakerSnapshot s = *resilience_->BreakerSnapshotOf("/resilience.test.TestService/Unary");
+    EXPECT_EQ(s.state, BreakerState::kClosed);
+    EXPECT_EQ(s.counts.failure, 0);
+    // The limit back: the next call is served.
+    EXPECT_TRUE(Unary().ok());
+    EXPECT_EQ(Stats().rejected_by_breaker, 0);
+    // A RESOURCE_EXHAUSTED without a pushback is still a failure.
+    service_.FailNext(5, grpc::StatusCode::RESOURCE_EXHAUSTED);
+    for (int i = 0; i < 5; ++i) (void)Unary();
+    EXPECT_EQ(resilience_->BreakerSnapshotOf("/resilience.test.TestService/Unary")->state,
+              BreakerState::kOpen);
+  }
+  // The SRE throttle counts the pushback as a request the backend did not
+  // accept.
+  Connect(R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
+      "breaker": {"sre": {}}}]})", *clock);
+  service_.FailNext(20, grpc::StatusCode::RESOURCE_EXHAUSTED, "10");
+  for (int i = 0; i < 20; ++i) (void)Unary();
+  EXPECT_EQ(resilience_->BreakerSnapshotOf("/resilience.test.TestService/Unary")->counts.failure,
+            20);
+}
+
 // What the breaker records: the backend's own answers (NOT_FOUND) as
 // success, UNAVAILABLE as failure, a call the caller's deadline ended as a
 // failure (callerDeadline FAILURE, the default) and the caller's

@@ -149,6 +149,58 @@ TEST_F(EndpointBreakersE2eTest, OneFailingReplicaOfThreeNeverCausesLocalRejectio
                               stats.breaker_rejections_waived, "\n")));
 }
 
+// Issue 40 item 2: the issue's client policy (3 attempts on UNAVAILABLE, a
+// three-state breaker with its defaults: 50 % over 20 calls, 5 s open) with
+// the default retryBudget (10 tokens, 0.1 back per success). Before, the
+// bad replica's failures spent the budget within a few calls and it then
+// refused their retries: ~40 of 600 calls failed here (a third of them in
+// the issue's concurrent run, whose budget never came back).
+std::string DefaultBudgetPolicy() {
+  return R"({"methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
+      "retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.001s", "maxBackoff": "0.005s",
+                      "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]},
+      "breaker": {"threeState": {}}}]})";
+}
+
+TEST_F(EndpointBreakersE2eTest, OneFailingReplicaOfThreeSpendsNoRetryBudget) {
+  services_[2].FailNext(1 << 30);
+  Connect(DefaultBudgetPolicy());
+  const int ok = Calls(600);
+  const ClientMethodStats stats = made_.resilience->Stats(kMethod);
+  EXPECT_GE(ok, 594) << "at least 99 % OK";
+  EXPECT_EQ(stats.retry_budget_exhausted, 0);
+  EXPECT_EQ(stats.rejected_by_breaker, 0);
+  EXPECT_GT(stats.retries, 150);
+}
+
+// The new user's case: a replica that starts failing during traffic, its
+// breaker's window full of earlier successes (it needs as many failures to
+// open: 200, it gets 100 here): its failures are retried from its third in
+// a row.
+TEST_F(EndpointBreakersE2eTest, AReplicaFailingDuringTrafficIsRetriedBeforeItsBreakerOpens) {
+  Connect(DefaultBudgetPolicy());
+  ASSERT_EQ(Calls(600), 600);  // 200 successes in each endpoint's window
+  services_[2].FailNext(1 << 30);
+  const int ok = Calls(300);
+  const ClientMethodStats stats = made_.resilience->Stats(kMethod);
+  EXPECT_GE(ok, 297) << "at least 99 % OK";
+  EXPECT_EQ(stats.retry_budget_exhausted, 0);
+  for (const EndpointBreakerStats& e : made_.resilience->EndpointStats(kMethod)) {
+    EXPECT_EQ(e.breaker.state, BreakerState::kClosed) << e.endpoint;
+  }
+}
+
+// Every replica failing is a failing service: the budget still bounds the
+// retries (4 made, then refused while it stays at or below half).
+TEST_F(EndpointBreakersE2eTest, EveryReplicaFailingStillSpendsTheRetryBudget) {
+  for (ScriptedService& service : services_) service.FailNext(1 << 30);
+  Connect(DefaultBudgetPolicy());
+  EXPECT_EQ(Calls(30), 0);
+  const ClientMethodStats stats = made_.resilience->Stats(kMethod);
+  EXPECT_LE(stats.retries, 6);
+  EXPECT_GE(stats.retry_budget_exhausted, 20);
+}
+
 // Without per-endpoint breakers (the behaviour before): the same fleet
 // makes the method's breaker reject most calls locally.
 TEST_F(EndpointBreakersE2eTest, WithoutThemOneBadReplicaCutsOffTheService) {

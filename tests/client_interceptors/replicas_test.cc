@@ -6,6 +6,7 @@
 // derived, and a failing replica leaves the other two even shares.
 // Real time (gRPC's own timers), bounded loops.
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <memory>
@@ -20,10 +21,12 @@
 #include "grpc_resilience/client.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/server_interceptors/echo_services.h"
 #include "tests/testing/eventually.h"
 #include "tests/testing/guarded_server.h"
+#include "tests/testing/recording_events.h"
 
 namespace resilience {
 namespace {
@@ -35,6 +38,7 @@ using testing::GuardedServer;
 using testing::HandlerRuns;
 using testing::StartGuardedServer;
 using testing::SyncEchoService;
+using ::testing::HasSubstr;
 
 constexpr char kUnary[] = "/resilience.test.TestService/Unary";
 
@@ -224,6 +228,58 @@ TEST_F(ReplicasTest, HealthCheckingSkipsTheReplicaThatIsNotServing) {
     Call();
     return served() > before;
   }, absl::Seconds(5)));
+}
+
+// Issue 40 item 1: a healthCheckConfig.serviceName no replica's health
+// service knows (a typo): gRPC 1.51 takes SERVICE_UNKNOWN as NOT_SERVING and
+// every call fails "backend unhealthy". The client checks the name at each
+// endpoint and says so, naming the name and the endpoint, in its events (the
+// log) and its status report (the status page).
+TEST_F(ReplicasTest, AnUnknownHealthServiceNameIsFoundAndReported) {
+  Start();
+  auto events = std::make_shared<testing::RecordingEvents>();
+  ResilientChannelOptions options;
+  options.resilience.name = "typo";
+  options.resilience.events = events;
+  constexpr char kTypo[] = "resilience.test.TestServce";
+  channel_ = CreateResilientChannel(
+      Target(), grpc::InsecureChannelCredentials(),
+      MustLoad(absl::StrCat(R"({"loadBalancingConfig": [{"round_robin": {}}],
+          "healthCheckConfig": {"serviceName": ")", kTypo, R"("},
+          "methodConfig": [{"name": [{"service": "resilience.test.TestService"}],
+                            "timeout": "2s"}]})")),
+      std::move(options));
+  stub_ = TestService::NewStub(channel_.channel);
+  grpc::Status last;
+  StatusReport report;
+  ASSERT_TRUE(testing::Eventually([&] {
+    last = Call();
+    report = StatusReport();
+    channel_.resilience->AppendStatus(report);
+    return report.health_checks.size() == 3;
+  })) << last.error_message();
+  EXPECT_EQ(last.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_THAT(last.error_message(), HasSubstr("backend unhealthy"));
+  std::vector<std::string> endpoints;
+  for (const HealthCheckStatus& h : report.health_checks) {
+    EXPECT_EQ(h.channel, "typo");
+    EXPECT_EQ(h.service, kTypo);
+    EXPECT_THAT(h.problem, HasSubstr("unknown to the server's health service"));
+    endpoints.push_back(h.endpoint);
+  }
+  std::vector<std::string> expected;
+  for (const GuardedServer& r : replicas_) {
+    expected.push_back(absl::StrCat("ipv4:127.0.0.1:", r.server->port()));
+  }
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(endpoints, expected);  // sorted by name
+  EXPECT_THAT(report.ToJson(), HasSubstr(kTypo));
+  ASSERT_TRUE(testing::Eventually([&] { return events->lines().size() == 3; }));
+  for (const std::string& line : events->lines()) {
+    EXPECT_THAT(line, HasSubstr("health check on typo at endpoint ipv4:127.0.0.1:"));
+    EXPECT_THAT(line, HasSubstr(absl::StrCat("service name \"", kTypo,
+                                             "\" unknown to the server's health service")));
+  }
 }
 
 // A drain reports NOT_SERVING as it begins: the client leaves the replica

@@ -28,6 +28,48 @@ TEST(LoadBalancingPolicyTest, RoundRobinAndHealthLoadWithoutWarnings) {
   EXPECT_EQ(lb.health_check_service, "cache.v1.CacheService");
 }
 
+// Issue 40 item 1: any string is a valid health service name, but one that
+// no server knows fails every call of the channel (gRPC 1.51 takes
+// SERVICE_UNKNOWN as NOT_SERVING): a name that is neither "", a service the
+// file names nor a linked one is a warning with the nearest name, and
+// strict mode refuses it.
+TEST(LoadBalancingPolicyTest, AHealthServiceNameNoServiceHasIsAWarning) {
+  const std::string typo = R"({"loadBalancingConfig": [{"round_robin": {}}],
+      "healthCheckConfig": {"serviceName": "cache.v1.CacheServce"},
+      "methodConfig": [{"name": [{"service": "cache.v1.CacheService"}], "timeout": "1s"}]})";
+  const std::string warning =
+      "healthCheckConfig.serviceName: \"cache.v1.CacheServce\" is not a service this file "
+      "names or this process links, nor \"\" (the whole server) (did you mean "
+      "\"cache.v1.CacheService\"?): a server whose health service does not know the name "
+      "answers SERVICE_UNKNOWN, which gRPC 1.51 takes as NOT_SERVING, and every call of the "
+      "channel fails UNAVAILABLE (\"backend unhealthy\")";
+  EXPECT_THAT(WarningsOf(typo), ElementsAre(warning));
+  PolicyTable::LoadOptions strict;
+  strict.strict = true;
+  const absl::StatusOr<PolicyTable> refused = Load(typo, strict);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(), "strict mode: 1 warning(s): " + warning);
+  // A service the file names (not linked: that is its own warning), a
+  // linked one, and "" are fine; a name far from every one has no "did you
+  // mean".
+  EXPECT_THAT(WarningsOf(R"({"loadBalancingConfig": [{"round_robin": {}}],
+      "healthCheckConfig": {"serviceName": "z.Named"},
+      "methodConfig": [{"name": [{"service": "z.Named"}], "timeout": "1s"}]})"),
+              ElementsAre(::testing::StartsWith(
+                  "methodConfig[0].name[0]: service \"z.Named\" is not linked")));
+  EXPECT_THAT(WarningsOf(R"({"loadBalancingConfig": [{"round_robin": {}}],
+      "healthCheckConfig": {"serviceName": "demo.Echo"}})"),
+              IsEmpty());
+  EXPECT_THAT(WarningsOf(R"({"loadBalancingConfig": [{"round_robin": {}}],
+      "healthCheckConfig": {"serviceName": ""}})"),
+              IsEmpty());
+  EXPECT_THAT(WarningsOf(R"({"loadBalancingConfig": [{"round_robin": {}}],
+      "healthCheckConfig": {"serviceName": "readiness-of-everything"}})"),
+              ElementsAre(::testing::StartsWith(
+                  "healthCheckConfig.serviceName: \"readiness-of-everything\" is not a service "
+                  "this file names or this process links, nor \"\" (the whole server): a server")));
+}
+
 TEST(LoadBalancingPolicyTest, NoSettingsMeanGrpcsDefault) {
   PolicyTable set = MustParse(R"({"methodConfig": [{"name": [{}], "timeout": "1s"}]})");
   EXPECT_THAT(set.load_balancing().configs, IsEmpty());

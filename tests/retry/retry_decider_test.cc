@@ -246,6 +246,37 @@ TEST_F(RetryDeciderTest, AKnownBadEndpointsFailuresSpareTheBudget) {
   EXPECT_DOUBLE_EQ(Tokens(decider.budget()), 9.0);
 }
 
+// Issue 40 item 2: a budget spent (by failures before the endpoint was
+// known bad, or by an earlier outage) does not refuse the retry after a
+// known-bad endpoint's failure; other failures are still refused.
+TEST_F(RetryDeciderTest, AKnownBadEndpointsRetryIsNotRefusedByASpentBudget) {
+  RetryDecider decider(Defaults(), random_);  // budget 10, retries while > 5
+  for (int i = 0; i < 5; ++i) {
+    decider.Decide(1, Failed(absl::StatusCode::kUnavailable), kNow, absl::InfiniteFuture());
+  }
+  EXPECT_DOUBLE_EQ(Tokens(decider.budget()), 5.0);
+  EXPECT_EQ(
+      decider.Decide(1, Failed(absl::StatusCode::kUnavailable), kNow, absl::InfiniteFuture())
+          .verdict,
+      RetryVerdict::kBudgetSpent);
+  AttemptOutcome bad = Failed(absl::StatusCode::kUnavailable);
+  bad.endpoint_known_bad = true;
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_EQ(decider.Decide(1, bad, kNow, absl::InfiniteFuture()).verdict, RetryVerdict::kRetry)
+        << i;
+  }
+  EXPECT_DOUBLE_EQ(Tokens(decider.budget()), 4.0);
+  // At once (round_robin sends it elsewhere; a backoff would only let the
+  // other callers' picks bring it back to the bad endpoint), unless the
+  // server asked for a pushback.
+  EXPECT_EQ(decider.Decide(1, bad, kNow, absl::InfiniteFuture()).delay, absl::ZeroDuration());
+  bad.pushback = Pushback::Parse("30");
+  EXPECT_EQ(decider.Decide(1, bad, kNow, absl::InfiniteFuture()).delay, absl::Milliseconds(30));
+  // maxAttempts still bounds the call.
+  EXPECT_EQ(decider.Decide(3, bad, kNow, absl::InfiniteFuture()).verdict,
+            RetryVerdict::kAttemptsExhausted);
+}
+
 // With both, a retry needs the method's budget and the channel's throttle.
 TEST_F(RetryDeciderTest, BudgetAndThrottleMustBothAllow) {
   RetryBudget throttle(100, 0.1);
