@@ -54,6 +54,7 @@
 #include "grpc_resilience/prometheus_text.h"
 #include "grpc_resilience/policy.h"
 #include "examples/common/policy_file_watcher.h"
+#include "src/policy/policy_set_access.h"
 #include "grpc_resilience/redis_limits.h"
 #ifdef CACHE_SERVICE_HAS_METRICS_HTTP
 #include "grpc_resilience/metrics_http.h"
@@ -153,7 +154,9 @@ int main(int argc, char** argv) {
         resilience::PolicySet::FromJsonFile(policy_path, load_options);
     if (!loaded.ok()) return Fail(std::string(loaded.status().message()));
     policies = *std::move(loaded);
-    for (const std::string& warning : policies.warnings()) {
+    // Not those of settings only a client applies (the file may serve both).
+    for (const std::string& warning :
+         resilience::PolicySetAccess::Table(policies).server_warnings()) {
       std::fprintf(stderr, "cache_server: warning: %s\n", warning.c_str());
     }
     // Redis credentials the policies name and Redis refuses: an error now,

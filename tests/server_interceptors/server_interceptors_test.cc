@@ -404,5 +404,23 @@ TEST(AddServerInterceptorsTest, GivesThePolicyFilesWarnings) {
   EXPECT_TRUE(AddServerInterceptors(other, *std::move(clean))->warnings().empty());
 }
 
+// A setting only a client applies is no warning of a server: gRPC's built-in
+// retry of streams (here Dump's, covered by a service entry) is the
+// channel's, and so is a per-attempt timeout that is not retried. The loader
+// still gives them, for the client.
+TEST(AddServerInterceptorsTest, ClientOnlySettingsAreNotTheServersWarnings) {
+  absl::StatusOr<PolicySet> policies = PolicySet::FromJsonString(
+      R"({"methodConfig": [{"name": [{"service": "cache.v1.CacheService"}],
+          "retryPolicy": {"perAttemptTimeout": "0.5s"}, "throttle": {"maxConcurrency": 3}}]})");
+  ASSERT_TRUE(policies.ok()) << policies.status();
+  ASSERT_THAT(policies->warnings(),
+              ::testing::Contains(HasSubstr(
+                  "retryPolicy.perAttemptTimeout: not applied to the streams gRPC's built-in "
+                  "retry retries (/cache.v1.CacheService/")));
+  grpc::ServerBuilder builder;
+  EXPECT_THAT(AddServerInterceptors(builder, *std::move(policies))->warnings(),
+              ::testing::IsEmpty());
+}
+
 }  // namespace
 }  // namespace resilience
