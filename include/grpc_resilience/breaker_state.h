@@ -107,6 +107,13 @@ struct BreakerTransition {
   BreakerState to;
   absl::Time at;
   TransitionCause cause;
+  // What tripped a three-state breaker (cause kConsecutiveFailures,
+  // kFailureRate or kSlowCallRate): the failures in a row, or the rate over
+  // `calls` completed calls of the window, and the threshold it reached. 0
+  // for the other causes.
+  double figure = 0;
+  double threshold = 0;
+  int64_t calls = 0;
 };
 
 }  // namespace resilience
