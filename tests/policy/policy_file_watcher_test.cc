@@ -2,10 +2,11 @@
 // seen however the file is replaced: a Kubernetes ConfigMap update (the
 // `..data` symlink swapped by a rename, twice: the watches follow), a
 // directory on the way replaced and then edited in place, an editor's
-// rename over the file; Reload() reloads at once. Each wait is bounded
+// rename over the file; Reload() reloads at once. StartReloading() reloads
+// every target it is given and logs what they say. Each wait is bounded
 // (Eventually()); what a reload read is the file's text at that moment.
 
-#include "examples/common/policy_file_watcher.h"
+#include "grpc_resilience/policy_file_watcher.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +22,7 @@
 #include "gtest/gtest.h"
 #include "tests/testing/eventually.h"
 
-namespace example_cli {
+namespace resilience {
 namespace {
 
 using ::resilience::testing::Eventually;
@@ -158,5 +159,61 @@ TEST_F(PolicyFileWatcherTest, RenameOverTheFileAndReload) {
   EXPECT_TRUE(Reloaded("SIGHUP: two")) << ::testing::PrintToString(reloads());
 }
 
+// What StartReloading() reaches of a ClientResilience or ServerResilience:
+// its ReloadFile(); each update warns of `warning`, or fails.
+class FakeResilience {
+ public:
+  explicit FakeResilience(std::string warning) : warning_(std::move(warning)) {}
+
+  absl::StatusOr<PolicyUpdate> ReloadFile(const std::string& path,
+                                          const PolicySetLoadOptions& options) {
+    absl::MutexLock lock(&mu_);
+    reloads_.push_back(absl::StrCat(path, options.strict ? " strict" : ""));
+    if (warning_.empty()) return absl::InvalidArgumentError("broken");
+    PolicyUpdate update;
+    update.warnings.push_back(warning_);
+    return update;
+  }
+
+  std::vector<std::string> reloads() {
+    absl::MutexLock lock(&mu_);
+    return reloads_;
+  }
+
+ private:
+  const std::string warning_;
+  absl::Mutex mu_;
+  std::vector<std::string> reloads_ ABSL_GUARDED_BY(mu_);
+};
+
+// One call reloads every target (a shared and a plain pointer) with the
+// load options given, in order, and logs the reload and each warning; a
+// target whose reload fails logs nothing (its events listener tells).
+TEST_F(PolicyFileWatcherTest, StartReloadingReloadsEveryTarget) {
+  const std::string path = directory_ + "/policy.json";
+  WriteFile(path, "{}");
+  auto shared = std::make_shared<FakeResilience>("from shared");
+  FakeResilience plain("from plain");
+  FakeResilience failing("");
+  absl::Mutex mu;
+  std::vector<std::string> lines;
+  PolicyFileWatcher::ReloadOptions options;
+  options.load.strict = true;
+  options.log = [&](absl::string_view line) {
+    absl::MutexLock lock(&mu);
+    lines.emplace_back(line);
+  };
+  absl::StatusOr<std::unique_ptr<PolicyFileWatcher>> watcher =
+      PolicyFileWatcher::StartReloading(path, options, shared, &plain, &failing);
+  ASSERT_TRUE(watcher.ok()) << watcher.status();
+  (*watcher)->Reload();
+  ASSERT_TRUE(Eventually([&] { return failing.reloads().size() == 1; }, kWait));
+  watcher->reset();  // joins the thread: its last log line is written
+  EXPECT_THAT(lines, ::testing::ElementsAre("SIGHUP: reloading " + path, "warning: from shared",
+                                            "warning: from plain"));
+  EXPECT_THAT(shared->reloads(), ::testing::ElementsAre(path + " strict"));
+  EXPECT_THAT(plain.reloads(), ::testing::ElementsAre(path + " strict"));
+}
+
 }  // namespace
-}  // namespace example_cli
+}  // namespace resilience

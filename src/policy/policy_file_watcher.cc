@@ -1,4 +1,4 @@
-#include "examples/common/policy_file_watcher.h"
+#include "grpc_resilience/policy_file_watcher.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -17,7 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 
-namespace example_cli {
+namespace resilience {
 namespace {
 
 // What makes a watched directory's event a possible change (filtered by
@@ -122,6 +122,22 @@ absl::StatusOr<std::unique_ptr<PolicyFileWatcher>> PolicyFileWatcher::Start(std:
   watcher->reloaded_ = watcher->Identify();
   watcher->thread_ = std::thread([w = watcher.get()] { w->Run(); });
   return watcher;
+}
+
+absl::StatusOr<std::unique_ptr<PolicyFileWatcher>> PolicyFileWatcher::StartReloadingTargets(
+    std::string path, ReloadOptions options, std::vector<Target> targets) {
+  ReloadFn reload = [path, options = std::move(options),
+                     targets = std::move(targets)](absl::string_view why) {
+    if (options.log) options.log(absl::StrCat(why, ": reloading ", path));
+    for (const Target& target : targets) {
+      const absl::StatusOr<PolicyUpdate> done = target(path, options.load);
+      if (!done.ok() || !options.log) continue;  // a failure: its events listener says why
+      for (const std::string& warning : done->warnings) {
+        options.log(absl::StrCat("warning: ", warning));
+      }
+    }
+  };
+  return Start(std::move(path), std::move(reload));
 }
 
 PolicyFileWatcher::PolicyFileWatcher(std::string path, ReloadFn reload, int inotify_fd,
@@ -253,4 +269,4 @@ void PolicyFileWatcher::Run() {
   }
 }
 
-}  // namespace example_cli
+}  // namespace resilience
