@@ -57,13 +57,13 @@
 #include "grpc_resilience/recent_events.h"
 #include "examples/cache_service/load_generator.h"
 #include "examples/common/command_line.h"
-#include "examples/common/policy_file_watcher.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "src/grpc_common/status_conversion.h"
 #include "grpc_resilience/resilient_channel.h"
 #include "grpc_resilience/prometheus_text.h"
 #include "grpc_resilience/policy.h"
+#include "grpc_resilience/policy_file_watcher.h"
 #include "src/client_interceptors/resilient_channel.h"
 #ifdef CACHE_SERVICE_HAS_METRICS_HTTP
 #include "grpc_resilience/metrics_http.h"
@@ -191,23 +191,19 @@ int RunDump(cache::v1::CacheService::Stub& stub) {
 std::function<void()> ReloadPolicies(resilience::ClientResilience& channel,
                                      const std::string& path,
                                      const resilience::PolicySet::LoadOptions& load_options) {
-  absl::StatusOr<std::unique_ptr<example_cli::PolicyFileWatcher>> started =
-      example_cli::PolicyFileWatcher::Start(path, [&channel, path,
-                                                   load_options](absl::string_view why) {
-        std::fprintf(stderr, "cache_client: %.*s: reloading %s\n", static_cast<int>(why.size()),
-                     why.data(), path.c_str());
-        absl::StatusOr<resilience::PolicyUpdate> done = channel.ReloadFile(path, load_options);
-        if (!done.ok()) return;  // the events listener printed why
-        for (const std::string& warning : done->warnings) {
-          std::fprintf(stderr, "cache_client: warning: %s\n", warning.c_str());
-        }
-      });
+  resilience::PolicyFileWatcher::ReloadOptions reload;
+  reload.load = load_options;
+  reload.log = [](absl::string_view line) {
+    std::fprintf(stderr, "cache_client: %.*s\n", static_cast<int>(line.size()), line.data());
+  };
+  absl::StatusOr<std::unique_ptr<resilience::PolicyFileWatcher>> started =
+      resilience::PolicyFileWatcher::StartReloading(path, reload, &channel);
   if (!started.ok()) {
     std::fprintf(stderr, "cache_client: --policy: not reloaded on change: %s\n",
                  std::string(started.status().message()).c_str());
     return [] {};
   }
-  std::shared_ptr<example_cli::PolicyFileWatcher> watcher = *std::move(started);
+  std::shared_ptr<resilience::PolicyFileWatcher> watcher = *std::move(started);
   auto stop = std::make_shared<std::atomic<bool>>(false);
   auto signals = std::make_shared<std::thread>([watcher, stop] {
     sigset_t hup;

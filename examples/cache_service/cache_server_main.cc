@@ -53,7 +53,8 @@
 #include "examples/common/command_line.h"
 #include "grpc_resilience/prometheus_text.h"
 #include "grpc_resilience/policy.h"
-#include "examples/common/policy_file_watcher.h"
+#include "grpc_resilience/policy_file_watcher.h"
+#include "src/policy/policy_set_access.h"
 #include "grpc_resilience/redis_limits.h"
 #ifdef CACHE_SERVICE_HAS_METRICS_HTTP
 #include "grpc_resilience/metrics_http.h"
@@ -153,7 +154,9 @@ int main(int argc, char** argv) {
         resilience::PolicySet::FromJsonFile(policy_path, load_options);
     if (!loaded.ok()) return Fail(std::string(loaded.status().message()));
     policies = *std::move(loaded);
-    for (const std::string& warning : policies.warnings()) {
+    // Not those of settings only a client applies (the file may serve both).
+    for (const std::string& warning :
+         resilience::PolicySetAccess::Table(policies).server_warnings()) {
       std::fprintf(stderr, "cache_server: warning: %s\n", warning.c_str());
     }
     // Redis credentials the policies name and Redis refuses: an error now,
@@ -233,21 +236,16 @@ int main(int argc, char** argv) {
 
   // The policy file, reloaded on change and on SIGHUP; the event listener
   // (LogEvents) prints one line per reload, failed or not.
-  std::unique_ptr<example_cli::PolicyFileWatcher> watcher;
+  std::unique_ptr<resilience::PolicyFileWatcher> watcher;
   if (!policy_path.empty()) {
-    resilience::ServerResilienceImpl* const server_resilience = &(*server)->resilience();
-    absl::StatusOr<std::unique_ptr<example_cli::PolicyFileWatcher>> started =
-        example_cli::PolicyFileWatcher::Start(
-            policy_path, [server_resilience, policy_path, load_options](absl::string_view why) {
-              std::fprintf(stderr, "cache_server: %.*s: reloading %s\n",
-                           static_cast<int>(why.size()), why.data(), policy_path.c_str());
-              absl::StatusOr<resilience::PolicyUpdate> done =
-                  server_resilience->ReloadFile(policy_path, load_options);
-              if (!done.ok()) return;  // the listener printed why
-              for (const std::string& warning : done->warnings) {
-                std::fprintf(stderr, "cache_server: warning: %s\n", warning.c_str());
-              }
-            });
+    resilience::PolicyFileWatcher::ReloadOptions reload;
+    reload.load = load_options;
+    reload.log = [](absl::string_view line) {
+      std::fprintf(stderr, "cache_server: %.*s\n", static_cast<int>(line.size()), line.data());
+    };
+    absl::StatusOr<std::unique_ptr<resilience::PolicyFileWatcher>> started =
+        resilience::PolicyFileWatcher::StartReloading(policy_path, reload,
+                                                      &(*server)->resilience());
     if (!started.ok()) {
       std::fprintf(stderr, "cache_server: --policy: not reloaded on change: %s\n",
                    std::string(started.status().message()).c_str());

@@ -120,6 +120,15 @@ struct BreakerTransition {
   BreakerState to;        ///< the state it entered
   absl::Time at;          ///< when, on the breaker's clock
   TransitionCause cause;  ///< why
+  /// What tripped a three-state breaker (cause kConsecutiveFailures,
+  /// kFailureRate or kSlowCallRate): the failures in a row, or the rate over
+  /// `calls` completed calls of the window, and the threshold it reached. 0
+  /// for the other causes.
+  ///@{
+  double figure = 0;
+  double threshold = 0;
+  int64_t calls = 0;
+  ///@}
 };
 
 }  // namespace resilience

@@ -16,6 +16,7 @@
 /// | grpc_resilience.h | client.h, server.h and policy.h at once |
 /// | policy.h | PolicySet: the policies of one JSON file |
 /// | policy_update.h | PolicyUpdate: what a live policy update did |
+/// | policy_file_watcher.h | PolicyFileWatcher: reloads a policy file into the process's objects when it changes |
 /// | client.h | everything a client needs, the headers below |
 /// | resilient_channel.h | CreateResilientChannel(): a channel with retry, timeout and breaker |
 /// | client_resilience.h | ClientResilience: a channel's counters, breakers, metrics and updates |

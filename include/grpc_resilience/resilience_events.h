@@ -140,12 +140,16 @@ class ResilienceEvents {
 /// escapes it (LogEvents and RecentEvents do, with their own time in front):
 /// \code{.unparsed}
 ///   breaker /cache.v1.CacheService/Get on localhost:50051: closed -> open
-///   (failure rate reached its threshold; failure rate 0.62 over 21 calls)
-///   throttle /cache.v1.CacheService/Get (scope cache.v1.CacheService/):
+///   (failure rate 0.62 over 21 calls, threshold 0.50)
+///   breaker /cache.v1.CacheService/Get on localhost:50051: closed -> open
+///   (5 consecutive failures, threshold 5)
+///   throttle /cache.v1.CacheService/Get (scope cache.v1.CacheService/*):
 ///   saturated (concurrency)
-///   throttle /cache.v1.CacheService/Get (scope cache.v1.CacheService/):
+///   throttle /cache.v1.CacheService/Get (scope cache.v1.CacheService/*):
 ///   admitting again (saturated for 2.5s, 1234 calls rejected)
 /// \endcode
+/// A scope reads "svc/Method", "svc/*" (a service's every method) or "every
+/// method".
 ///@{
 std::string FormatEvent(const BreakerEvent& event);
 std::string FormatEvent(const ThrottleEvent& event);

@@ -135,7 +135,8 @@ class ServerResilience {
   /// Whether every method's calls are counted (ServerResilienceOptions::metrics).
   bool metrics() const;
 
-  /// What the policy file's loader warned about (PolicySet::warnings()), as
+  /// What the policy file's loader warned about (PolicySet::warnings()) but
+  /// settings only a client applies (gRPC's built-in retry of streams), as
   /// CreateResilientChannel() gives a client's.
   const std::vector<std::string>& warnings() const { return warnings_; }
 

@@ -144,10 +144,12 @@ void SreBreaker::NoteDropping(int level, bool dropping, absl::Time now,
   if ((before != 0) == (after != 0)) return;
   dropping_since_ns_.store(absl::ToUnixNanos(now), std::memory_order_release);
   if (options_.listener) {
-    options_.listener(dropping ? BreakerTransition{BreakerState::kClosed, BreakerState::kOpen,
-                                                   now, TransitionCause::kDropsStarted}
-                               : BreakerTransition{BreakerState::kOpen, BreakerState::kClosed,
-                                                   now, stop_cause});
+    BreakerTransition transition;
+    transition.from = dropping ? BreakerState::kClosed : BreakerState::kOpen;
+    transition.to = dropping ? BreakerState::kOpen : BreakerState::kClosed;
+    transition.at = now;
+    transition.cause = dropping ? TransitionCause::kDropsStarted : stop_cause;
+    options_.listener(transition);
   }
 }
 

@@ -283,31 +283,33 @@ void ThreeStateBreaker::OnRecord(const Admission& admission, Outcome outcome,
   window_.Add(end, RollingWindow::kFailure);
   const int64_t consecutive = consecutive_failures_.fetch_add(1, std::memory_order_relaxed) + 1;
   if (mode != BreakerMode::kNormal) return;  // counts, never changes state
-  if (std::optional<TransitionCause> cause = ShouldTrip(end, consecutive)) {
-    TripFromClosed(admission.generation(), end, *cause);
+  if (std::optional<Trip> trip = ShouldTrip(end, consecutive)) {
+    TripFromClosed(admission.generation(), end, *trip);
   }
 }
 
-std::optional<TransitionCause> ThreeStateBreaker::ShouldTrip(absl::Time now,
-                                                             int64_t consecutive) {
+std::optional<ThreeStateBreaker::Trip> ThreeStateBreaker::ShouldTrip(absl::Time now,
+                                                                     int64_t consecutive) {
   if (options_.consecutive_failures > 0 && consecutive >= options_.consecutive_failures) {
-    return TransitionCause::kConsecutiveFailures;
+    return Trip{TransitionCause::kConsecutiveFailures, static_cast<double>(consecutive),
+                static_cast<double>(options_.consecutive_failures), 0};
   }
   const RollingWindow::Counts c = window_.Sum(now);
   const int64_t completed = c.completed();
   if (completed < options_.min_requests) return std::nullopt;
   if (static_cast<double>(c.failure) >= options_.failure_rate_threshold * completed) {
-    return TransitionCause::kFailureRate;
+    return Trip{TransitionCause::kFailureRate, static_cast<double>(c.failure) / completed,
+                options_.failure_rate_threshold, completed};
   }
   if (options_.slow_call_rate_threshold > 0 &&
       static_cast<double>(c.slow) >= options_.slow_call_rate_threshold * completed) {
-    return TransitionCause::kSlowCallRate;
+    return Trip{TransitionCause::kSlowCallRate, static_cast<double>(c.slow) / completed,
+                options_.slow_call_rate_threshold, completed};
   }
   return std::nullopt;
 }
 
-void ThreeStateBreaker::TripFromClosed(uint64_t generation, absl::Time now,
-                                       TransitionCause cause) {
+void ThreeStateBreaker::TripFromClosed(uint64_t generation, absl::Time now, const Trip& trip) {
   Transitions transitions;
   {
     MutexLock lock(&mu_);
@@ -316,7 +318,11 @@ void ThreeStateBreaker::TripFromClosed(uint64_t generation, absl::Time now,
         generation != generation_.load(std::memory_order_relaxed)) {
       return;
     }
-    OpenLocked(now, /*backoff=*/false, cause, transitions);
+    OpenLocked(now, /*backoff=*/false, trip.cause, transitions);
+    BreakerTransition& opened = transitions.items[transitions.size - 1];
+    opened.figure = trip.figure;
+    opened.threshold = trip.threshold;
+    opened.calls = trip.calls;
   }
   Notify(transitions);
 }

@@ -179,8 +179,20 @@ class ThreeStateBreaker final : public Breaker {
     BreakerTransition items[2];
     int size = 0;
     void Add(BreakerState from, BreakerState to, absl::Time at, TransitionCause cause) {
-      items[size++] = BreakerTransition{from, to, at, cause};
+      BreakerTransition& t = items[size++];
+      t = BreakerTransition();
+      t.from = from;
+      t.to = to;
+      t.at = at;
+      t.cause = cause;
     }
+  };
+  // Why a closed breaker trips: BreakerTransition's cause and figures.
+  struct Trip {
+    TransitionCause cause;
+    double figure = 0;
+    double threshold = 0;
+    int64_t calls = 0;
   };
 
   ThreeStateBreaker(const Options& options, Clock& clock);
@@ -194,8 +206,8 @@ class ThreeStateBreaker final : public Breaker {
   void RecordProbe(const Admission& admission, Outcome outcome, absl::Time now)
       ABSL_LOCKS_EXCLUDED(mu_);
   // Why the breaker should open now, if it should.
-  std::optional<TransitionCause> ShouldTrip(absl::Time now, int64_t consecutive);
-  void TripFromClosed(uint64_t generation, absl::Time now, TransitionCause cause)
+  std::optional<Trip> ShouldTrip(absl::Time now, int64_t consecutive);
+  void TripFromClosed(uint64_t generation, absl::Time now, const Trip& trip)
       ABSL_LOCKS_EXCLUDED(mu_);
 
   void SetState(BreakerState to, absl::Time now, TransitionCause cause, Transitions& out)

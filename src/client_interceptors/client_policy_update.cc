@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <set>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "src/client_interceptors/client_resilience_impl.h"
 #include "src/policy/policy_diff.h"
 
@@ -22,6 +24,38 @@ bool SameThrottling(const std::optional<RetryBudgetSettings>& a,
                     const std::optional<RetryBudgetSettings>& b) {
   if (a.has_value() != b.has_value()) return false;
   return !a.has_value() || (a->max_tokens == b->max_tokens && a->token_ratio == b->token_ratio);
+}
+
+// `text` quoted, or "none" when unset.
+std::string Shown(const std::optional<std::string>& text) {
+  return text.has_value() ? absl::StrCat("\"", *text, "\"") : "none";
+}
+
+// The channel's load-balancing fields that differ, each "field was -> now".
+std::vector<std::string> LoadBalancingChanges(const LoadBalancingSettings& was,
+                                              const LoadBalancingSettings& now) {
+  std::vector<std::string> changes;
+  if (was.configs != now.configs) {
+    const auto list = [](const std::vector<std::string>& configs) {
+      return configs.empty() ? std::string("none")
+                             : absl::StrCat("[", absl::StrJoin(configs, ", "), "]");
+    };
+    changes.push_back(
+        absl::StrCat("loadBalancingConfig ", list(was.configs), " -> ", list(now.configs)));
+  }
+  if (was.policy != now.policy) {
+    const auto shown = [](const std::string& policy) {
+      return Shown(policy.empty() ? std::nullopt : std::optional<std::string>(policy));
+    };
+    changes.push_back(
+        absl::StrCat("loadBalancingPolicy ", shown(was.policy), " -> ", shown(now.policy)));
+  }
+  if (was.health_check_service != now.health_check_service) {
+    changes.push_back(absl::StrCat("healthCheckConfig.serviceName ",
+                                   Shown(was.health_check_service), " -> ",
+                                   Shown(now.health_check_service)));
+  }
+  return changes;
 }
 
 }  // namespace
@@ -92,13 +126,14 @@ absl::StatusOr<PolicyUpdate> ClientResilienceImpl::Update(const PolicySet& polic
     const bool same_policy =
         current->policy == nullptr
             ? policy == nullptr
-            : policy != nullptr && policy->canonical.whole == current->policy->canonical.whole;
+            : policy != nullptr && policy->canonical.client == current->policy->canonical.client;
     // Unchanged: the same object, every part kept. Its policy still points
     // into the set it was made from (which it holds): the same settings.
     if (same_policy && current->throttle == next->throttle.get()) return current;
     return Resolve(name.c_str(), *next, current.get()).state;
   });
-  PolicyDiff diff = PolicyDiff::Of(before, after, std::move(names), ClientPolicy);
+  PolicyDiff diff = PolicyDiff::Of(before, after, std::move(names), ClientPolicy,
+                                   &MethodPolicy::CanonicalForms::client);
   PolicyUpdate update;
   update.generation = next->number;
   update.changed = std::move(diff.changed);
@@ -117,6 +152,15 @@ absl::StatusOr<PolicyUpdate> ClientResilienceImpl::Update(const PolicySet& polic
         "retryThrottling changed: the library's retries and hedges use the new bucket (full) "
         "now; gRPC's built-in retries of streaming calls keep the channel's service config "
         "from its creation");
+  }
+  if (std::vector<std::string> fixed =
+          LoadBalancingChanges(before.load_balancing(), after.load_balancing());
+      !fixed.empty()) {
+    update.warnings.push_back(absl::StrCat(
+        "channel ", options_.name, ": ", absl::StrJoin(fixed, "; "),
+        ": not applied: gRPC 1.51 cannot change a live channel's service config, the channel "
+        "keeps the one it was created with; a restart (a new channel) applies ",
+        fixed.size() == 1 ? "it" : "them"));
   }
   if (options_.events != nullptr) {
     PolicyReloadEvent event;

@@ -10,19 +10,44 @@
 
 namespace resilience {
 
+namespace {
+
+// Why a breaker changed state, with the figures that made it: what tripped
+// a three-state breaker against its threshold; else the cause and the
+// window (failure rate, drop probability).
+std::string Why(const BreakerTransition& t, const BreakerSnapshot& s) {
+  switch (t.cause) {
+    case TransitionCause::kConsecutiveFailures:
+      return absl::StrFormat("%d consecutive failures, threshold %d",
+                             static_cast<int64_t>(t.figure), static_cast<int64_t>(t.threshold));
+    case TransitionCause::kFailureRate:
+      return absl::StrFormat("failure rate %.2f over %d calls, threshold %.2f", t.figure, t.calls,
+                             t.threshold);
+    case TransitionCause::kSlowCallRate:
+      return absl::StrFormat("slow-call rate %.2f over %d calls, threshold %.2f", t.figure,
+                             t.calls, t.threshold);
+    default:
+      return absl::StrFormat("%s; failure rate %.2f over %d calls, drop probability %.2f",
+                             TransitionCauseName(t.cause), s.failure_rate, s.counts.completed(),
+                             s.drop_probability);
+  }
+}
+
+}  // namespace
+
 std::string FormatEvent(const BreakerEvent& event) {
-  const BreakerSnapshot& s = event.snapshot;
-  return absl::StrFormat(
-      "breaker %s%s on %s: %s -> %s (%s; failure rate %.2f over %d calls, drop probability "
-      "%.2f)",
-      event.method, event.endpoint.empty() ? "" : absl::StrCat(" at endpoint ", event.endpoint),
-      event.channel, BreakerStateName(event.transition.from),
-      BreakerStateName(event.transition.to), TransitionCauseName(event.transition.cause),
-      s.failure_rate, s.counts.completed(), s.drop_probability);
+  return absl::StrCat(
+      "breaker ", event.method,
+      event.endpoint.empty() ? "" : absl::StrCat(" at endpoint ", event.endpoint), " on ",
+      event.channel, ": ", BreakerStateName(event.transition.from), " -> ",
+      BreakerStateName(event.transition.to), " (", Why(event.transition, event.snapshot), ")");
 }
 
 std::string FormatEvent(const ThrottleEvent& event) {
-  const std::string scope = event.scope.empty() ? std::string("every method") : event.scope;
+  // "svc/" covers the service's every method: "svc/*".
+  const std::string scope = event.scope.empty()         ? std::string("every method")
+                            : event.scope.back() == '/' ? absl::StrCat(event.scope, "*")
+                                                        : event.scope;
   return event.kind == ThrottleEvent::Kind::kSaturated
              ? absl::StrCat("throttle ", event.method, " (scope ", scope, "): saturated (",
                             event.cause, ")")

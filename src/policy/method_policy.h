@@ -229,6 +229,8 @@ struct MethodPolicy {
   // ServerResilience::Update(), docs/operations.md).
   struct CanonicalForms {
     std::string whole;     // every setting
+    std::string client;    // what a client applies: all but throttle, fault, criticality
+    std::string server;    // what a server applies: throttle, faultInjection, criticality
     std::string breaker;   // breaker
     std::string retry;     // retryPolicy, hedgingPolicy, retryBudget, timeout
     std::string throttle;  // throttle

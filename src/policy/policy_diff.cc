@@ -19,7 +19,8 @@ void AddNamedMethods(const PolicyTable& table, std::set<std::string>& names) {
 }  // namespace
 
 PolicyDiff PolicyDiff::Of(const PolicyTable& before, const PolicyTable& after,
-                          std::set<std::string> methods, SidePolicy policy_of) {
+                          std::set<std::string> methods, SidePolicy policy_of,
+                          SideForm form) {
   AddNamedMethods(before, methods);
   AddNamedMethods(after, methods);
   PolicyDiff update;
@@ -31,7 +32,7 @@ PolicyDiff PolicyDiff::Of(const PolicyTable& before, const PolicyTable& after,
       update.added.push_back(name);
     } else if (now == nullptr) {
       update.removed.push_back(name);
-    } else if (was->canonical.whole != now->canonical.whole) {
+    } else if (was->canonical.*form != now->canonical.*form) {
       update.changed.push_back(name);
     } else {
       ++update.unchanged;

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <initializer_list>
+#include <iterator>
 #include <optional>
 #include <sstream>
 #include <vector>
@@ -207,6 +208,36 @@ std::vector<std::string> PolicyTable::ConfiguredMethods(const MethodCatalog& cat
   std::sort(methods.begin(), methods.end());
   methods.erase(std::unique(methods.begin(), methods.end()), methods.end());
   return methods;
+}
+
+std::vector<std::string> PolicyTable::server_warnings() const {
+  // The fields only a client applies, by the JSON path a warning starts with.
+  static constexpr absl::string_view kClientFields[] = {
+      "retryPolicy", "hedgingPolicy", "retryBudget", "timeout", "deadline", "waitForReady",
+      "breaker", "bulkhead", "maxRequestMessageBytes", "maxResponseMessageBytes"};
+  static constexpr absl::string_view kClientTopFields[] = {
+      "retryThrottling", "loadBalancingConfig", "loadBalancingPolicy"};
+  const auto client_only = [](absl::string_view warning) {
+    const auto field_at = [&warning](size_t at) {
+      const size_t end = warning.find_first_of(".:[ ", at);
+      return warning.substr(at, end == absl::string_view::npos ? end : end - at);
+    };
+    if (absl::StartsWith(warning, "methodConfig[")) {
+      const size_t close = warning.find("].");
+      if (close == absl::string_view::npos) return false;
+      const absl::string_view field = field_at(close + 2);
+      return std::find(std::begin(kClientFields), std::end(kClientFields), field) !=
+             std::end(kClientFields);
+    }
+    const absl::string_view field = field_at(0);
+    return std::find(std::begin(kClientTopFields), std::end(kClientTopFields), field) !=
+           std::end(kClientTopFields);
+  };
+  std::vector<std::string> warnings;
+  for (const std::string& warning : warnings_) {
+    if (!client_only(warning)) warnings.push_back(warning);
+  }
+  return warnings;
 }
 
 }  // namespace resilience

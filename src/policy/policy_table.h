@@ -141,6 +141,13 @@ class PolicyTable {
   // without effect (e.g. a perAttemptTimeout not shorter than the timeout),
   // one line each, starting with its JSON path.
   const std::vector<std::string>& warnings() const { return warnings_; }
+  // The warnings a server gives: warnings() but those about settings only a
+  // client applies (by the JSON path each starts with: a methodConfig
+  // entry's retryPolicy, hedgingPolicy, retryBudget, timeout, deadline,
+  // waitForReady, breaker, bulkhead and message sizes; retryThrottling and
+  // the load-balancing fields; healthCheckConfig stays: it names the
+  // server's health service).
+  std::vector<std::string> server_warnings() const;
 
  private:
   friend class PolicyTableBuilder;

@@ -205,6 +205,15 @@ MethodPolicy::CanonicalForms CanonicalFormsOf(const pb::MethodConfig& entry) {
   pb::MethodConfig part = entry;
   part.clear_name();
   forms.whole = Deterministic(part);
+  part.clear_throttle();
+  part.clear_fault_injection();
+  part.clear_criticality();
+  forms.client = Deterministic(part);
+  part.Clear();
+  if (entry.has_throttle()) *part.mutable_throttle() = entry.throttle();
+  if (entry.has_fault_injection()) *part.mutable_fault_injection() = entry.fault_injection();
+  if (entry.has_criticality()) *part.mutable_criticality() = entry.criticality();
+  forms.server = Deterministic(part);
   part.Clear();
   if (entry.has_breaker()) *part.mutable_breaker() = entry.breaker();
   forms.breaker = Deterministic(part);

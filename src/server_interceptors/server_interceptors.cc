@@ -45,8 +45,9 @@ std::shared_ptr<ServerResilience> AddServerInterceptors(grpc::ServerBuilder& bui
                                                         PolicySet policies,
                                                         ServerResilienceOptions options,
                                                         Clock& clock) {
-  // A `bulkhead` is the client's (one file serves both sides).
-  std::vector<std::string> warnings = policies.warnings();
+  // A `bulkhead` is the client's (one file serves both sides), and so is
+  // gRPC's built-in retry of streams: the server does not warn of them.
+  std::vector<std::string> warnings = PolicySetAccess::Table(policies).server_warnings();
   if (options.fleet_limits == nullptr) {
     // Not silently ignored: each such scope rejects every call (LimitsFor()).
     for (const MethodPolicy& policy : PolicySetAccess::Table(policies).policies()) {

@@ -137,8 +137,9 @@ struct ServerMethodState {
   std::string method;
   // The set `fault` points into, kept alive with this state.
   PolicySet policies;
-  // The policy's canonical form (empty: no policy with a throttle or fault
-  // injection); an update that leaves it keeps this state whole.
+  // The canonical form of the policy's server part (empty: no policy with
+  // a throttle or fault injection); an update that leaves it keeps this
+  // state whole.
   std::string form;
   // The server's clock (given to the internal AddServerInterceptors(),
   // server_interceptors.h): its Now() times handlers and throttles.

@@ -99,7 +99,7 @@ absl::StatusOr<PolicyUpdate> ServerResilienceImpl::Update(const PolicySet& polic
     // Resolved since the swap above: already the new policies'.
     if (&PolicySetAccess::Table(current->policies) == &after) return current;
     const MethodPolicy* const policy = ServerPolicy(after, name);
-    const std::string form = policy == nullptr ? "" : policy->canonical.whole;
+    const std::string form = policy == nullptr ? "" : policy->canonical.server;
     // The same policy for the same scope (a throttle's limits are the
     // scope's): the same object, every part kept.
     const bool same_scope = policy == nullptr || !policy->throttle ||
@@ -108,7 +108,8 @@ absl::StatusOr<PolicyUpdate> ServerResilienceImpl::Update(const PolicySet& polic
     if (form == current->form && same_scope) return current;
     return Resolve(name.c_str(), *next, current.get()).state;
   });
-  PolicyDiff diff = PolicyDiff::Of(before, after, std::move(names), ServerPolicy);
+  PolicyDiff diff = PolicyDiff::Of(before, after, std::move(names), ServerPolicy,
+                                   &MethodPolicy::CanonicalForms::server);
   PolicyUpdate update;
   update.generation = next->number;
   update.changed = std::move(diff.changed);

@@ -246,7 +246,7 @@ MethodCache<ServerMethodState>::Resolution ServerResilienceImpl::Resolve(
     state->metrics = metrics_;
     return {std::move(state), named};
   }
-  state->form = match.policy->canonical.whole;
+  state->form = match.policy->canonical.server;
   state->metrics = metrics_;
   state->events = events_.get();
   state->listener = listener_.get();

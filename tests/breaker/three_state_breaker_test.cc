@@ -35,6 +35,12 @@ TEST_F(ThreeStateBreakerTest, FailureRateThreshold) {
   EXPECT_EQ(breaker->state(), State::kClosed);
   Record(*breaker, 1, Outcome::kFailure);  // 11/22 = 0.5
   EXPECT_EQ(breaker->state(), State::kOpen);
+  // What tripped it, for the event's words.
+  ASSERT_EQ(details_.size(), 1u);
+  EXPECT_EQ(details_[0].cause, TransitionCause::kFailureRate);
+  EXPECT_DOUBLE_EQ(details_[0].figure, 0.5);
+  EXPECT_DOUBLE_EQ(details_[0].threshold, 0.5);
+  EXPECT_EQ(details_[0].calls, 22);
 }
 
 // Successes alone never trip, however many.
@@ -57,6 +63,10 @@ TEST_F(ThreeStateBreakerTest, ConsecutiveFailuresTrip) {
   EXPECT_EQ(breaker->Snapshot().consecutive_failures, 2);
   Record(*breaker, 1, Outcome::kFailure);
   EXPECT_EQ(breaker->state(), State::kOpen);
+  ASSERT_EQ(details_.size(), 1u);
+  EXPECT_EQ(details_[0].cause, TransitionCause::kConsecutiveFailures);
+  EXPECT_EQ(details_[0].figure, 3);
+  EXPECT_EQ(details_[0].threshold, 3);
 }
 
 // A slow-call rate at its threshold trips; slow calls also count as failures.
@@ -70,6 +80,11 @@ TEST_F(ThreeStateBreakerTest, SlowCallRateTrips) {
   EXPECT_EQ(breaker->state(), State::kClosed);                      // 19 calls: below the volume
   Record(*breaker, 1, Outcome::kSuccess, absl::Milliseconds(500));  // 6/20 = 0.3
   EXPECT_EQ(breaker->state(), State::kOpen);
+  ASSERT_EQ(details_.size(), 1u);
+  EXPECT_EQ(details_[0].cause, TransitionCause::kSlowCallRate);
+  EXPECT_DOUBLE_EQ(details_[0].figure, 0.3);
+  EXPECT_DOUBLE_EQ(details_[0].threshold, 0.3);
+  EXPECT_EQ(details_[0].calls, 20);
 }
 
 // Slow successes count as failures in the window.

@@ -21,6 +21,7 @@ class ThreeStateBreakerTest : public ::testing::Test {
   std::unique_ptr<ThreeStateBreaker> Make() {
     options_.listener = [this](const BreakerTransition& t) {
       transitions_.push_back({t.from, t.to});
+      details_.push_back(t);
     };
     auto breaker = ThreeStateBreaker::Create(options_, clock_);
     EXPECT_TRUE(breaker.ok()) << breaker.status();
@@ -61,6 +62,7 @@ class ThreeStateBreakerTest : public ::testing::Test {
   SimulatedClock clock_;
   ThreeStateBreaker::Options options_;
   std::vector<std::pair<BreakerState, BreakerState>> transitions_;
+  std::vector<BreakerTransition> details_;  // the same, whole
 };
 
 }  // namespace testing

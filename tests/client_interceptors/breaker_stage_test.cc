@@ -120,13 +120,11 @@ TEST_F(ClientInterceptorsTest, ThreeStateOpensAndRecovers) {
   }
   EXPECT_THAT(method_lines,
               ElementsAre(HasSubstr("breaker /resilience.test.TestService/Unary on test-channel: "
-                                    "closed -> open (consecutive failures reached their "
-                                    "threshold; failure rate 1.00 over 5 calls"),
+                                    "closed -> open (5 consecutive failures, threshold 5)"),
                           HasSubstr(": open -> half-open (open period ended"),
                           HasSubstr(": half-open -> closed (half-open probes succeeded")));
   EXPECT_THAT(endpoint_lines,
-              ElementsAre(HasSubstr("closed -> open (consecutive failures reached their "
-                                    "threshold; failure rate 1.00 over 5 calls"),
+              ElementsAre(HasSubstr("closed -> open (5 consecutive failures, threshold 5)"),
                           HasSubstr(": open -> half-open (open period ended"),
                           HasSubstr(": half-open -> closed (half-open probes succeeded")));
 }

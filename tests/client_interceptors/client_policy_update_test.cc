@@ -167,6 +167,64 @@ TEST_F(ClientPolicyUpdateTest, AddedAndRemovedMethodsAndTheEvent) {
                           "(removed /s.S/Dump, /s.S/Get, /s.S/Put)"));
 }
 
+// Only a server's settings change (Get gains a throttle, Put a fault
+// injection and a criticality): nothing changed for the client, which keeps
+// both states whole.
+TEST_F(ClientPolicyUpdateTest, ServerSettingsAreNoChangeOfTheClient) {
+  TripGet();
+  const std::shared_ptr<ClientMethodState> get = State(kGet);
+  const std::shared_ptr<ClientMethodState> put = State(kPut);
+  std::string policies = Policies("2");
+  const auto insert = [&policies](const std::string& before, const std::string& text) {
+    const size_t at = policies.find(before);
+    ASSERT_NE(at, std::string::npos) << before;
+    policies.insert(at, text);
+  };
+  insert(R"("retryBudget")", R"("throttle": {"maxConcurrency": 4}, )");
+  insert(R"("breaker": {"sre")",
+         R"("faultInjection": {"delay": "0.2s"}, "criticality": {"default": "SHEDDABLE"}, )");
+  absl::StatusOr<PolicyUpdate> update = impl_->Update(Load(policies));
+  ASSERT_TRUE(update.ok()) << update.status();
+  EXPECT_THAT(update->changed, ::testing::IsEmpty());
+  EXPECT_EQ(update->unchanged, 2);
+  EXPECT_EQ(update->Summary(), "no method changed");
+  EXPECT_EQ(State(kGet), get);
+  EXPECT_EQ(State(kPut), put);
+}
+
+// loadBalancingConfig and healthCheckConfig are the channel's service
+// config, which a live channel cannot change on gRPC 1.51: a change is one
+// warning naming the channel, the fields and their values, and what applies
+// them; the same settings again warn of nothing.
+TEST_F(ClientPolicyUpdateTest, LoadBalancingChangeIsAWarning) {
+  const std::string balanced = absl::StrCat(
+      R"({"loadBalancingConfig": [{"round_robin": {}}],
+          "healthCheckConfig": {"serviceName": "s.S"}, )",
+      Policies("2").substr(1));
+  absl::StatusOr<PolicyUpdate> update = impl_->Update(Load(balanced));
+  ASSERT_TRUE(update.ok()) << update.status();
+  EXPECT_EQ(update->Summary(), "no method changed");
+  EXPECT_THAT(update->warnings,
+              ElementsAre("channel ch: loadBalancingConfig none -> [{\"round_robin\": {}}]; "
+                          "healthCheckConfig.serviceName none -> \"s.S\": not applied: gRPC "
+                          "1.51 cannot change a live channel's service config, the channel "
+                          "keeps the one it was created with; a restart (a new channel) "
+                          "applies them"));
+  update = impl_->Update(Load(balanced));
+  ASSERT_TRUE(update.ok()) << update.status();
+  EXPECT_THAT(update->warnings, ::testing::IsEmpty());
+  update = impl_->Update(Load(absl::StrCat(R"({"loadBalancingPolicy": "pick_first", )",
+                                           Policies("2").substr(1))));
+  ASSERT_TRUE(update.ok()) << update.status();
+  EXPECT_THAT(update->warnings,
+              ElementsAre("channel ch: loadBalancingConfig [{\"round_robin\": {}}] -> none; "
+                          "loadBalancingPolicy none -> \"pick_first\"; "
+                          "healthCheckConfig.serviceName \"s.S\" -> none: not applied: gRPC "
+                          "1.51 cannot change a live channel's service config, the channel "
+                          "keeps the one it was created with; a restart (a new channel) "
+                          "applies them"));
+}
+
 // A file that does not load changes nothing, and says why with its path.
 TEST_F(ClientPolicyUpdateTest, BrokenFileChangesNothing) {
   TripGet();

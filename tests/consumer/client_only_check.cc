@@ -11,10 +11,13 @@
 //     on the retry the policy asks for: two attempts reach the server;
 //   - a call that fails with NOT_FOUND (not retryable) is not retried;
 //   - the metrics text the program builds with grpc_resilience/metrics.h is
-//     valid.
+//     valid;
+//   - a policy file watched with grpc_resilience/policy_file_watcher.h is
+//     reloaded into the channel on request (as on SIGHUP).
 // Prints one line per check; exits 0 only if all hold. Every call has a
 // deadline, and an alarm ends the process if anything hangs.
 
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -28,6 +31,7 @@
 #include "grpc_resilience/criticality.h"
 #include "grpc_resilience/metrics.h"
 #include "grpc_resilience/policy.h"
+#include "grpc_resilience/policy_file_watcher.h"
 #include "grpcpp/grpcpp.h"
 #include "shop/v1/inventory.grpc.pb.h"
 
@@ -141,6 +145,33 @@ int main() {
         "policy update",
         update.ok() ? "generation " + std::to_string(update->generation) + ": " + update->Summary()
                     : update.status().ToString());
+
+  {
+    // The policy file, watched: one call reloads it into the channel.
+    char directory[] = "/tmp/client_only_check_XXXXXX";
+    const std::string path = std::string(mkdtemp(directory) != nullptr ? directory : "/tmp") +
+                             "/policies.json";
+    if (FILE* f = std::fopen(path.c_str(), "w"); f != nullptr) {
+      std::fputs(kClientPolicies, f);
+      std::fclose(f);
+    }
+    absl::StatusOr<std::unique_ptr<resilience::PolicyFileWatcher>> watcher =
+        resilience::PolicyFileWatcher::StartReloading(path, {}, channel.resilience);
+    bool reloaded = false;
+    if (watcher.ok()) {
+      (*watcher)->Reload();
+      for (int i = 0; i < 500 && !reloaded; ++i) {  // 5 s at most
+        reloaded = channel.resilience->policy_generation() == 3;
+        if (!reloaded) usleep(10000);
+      }
+      watcher->reset();
+    }
+    Check(reloaded, "policy file watcher",
+          watcher.ok() ? "generation " + std::to_string(channel.resilience->policy_generation())
+                       : watcher.status().ToString());
+    std::remove(path.c_str());
+    rmdir(directory);
+  }
 
   {
     grpc::ClientContext context;

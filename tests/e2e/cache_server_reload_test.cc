@@ -236,9 +236,10 @@ TEST_F(CacheServerReloadTest, FileChangeAppliesAndBrokenFileKeepsTheLastGood) {
               static_cast<long long>(failed_gets_.load()));
 }
 
-// SIGHUP alone: the policy path is a symlink whose target is rewritten in
-// another directory (nothing the watcher sees); SIGHUP reloads it within
-// 5 s, and the server keeps serving.
+// SIGHUP alone: the policy path is a symlink to a file in another
+// directory, rewritten by a writer that keeps it open (nothing the watcher
+// sees: it follows the link, but a write counts once closed); SIGHUP
+// reloads it within 5 s, and the server keeps serving.
 TEST_F(CacheServerReloadTest, SighupReloadsAndDoesNotStopTheServer) {
   const std::string real_directory = directory_ + "/real";
   ASSERT_EQ(mkdir(real_directory.c_str(), 0700), 0);
@@ -249,13 +250,17 @@ TEST_F(CacheServerReloadTest, SighupReloadsAndDoesNotStopTheServer) {
   Start(path);
   ASSERT_EQ(LimitInForce(), 8);
   StartGets();
-  WriteFile(target, Policy(2));
+  FILE* writer = std::fopen(target.c_str(), "w");
+  ASSERT_NE(writer, nullptr);
+  std::fputs(Policy(2).c_str(), writer);
+  std::fflush(writer);
   absl::SleepFor(absl::Milliseconds(300));
   EXPECT_EQ(LimitInForce(), 8);  // not reloaded without the signal
   const absl::Time hup = absl::Now();
   server_->Signal(SIGHUP);
   const absl::Duration took = TimeUntilLimit(2, absl::Seconds(10));
   EXPECT_LT(took, absl::Seconds(5));
+  std::fclose(writer);
   StopGets();
   EXPECT_EQ(failed_gets_.load(), 0) << "of " << gets_.load() << " Gets";
   const CommandResult result = Stop();

@@ -109,11 +109,12 @@ TEST_P(ServerInterceptorsTest, ThrottleSaturationIsAnEventEachWay) {
 
 // Under a steady overload a scope admits and rejects in turn; the operator
 // hears of it twice (when it starts, and when it is over), not on every
-// switch, and learns how long it lasted and what it cost.
+// switch, and learns how long it lasted and what it cost. The limit is the
+// service's (a {service} entry): its scope reads "cache.v1.CacheService/*".
 TEST_P(ServerInterceptorsTest, ThrottleSaturationDoesNotFlapUnderSteadyOverload) {
   SimulatedClock clock;
   auto recorder = std::make_shared<testing::RecordingEvents>();
-  Start(R"({"methodConfig": [{"name": [{"service": "cache.v1.CacheService", "method": "Get"}],
+  Start(R"({"methodConfig": [{"name": [{"service": "cache.v1.CacheService"}],
                               "throttle": {"ratePerSecond": 100, "burst": 1}}]})",
         clock, recorder);
   for (int i = 0; i < 50; ++i) {
@@ -132,9 +133,9 @@ TEST_P(ServerInterceptorsTest, ThrottleSaturationDoesNotFlapUnderSteadyOverload)
   state_->FlushEvents();
   EXPECT_THAT(recorder->lines(),
               ::testing::ElementsAre(
-                  "throttle /cache.v1.CacheService/Get (scope cache.v1.CacheService/Get): "
+                  "throttle /cache.v1.CacheService/Get (scope cache.v1.CacheService/*): "
                   "saturated (rate)",
-                  "throttle /cache.v1.CacheService/Get (scope cache.v1.CacheService/Get): "
+                  "throttle /cache.v1.CacheService/Get (scope cache.v1.CacheService/*): "
                   "admitting again (saturated for 490ms, 50 calls rejected)"));
 }
 
@@ -402,6 +403,24 @@ TEST(AddServerInterceptorsTest, GivesThePolicyFilesWarnings) {
   ASSERT_TRUE(clean->warnings().empty());
   grpc::ServerBuilder other;
   EXPECT_TRUE(AddServerInterceptors(other, *std::move(clean))->warnings().empty());
+}
+
+// A setting only a client applies is no warning of a server: gRPC's built-in
+// retry of streams (here Dump's, covered by a service entry) is the
+// channel's, and so is a per-attempt timeout that is not retried. The loader
+// still gives them, for the client.
+TEST(AddServerInterceptorsTest, ClientOnlySettingsAreNotTheServersWarnings) {
+  absl::StatusOr<PolicySet> policies = PolicySet::FromJsonString(
+      R"({"methodConfig": [{"name": [{"service": "cache.v1.CacheService"}],
+          "retryPolicy": {"perAttemptTimeout": "0.5s"}, "throttle": {"maxConcurrency": 3}}]})");
+  ASSERT_TRUE(policies.ok()) << policies.status();
+  ASSERT_THAT(policies->warnings(),
+              ::testing::Contains(HasSubstr(
+                  "retryPolicy.perAttemptTimeout: not applied to the streams gRPC's built-in "
+                  "retry retries (/cache.v1.CacheService/")));
+  grpc::ServerBuilder builder;
+  EXPECT_THAT(AddServerInterceptors(builder, *std::move(policies))->warnings(),
+              ::testing::IsEmpty());
 }
 
 }  // namespace

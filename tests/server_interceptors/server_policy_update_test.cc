@@ -101,6 +101,23 @@ TEST_F(ServerPolicyUpdateTest, UnchangedMethodKeepsItsStateWhole) {
   get->limits->concurrency->Release(Outcome::kSuccess, {});
 }
 
+// Only a client's settings change (Get gains a timeout, retries and a
+// breaker): nothing changed for the server, which keeps Get's state whole.
+TEST_F(ServerPolicyUpdateTest, ClientSettingsAreNoChangeOfTheServer) {
+  const std::shared_ptr<ServerMethodState> get = State(kGet);
+  std::string policies = Policies(8);
+  const std::string throttle = R"("throttle": {"maxConcurrency": 4)";
+  ASSERT_NE(policies.find(throttle), std::string::npos);
+  policies.insert(policies.find(throttle), R"("timeout": "1s", "breaker": {"sre": {"k": 2}},
+      "retryPolicy": {"maxAttempts": 2, "initialBackoff": "0.01s", "maxBackoff": "0.1s",
+                      "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}, )");
+  absl::StatusOr<PolicyUpdate> update = impl_.Update(Load(policies));
+  ASSERT_TRUE(update.ok()) << update.status();
+  EXPECT_THAT(update->changed, ::testing::IsEmpty());
+  EXPECT_EQ(update->Summary(), "no method changed");
+  EXPECT_EQ(State(kGet), get);
+}
+
 // A method without a throttle gains one (the first throttle of the server:
 // the factories start looking), and the event names it.
 TEST_F(ServerPolicyUpdateTest, AddedThrottleAndTheEvent) {
