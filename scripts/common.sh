@@ -14,7 +14,7 @@ REQUIRED_PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
   python3-grpcio nginx
-  libcivetweb-dev prometheus
+  libcivetweb-dev prometheus prometheus-cpp-dev
   libhiredis-dev redis-server
   chromium
   doxygen
