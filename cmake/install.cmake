@@ -13,9 +13,15 @@ install(TARGETS ${libraries}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # The public headers only: none of them includes a header of src/
 # (scripts/check_layering.sh, scripts/check_public_headers.sh).
+# prometheus_collectable.h includes prometheus-cpp's headers: installed only
+# with its component.
+set(_excluded_headers "")
+if(NOT TARGET grpc_resilience_prometheus_cpp)
+  set(_excluded_headers PATTERN "prometheus_collectable.h" EXCLUDE)
+endif()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/grpc_resilience
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-  FILES_MATCHING PATTERN "*.h")
+  FILES_MATCHING PATTERN "*.h" ${_excluded_headers})
 
 set(config_dir ${CMAKE_INSTALL_LIBDIR}/cmake/grpc_resilience)
 # grpc_resilienceConfig.cmake looks up prometheus-cpp only when the component
