@@ -1,6 +1,6 @@
 # Install rules: the libraries as the package grpc_resilience (CMake config
 # and version files, exported targets grpc_resilience::client, ::server,
-# ::policy, ::metrics_http, ::redis_limits, ...) and pkg-config files, one per component
+# ::policy, ::metrics_http, ::redis_limits, ::prometheus_cpp, ...) and pkg-config files, one per component
 # (grpc_resilience_<component>.pc) and grpc_resilience.pc for all of them.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
@@ -13,11 +13,24 @@ install(TARGETS ${libraries}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # The public headers only: none of them includes a header of src/
 # (scripts/check_layering.sh, scripts/check_public_headers.sh).
+# prometheus_collectable.h includes prometheus-cpp's headers: installed only
+# with its component.
+set(_excluded_headers "")
+if(NOT TARGET grpc_resilience_prometheus_cpp)
+  set(_excluded_headers PATTERN "prometheus_collectable.h" EXCLUDE)
+endif()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/grpc_resilience
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-  FILES_MATCHING PATTERN "*.h")
+  FILES_MATCHING PATTERN "*.h" ${_excluded_headers})
 
 set(config_dir ${CMAKE_INSTALL_LIBDIR}/cmake/grpc_resilience)
+# grpc_resilienceConfig.cmake looks up prometheus-cpp only when the component
+# is installed.
+if(TARGET grpc_resilience_prometheus_cpp)
+  set(GRPC_RESILIENCE_WITH_PROMETHEUS_CPP ON)
+else()
+  set(GRPC_RESILIENCE_WITH_PROMETHEUS_CPP OFF)
+endif()
 install(EXPORT grpc_resilienceTargets
   NAMESPACE grpc_resilience::
   DESTINATION ${config_dir})
@@ -64,6 +77,8 @@ function(_grpc_resilience_walk target)
       set_property(GLOBAL APPEND PROPERTY _GRPC_RESILIENCE_WALK_REQUIRES "protobuf")
     elseif(dep STREQUAL "PkgConfig::hiredis")
       set_property(GLOBAL APPEND PROPERTY _GRPC_RESILIENCE_WALK_REQUIRES "hiredis")
+    elseif(dep STREQUAL "prometheus-cpp::core")
+      set_property(GLOBAL APPEND PROPERTY _GRPC_RESILIENCE_WALK_REQUIRES "prometheus-cpp-core")
     elseif(dep STREQUAL "Threads::Threads")
       set_property(GLOBAL APPEND PROPERTY _GRPC_RESILIENCE_WALK_SYSTEM_LIBS "-lpthread")
     else()
@@ -76,7 +91,7 @@ endfunction()
 
 # The components: the libraries a user links by name.
 set(pc_components client server)
-foreach(component redis_limits metrics_http)
+foreach(component redis_limits metrics_http prometheus_cpp)
   if(TARGET grpc_resilience_${component})
     list(APPEND pc_components ${component})
   endif()

@@ -14,7 +14,7 @@ REQUIRED_PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
   python3-grpcio nginx
-  prometheus
+  prometheus prometheus-cpp-dev
   libhiredis-dev redis-server
   chromium
   doxygen

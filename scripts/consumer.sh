@@ -4,11 +4,13 @@
 # tests/consumer (a project of its own with its own service: inventory_check,
 # client and server; client_only_check, which links grpc_resilience::client
 # alone; server_only_check, which links grpc_resilience::server alone, without
-# hiredis; redis_limits_check, which links grpc_resilience::redis_limits) the
+# hiredis; redis_limits_check, which links grpc_resilience::redis_limits;
+# prometheus_cpp_check, which links grpc_resilience::prometheus_cpp) the
 # three CMake ways, find_package against the install, add_subdirectory and
 # FetchContent, then the same programs with the installed pkg-config files'
-# flags alone (grpc_resilience_client.pc, _server.pc and _redis_limits.pc; a
-# metrics endpoint program with grpc_resilience_metrics_http.pc), and compiles
+# flags alone (grpc_resilience_client.pc, _server.pc, _redis_limits.pc and
+# _prometheus_cpp.pc; a metrics endpoint program with
+# grpc_resilience_metrics_http.pc), and compiles
 # the C++ snippets of the README and the guide against the install.
 #
 #   scripts/consumer.sh              builds the libraries in build-consumer-lib/
@@ -28,7 +30,7 @@ jobs="${CONSUMER_JOBS:-2}"
 # What building and consuming the libraries takes; no GoogleTest, no Google
 # Benchmark.
 ensure_packages cmake ninja-build g++ pkg-config libgrpc++-dev protobuf-compiler-grpc \
-  libprotobuf-dev protobuf-compiler libabsl-dev libhiredis-dev
+  libprotobuf-dev protobuf-compiler libabsl-dev libhiredis-dev prometheus-cpp-dev
 
 prefix="$REPO_ROOT/build-consumer-prefix"
 timings=()
@@ -114,8 +116,8 @@ expect_built() {
   fi
 }
 
-# Our libraries that grpc_resilience::client, ::server and ::redis_limits
-# link, by file name:
+# Our libraries that grpc_resilience::client, ::server, ::redis_limits and
+# ::prometheus_cpp link, by file name:
 # their closure over the installed export's INTERFACE_LINK_LIBRARIES.
 linked_libraries() {
   local export_file
@@ -137,7 +139,8 @@ linked_libraries() {
     }
     /^\)/ { target = "" }
     END {
-      queue[1] = "client"; queue[2] = "server"; queue[3] = "redis_limits"; tail = 3
+      queue[1] = "client"; queue[2] = "server"; queue[3] = "redis_limits"
+      queue[4] = "prometheus_cpp"; tail = 4
       for (head = 1; head <= tail; head++) {
         t = queue[head]
         if (t in seen) continue
@@ -150,10 +153,11 @@ linked_libraries() {
   ' "$export_file"
 }
 consumer_libs=(libshop_proto.a inventory_check client_only_check server_only_check
-  redis_limits_check)
-consumer_programs=(inventory_check client_only_check server_only_check redis_limits_check)
+  redis_limits_check prometheus_cpp_check)
+consumer_programs=(inventory_check client_only_check server_only_check redis_limits_check
+  prometheus_cpp_check)
 mapfile -t our_libs < <(linked_libraries)
-log "grpc_resilience::client, ::server and ::redis_limits link: ${our_libs[*]}"
+log "grpc_resilience::client, ::server, ::redis_limits and ::prometheus_cpp link: ${our_libs[*]}"
 
 # server_only_ok PROGRAM LINK_LINE: server_only_check links neither the Redis
 # library nor hiredis, nor the client or civetweb: not on its link line, not
@@ -210,7 +214,7 @@ for mode in ${CONSUMER_MODES:-find_package subdirectory fetchcontent}; do
   # client_only_check links grpc_resilience::client alone: none of the
   # server's libraries, no hiredis, no civetweb on its link line.
   client_link="$(ninja -C "$dir" -t commands client_only_check | tail -n 1)"
-  if grep -qE 'grpc_resilience_(server|global_limits|redis|metrics_http)|hiredis|civetweb' \
+  if grep -qE 'grpc_resilience_(server|global_limits|redis|metrics_http|prometheus_cpp)|prometheus-cpp|hiredis|civetweb' \
        <<<"$client_link"; then
     log "consumer ($mode): client_only_check links more than the client: $client_link"
     checks_ok=0
@@ -310,6 +314,8 @@ if [ "$pc_ok" -eq 1 ]; then
   fi
   pc_build redis_limits_check "$REPO_ROOT/tests/consumer/redis_limits_check.cc" \
     grpc_resilience_redis_limits grpc_resilience_server || pc_ok=0
+  pc_build prometheus_cpp_check "$REPO_ROOT/tests/consumer/prometheus_cpp_check.cc" \
+    grpc_resilience_prometheus_cpp grpc_resilience_client prometheus-cpp-pull || pc_ok=0
   if pkg-config --exists grpc_resilience_metrics_http; then
     cat > "$dir/metrics_endpoint.cc" <<'CC'
 #include <cstdio>

@@ -6,8 +6,8 @@
 ///
 /// The public headers of grpc-resilience, everything in namespace
 /// resilience. Link what you use: `grpc_resilience::client`,
-/// `grpc_resilience::server`, and the optional `grpc_resilience::metrics_http`
-/// and `grpc_resilience::redis_limits`. How the pieces behave is in the
+/// `grpc_resilience::server`, and the optional `grpc_resilience::metrics_http`,
+/// `grpc_resilience::redis_limits` and `grpc_resilience::prometheus_cpp`. How the pieces behave is in the
 /// guide, docs/ of the repository; this reference is generated from the
 /// headers' comments (scripts/api_reference.sh, docs/api-reference.md).
 ///
@@ -29,6 +29,7 @@
 /// | events.h | ResilienceEvents, LogEvents, RecentEvents: what happens, as it happens |
 /// | breaker_state.h | BreakerState, BreakerSnapshot and the rest of a breaker's words |
 /// | metrics.h | PrometheusText and the snapshots of the counters |
+/// | prometheus_collectable.h | PrometheusCollectable: the metrics on a prometheus-cpp Exposer (optional) |
 /// | metrics_http.h | MetricsHttpServer: /metrics, status page, admin endpoint (optional) |
 /// | status_report.h | StatusReport: what the status page shows |
 

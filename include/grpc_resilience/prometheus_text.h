@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -85,6 +86,11 @@ struct HistogramData {
 ///
 /// Families with no samples are left out (nothing to say yet).
 ///
+/// Built with Recording::kSamplesToo, it also keeps every sample it renders
+/// as values (Family::samples(), families()), for a consumer that wants the
+/// metrics rather than the text: PrometheusCollectable
+/// (prometheus_collectable.h) hands them to prometheus-cpp.
+///
 /// Not thread-safe: build one per scrape.
 ///
 /// Example:
@@ -107,6 +113,29 @@ class PrometheusText {
   /// The Content-Type of the text.
   static constexpr absl::string_view kContentType = "text/plain; version=0.0.4; charset=utf-8";
 
+  /// What a PrometheusText keeps besides the text.
+  enum class Recording {
+    kTextOnly,    ///< the text only (the default)
+    kSamplesToo   ///< also each sample's values (Family::samples())
+  };
+
+  /// A sample as it was accepted (with Recording::kSamplesToo): what
+  /// Finish() renders, as values. Label values are unescaped, with invalid
+  /// UTF-8 replaced by U+FFFD as in the text.
+  struct RecordedSample {
+    /// The labels, {name, value}, in the order given.
+    std::vector<std::pair<std::string, std::string>> labels;
+    /// A counter's or a gauge's value.
+    double value = 0;
+    /// A histogram's finite bucket bounds, ascending (+Inf is implied).
+    std::vector<double> upper_bounds;
+    /// A histogram's cumulative counts: one per bound, then the +Inf
+    /// bucket's (the count of all observations).
+    std::vector<uint64_t> cumulative_counts;
+    /// A histogram's sum of observations.
+    double sum = 0;
+  };
+
   /// Family
   ///
   /// The samples of one metric family. Owned by its PrometheusText, valid as
@@ -128,7 +157,7 @@ class PrometheusText {
     Family& Sample(absl::Span<const MetricLabel> labels, Int value) {
       bool negative = false;
       if constexpr (std::is_signed_v<Int>) negative = value < 0;
-      return AddScalar(labels, absl::StrCat(value), negative);
+      return AddScalar(labels, absl::StrCat(value), static_cast<double>(value), negative);
     }
     ///@}
 
@@ -144,12 +173,20 @@ class PrometheusText {
     MetricType type() const { return type_; }
     /// Samples added (a histogram counts once).
     size_t size() const { return samples_; }
+    /// The help text, as declared (unescaped).
+    const std::string& help() const { return help_; }
+    /// The samples added, as values: empty unless the PrometheusText was
+    /// built with Recording::kSamplesToo.
+    const std::vector<RecordedSample>& samples() const { return recorded_; }
 
    private:
     friend class PrometheusText;
     Family(PrometheusText* owner, std::string name, MetricType type, std::string help);
 
-    Family& AddScalar(absl::Span<const MetricLabel> labels, absl::string_view value, bool negative);
+    Family& AddScalar(absl::Span<const MetricLabel> labels, absl::string_view value,
+                      double numeric, bool negative);
+    // The sample to record, when recording; null otherwise.
+    RecordedSample* Record(absl::Span<const MetricLabel> labels);
     // Renders `labels` as `name="value",...` into *rendered and registers
     // their set; false (and an error reported) when they are invalid or
     // the set was seen before.
@@ -163,9 +200,13 @@ class PrometheusText {
     std::string lines_;
     size_t samples_ = 0;
     absl::flat_hash_set<std::string> label_sets_;
+    std::vector<RecordedSample> recorded_;
   };
 
+  /// A builder that keeps the text only.
   PrometheusText();
+  /// A builder that keeps what `recording` says.
+  explicit PrometheusText(Recording recording);
   ~PrometheusText();
   PrometheusText(const PrometheusText&) = delete;
   PrometheusText& operator=(const PrometheusText&) = delete;
@@ -187,6 +228,11 @@ class PrometheusText {
   /// unless it is empty.
   std::string Finish() const;
 
+  /// families()
+  ///
+  /// The families Finish() renders (those with samples), in its order.
+  std::vector<const Family*> families() const;
+
   /// status()
   ///
   /// OK, or InvalidArgument naming the first thing that was left out (and
@@ -204,6 +250,7 @@ class PrometheusText {
   Family& Declare(absl::string_view name, MetricType type, absl::string_view help);
   void Fail(std::string message);
 
+  const Recording recording_;
   std::vector<std::unique_ptr<Family>> families_;
   absl::flat_hash_map<std::string, Family*> by_name_;
   // Every sample name a family renders (a histogram's three), to its family.

@@ -37,15 +37,16 @@ bool IsValidLabelName(absl::string_view name) {
 
 // Appends `text` escaped for a label value (quote_too) or a HELP line:
 // backslash, newline (and double quote) get a backslash; invalid UTF-8
-// becomes U+FFFD, one per bad byte.
-void AppendEscaped(absl::string_view text, bool quote_too, std::string* out) {
+// becomes U+FFFD, one per bad byte. Without `escape`, only the latter.
+void AppendEscaped(absl::string_view text, bool quote_too, std::string* out,
+                   bool escape = true) {
   for (size_t i = 0; i < text.size();) {
     const char c = text[i];
-    if (c == '\\') {
+    if (c == '\\' && escape) {
       out->append("\\\\");
-    } else if (c == '\n') {
+    } else if (c == '\n' && escape) {
       out->append("\\n");
-    } else if (c == '"' && quote_too) {
+    } else if (c == '"' && quote_too && escape) {
       out->append("\\\"");
     } else {
       const size_t length = PrintableText::Utf8Length(text, i);
@@ -167,8 +168,22 @@ bool PrometheusText::Family::AcceptLabels(absl::Span<const MetricLabel> labels,
   return true;
 }
 
+PrometheusText::RecordedSample* PrometheusText::Family::Record(
+    absl::Span<const MetricLabel> labels) {
+  if (owner_->recording_ != Recording::kSamplesToo) return nullptr;
+  RecordedSample& sample = recorded_.emplace_back();
+  sample.labels.reserve(labels.size());
+  for (const MetricLabel& label : labels) {
+    std::string value;
+    AppendEscaped(label.value, /*quote_too=*/true, &value, /*escape=*/false);
+    sample.labels.emplace_back(std::string(label.name), std::move(value));
+  }
+  return &sample;
+}
+
 PrometheusText::Family& PrometheusText::Family::AddScalar(absl::Span<const MetricLabel> labels,
-                                                          absl::string_view value, bool negative) {
+                                                          absl::string_view value, double numeric,
+                                                          bool negative) {
   if (owner_ == nullptr) return *this;
   if (type_ == MetricType::kHistogram) {
     Fail("a histogram's sample needs HistogramData");
@@ -185,13 +200,14 @@ PrometheusText::Family& PrometheusText::Family::AddScalar(absl::Span<const Metri
   } else {
     absl::StrAppend(&lines_, name_, "{", rendered, "} ", value, "\n");
   }
+  if (RecordedSample* sample = Record(labels)) sample->value = numeric;
   ++samples_;
   return *this;
 }
 
 PrometheusText::Family& PrometheusText::Family::Sample(absl::Span<const MetricLabel> labels,
                                                        double value) {
-  return AddScalar(labels, FormatValue(value), std::isnan(value) || value < 0);
+  return AddScalar(labels, FormatValue(value), value, std::isnan(value) || value < 0);
 }
 
 PrometheusText::Family& PrometheusText::Family::Sample(absl::Span<const MetricLabel> labels,
@@ -228,13 +244,25 @@ PrometheusText::Family& PrometheusText::Family::Sample(absl::Span<const MetricLa
   const std::string braced = rendered.empty() ? "" : absl::StrCat("{", rendered, "}");
   absl::StrAppend(&lines_, name_, "_sum", braced, " ", FormatValue(histogram.sum), "\n");
   absl::StrAppend(&lines_, name_, "_count", braced, " ", cumulative, "\n");
+  if (RecordedSample* sample = Record(labels)) {
+    sample->upper_bounds.assign(bounds.begin(), bounds.end());
+    uint64_t running = 0;
+    for (uint64_t count : histogram.bucket_counts) {
+      running += count;
+      sample->cumulative_counts.push_back(running);
+    }
+    sample->sum = histogram.sum;
+  }
   ++samples_;
   return *this;
 }
 
 // --- PrometheusText --------------------------------------------------------
 
-PrometheusText::PrometheusText() : discard_(nullptr, "", MetricType::kGauge, "") {}
+PrometheusText::PrometheusText() : PrometheusText(Recording::kTextOnly) {}
+
+PrometheusText::PrometheusText(Recording recording)
+    : recording_(recording), discard_(nullptr, "", MetricType::kGauge, "") {}
 
 PrometheusText::~PrometheusText() = default;
 
@@ -316,6 +344,14 @@ std::string PrometheusText::Finish() const {
     }
     absl::StrAppend(&out, "# TYPE ", family->name_, " ", MetricTypeName(family->type_), "\n",
                     family->lines_);
+  }
+  return out;
+}
+
+std::vector<const PrometheusText::Family*> PrometheusText::families() const {
+  std::vector<const Family*> out;
+  for (const auto& family : families_) {
+    if (family->samples_ > 0) out.push_back(family.get());
   }
   return out;
 }

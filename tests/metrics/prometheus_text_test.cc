@@ -19,6 +19,7 @@
 namespace resilience {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 TEST(PrometheusTextTest, SmallExpositionExactly) {
@@ -354,6 +355,45 @@ TEST(PrometheusTextTest, SampleExpositionKeepsFamiliesContiguous) {
   EXPECT_EQ(seen.size(), 13u);
   EXPECT_THAT(out, HasSubstr("grpc_resilience_client_calls_total{grpc_method=\"/cache.v1."
                              "CacheService/Get\",grpc_code=\"OTHER\"} 1\n"));
+}
+
+// With Recording::kSamplesToo each accepted sample is kept as values, label
+// values unescaped (invalid UTF-8 replaced as in the text), histograms
+// cumulative with the +Inf count last; rejected samples and empty families
+// are not. Without it, the text only.
+TEST(PrometheusTextTest, RecordsSamplesOnlyWhenAsked) {
+  const double bounds[] = {0.5, 1};
+  const uint64_t counts[] = {1, 2, 3};
+  const auto fill = [&](PrometheusText& text) {
+    text.Gauge("idle", "Nothing yet.");
+    PrometheusText::Family& calls = text.Counter("calls_total", "Calls.");
+    calls.Sample({{"method", "a\"b\n\xff"}}, uint64_t{7});
+    calls.Sample({{"method", "a\"b\n\xff"}}, uint64_t{8});  // the same labels: left out
+    text.Histogram("latency_seconds", "Latency.").Sample({}, HistogramData{bounds, counts, 2.5});
+  };
+  PrometheusText recorded(PrometheusText::Recording::kSamplesToo);
+  fill(recorded);
+  const std::vector<const PrometheusText::Family*> families = recorded.families();
+  ASSERT_EQ(families.size(), 2u);
+  EXPECT_EQ(families[0]->name(), "calls_total");
+  EXPECT_EQ(families[0]->help(), "Calls.");
+  ASSERT_EQ(families[0]->samples().size(), 1u);
+  const PrometheusText::RecordedSample& call = families[0]->samples()[0];
+  ASSERT_EQ(call.labels.size(), 1u);
+  EXPECT_EQ(call.labels[0].first, "method");
+  EXPECT_EQ(call.labels[0].second, "a\"b\n\xEF\xBF\xBD");
+  EXPECT_EQ(call.value, 7);
+  ASSERT_EQ(families[1]->samples().size(), 1u);
+  const PrometheusText::RecordedSample& latency = families[1]->samples()[0];
+  EXPECT_THAT(latency.upper_bounds, ElementsAre(0.5, 1));
+  EXPECT_THAT(latency.cumulative_counts, ElementsAre(1u, 3u, 6u));
+  EXPECT_EQ(latency.sum, 2.5);
+
+  PrometheusText text_only;
+  fill(text_only);
+  EXPECT_EQ(text_only.Finish(), recorded.Finish());
+  ASSERT_EQ(text_only.families().size(), 2u);
+  EXPECT_TRUE(text_only.families()[0]->samples().empty());
 }
 
 }  // namespace
