@@ -243,8 +243,8 @@ done
 #    them: the same programs compiled and linked with their flags alone
 #    (inventory_check with grpc_resilience_client and _server,
 #    client_only_check with grpc_resilience_client only, which must name
-#    neither hiredis nor civetweb), and a program that serves /metrics with
-#    grpc_resilience_metrics_http.
+#    neither hiredis nor civetweb), and a program that serves /metrics (and a
+#    ResilienceRegistry) with grpc_resilience_metrics_http.
 dir="$REPO_ROOT/build-consumer-pkg-config"
 rm -rf "$dir"
 mkdir -p "$dir"
@@ -321,6 +321,7 @@ if [ "$pc_ok" -eq 1 ]; then
 #include <cstdio>
 #include "grpc_resilience/metrics.h"
 #include "grpc_resilience/metrics_http.h"
+#include "grpc_resilience/resilience_registry.h"
 int main() {
   auto server = resilience::MetricsHttpServer::Start({}, [] {
     resilience::PrometheusText text;
@@ -329,6 +330,10 @@ int main() {
   });
   if (!server.ok() || (*server)->port() <= 0) return 1;
   std::printf("metrics endpoint on port %d\n", (*server)->port());
+  // The process's objects on one endpoint (none registered here).
+  resilience::ResilienceRegistry registry;
+  auto served = registry.Serve({});
+  if (!served.ok() || !registry.ChannelNames().empty()) return 1;
   return 0;
 }
 CC

@@ -61,12 +61,12 @@
 #include "grpcpp/security/credentials.h"
 #include "src/grpc_common/status_conversion.h"
 #include "grpc_resilience/resilient_channel.h"
-#include "grpc_resilience/prometheus_text.h"
 #include "grpc_resilience/policy.h"
 #include "grpc_resilience/policy_file_watcher.h"
 #include "src/client_interceptors/resilient_channel.h"
 #ifdef CACHE_SERVICE_HAS_METRICS_HTTP
 #include "grpc_resilience/metrics_http.h"
+#include "grpc_resilience/resilience_registry.h"
 #endif
 
 ABSL_FLAG(std::string, target, "127.0.0.1:50051", "Server address, HOST:PORT.");
@@ -220,8 +220,10 @@ std::function<void()> ReloadPolicies(resilience::ClientResilience& channel,
   };
 }
 
-int RunLoad(cache::v1::CacheService::Stub& stub, resilience::ClientResilience& channel_state,
-            const resilience::RecentEvents& recent, const std::string& policy_path,
+int RunLoad(cache::v1::CacheService::Stub& stub,
+            const std::shared_ptr<resilience::ClientResilience>& channel,
+            const std::shared_ptr<const resilience::RecentEvents>& recent,
+            const std::string& policy_path,
             const resilience::PolicySet::LoadOptions& load_options) {
   cache_service::LoadOptions options;
   options.calls = absl::GetFlag(FLAGS_calls);
@@ -236,38 +238,22 @@ int RunLoad(cache::v1::CacheService::Stub& stub, resilience::ClientResilience& c
     return Usage(absl::StrCat("load: ", s.message()));
   }
 #ifdef CACHE_SERVICE_HAS_METRICS_HTTP
-  // The channel's metrics, rendered at each scrape, while the load runs.
+  // The channel's metrics, status page and breaker commands, served by the
+  // library's registry while the load runs.
   std::unique_ptr<resilience::MetricsHttpServer> metrics;
   if (const int port = absl::GetFlag(FLAGS_metrics_port); port != 0) {
+    // The served callbacks keep the registry's list: it may go out of scope.
+    resilience::ResilienceRegistry registry;
+    if (absl::Status added = registry.Add(channel); !added.ok()) {
+      return Usage(absl::StrCat("--metrics_port: ", added.message()));
+    }
+    registry.SetEvents(recent);
     resilience::MetricsHttpServer::Options metrics_options;
     metrics_options.port = port;
-    metrics_options.status = [&channel_state, &recent] {
-      resilience::StatusReport report;
-      channel_state.AppendStatus(report);
-      recent.AppendStatus(report);
-      return report;
-    };
     metrics_options.admin.enabled = absl::GetFlag(FLAGS_admin);
     metrics_options.admin.token = absl::GetFlag(FLAGS_admin_token);
-    metrics_options.admin.control = [&channel_state](
-                                        const resilience::BreakerCommandRequest& request) {
-      if (request.channel != channel_state.name()) {
-        return absl::NotFoundError(absl::StrCat("no channel '", request.channel,
-                                                "'; this client has '", channel_state.name(),
-                                                "'"));
-      }
-      if (!request.endpoint.empty()) {
-        return channel_state.ControlEndpointBreaker(request.method, request.endpoint,
-                                                    request.command, request.origin);
-      }
-      return channel_state.ControlBreaker(request.method, request.command, request.origin);
-    };
     absl::StatusOr<std::unique_ptr<resilience::MetricsHttpServer>> started =
-        resilience::MetricsHttpServer::Start(metrics_options, [&channel_state] {
-          resilience::PrometheusText text;
-          channel_state.AppendMetrics(text);
-          return text.Finish();
-        });
+        registry.Serve(metrics_options);
     if (!started.ok()) return Usage(absl::StrCat("--metrics_port: ", started.status().message()));
     metrics = *std::move(started);
     std::fprintf(stderr,
@@ -277,11 +263,10 @@ int RunLoad(cache::v1::CacheService::Stub& stub, resilience::ClientResilience& c
                  metrics_options.admin.enabled ? ", admin on /admin/breaker" : "");
   }
 #else
-  (void)channel_state;
   (void)recent;
 #endif
   std::function<void()> stop_reloading = [] {};
-  if (!policy_path.empty()) stop_reloading = ReloadPolicies(channel_state, policy_path, load_options);
+  if (!policy_path.empty()) stop_reloading = ReloadPolicies(*channel, policy_path, load_options);
   const bool live = isatty(STDOUT_FILENO);
   cache_service::LoadReport report = cache_service::RunLoad(
       stub, options, [live](const cache_service::LoadProgress& p) {
@@ -297,7 +282,7 @@ int RunLoad(cache::v1::CacheService::Stub& stub, resilience::ClientResilience& c
   // (they never left the process) and retries.
   int64_t rejected = 0, retries = 0;
   for (const char* method : {"/cache.v1.CacheService/Get", "/cache.v1.CacheService/Store"}) {
-    const resilience::ClientMethodStats stats = channel_state.Stats(method);
+    const resilience::ClientMethodStats stats = channel->Stats(method);
     rejected += stats.rejected_by_breaker;
     retries += stats.retries;
   }
@@ -389,5 +374,5 @@ int main(int argc, char** argv) {
   if (command == "dump") return RunDump(*stub);
   resilience::PolicySet::LoadOptions load_options;
   load_options.strict = absl::GetFlag(FLAGS_strict_policies);
-  return RunLoad(*stub, *channel.resilience, *recent, absl::GetFlag(FLAGS_policy), load_options);
+  return RunLoad(*stub, channel.resilience, recent, absl::GetFlag(FLAGS_policy), load_options);
 }

@@ -17,6 +17,7 @@
 #include "examples/cache_service/cache_store.h"
 #include "grpcpp/server.h"
 #include "grpc_resilience/policy.h"
+#include "grpc_resilience/server_resilience.h"
 #include "src/server_interceptors/server_interceptors.h"
 #include "src/server_interceptors/server_resilience_impl.h"
 
@@ -91,6 +92,11 @@ class CacheServer {
   CacheStore& store() { return store_; }
   // The server interceptors' counters (per method).
   resilience::ServerResilienceImpl& resilience() { return *resilience_; }
+  // The same state as the library's public ServerResilience (e.g. for a
+  // resilience::ResilienceRegistry); a new object on each call.
+  std::shared_ptr<resilience::ServerResilience> public_resilience() const {
+    return std::make_shared<resilience::ServerResilience>(resilience_, std::vector<std::string>{});
+  }
 
   // Shutdown()
   //

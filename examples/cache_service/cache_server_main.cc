@@ -51,13 +51,13 @@
 #include "grpc_resilience/events.h"
 #include "grpc_resilience/recent_events.h"
 #include "examples/common/command_line.h"
-#include "grpc_resilience/prometheus_text.h"
 #include "grpc_resilience/policy.h"
 #include "grpc_resilience/policy_file_watcher.h"
 #include "src/policy/policy_set_access.h"
 #include "grpc_resilience/redis_limits.h"
 #ifdef CACHE_SERVICE_HAS_METRICS_HTTP
 #include "grpc_resilience/metrics_http.h"
+#include "grpc_resilience/resilience_registry.h"
 #endif
 
 ABSL_FLAG(std::string, host, "127.0.0.1",
@@ -195,26 +195,25 @@ int main(int argc, char** argv) {
   if (!server.ok()) return Fail(std::string(server.status().message()));
 
 #ifdef CACHE_SERVICE_HAS_METRICS_HTTP
-  // The server's metrics, rendered at each scrape. Declared after the
-  // server, so destroyed (stopped) before it.
+  // The server's metrics and status page, served by the library's
+  // registry. Declared after the server, so destroyed (stopped) before it;
+  // server_state before the HTTP server, which serves it while it lives
+  // (the registry holds it weakly).
+  std::shared_ptr<resilience::ServerResilience> server_state;
   std::unique_ptr<resilience::MetricsHttpServer> metrics;
   if (metrics_port != 0) {
+    server_state = (*server)->public_resilience();
+    resilience::ResilienceRegistry registry;  // the HTTP server keeps its list
+    registry.SetEvents(recent);
     resilience::MetricsHttpServer::Options metrics_options;
     metrics_options.port = metrics_port;
-    resilience::ServerResilienceImpl* const server_resilience = &(*server)->resilience();
-    const std::string address = (*server)->address();
-    metrics_options.status = [server_resilience, address, recent] {
-      resilience::StatusReport report;
-      server_resilience->AppendStatus(report, address);
-      recent->AppendStatus(report);
-      return report;
-    };
     absl::StatusOr<std::unique_ptr<resilience::MetricsHttpServer>> started =
-        resilience::MetricsHttpServer::Start(metrics_options, [server_resilience] {
-          resilience::PrometheusText text;
-          server_resilience->AppendMetrics(text);
-          return text.Finish();
-        });
+        absl::InternalError("not started");
+    if (absl::Status added = registry.Add(server_state, (*server)->address()); !added.ok()) {
+      started = added;
+    } else {
+      started = registry.Serve(metrics_options);
+    }
     if (!started.ok()) {
       (*server)->Shutdown(absl::ZeroDuration());
       return Fail(absl::StrCat("--metrics_port: ", started.status().message()));

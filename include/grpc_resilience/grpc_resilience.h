@@ -31,6 +31,7 @@
 /// | metrics.h | PrometheusText and the snapshots of the counters |
 /// | prometheus_collectable.h | PrometheusCollectable: the metrics on a prometheus-cpp Exposer (optional) |
 /// | metrics_http.h | MetricsHttpServer: /metrics, status page, admin endpoint (optional) |
+/// | resilience_registry.h | ResilienceRegistry: every client and server object of the process on one MetricsHttpServer (optional) |
 /// | status_report.h | StatusReport: what the status page shows |
 
 /// \namespace resilience
