@@ -221,13 +221,13 @@ TEST(ResilienceRegistryConcurrencyTest, ObjectsComeAndGoWhileServed) {
   std::atomic<int> found{0};
   for (int r = 0; r < 2; ++r) {
     readers.emplace_back([&] {
-      while (!done.load()) {
+      for (int k = 0; !done.load(); ++k) {
         PrometheusText text;
         registry.AppendMetrics(text);
         (void)text.Finish();
         (void)registry.Status();
         BreakerCommandRequest request;
-        request.channel = "c1";
+        request.channel = absl::StrCat("c", k % 200);
         request.method = kGet;
         request.command = BreakerCommand::kReset;
         const absl::Status status = registry.Control(request);
@@ -238,7 +238,10 @@ TEST(ResilienceRegistryConcurrencyTest, ObjectsComeAndGoWhileServed) {
   }
   for (int i = 0; i < 200; ++i) {
     ClientResilience::Options options;
-    options.name = absl::StrCat("c", i % 3);
+    // A name of its own: a reader may still hold a destroyed-while-registered
+    // channel for the length of its request, and a second live channel of
+    // the same name is refused (AlreadyExists), as it should be.
+    options.name = absl::StrCat("c", i);
     auto client = std::make_shared<ClientResilience>(Policies(kPolicies), options);
     ASSERT_TRUE(registry.Add(client).ok());
     if (i % 2 == 0) {
