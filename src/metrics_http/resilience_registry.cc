@@ -9,11 +9,11 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/synchronization/mutex.h"
 #include "grpc_resilience/client_resilience.h"
 #include "grpc_resilience/prometheus_text.h"
 #include "grpc_resilience/recent_events.h"
 #include "grpc_resilience/server_resilience.h"
+#include "src/core/mutex.h"
 
 namespace resilience {
 
@@ -30,7 +30,7 @@ struct ResilienceRegistry::State {
   Snapshot Take() const {
     Snapshot s;
     {
-      absl::MutexLock lock(&mu);
+      MutexLock lock(&mu);
       for (const std::weak_ptr<ClientResilience>& weak : clients) {
         if (std::shared_ptr<ClientResilience> client = weak.lock()) {
           s.clients.push_back(std::move(client));
@@ -80,7 +80,7 @@ struct ResilienceRegistry::State {
                            absl::StrJoin(names, ", ")));
   }
 
-  mutable absl::Mutex mu;
+  mutable Mutex mu;
   std::vector<std::weak_ptr<ClientResilience>> clients ABSL_GUARDED_BY(mu);
   std::weak_ptr<ServerResilience> server ABSL_GUARDED_BY(mu);
   std::string server_name ABSL_GUARDED_BY(mu);
@@ -92,7 +92,7 @@ ResilienceRegistry::~ResilienceRegistry() = default;
 
 absl::Status ResilienceRegistry::Add(const std::shared_ptr<ClientResilience>& client) {
   if (client == nullptr) return absl::InvalidArgumentError("ResilienceRegistry::Add: null client");
-  absl::MutexLock lock(&state_->mu);
+  MutexLock lock(&state_->mu);
   auto& clients = state_->clients;
   // Drop the destroyed ones while looking for a clash.
   clients.erase(std::remove_if(clients.begin(), clients.end(),
@@ -115,7 +115,7 @@ absl::Status ResilienceRegistry::Add(const std::shared_ptr<ClientResilience>& cl
 absl::Status ResilienceRegistry::Add(const std::shared_ptr<ServerResilience>& server,
                                      std::string name) {
   if (server == nullptr) return absl::InvalidArgumentError("ResilienceRegistry::Add: null server");
-  absl::MutexLock lock(&state_->mu);
+  MutexLock lock(&state_->mu);
   const std::shared_ptr<ServerResilience> other = state_->server.lock();
   if (other != nullptr && other != server) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -128,12 +128,12 @@ absl::Status ResilienceRegistry::Add(const std::shared_ptr<ServerResilience>& se
 }
 
 void ResilienceRegistry::SetEvents(const std::shared_ptr<const RecentEvents>& events) {
-  absl::MutexLock lock(&state_->mu);
+  MutexLock lock(&state_->mu);
   state_->events = events;
 }
 
 bool ResilienceRegistry::Remove(const ClientResilience* client) {
-  absl::MutexLock lock(&state_->mu);
+  MutexLock lock(&state_->mu);
   auto& clients = state_->clients;
   bool found = false;
   clients.erase(std::remove_if(clients.begin(), clients.end(),
@@ -149,7 +149,7 @@ bool ResilienceRegistry::Remove(const ClientResilience* client) {
 }
 
 bool ResilienceRegistry::Remove(const ServerResilience* server) {
-  absl::MutexLock lock(&state_->mu);
+  MutexLock lock(&state_->mu);
   const std::shared_ptr<ServerResilience> current = state_->server.lock();
   if (current == nullptr || current.get() != server) return false;
   state_->server.reset();

@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "src/core/mutex.h"
 #include "tests/testing/eventually.h"
 
 namespace resilience {
@@ -63,7 +63,7 @@ class PolicyFileWatcherTest : public ::testing::Test {
     absl::StatusOr<std::unique_ptr<PolicyFileWatcher>> started =
         PolicyFileWatcher::Start(path, [this](absl::string_view why) {
           const std::string text = ReadFile(path_);
-          absl::MutexLock lock(&mu_);
+          MutexLock lock(&mu_);
           reloads_.push_back(absl::StrCat(why, ": ", text));
         });
     ASSERT_TRUE(started.ok()) << started.status();
@@ -74,14 +74,14 @@ class PolicyFileWatcherTest : public ::testing::Test {
   bool Reloaded(const std::string& why_and_text) {
     return Eventually(
         [&] {
-          absl::MutexLock lock(&mu_);
+          MutexLock lock(&mu_);
           return !reloads_.empty() && reloads_.back() == why_and_text;
         },
         kWait);
   }
 
   std::vector<std::string> reloads() {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     return reloads_;
   }
 
@@ -104,7 +104,7 @@ class PolicyFileWatcherTest : public ::testing::Test {
 
   std::string directory_;
   std::string path_;
-  absl::Mutex mu_;
+  Mutex mu_;
   std::vector<std::string> reloads_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<PolicyFileWatcher> watcher_;
 };
@@ -167,7 +167,7 @@ class FakeResilience {
 
   absl::StatusOr<PolicyUpdate> ReloadFile(const std::string& path,
                                           const PolicySetLoadOptions& options) {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     reloads_.push_back(absl::StrCat(path, options.strict ? " strict" : ""));
     if (warning_.empty()) return absl::InvalidArgumentError("broken");
     PolicyUpdate update;
@@ -176,13 +176,13 @@ class FakeResilience {
   }
 
   std::vector<std::string> reloads() {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     return reloads_;
   }
 
  private:
   const std::string warning_;
-  absl::Mutex mu_;
+  Mutex mu_;
   std::vector<std::string> reloads_ ABSL_GUARDED_BY(mu_);
 };
 
@@ -195,12 +195,12 @@ TEST_F(PolicyFileWatcherTest, StartReloadingReloadsEveryTarget) {
   auto shared = std::make_shared<FakeResilience>("from shared");
   FakeResilience plain("from plain");
   FakeResilience failing("");
-  absl::Mutex mu;
+  Mutex mu;
   std::vector<std::string> lines;
   PolicyFileWatcher::ReloadOptions options;
   options.load.strict = true;
   options.log = [&](absl::string_view line) {
-    absl::MutexLock lock(&mu);
+    MutexLock lock(&mu);
     lines.emplace_back(line);
   };
   absl::StatusOr<std::unique_ptr<PolicyFileWatcher>> watcher =
