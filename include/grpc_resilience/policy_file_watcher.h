@@ -20,17 +20,9 @@
 #ifndef GRPC_RESILIENCE_POLICY_FILE_WATCHER_H_
 #define GRPC_RESILIENCE_POLICY_FILE_WATCHER_H_
 
-#include <sys/types.h>
-
-#include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
-#include <optional>
-#include <set>
 #include <string>
-#include <thread>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -120,14 +112,8 @@ class PolicyFileWatcher {
   void Reload();
 
  private:
-  // The names one watched directory holds on the way to the file.
-  struct Watched {
-    std::string directory;
-    std::set<std::string> names;
-    std::string file;  // the file's own name when it is here; else ""
-  };
-  // Which file the path reaches: device, inode, size, modification time.
-  using FileId = std::tuple<dev_t, ino_t, off_t, int64_t>;
+  class Impl;
+  explicit PolicyFileWatcher(std::unique_ptr<Impl> impl);
 
   template <typename Pointer>
   static Target TargetOf(Pointer target) {
@@ -137,27 +123,7 @@ class PolicyFileWatcher {
     };
   }
 
-  PolicyFileWatcher(std::string path, ReloadFn reload, int inotify_fd, int wake_read,
-                    int wake_write);
-  // Watches the directories on the way as it is now and forgets the others;
-  // false when one vanished meanwhile (arm again after kSettle).
-  bool Arm();
-  std::optional<FileId> Identify() const;
-  // Reads the pending events; whether one is a change (`written`: the file
-  // itself was closed after writing, or events were lost).
-  bool ReadEvents(bool& written);
-  void Run();
-
-  const std::string path_;
-  const ReloadFn reload_;
-  const int inotify_fd_;
-  const int wake_read_;   // a pipe: 'R' reload, 'Q' quit
-  const int wake_write_;
-  // Only Start() before the thread starts, then only the thread.
-  std::map<int, Watched> watches_;  // by inotify watch descriptor
-  std::string arm_error_;           // why the last Arm() watched nothing
-  std::optional<FileId> reloaded_;  // the file at the last reload (or Start)
-  std::thread thread_;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace resilience

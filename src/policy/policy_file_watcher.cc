@@ -1,6 +1,7 @@
 #include "grpc_resilience/policy_file_watcher.h"
 
 #include <fcntl.h>
+#include <sys/types.h>
 #include <limits.h>
 #include <poll.h>
 #include <sys/inotify.h>
@@ -10,6 +11,13 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -90,6 +98,53 @@ std::vector<Step> WayTo(const std::string& path, bool& reached) {
 
 }  // namespace
 
+// The watcher's state and thread: all of PolicyFileWatcher but its API.
+class PolicyFileWatcher::Impl {
+ public:
+  Impl(std::string path, ReloadFn reload, int inotify_fd, int wake_read, int wake_write)
+      : path_(std::move(path)),
+        reload_(std::move(reload)),
+        inotify_fd_(inotify_fd),
+        wake_read_(wake_read),
+        wake_write_(wake_write) {}
+  ~Impl();
+
+  // Watches the way, then starts the thread; Unavailable when no directory
+  // on the way can be watched.
+  absl::Status Begin();
+  void Reload();
+
+ private:
+  // The names one watched directory holds on the way to the file.
+  struct Watched {
+    std::string directory;
+    std::set<std::string> names;
+    std::string file;  // the file's own name when it is here; else ""
+  };
+  // Which file the path reaches: device, inode, size, modification time.
+  using FileId = std::tuple<dev_t, ino_t, off_t, int64_t>;
+
+  // Watches the directories on the way as it is now and forgets the others;
+  // false when one vanished meanwhile (arm again after kSettle).
+  bool Arm();
+  std::optional<FileId> Identify() const;
+  // Reads the pending events; whether one is a change (`written`: the file
+  // itself was closed after writing, or events were lost).
+  bool ReadEvents(bool& written);
+  void Run();
+
+  const std::string path_;
+  const ReloadFn reload_;
+  const int inotify_fd_;
+  const int wake_read_;   // a pipe: 'R' reload, 'Q' quit
+  const int wake_write_;
+  // Only Begin() before the thread starts, then only the thread.
+  std::map<int, Watched> watches_;  // by inotify watch descriptor
+  std::string arm_error_;           // why the last Arm() watched nothing
+  std::optional<FileId> reloaded_;  // the file at the last reload (or Start)
+  std::thread thread_;
+};
+
 absl::StatusOr<std::unique_ptr<PolicyFileWatcher>> PolicyFileWatcher::Start(std::string path,
                                                                             ReloadFn reload) {
   if (path.empty() || path[0] != '/') {
@@ -110,18 +165,21 @@ absl::StatusOr<std::unique_ptr<PolicyFileWatcher>> PolicyFileWatcher::Start(std:
     close(fd);
     return absl::UnavailableError(absl::StrCat("pipe2: ", std::strerror(error)));
   }
-  std::unique_ptr<PolicyFileWatcher> watcher(
-      new PolicyFileWatcher(std::move(path), std::move(reload), fd, wake[0], wake[1]));
-  watcher->Arm();
-  if (watcher->watches_.empty()) {
-    return absl::UnavailableError(watcher->arm_error_.empty()
-                                      ? absl::StrCat("policy file \"", watcher->path_,
-                                                     "\" names no file to watch")
-                                      : watcher->arm_error_);
+  auto impl = std::make_unique<Impl>(std::move(path), std::move(reload), fd, wake[0], wake[1]);
+  if (absl::Status begun = impl->Begin(); !begun.ok()) return begun;
+  return std::unique_ptr<PolicyFileWatcher>(new PolicyFileWatcher(std::move(impl)));
+}
+
+absl::Status PolicyFileWatcher::Impl::Begin() {
+  Arm();
+  if (watches_.empty()) {
+    return absl::UnavailableError(
+        arm_error_.empty() ? absl::StrCat("policy file \"", path_, "\" names no file to watch")
+                           : arm_error_);
   }
-  watcher->reloaded_ = watcher->Identify();
-  watcher->thread_ = std::thread([w = watcher.get()] { w->Run(); });
-  return watcher;
+  reloaded_ = Identify();
+  thread_ = std::thread([this] { Run(); });
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::unique_ptr<PolicyFileWatcher>> PolicyFileWatcher::StartReloadingTargets(
@@ -140,15 +198,13 @@ absl::StatusOr<std::unique_ptr<PolicyFileWatcher>> PolicyFileWatcher::StartReloa
   return Start(std::move(path), std::move(reload));
 }
 
-PolicyFileWatcher::PolicyFileWatcher(std::string path, ReloadFn reload, int inotify_fd,
-                                     int wake_read, int wake_write)
-    : path_(std::move(path)),
-      reload_(std::move(reload)),
-      inotify_fd_(inotify_fd),
-      wake_read_(wake_read),
-      wake_write_(wake_write) {}
+PolicyFileWatcher::PolicyFileWatcher(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-PolicyFileWatcher::~PolicyFileWatcher() {
+PolicyFileWatcher::~PolicyFileWatcher() = default;
+
+void PolicyFileWatcher::Reload() { impl_->Reload(); }
+
+PolicyFileWatcher::Impl::~Impl() {
   if (thread_.joinable()) {
     const char quit = 'Q';
     while (write(wake_write_, &quit, 1) < 0 && errno == EINTR) {
@@ -160,13 +216,13 @@ PolicyFileWatcher::~PolicyFileWatcher() {
   close(wake_write_);
 }
 
-void PolicyFileWatcher::Reload() {
+void PolicyFileWatcher::Impl::Reload() {
   const char reload = 'R';
   while (write(wake_write_, &reload, 1) < 0 && errno == EINTR) {
   }
 }
 
-bool PolicyFileWatcher::Arm() {
+bool PolicyFileWatcher::Impl::Arm() {
   bool reached = false;
   const std::vector<Step> way = WayTo(path_, reached);
   std::map<int, Watched> next;
@@ -193,14 +249,14 @@ bool PolicyFileWatcher::Arm() {
   return !vanished;
 }
 
-std::optional<PolicyFileWatcher::FileId> PolicyFileWatcher::Identify() const {
+std::optional<PolicyFileWatcher::Impl::FileId> PolicyFileWatcher::Impl::Identify() const {
   struct stat st;
   if (stat(path_.c_str(), &st) != 0) return std::nullopt;
   return FileId(st.st_dev, st.st_ino, st.st_size,
                 static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec);
 }
 
-bool PolicyFileWatcher::ReadEvents(bool& written) {
+bool PolicyFileWatcher::Impl::ReadEvents(bool& written) {
   bool change = false;
   alignas(inotify_event) char buffer[4096];
   ssize_t n;
@@ -236,7 +292,7 @@ bool PolicyFileWatcher::ReadEvents(bool& written) {
   return change;
 }
 
-void PolicyFileWatcher::Run() {
+void PolicyFileWatcher::Impl::Run() {
   bool changed = false;  // a change seen, not handled yet (settling)
   bool written = false;  // ... the file itself written among them
   for (;;) {
