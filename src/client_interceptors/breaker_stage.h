@@ -11,8 +11,6 @@
 #include "absl/time/time.h"
 #include "grpcpp/impl/channel_interface.h"
 #include "grpcpp/support/status.h"
-#include "grpcpp/support/string_ref.h"
-#include <map>
 #include <optional>
 #include <string>
 
@@ -112,15 +110,6 @@ class BreakerStage {
   // UNAVAILABLE "<method>: rejected locally by the circuit breaker ...".
   grpc::Status Rejection(absl::string_view method, const Admission& admission) const {
     return BreakerRejectionStatus(method, breaker_->kind(), admission.reason());
-  }
-
-  // HasPushback()
-  //
-  // Whether `trailers` (an attempt's, as gRPC gives them) carry
-  // grpc-retry-pushback-ms.
-  static bool HasPushback(const std::multimap<grpc::string_ref, grpc::string_ref>& trailers) {
-    return trailers.find(grpc::string_ref(kPushbackKey, sizeof(kPushbackKey) - 1)) !=
-           trailers.end();
   }
 
   // EndpointOf()

@@ -3,7 +3,6 @@
 // breaker -> counters. retried_unary_call.cc has the hooks, the queue and
 // the actions done outside the lock.
 
-#include <cstring>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -12,18 +11,6 @@
 #include "src/client_interceptors/retried_unary_call.h"
 
 namespace resilience {
-namespace {
-
-// The value of trailer `key` in `trailers`, if there.
-std::optional<grpc::string_ref> Trailer(
-    const std::multimap<grpc::string_ref, grpc::string_ref>& trailers, const char* key) {
-  auto it = trailers.find(grpc::string_ref(key, std::strlen(key)));
-  if (it == trailers.end()) return std::nullopt;
-  return it->second;
-}
-
-}  // namespace
-
 void RetriedUnaryCall::Begin(Actions& actions) {
   if (hedging_ != nullptr) {
     ApplyHedgeStep(hedging_->Start(hedge_), nullptr, AttemptOutcome(), actions);
@@ -173,7 +160,7 @@ void RetriedUnaryCall::Ended(Attempt& a, Actions& actions) {
   outcome.per_attempt_deadline = a.per_attempt_deadline;
   if (!a.rejected_locally && !status.ok() && !a.loser) {
     if (std::optional<grpc::string_ref> pushback =
-            Trailer(a.context->GetServerTrailingMetadata(), kPushbackKey)) {
+            FindMetadata(a.context->GetServerTrailingMetadata(), kPushbackKey)) {
       outcome.pushback = Pushback::Parse(absl::string_view(pushback->data(), pushback->size()));
     }
   }

@@ -1,6 +1,5 @@
 #include "src/client_interceptors/retry_throttle_feed.h"
 
-#include <cstring>
 
 #include "src/client_interceptors/local_rejection.h"
 #include "src/grpc_common/metadata_keys.h"
@@ -23,9 +22,7 @@ void FeedRetryThrottle(const ClientMethodState& state, const grpc::ClientContext
                   state.retry_decider->IsRetryable(code)) ||
                  (state.hedging_decider != nullptr && state.hedging_decider->IsNonFatal(code));
   if (!failure) {
-    const auto* trailers = methods->GetRecvTrailingMetadata();
-    failure = trailers->find(grpc::string_ref(kPushbackKey, std::strlen(kPushbackKey))) !=
-              trailers->end();
+    failure = FindMetadata(*methods->GetRecvTrailingMetadata(), kPushbackKey).has_value();
   }
   if (failure) state.throttle->RecordFailure();
 }

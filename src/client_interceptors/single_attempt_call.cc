@@ -11,6 +11,7 @@
 #include "src/client_interceptors/local_rejection.h"
 #include "src/client_interceptors/local_status.h"
 #include "src/client_interceptors/retry_throttle_feed.h"
+#include "src/grpc_common/metadata_keys.h"
 
 namespace resilience {
 namespace {
@@ -274,7 +275,7 @@ void SingleAttemptCall::End(grpc::experimental::InterceptorBatchMethods* methods
                     breaker_.wants_endpoint(admission_)
                         ? BreakerStage::EndpointOf(info_->client_context()->peer())
                         : std::string(),
-                    !status->ok() && BreakerStage::HasPushback(*methods->GetRecvTrailingMetadata()));
+                    !status->ok() && FindMetadata(*methods->GetRecvTrailingMetadata(), kPushbackKey).has_value());
     if (has_timeout_) {
       CallDeadlines deadlines;
       deadlines.method = info_->method();

@@ -6,6 +6,12 @@
 #ifndef GRPC_RESILIENCE_SRC_GRPC_COMMON_METADATA_KEYS_H_
 #define GRPC_RESILIENCE_SRC_GRPC_COMMON_METADATA_KEYS_H_
 
+#include <cstring>
+#include <map>
+#include <optional>
+
+#include "grpcpp/support/string_ref.h"
+
 namespace resilience {
 
 // gRFC A6: the number of earlier attempts of this call, on attempt N+1.
@@ -23,6 +29,15 @@ inline constexpr char kLocalRejectionKey[] = "x-resilience-local-rejection";
 // (grpc_resilience/criticality.h), read by the server's throttle
 // (docs/criticality.md).
 inline constexpr char kCriticalityKey[] = "resilience-criticality";
+
+// The value of metadata `key` in `metadata` (a call's trailers or headers, as
+// gRPC gives them), if there.
+inline std::optional<grpc::string_ref> FindMetadata(
+    const std::multimap<grpc::string_ref, grpc::string_ref>& metadata, const char* key) {
+  const auto it = metadata.find(grpc::string_ref(key, std::strlen(key)));
+  if (it == metadata.end()) return std::nullopt;
+  return it->second;
+}
 
 }  // namespace resilience
 
