@@ -52,7 +52,10 @@ namespace resilience {
 // An endpoint with no latency sample yet takes the mean estimate of the
 // others (or Options::initial_latency when none has one). An estimate ages:
 // with no sample for Options::latency_decay it moves toward the mean of the
-// others, so that a replica that was slow once gets tried again.
+// others, reaching it one latency_decay later, so that a replica that was
+// slow once gets tried again; the error share does the same with
+// Options::error_decay (toward the others' mean, or 0 with no other), a
+// reported load with latency_decay.
 //
 // Thread-safe; Pick(), Started() and Ended() run on every attempt and take
 // one uncontended lock each.
@@ -70,8 +73,8 @@ class EndpointPicker {
     // The least latency a failed attempt counts as. In [0, 1 h]. Defaults
     // to 250 ms.
     absl::Duration failure_latency = absl::Milliseconds(250);
-    // The estimate of an endpoint when no endpoint has a sample. > 0.
-    // Defaults to 1 ms.
+    // The estimate of an endpoint when no endpoint has a sample. In
+    // (0, 1 h]. Defaults to 1 ms.
     absl::Duration initial_latency = absl::Milliseconds(1);
     // Seed of the random draws.
     uint64_t seed = 0;
@@ -120,8 +123,9 @@ class EndpointPicker {
   // The endpoints now (a resolution's result). Names already present keep
   // their estimates; new ones join (slow start); missing ones leave (handles
   // held by calls stay valid; their Ended() is then only counted on the
-  // handle). Duplicates are taken once. The first call's endpoints join
-  // with full weight: a channel's start is not a slow start.
+  // handle; a name that comes back later joins afresh). Duplicates are
+  // taken once. The endpoints of the first call that names any join with
+  // full weight: a channel's start is not a slow start.
   void SetEndpoints(const std::vector<std::string>& names) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Pick()
@@ -150,8 +154,9 @@ class EndpointPicker {
   // Rejoin()
   //
   // The endpoint came back (its connection is ready again, its breaker
-  // closed again): it restarts its slow start, and its error share and
-  // latency estimate start afresh. No effect for an unknown name.
+  // closed again): it restarts its slow start, and its error share,
+  // latency estimate and reported load start afresh (calls in flight are
+  // kept). No effect for an unknown name.
   void Rejoin(const std::string& name) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Exclude()
@@ -182,16 +187,20 @@ class EndpointPicker {
 // picker's, under its lock.
 class EndpointPicker::Endpoint {
  public:
-  explicit Endpoint(std::string name) : name_(std::move(name)) {}
+  explicit Endpoint(std::string name);
+  ~Endpoint();
+  Endpoint(const Endpoint&) = delete;
+  Endpoint& operator=(const Endpoint&) = delete;
+
   const std::string& name() const { return name_; }
 
  private:
   friend class EndpointPicker;
   const std::string name_;
-  // Estimates and counters: the implementation's (guarded by the picker's
-  // lock).
+  // Estimates and counters (endpoint_picker.cc): the implementation's,
+  // guarded by the lock of the picker that made the endpoint.
   struct State;
-  std::unique_ptr<State> state_;
+  const std::unique_ptr<State> state_;
 };
 
 }  // namespace resilience
