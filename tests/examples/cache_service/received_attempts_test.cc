@@ -8,8 +8,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "cache/v1/cache.grpc.pb.h"
+#include "examples/cache_service/cache_calls.h"
 #include "examples/cache_service/cache_server.h"
 #include "gmock/gmock.h"
 #include "grpcpp/create_channel.h"
@@ -86,24 +86,10 @@ TEST(ReceivedAttemptsTest, ACacheServerCountsTheRetriesOfGrpcsOwnRetry) {
                       "backoffMultiplier": 1, "retryableStatusCodes": ["UNAVAILABLE"]}}]})");
   auto stub = cache::v1::CacheService::NewStub(
       grpc::CreateCustomChannel((*server)->address(), grpc::InsecureChannelCredentials(), args));
-  {
-    grpc::ClientContext context;
-    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
-    cache::v1::GetReq request;
-    request.set_key("k");
-    cache::v1::GetResp response;
-    EXPECT_EQ(stub->Get(&context, request, &response).error_code(),
-              grpc::StatusCode::UNAVAILABLE);
-  }
-  {
-    grpc::ClientContext context;
-    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
-    cache::v1::StoreReq request;
-    request.set_key("k");
-    request.set_value("v");
-    cache::v1::StoreResp response;
-    EXPECT_TRUE(stub->Store(&context, request, &response).ok());
-  }
+  std::string value;
+  EXPECT_EQ(GetValue(*stub, "k", &value, absl::Seconds(10)).error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+  EXPECT_TRUE(StoreValue(*stub, "k", "v", absl::Seconds(10)).ok());
   const std::map<std::string, ReceivedAttempts::Counts> snapshot = counts->Snapshot();
   ASSERT_EQ(snapshot.count(kGet), 1u);
   EXPECT_EQ(snapshot.at(kGet).attempts, 3);
