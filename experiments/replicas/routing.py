@@ -167,7 +167,8 @@ def merge(result, earlier, requested):
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bin", required=True, help="directory of cache_server and cache_client")
+    ap.add_argument("--bin", default=os.path.join(REPO, "build", "examples", "cache_service"),
+                    help="directory of cache_server and cache_client (default: build/'s)")
     ap.add_argument("--out", help="where routing.{json,md} go (default: docs/results for a "
                     "full run, a temporary directory for --quick and --cell)")
     ap.add_argument("--configs", default=",".join(DEFAULT_CONFIGS))
@@ -177,6 +178,8 @@ def main():
     ap.add_argument("--seconds", type=float, default=10)
     ap.add_argument("--runs", type=int, default=3, help="runs of rolling_restart")
     ap.add_argument("--quick", action="store_true", help="3 s cells, one run each")
+    ap.add_argument("--report_only", action="store_true",
+                    help="write routing.md again from --out's routing.json, run nothing")
     ap.add_argument("--append", action="store_true",
                     help="keep the rows of other configurations in --out's routing.json (and "
                     "its slow delay), e.g. to add the picker's column to an earlier run")
@@ -197,6 +200,11 @@ def main():
             sys.exit(f"unknown scenario {s!r} (known: {', '.join(SCENARIOS)})")
     out = args.out or (os.path.join(REPO, "docs", "results") if not (args.quick or args.cell)
                        else tempfile.mkdtemp(prefix="routing-"))
+    if args.report_only:
+        with open(os.path.join(out, "routing.json")) as f:
+            routing_report.write_report(json.load(f), out)
+        print(f"wrote {out}/routing.md", flush=True)
+        return
     earlier = None
     if args.append:
         try:

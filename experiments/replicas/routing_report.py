@@ -2,6 +2,7 @@
 targets checked per cell."""
 
 import os
+import re
 
 SCENARIO_TEXT = {
     "baseline": "all three healthy",
@@ -101,6 +102,7 @@ def write_markdown(result, path):
             f"| {fmt(r.get('bad_calls'), '{:.0f}')} | {text} "
             f"| {'-' if ok is None else ('**yes**' if ok else 'no')} |")
     for config, why in skipped.items():
+        why = re.sub(r"/\S*/routing-work-[^/]*/", "", why)  # the run's temporary directory
         lines.append(f"| every scenario | {config} | | | | | | | | | skipped: {why} | |")
     for what in result.get("not_applicable", []):
         lines.append(f"| {what.split('/')[0]} | {what.split('/')[1].split(':')[0]} | | | | | | "
