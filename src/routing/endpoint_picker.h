@@ -173,7 +173,21 @@ class EndpointPicker {
   std::vector<EndpointStats> Snapshot() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
+  // options_ in the units of the arithmetic (endpoint_picker.cc): absl's
+  // Duration conversions cost more than the rest of a pick.
+  struct Tuning {
+    explicit Tuning(const Options& options);
+    int64_t slow_start_ns;
+    int64_t latency_decay_ns;
+    int64_t error_decay_ns;
+    double latency_decay_s;
+    double error_decay_s;
+    double failure_latency_s;
+    double initial_latency_s;
+  };
+
   const Options options_;
+  const Tuning tuning_;
   Clock& clock_;
   SplitMixRandom random_;
   Mutex mu_;
