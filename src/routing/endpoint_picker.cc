@@ -75,7 +75,7 @@ double Decay(int64_t dt_ns, double tau_seconds) {
 
 }  // namespace
 
-struct EndpointPicker::Endpoint::State {
+struct EndpointPicker::EndpointState {
   // What a cost is made of, now.
   struct Estimates {
     double latency = 0;  // seconds
@@ -240,9 +240,13 @@ struct EndpointPicker::Endpoint::State {
 };
 
 EndpointPicker::Endpoint::Endpoint(std::string name)
-    : name_(std::move(name)), state_(std::make_unique<Endpoint::State>()) {}
+    : name_(std::move(name)), state_(std::make_unique<EndpointState>()) {}
 
 EndpointPicker::Endpoint::~Endpoint() = default;
+
+EndpointPicker::EndpointState& EndpointPicker::StateOf(const Endpoint& endpoint) const {
+  return *endpoint.state_;
+}
 
 absl::Status EndpointPicker::Validate(const Options& options) {
   const auto in_range = [](absl::string_view field, absl::Duration d, absl::Duration low,
@@ -302,13 +306,13 @@ void EndpointPicker::SetEndpoints(const std::vector<std::string>& names) {
       continue;
     }
     auto endpoint = std::make_shared<Endpoint>(name);
-    endpoint->state_->joined = now;
-    if (!first_set_) endpoint->state_->ramp_from = Nanos(now);
+    StateOf(*endpoint).joined = now;
+    if (!first_set_) StateOf(*endpoint).ramp_from = Nanos(now);
     next.push_back(std::move(endpoint));
   }
   if (!next.empty()) first_set_ = false;
-  for (const std::shared_ptr<Endpoint>& endpoint : endpoints_) endpoint->state_->in_set = false;
-  for (const std::shared_ptr<Endpoint>& endpoint : next) endpoint->state_->in_set = true;
+  for (const std::shared_ptr<Endpoint>& endpoint : endpoints_) StateOf(*endpoint).in_set = false;
+  for (const std::shared_ptr<Endpoint>& endpoint : next) StateOf(*endpoint).in_set = true;
   endpoints_ = std::move(next);
 }
 
@@ -340,18 +344,18 @@ std::shared_ptr<EndpointPicker::Endpoint> EndpointPicker::Pick(
     const size_t a = std::min(k - 1, static_cast<size_t>(random_.NextUniform() * k));
     size_t b = std::min(k - 2, static_cast<size_t>(random_.NextUniform() * (k - 1)));
     if (b >= a) ++b;
-    const Endpoint::State& first = *endpoints_[preferred[a]]->state_;
-    const Endpoint::State& second = *endpoints_[preferred[b]]->state_;
+    const EndpointState& first = StateOf(*endpoints_[preferred[a]]);
+    const EndpointState& second = StateOf(*endpoints_[preferred[b]]);
     const int64_t now = Nanos(clock_.Now());
     Totals totals;  // only read when NeedsOthers()
     if (first.NeedsOthers(now, tuning_) || second.NeedsOthers(now, tuning_)) {
-      for (const std::shared_ptr<Endpoint>& endpoint : endpoints_) endpoint->state_->AddTo(totals);
+      for (const std::shared_ptr<Endpoint>& endpoint : endpoints_) StateOf(*endpoint).AddTo(totals);
     }
     const double cost1 = first.Cost(first.Now(now, tuning_, &totals));
     const double cost2 = second.Cost(second.Now(now, tuning_, &totals));
     chosen = preferred[cost2 < cost1 ? b : a];
   }
-  Endpoint::State& state = *endpoints_[chosen]->state_;
+  EndpointState& state = StateOf(*endpoints_[chosen]);
   ++state.picks;
   if (retry) ++state.retries_here;
   return endpoints_[chosen];  // a copy of the set's pointer: no allocation
@@ -359,20 +363,20 @@ std::shared_ptr<EndpointPicker::Endpoint> EndpointPicker::Pick(
 
 void EndpointPicker::Started(Endpoint& endpoint) {
   MutexLock lock(&mu_);
-  ++endpoint.state_->in_flight;
+  ++StateOf(endpoint).in_flight;
 }
 
 void EndpointPicker::Ended(Endpoint& endpoint, absl::Duration latency, Result result,
                            std::optional<double> load) {
   MutexLock lock(&mu_);
-  Endpoint::State& state = *endpoint.state_;
+  EndpointState& state = StateOf(endpoint);
   const int calls_there = std::max(1, state.in_flight);
   state.in_flight = std::max(0, state.in_flight - 1);
   if (result == Result::kNeutral) return;
   const int64_t now = Nanos(clock_.Now());
   if (state.in_set && state.Ageing(now, tuning_)) {
     Totals totals;
-    for (const std::shared_ptr<Endpoint>& e : endpoints_) e->state_->AddTo(totals);
+    for (const std::shared_ptr<Endpoint>& e : endpoints_) StateOf(*e).AddTo(totals);
     state.SettleAgeing(now, tuning_, totals);
   }
   state.Record(now, latency, result == Result::kFailure, tuning_);
@@ -387,8 +391,8 @@ void EndpointPicker::Rejoin(const std::string& name) {
   MutexLock lock(&mu_);
   for (const std::shared_ptr<Endpoint>& endpoint : endpoints_) {
     if (endpoint->name() != name) continue;
-    endpoint->state_->Reset();
-    endpoint->state_->ramp_from = Nanos(clock_.Now());
+    StateOf(*endpoint).Reset();
+    StateOf(*endpoint).ramp_from = Nanos(clock_.Now());
     return;
   }
 }
@@ -396,7 +400,7 @@ void EndpointPicker::Rejoin(const std::string& name) {
 void EndpointPicker::Exclude(const std::string& name, Out out) {
   MutexLock lock(&mu_);
   for (const std::shared_ptr<Endpoint>& endpoint : endpoints_) {
-    if (endpoint->name() == name) endpoint->state_->out = out;
+    if (endpoint->name() == name) StateOf(*endpoint).out = out;
   }
 }
 
@@ -412,12 +416,12 @@ std::vector<EndpointPicker::EndpointStats> EndpointPicker::Snapshot() {
   MutexLock lock(&mu_);
   const int64_t now = Nanos(clock_.Now());
   Totals totals;
-  for (const std::shared_ptr<Endpoint>& endpoint : endpoints_) endpoint->state_->AddTo(totals);
+  for (const std::shared_ptr<Endpoint>& endpoint : endpoints_) StateOf(*endpoint).AddTo(totals);
   std::vector<EndpointStats> stats;
   stats.reserve(endpoints_.size());
   for (const std::shared_ptr<Endpoint>& endpoint : endpoints_) {
-    const Endpoint::State& state = *endpoint->state_;
-    const Endpoint::State::Estimates e = state.Now(now, tuning_, &totals);
+    const EndpointState& state = StateOf(*endpoint);
+    const EndpointState::Estimates e = state.Now(now, tuning_, &totals);
     EndpointStats s;
     s.name = endpoint->name();
     s.picks = state.picks;
