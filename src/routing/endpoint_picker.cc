@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -26,7 +27,10 @@ constexpr double kLeastHeadroom = 0.05;
 // A decayed weight below this is no sample left.
 constexpr double kNoWeight = 1e-12;
 
-double Seconds(absl::Duration d) { return absl::ToDoubleSeconds(d); }
+// Times are nanoseconds since the Unix epoch on the picker's clock.
+int64_t Nanos(absl::Time t) { return absl::ToUnixNanos(t); }
+double Seconds(int64_t nanos) { return static_cast<double>(nanos) * 1e-9; }
+constexpr int64_t kFullWeight = std::numeric_limits<int64_t>::min();
 
 // Every current endpoint's raw estimates, summed: an estimate with no sample
 // yet or not refreshed for a while takes (or moves toward) the mean of the
@@ -60,14 +64,18 @@ double Aged(double own, double toward, double idle_seconds, double tau_seconds) 
   return own + (toward - own) * beta;
 }
 
-// The weight of a sample taken `dt` ago, for the time constant `tau`.
-double Decay(absl::Duration dt, absl::Duration tau) {
-  return std::exp(-std::max(0.0, Seconds(dt)) / Seconds(tau));
+// The weight of a sample taken `dt_ns` ago, for the time constant `tau`.
+// Samples usually end microseconds apart: there four terms of the series
+// are exact to 1e-9 and a tenth of exp()'s cost.
+double Decay(int64_t dt_ns, double tau_seconds) {
+  const double x = Seconds(std::max<int64_t>(0, dt_ns)) / tau_seconds;
+  if (x < 0.01) return 1 - x * (1 - x * (0.5 - x / 6));
+  return std::exp(-x);
 }
 
 }  // namespace
 
-struct EndpointPicker::Endpoint::State {
+struct EndpointPicker::EndpointState {
   // What a cost is made of, now.
   struct Estimates {
     double latency = 0;  // seconds
@@ -77,8 +85,8 @@ struct EndpointPicker::Endpoint::State {
   };
 
   absl::Time joined;
-  // Start of the slow start (InfinitePast: full weight).
-  absl::Time ramp_from = absl::InfinitePast();
+  // Start of the slow start (kFullWeight: none).
+  int64_t ramp_from = kFullWeight;
   // False once SetEndpoints() left it out (a handle only).
   bool in_set = true;
   int in_flight = 0;
@@ -91,17 +99,17 @@ struct EndpointPicker::Endpoint::State {
   // at the same instant each count. No weight: no sample.
   double latency_sum = 0;
   double latency_weight = 0;
-  absl::Time latency_at;
+  int64_t latency_at = 0;
   // The error share: failures over attempts, each weighted
   // exp(-age / error_decay).
   double failures = 0;
   double attempts = 0;
-  absl::Time errors_at;
+  int64_t errors_at = 0;
   // The last reported utilization, and our calls in flight there when it
   // was written (the reporting one included).
   std::optional<double> load;
   int load_calls = 1;
-  absl::Time load_at;
+  int64_t load_at = 0;
 
   bool HasLatency() const { return latency_weight > kNoWeight; }
   bool HasErrors() const { return attempts > kNoWeight; }
@@ -130,31 +138,30 @@ struct EndpointPicker::Endpoint::State {
 
   // Whether the latency or error estimate is ageing (Record() then starts
   // from the aged values, as Pick() saw them).
-  bool Ageing(absl::Time now, const Options& options) const {
-    return (HasLatency() && now - latency_at > options.latency_decay) ||
-           (HasErrors() && now - errors_at > options.error_decay);
+  bool Ageing(int64_t now, const Tuning& t) const {
+    return (HasLatency() && now - latency_at > t.latency_decay_ns) ||
+           (HasErrors() && now - errors_at > t.error_decay_ns);
   }
 
   // Whether Now() needs the others' estimates.
-  bool NeedsOthers(absl::Time now, const Options& options) const {
-    return !HasLatency() || Ageing(now, options) ||
-           (load.has_value() && now - load_at > options.latency_decay);
+  bool NeedsOthers(int64_t now, const Tuning& t) const {
+    return !HasLatency() || Ageing(now, t) ||
+           (load.has_value() && now - load_at > t.latency_decay_ns);
   }
 
   // The aged latency and error estimates made the raw ones.
-  void SettleAgeing(absl::Time now, const Options& options, const Totals& totals) {
-    const Estimates e = Now(now, options, &totals);
+  void SettleAgeing(int64_t now, const Tuning& t, const Totals& totals) {
+    const Estimates e = Now(now, t, &totals);
     if (HasLatency()) latency_sum = e.latency * latency_weight;
     if (HasErrors()) failures = e.error_share * attempts;
   }
 
   // `totals` may be null when !NeedsOthers().
-  Estimates Now(absl::Time now, const Options& options, const Totals* totals) const {
+  Estimates Now(int64_t now, const Tuning& t, const Totals* totals) const {
     Estimates e;
-    const double latency_tau = Seconds(options.latency_decay);
+    const double latency_tau = t.latency_decay_s;
     if (!HasLatency()) {
-      e.latency = MeanOfOthers(totals->latency, totals->latencies, false, 0,
-                               Seconds(options.initial_latency));
+      e.latency = MeanOfOthers(totals->latency, totals->latencies, false, 0, t.initial_latency_s);
     } else {
       e.latency = OwnLatency();
       const double idle = Seconds(now - latency_at);
@@ -167,7 +174,7 @@ struct EndpointPicker::Endpoint::State {
     if (HasErrors()) {
       e.error_share = OwnErrorShare();
       const double idle = Seconds(now - errors_at);
-      const double tau = Seconds(options.error_decay);
+      const double tau = t.error_decay_s;
       if (idle > tau) {
         const double toward = MeanOfOthers(totals->error, totals->errors, true, e.error_share, 0);
         e.error_share = Aged(e.error_share, toward, idle, tau);
@@ -188,8 +195,8 @@ struct EndpointPicker::Endpoint::State {
       const int added = in_flight - (load_calls - 1);
       if (added > 0) e.load += added * *load / load_calls;
     }
-    if (ramp_from != absl::InfinitePast() && options.slow_start > absl::ZeroDuration()) {
-      const double ramp = absl::FDivDuration(now - ramp_from, options.slow_start);
+    if (ramp_from != kFullWeight && t.slow_start_ns > 0) {
+      const double ramp = static_cast<double>(now - ramp_from) / t.slow_start_ns;
       e.weight = 0.1 + 0.9 * std::clamp(ramp, 0.0, 1.0);
     }
     return e;
@@ -202,13 +209,13 @@ struct EndpointPicker::Endpoint::State {
            headroom / e.weight;
   }
 
-  void Record(absl::Time now, absl::Duration latency, bool failed, const Options& options) {
-    double x = Seconds(std::max(latency, absl::ZeroDuration()));
-    if (failed) x = std::max(x, Seconds(options.failure_latency));
+  void Record(int64_t now, absl::Duration latency, bool failed, const Tuning& t) {
+    double x = Seconds(std::max<int64_t>(0, absl::ToInt64Nanoseconds(latency)));
+    if (failed) x = std::max(x, t.failure_latency_s);
     // Latency: a sample above the estimate is taken at once (the weight
     // kept, so that lower samples bring it down at the same pace after).
     if (HasLatency()) {
-      const double d = Decay(now - latency_at, options.latency_decay);
+      const double d = Decay(now - latency_at, t.latency_decay_s);
       latency_sum *= d;
       latency_weight *= d;
     }
@@ -222,7 +229,7 @@ struct EndpointPicker::Endpoint::State {
     latency_at = now;
     // Errors.
     if (HasErrors()) {
-      const double d = Decay(now - errors_at, options.error_decay);
+      const double d = Decay(now - errors_at, t.error_decay_s);
       failures *= d;
       attempts *= d;
     }
@@ -233,9 +240,13 @@ struct EndpointPicker::Endpoint::State {
 };
 
 EndpointPicker::Endpoint::Endpoint(std::string name)
-    : name_(std::move(name)), state_(std::make_unique<Endpoint::State>()) {}
+    : name_(std::move(name)), state_(std::make_unique<EndpointState>()) {}
 
 EndpointPicker::Endpoint::~Endpoint() = default;
+
+EndpointPicker::EndpointState& EndpointPicker::StateOf(const Endpoint& endpoint) const {
+  return *endpoint.state_;
+}
 
 absl::Status EndpointPicker::Validate(const Options& options) {
   const auto in_range = [](absl::string_view field, absl::Duration d, absl::Duration low,
@@ -263,8 +274,17 @@ absl::Status EndpointPicker::Validate(const Options& options) {
   return absl::OkStatus();
 }
 
+EndpointPicker::Tuning::Tuning(const Options& options)
+    : slow_start_ns(absl::ToInt64Nanoseconds(options.slow_start)),
+      latency_decay_ns(absl::ToInt64Nanoseconds(options.latency_decay)),
+      error_decay_ns(absl::ToInt64Nanoseconds(options.error_decay)),
+      latency_decay_s(absl::ToDoubleSeconds(options.latency_decay)),
+      error_decay_s(absl::ToDoubleSeconds(options.error_decay)),
+      failure_latency_s(absl::ToDoubleSeconds(options.failure_latency)),
+      initial_latency_s(absl::ToDoubleSeconds(options.initial_latency)) {}
+
 EndpointPicker::EndpointPicker(Options options, Clock& clock)
-    : options_(std::move(options)), clock_(clock), random_(options_.seed) {}
+    : options_(std::move(options)), tuning_(options_), clock_(clock), random_(options_.seed) {}
 
 EndpointPicker::~EndpointPicker() = default;
 
@@ -286,13 +306,13 @@ void EndpointPicker::SetEndpoints(const std::vector<std::string>& names) {
       continue;
     }
     auto endpoint = std::make_shared<Endpoint>(name);
-    endpoint->state_->joined = now;
-    if (!first_set_) endpoint->state_->ramp_from = now;
+    StateOf(*endpoint).joined = now;
+    if (!first_set_) StateOf(*endpoint).ramp_from = Nanos(now);
     next.push_back(std::move(endpoint));
   }
   if (!next.empty()) first_set_ = false;
-  for (const std::shared_ptr<Endpoint>& endpoint : endpoints_) endpoint->state_->in_set = false;
-  for (const std::shared_ptr<Endpoint>& endpoint : next) endpoint->state_->in_set = true;
+  for (const std::shared_ptr<Endpoint>& endpoint : endpoints_) StateOf(*endpoint).in_set = false;
+  for (const std::shared_ptr<Endpoint>& endpoint : next) StateOf(*endpoint).in_set = true;
   endpoints_ = std::move(next);
 }
 
@@ -324,18 +344,18 @@ std::shared_ptr<EndpointPicker::Endpoint> EndpointPicker::Pick(
     const size_t a = std::min(k - 1, static_cast<size_t>(random_.NextUniform() * k));
     size_t b = std::min(k - 2, static_cast<size_t>(random_.NextUniform() * (k - 1)));
     if (b >= a) ++b;
-    const Endpoint::State& first = *endpoints_[preferred[a]]->state_;
-    const Endpoint::State& second = *endpoints_[preferred[b]]->state_;
-    const absl::Time now = clock_.Now();
+    const EndpointState& first = StateOf(*endpoints_[preferred[a]]);
+    const EndpointState& second = StateOf(*endpoints_[preferred[b]]);
+    const int64_t now = Nanos(clock_.Now());
     Totals totals;  // only read when NeedsOthers()
-    if (first.NeedsOthers(now, options_) || second.NeedsOthers(now, options_)) {
-      for (const std::shared_ptr<Endpoint>& endpoint : endpoints_) endpoint->state_->AddTo(totals);
+    if (first.NeedsOthers(now, tuning_) || second.NeedsOthers(now, tuning_)) {
+      for (const std::shared_ptr<Endpoint>& endpoint : endpoints_) StateOf(*endpoint).AddTo(totals);
     }
-    const double cost1 = first.Cost(first.Now(now, options_, &totals));
-    const double cost2 = second.Cost(second.Now(now, options_, &totals));
+    const double cost1 = first.Cost(first.Now(now, tuning_, &totals));
+    const double cost2 = second.Cost(second.Now(now, tuning_, &totals));
     chosen = preferred[cost2 < cost1 ? b : a];
   }
-  Endpoint::State& state = *endpoints_[chosen]->state_;
+  EndpointState& state = StateOf(*endpoints_[chosen]);
   ++state.picks;
   if (retry) ++state.retries_here;
   return endpoints_[chosen];  // a copy of the set's pointer: no allocation
@@ -343,23 +363,23 @@ std::shared_ptr<EndpointPicker::Endpoint> EndpointPicker::Pick(
 
 void EndpointPicker::Started(Endpoint& endpoint) {
   MutexLock lock(&mu_);
-  ++endpoint.state_->in_flight;
+  ++StateOf(endpoint).in_flight;
 }
 
 void EndpointPicker::Ended(Endpoint& endpoint, absl::Duration latency, Result result,
                            std::optional<double> load) {
   MutexLock lock(&mu_);
-  Endpoint::State& state = *endpoint.state_;
+  EndpointState& state = StateOf(endpoint);
   const int calls_there = std::max(1, state.in_flight);
   state.in_flight = std::max(0, state.in_flight - 1);
   if (result == Result::kNeutral) return;
-  const absl::Time now = clock_.Now();
-  if (state.in_set && state.Ageing(now, options_)) {
+  const int64_t now = Nanos(clock_.Now());
+  if (state.in_set && state.Ageing(now, tuning_)) {
     Totals totals;
-    for (const std::shared_ptr<Endpoint>& e : endpoints_) e->state_->AddTo(totals);
-    state.SettleAgeing(now, options_, totals);
+    for (const std::shared_ptr<Endpoint>& e : endpoints_) StateOf(*e).AddTo(totals);
+    state.SettleAgeing(now, tuning_, totals);
   }
-  state.Record(now, latency, result == Result::kFailure, options_);
+  state.Record(now, latency, result == Result::kFailure, tuning_);
   if (load.has_value() && !std::isnan(*load)) {
     state.load = std::clamp(*load, 0.0, 1.0);
     state.load_calls = calls_there;
@@ -371,8 +391,8 @@ void EndpointPicker::Rejoin(const std::string& name) {
   MutexLock lock(&mu_);
   for (const std::shared_ptr<Endpoint>& endpoint : endpoints_) {
     if (endpoint->name() != name) continue;
-    endpoint->state_->Reset();
-    endpoint->state_->ramp_from = clock_.Now();
+    StateOf(*endpoint).Reset();
+    StateOf(*endpoint).ramp_from = Nanos(clock_.Now());
     return;
   }
 }
@@ -380,7 +400,7 @@ void EndpointPicker::Rejoin(const std::string& name) {
 void EndpointPicker::Exclude(const std::string& name, Out out) {
   MutexLock lock(&mu_);
   for (const std::shared_ptr<Endpoint>& endpoint : endpoints_) {
-    if (endpoint->name() == name) endpoint->state_->out = out;
+    if (endpoint->name() == name) StateOf(*endpoint).out = out;
   }
 }
 
@@ -394,14 +414,14 @@ std::vector<std::string> EndpointPicker::Names() {
 
 std::vector<EndpointPicker::EndpointStats> EndpointPicker::Snapshot() {
   MutexLock lock(&mu_);
-  const absl::Time now = clock_.Now();
+  const int64_t now = Nanos(clock_.Now());
   Totals totals;
-  for (const std::shared_ptr<Endpoint>& endpoint : endpoints_) endpoint->state_->AddTo(totals);
+  for (const std::shared_ptr<Endpoint>& endpoint : endpoints_) StateOf(*endpoint).AddTo(totals);
   std::vector<EndpointStats> stats;
   stats.reserve(endpoints_.size());
   for (const std::shared_ptr<Endpoint>& endpoint : endpoints_) {
-    const Endpoint::State& state = *endpoint->state_;
-    const Endpoint::State::Estimates e = state.Now(now, options_, &totals);
+    const EndpointState& state = StateOf(*endpoint);
+    const EndpointState::Estimates e = state.Now(now, tuning_, &totals);
     EndpointStats s;
     s.name = endpoint->name();
     s.picks = state.picks;

@@ -44,8 +44,10 @@ namespace resilience {
 //     Options::failure_latency (a replica that fails fast must not look fast),
 //   - its recent error share (an EWMA of 0/1 with Options::error_decay),
 //   - the utilization its server last reported (ORCA, in [0, 1]; above 1 is
-//     taken as 1), so that a replica near its limit gets fewer calls
-//     before it rejects any;
+//     taken as 1), plus the report's share per call for each call sent
+//     there since beyond those it counted (a report is as old as the last
+//     answer), so that a replica near its limit gets fewer calls before it
+//     rejects any;
 // and shrinks with its slow-start weight: an endpoint that joined (or
 // Rejoin()ed: reconnected, its breaker closed again) less than
 // Options::slow_start ago has weight rising linearly from 0.1 to 1.
@@ -173,7 +175,26 @@ class EndpointPicker {
   std::vector<EndpointStats> Snapshot() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
+  // options_ in the units of the arithmetic (endpoint_picker.cc): absl's
+  // Duration conversions cost more than the rest of a pick.
+  struct Tuning {
+    explicit Tuning(const Options& options);
+    int64_t slow_start_ns;
+    int64_t latency_decay_ns;
+    int64_t error_decay_ns;
+    double latency_decay_s;
+    double error_decay_s;
+    double failure_latency_s;
+    double initial_latency_s;
+  };
+
+  // An endpoint's estimates and counters (endpoint_picker.cc), which mu_
+  // guards: every access goes through StateOf(), so that clang checks it.
+  struct EndpointState;
+  EndpointState& StateOf(const Endpoint& endpoint) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   const Options options_;
+  const Tuning tuning_;
   Clock& clock_;
   SplitMixRandom random_;
   Mutex mu_;
@@ -197,10 +218,8 @@ class EndpointPicker::Endpoint {
  private:
   friend class EndpointPicker;
   const std::string name_;
-  // Estimates and counters (endpoint_picker.cc): the implementation's,
-  // guarded by the lock of the picker that made the endpoint.
-  struct State;
-  const std::unique_ptr<State> state_;
+  // Estimates and counters: the picker's, under its lock.
+  const std::unique_ptr<EndpointState> state_;
 };
 
 }  // namespace resilience

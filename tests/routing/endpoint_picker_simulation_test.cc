@@ -56,7 +56,7 @@ TEST(EndpointPickerSimulationTest, NoReplicaIdlesWhileTheOthersSaturate) {
   PickerSimulation::Config config;
   config.callers = 60;
   config.think = absl::ZeroDuration();
-  config.duration = absl::Seconds(10);
+  config.duration = absl::Seconds(5);
   config.replicas = {Healthy(), Healthy(), TenTimesSlow()};
   const PickerSimulation::Result result = PickerSimulation::Run(config);
   for (size_t i = 0; i < result.utilization.size(); ++i) {
@@ -71,7 +71,7 @@ TEST(EndpointPickerSimulationTest, LoadReportsKeepAHalfCapacityReplicaBelowItsLi
   PickerSimulation::Config config;
   config.callers = 15;
   config.think = absl::ZeroDuration();
-  config.duration = absl::Seconds(10);
+  config.duration = absl::Seconds(5);
   Replica full;
   full.workers = full.limit = 8;
   Replica half;
