@@ -33,6 +33,7 @@ struct EndpointStatus {
 /// endpoint picker (loadBalancingConfig: resilience_p2c), as it picks.
 struct RoutedEndpointStatus {
   std::string channel;   ///< ClientResilience::name()
+  std::string method;    ///< "/pkg.Service/Method": each method picks on its own figures
   std::string endpoint;  ///< "ipv4:10.0.0.2:50051"
   int64_t picks = 0;         ///< attempts sent there
   int64_t retries_here = 0;  ///< of those, retries and hedges

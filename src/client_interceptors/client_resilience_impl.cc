@@ -121,6 +121,7 @@ MethodCache<ClientMethodState>::Resolution ClientResilienceImpl::Resolve(
   state->throttle_owner = generation.throttle;
   state->reconnect = &reconnect_;
   state->health_check = health_name_check_.get();
+  if (router_ != nullptr) state->picker = router_->PickerFor(method);
   const bool had_policy = previous != nullptr && previous->policy != nullptr;
   if (had_policy && previous->throttle == throttle &&
       previous->policy->canonical.retry == policy.canonical.retry) {

@@ -1,5 +1,6 @@
 #include "src/client_interceptors/endpoint_router.h"
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -85,7 +86,8 @@ EndpointRouter::EndpointRouter(EndpointResolver::Target target,
     : credentials_(std::move(credentials)),
       args_(EndpointArgs(std::move(args), target, settings)),
       make_inner_(std::move(make_inner)),
-      picker_(PickerOptions(settings, seed), clock),
+      picker_options_(PickerOptions(settings, seed)),
+      clock_(clock),
       connections_(std::make_shared<const Connections>()) {
   resolver_ = std::make_unique<EndpointResolver>(
       std::move(target), settings.routing->reresolve_interval,
@@ -131,8 +133,35 @@ void EndpointRouter::SetEndpoints(const std::vector<std::string>& endpoints) {
   {
     MutexLock lock(&mu_);
     connections_ = std::move(now);
+    names_ = endpoints;
+    // Under the lock, so that a picker PickerFor() makes meanwhile gets
+    // the same set.
+    for (const auto& [method, picker] : pickers_) picker->SetEndpoints(endpoints);
   }
-  picker_.SetEndpoints(endpoints);
+}
+
+std::shared_ptr<EndpointPicker> EndpointRouter::PickerFor(const std::string& method) {
+  MutexLock lock(&mu_);
+  std::shared_ptr<EndpointPicker>& picker = pickers_[method];
+  if (picker == nullptr) {
+    picker = std::make_shared<EndpointPicker>(picker_options_, clock_);
+    if (!names_.empty()) picker->SetEndpoints(names_);
+  }
+  return picker;
+}
+
+std::vector<std::pair<std::string, std::shared_ptr<EndpointPicker>>> EndpointRouter::pickers() {
+  MutexLock lock(&mu_);
+  std::vector<std::pair<std::string, std::shared_ptr<EndpointPicker>>> all(pickers_.begin(),
+                                                                          pickers_.end());
+  std::sort(all.begin(), all.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  return all;
+}
+
+std::vector<std::string> EndpointRouter::Endpoints() {
+  MutexLock lock(&mu_);
+  return names_;
 }
 
 void EndpointRouter::Poll() {
@@ -144,6 +173,7 @@ void EndpointRouter::Poll() {
       if (stop_) return;
     }
     bool failed = false;
+    const auto all = pickers();
     for (const auto& [name, connection] : *connections()) {
       // try_to_connect: an idle connection (no traffic for a while, or one
       // gRPC dropped) reconnects before an attempt needs it.
@@ -154,14 +184,18 @@ void EndpointRouter::Poll() {
           // Back after a failure: a slow start (its first connection is
           // not one: SetEndpoints() gave a joining endpoint its own).
           connection->lost = false;
-          picker_.Rejoin(name);
-          picker_.Exclude(name, EndpointPicker::Out::kNo);
+          for (const auto& [method, picker] : all) {
+            picker->Rejoin(name);
+            picker->Exclude(name, EndpointPicker::Out::kNo);
+          }
         }
       } else if (state == GRPC_CHANNEL_TRANSIENT_FAILURE) {
         failed = true;
         if (!connection->lost) {
           connection->lost = true;
-          picker_.Exclude(name, EndpointPicker::Out::kConnecting);
+          for (const auto& [method, picker] : all) {
+            picker->Exclude(name, EndpointPicker::Out::kConnecting);
+          }
         }
       }
     }
@@ -170,8 +204,8 @@ void EndpointRouter::Poll() {
 }
 
 EndpointRouter::Route EndpointRouter::Pick(
-    EndpointBreakers* breakers, absl::Span<const EndpointPicker::Endpoint* const> tried,
-    bool retry) {
+    EndpointPicker& picker, EndpointBreakers* breakers,
+    absl::Span<const EndpointPicker::Endpoint* const> tried, bool retry) {
   using Gate = EndpointBreakers::Gate;
   Route route;
   const std::shared_ptr<const Connections> connections = this->connections();
@@ -195,7 +229,7 @@ EndpointRouter::Route EndpointRouter::Pick(
                                                                  : EndpointPicker::Out::kNo;
     connection->gate_out.store(static_cast<int>(out), std::memory_order_relaxed);
   }
-  for (const std::string& name : recovered) picker_.Rejoin(name);
+  for (const std::string& name : recovered) picker.Rejoin(name);
   const auto gate_of = [&](const Connection* c) {
     for (const auto& [connection, gate] : gates) {
       if (connection == c) return gate;
@@ -210,7 +244,7 @@ EndpointRouter::Route EndpointRouter::Pick(
   // not forced open (every endpoint's breaker open: the method's breaker
   // decides, as without the router).
   for (int tier = 0; tier < 3 && route.endpoint == nullptr; ++tier) {
-    route.endpoint = picker_.Pick(
+    route.endpoint = picker.Pick(
         [&](const EndpointPicker::Endpoint& e) {
           auto it = connections->find(e.name());
           if (it == connections->end()) return false;
@@ -228,6 +262,7 @@ EndpointRouter::Route EndpointRouter::Pick(
         tried, retry);
   }
   if (route.endpoint == nullptr) return route;
+  route.picker = &picker;
   route.channel = connections->at(route.endpoint->name())->channel;
   return route;
 }
@@ -235,9 +270,16 @@ EndpointRouter::Route EndpointRouter::Pick(
 void EndpointRouter::AppendStatus(const std::string& channel,
                                   std::vector<RoutedEndpointStatus>& rows) {
   const std::shared_ptr<const Connections> connections = this->connections();
-  for (const EndpointPicker::EndpointStats& e : picker_.Snapshot()) {
+  for (const auto& [method, picker] : pickers()) {
+  // Methods that never picked (streams, methods not called yet) have no rows.
+  const std::vector<EndpointPicker::EndpointStats> stats = picker->Snapshot();
+  if (std::all_of(stats.begin(), stats.end(), [](const auto& e) { return e.picks == 0; })) {
+    continue;
+  }
+  for (const EndpointPicker::EndpointStats& e : stats) {
     RoutedEndpointStatus row;
     row.channel = channel;
+    row.method = method;
     row.endpoint = e.name;
     row.picks = e.picks;
     row.retries_here = e.retries_here;
@@ -255,6 +297,7 @@ void EndpointRouter::AppendStatus(const std::string& channel,
       }
     }
     rows.push_back(std::move(row));
+  }
   }
 }
 

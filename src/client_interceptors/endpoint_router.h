@@ -70,6 +70,7 @@ class EndpointRouter {
   // One attempt's endpoint: its picker handle and its channel. Empty (no
   // channel): no route.
   struct Route {
+    EndpointPicker* picker = nullptr;  // the method's
     std::shared_ptr<EndpointPicker::Endpoint> endpoint;
     std::shared_ptr<grpc::Channel> channel;
     // Every endpoint is forced open: the attempt must not go.
@@ -87,27 +88,37 @@ class EndpointRouter {
   EndpointRouter(const EndpointRouter&) = delete;
   EndpointRouter& operator=(const EndpointRouter&) = delete;
 
+  // PickerFor()
+  //
+  // The picker of `method`, made at its first use and kept for the
+  // channel's life (a policy reload keeps its estimates). One per method:
+  // methods differ in latency, and one slow method of a replica must not
+  // hide behind another's fast answers.
+  std::shared_ptr<EndpointPicker> PickerFor(const std::string& method) ABSL_LOCKS_EXCLUDED(mu_);
+
   // Pick()
   //
-  // The endpoint of an attempt of a method whose per-endpoint breakers are
-  // `breakers` (null: none), the call's earlier attempts having gone to
-  // `tried`.
-  Route Pick(EndpointBreakers* breakers, absl::Span<const EndpointPicker::Endpoint* const> tried,
-             bool retry) ABSL_LOCKS_EXCLUDED(mu_);
+  // The endpoint of an attempt of the method of `picker` (PickerFor()),
+  // whose per-endpoint breakers are `breakers` (null: none), the call's
+  // earlier attempts having gone to `tried`.
+  Route Pick(EndpointPicker& picker, EndpointBreakers* breakers,
+             absl::Span<const EndpointPicker::Endpoint* const> tried, bool retry)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   // Started() / Ended(): EndpointPicker's, for a route Pick() gave.
-  void Started(const Route& route) { picker_.Started(*route.endpoint); }
-  void Ended(const Route& route, absl::Duration latency, EndpointPicker::Result result,
-             std::optional<double> load) {
-    picker_.Ended(*route.endpoint, latency, result, load);
+  static void Started(const Route& route) { route.picker->Started(*route.endpoint); }
+  static void Ended(const Route& route, absl::Duration latency, EndpointPicker::Result result,
+                    std::optional<double> load) {
+    route.picker->Ended(*route.endpoint, latency, result, load);
   }
 
-  // AppendStatus(): one row per endpoint, labelled with `channel`.
+  // AppendStatus(): one row per method and endpoint, labelled with
+  // `channel`.
   void AppendStatus(const std::string& channel, std::vector<RoutedEndpointStatus>& rows)
       ABSL_LOCKS_EXCLUDED(mu_);
 
   // The target's endpoints now (tests).
-  std::vector<std::string> Endpoints() { return picker_.Names(); }
+  std::vector<std::string> Endpoints() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   struct Connection {
@@ -131,13 +142,20 @@ class EndpointRouter {
   void SetEndpoints(const std::vector<std::string>& endpoints) ABSL_LOCKS_EXCLUDED(mu_);
   void Poll() ABSL_LOCKS_EXCLUDED(mu_);
   std::shared_ptr<const Connections> connections() ABSL_LOCKS_EXCLUDED(mu_);
+  // Every method's picker, by method name.
+  std::vector<std::pair<std::string, std::shared_ptr<EndpointPicker>>> pickers()
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   const std::shared_ptr<grpc::ChannelCredentials> credentials_;
   const grpc::ChannelArguments args_;  // the endpoints' channels' own
   const InterceptorMaker make_inner_;
-  EndpointPicker picker_;
+  const EndpointPicker::Options picker_options_;
+  Clock& clock_;
   Mutex mu_;
   std::shared_ptr<const Connections> connections_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> names_ ABSL_GUARDED_BY(mu_);  // the endpoints, in order
+  absl::flat_hash_map<std::string, std::shared_ptr<EndpointPicker>> pickers_
+      ABSL_GUARDED_BY(mu_);
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   CondVar wake_;
   std::thread poller_;

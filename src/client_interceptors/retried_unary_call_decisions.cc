@@ -116,12 +116,13 @@ void RetriedUnaryCall::Launch(Actions& actions) {
   }
   // Where it goes: the endpoint the router picks, the call's earlier
   // endpoints avoided while another is usable.
-  if (env_.router != nullptr) {
+  if (env_.router != nullptr && state_->picker != nullptr) {
     absl::InlinedVector<const EndpointPicker::Endpoint*, 3> tried;
     for (const auto& earlier : attempts_) {
       if (earlier->route.endpoint != nullptr) tried.push_back(earlier->route.endpoint.get());
     }
-    a.route = env_.router->Pick(state_->endpoint_breakers.get(), tried, made > 0);
+    a.route = env_.router->Pick(*state_->picker, state_->endpoint_breakers.get(), tried,
+                                made > 0);
     if (a.route.all_forced_open) {
       a.admission = Admission();  // no attempt: neutral to the breaker
       a.rejected_locally = true;
@@ -130,7 +131,7 @@ void RetriedUnaryCall::Launch(Actions& actions) {
       Ended(a, actions);
       return;
     }
-    if (a.route.endpoint != nullptr) env_.router->Started(a.route);
+    if (a.route.endpoint != nullptr) EndpointRouter::Started(a.route);
   }
   grpc::ClientContext* attempt = &a.context.emplace();
   for (const auto& [key, value] : metadata_) attempt->AddMetadata(key, value);
@@ -252,7 +253,7 @@ void RetriedUnaryCall::ReportToRouter(const Attempt& a, const AttemptEnd& end, L
         break;
     }
   }
-  env_.router->Ended(a.route, env_.clock->Now() - a.sent_monotonic, result, std::nullopt);
+  EndpointRouter::Ended(a.route, env_.clock->Now() - a.sent_monotonic, result, std::nullopt);
 }
 
 void RetriedUnaryCall::ApplyHedgeStep(const HedgeStep& step, Attempt* last,

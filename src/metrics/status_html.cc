@@ -156,12 +156,12 @@ void AppendRoutedEndpoints(const StatusReport& r, std::string& out) {
   if (r.routed_endpoints.empty()) return;
   absl::StrAppend(&out,
                   "<h2>Endpoints (the library's picker)</h2><table id=routed_endpoints><tr>"
-                  "<th>channel</th><th>endpoint</th><th>picks</th><th>of them retries</th>"
+                  "<th>channel</th><th>method</th><th>endpoint</th><th>picks</th><th>of them retries</th>"
                   "<th>in flight</th><th>latency</th><th>errors</th><th>load</th>"
                   "<th>slow start</th><th>out</th></tr>");
   for (const RoutedEndpointStatus& e : r.routed_endpoints) {
     absl::StrAppend(
-        &out, "<tr", e.out.empty() ? "" : " class=open", ">", Cell(e.channel), Cell(e.endpoint),
+        &out, "<tr", e.out.empty() ? "" : " class=open", ">", Cell(e.channel), Cell(e.method), Cell(e.endpoint),
         absl::StrFormat("<td class=num>%d</td><td class=num>%d</td><td class=num>%d</td>"
                         "<td class=num>%.2f ms</td><td class=num>%.0f %%</td>",
                         e.picks, e.retries_here, e.in_flight,

@@ -146,6 +146,7 @@ std::string StatusReport::ToJson() const {
   for (const RoutedEndpointStatus& e : routed_endpoints) {
     w.BeginObject();
     w.Key("channel").String(e.channel);
+    w.Key("method").String(e.method);
     w.Key("endpoint").String(e.endpoint);
     w.Key("picks").Number(e.picks);
     w.Key("retries_here").Number(e.retries_here);

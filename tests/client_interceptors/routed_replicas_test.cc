@@ -191,6 +191,7 @@ TEST_F(RoutedReplicasTest, TheStatusShowsEachEndpoint) {
   StatusReport report;
   channel_.resilience->AppendStatus(report);
   EXPECT_THAT(report.ToJson(), HasSubstr("\"routed_endpoints\":[{\"channel\""));
+  for (const RoutedEndpointStatus& row : rows) EXPECT_EQ(row.method, kUnary);
 }
 
 // A dns: name (here "localhost", which may also resolve to ::1) is resolved
