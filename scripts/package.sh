@@ -89,7 +89,7 @@ fi
 uninstall() {
   if [ "$installed_before" -eq 0 ] && [ "${PACKAGE_KEEP_INSTALLED:-0}" != "1" ]; then
     log "removing grpc-resilience-dev again"
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get remove -y -qq grpc-resilience-dev > /dev/null || true
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get purge -y -qq grpc-resilience-dev > /dev/null || true
   fi
 }
 trap uninstall EXIT
