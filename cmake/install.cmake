@@ -5,7 +5,15 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-get_property(libraries GLOBAL PROPERTY GRPC_RESILIENCE_LIBRARIES)
+# With BUILD_SHARED_LIBS (cmake/shared_library.cmake) the shared libraries
+# and the components' names for them, not the static libraries.
+if(TARGET grpc_resilience_shared)
+  set(GRPC_RESILIENCE_SHARED ON)
+  get_property(libraries GLOBAL PROPERTY GRPC_RESILIENCE_SHARED_TARGETS)
+else()
+  set(GRPC_RESILIENCE_SHARED OFF)
+  get_property(libraries GLOBAL PROPERTY GRPC_RESILIENCE_LIBRARIES)
+endif()
 install(TARGETS ${libraries}
   EXPORT grpc_resilienceTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -120,6 +128,17 @@ foreach(component IN LISTS pc_components)
   foreach(flag IN LISTS system_libs)
     string(APPEND libs " ${flag}")
   endforeach()
+  if(GRPC_RESILIENCE_SHARED)
+    # The shared library holds all of ours, and hiredis behind it.
+    set(libs " -lgrpc_resilience")
+    if(component STREQUAL "prometheus_cpp")
+      set(libs " -lgrpc_resilience_prometheus_cpp -lgrpc_resilience")
+    endif()
+    foreach(flag IN LISTS system_libs)
+      string(APPEND libs " ${flag}")
+    endforeach()
+    list(REMOVE_ITEM requires hiredis)
+  endif()
   list(JOIN requires " " requires)
   set(pc_${component}_libs "${libs}")
   set(pc_${component}_requires "${requires}")

@@ -14,6 +14,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "grpc_resilience/export.h"
 
 namespace resilience {
 
@@ -66,22 +67,23 @@ enum class BreakerCommand {
 
 /// "closed", "open", "half_open"; "force_open", ...; "failure_rate", ...
 ///@{
-absl::string_view BreakerStateName(BreakerState state);
-absl::string_view BreakerModeName(BreakerMode mode);
+GRPC_RESILIENCE_EXPORT absl::string_view BreakerStateName(BreakerState state);
+GRPC_RESILIENCE_EXPORT absl::string_view BreakerModeName(BreakerMode mode);
 // What a breaker does with calls, for people: "forced open" or "forced
 // closed" while an operator forces it (its state machine's state then
 // decides nothing), otherwise BreakerStateName(state).
-absl::string_view EffectiveBreakerStateName(BreakerMode mode, BreakerState state);
-absl::string_view TransitionCauseName(TransitionCause cause);
+GRPC_RESILIENCE_EXPORT absl::string_view EffectiveBreakerStateName(BreakerMode mode,
+                                                                 BreakerState state);
+GRPC_RESILIENCE_EXPORT absl::string_view TransitionCauseName(TransitionCause cause);
 ///@}
 /// "force_open", "force_closed", "automatic", "reset".
-absl::string_view BreakerCommandName(BreakerCommand command);
+GRPC_RESILIENCE_EXPORT absl::string_view BreakerCommandName(BreakerCommand command);
 /// The command named `name` (BreakerCommandName's words); nullopt for any
 /// other word.
-std::optional<BreakerCommand> ParseBreakerCommand(absl::string_view name);
+GRPC_RESILIENCE_EXPORT std::optional<BreakerCommand> ParseBreakerCommand(absl::string_view name);
 
 /// What a breaker's rolling window counted (RollingWindow::Counts).
-struct BreakerWindowCounts {
+struct GRPC_RESILIENCE_EXPORT BreakerWindowCounts {
   int64_t success = 0;   ///< calls that ended as a success
   int64_t failure = 0;   ///< calls that ended as a failure (a slow success included)
   int64_t rejected = 0;  ///< calls the breaker rejected locally
@@ -96,7 +98,7 @@ struct BreakerWindowCounts {
 };
 
 /// What a breaker looks like now, for metrics, logs and tests.
-struct BreakerSnapshot {
+struct GRPC_RESILIENCE_EXPORT BreakerSnapshot {
   BreakerState state = BreakerState::kClosed;  ///< the state it reports
   BreakerMode mode = BreakerMode::kNormal;     ///< its operating mode
   BreakerWindowCounts counts;                  ///< what its rolling window counted
@@ -115,7 +117,7 @@ struct BreakerSnapshot {
 };
 
 /// A state change, given to the listener outside every breaker lock.
-struct BreakerTransition {
+struct GRPC_RESILIENCE_EXPORT BreakerTransition {
   BreakerState from;      ///< the state it left
   BreakerState to;        ///< the state it entered
   absl::Time at;          ///< when, on the breaker's clock

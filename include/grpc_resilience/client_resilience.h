@@ -29,6 +29,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "grpc_resilience/events.h"
+#include "grpc_resilience/export.h"
 #include "grpc_resilience/metrics.h"
 #include "grpc_resilience/policy.h"
 #include "grpc_resilience/policy_update.h"
@@ -37,7 +38,7 @@
 namespace resilience {
 
 /// Counters of one method on one channel, as read by ClientResilience::Stats().
-struct ClientMethodStats {
+struct GRPC_RESILIENCE_EXPORT ClientMethodStats {
   /// Logical calls the application made (each unary call once, however many
   /// attempts it took), counted when they start.
   int64_t calls = 0;
@@ -96,7 +97,7 @@ struct ClientMethodStats {
 /// The breaker of one endpoint (a server, named as gRPC names the peer, e.g.
 /// "ipv4:10.0.0.1:443") of one method on one channel, as read by
 /// ClientResilience::EndpointStats().
-struct EndpointBreakerStats {
+struct GRPC_RESILIENCE_EXPORT EndpointBreakerStats {
   std::string endpoint;     ///< gRPC's peer name, "ipv4:10.0.0.1:443"
   BreakerSnapshot breaker;  ///< its breaker now
   /// Attempts with an outcome that ended on this endpoint, and of those the
@@ -108,7 +109,7 @@ struct EndpointBreakerStats {
 };
 
 /// The channel's retryThrottling (gRFC A6) as it is now.
-struct RetryThrottleState {
+struct GRPC_RESILIENCE_EXPORT RetryThrottleState {
   /// Tokens left, in [0, max_tokens]; retries and hedges stop at half of
   /// max_tokens or below.
   double tokens = 0;
@@ -125,7 +126,7 @@ class ClientResilienceImpl;  // the engine; internal to the library
 /// policy updates. Made by CreateResilientChannel() (resilient_channel.h),
 /// one per channel, or by you for ClientInterceptorFactories(). Thread-safe; its methods take
 /// snapshots and are safe while calls run.
-class ClientResilience {
+class GRPC_RESILIENCE_EXPORT ClientResilience {
  public:
   /// How the state is made: what the channel is called, who hears of its
   /// events, what it counts.

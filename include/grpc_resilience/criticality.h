@@ -20,6 +20,7 @@
 #include <optional>
 
 #include "grpc_resilience/criticality_level.h"
+#include "grpc_resilience/export.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/server_context.h"
 
@@ -34,7 +35,7 @@ namespace resilience {
 /// trusts); without it, the server uses the method's default (CRITICAL
 /// unless its policy says otherwise). A client that sets nothing sends no
 /// header. The client's SRE throttle keeps its statistics per level.
-void SetCriticality(grpc::ClientContext& context, Criticality level);
+GRPC_RESILIENCE_EXPORT void SetCriticality(grpc::ClientContext& context, Criticality level);
 
 /// CriticalityOf()
 ///
@@ -42,7 +43,8 @@ void SetCriticality(grpc::ClientContext& context, Criticality level);
 /// when it carries none or a value that names no level. It is the claim, not
 /// the level the server's throttle judged it at (which the method's ceiling
 /// and default decide).
-std::optional<Criticality> CriticalityOf(const grpc::ServerContextBase& server_context);
+GRPC_RESILIENCE_EXPORT std::optional<Criticality> CriticalityOf(
+    const grpc::ServerContextBase& server_context);
 
 /// PropagateCriticality()
 ///
@@ -50,7 +52,8 @@ std::optional<Criticality> CriticalityOf(const grpc::ServerContextBase& server_c
 /// claims (CriticalityOf()); nothing when it claims none, so the next server
 /// applies its own default. Returns whether a level was set. Call it once,
 /// before the call starts.
-bool PropagateCriticality(const grpc::ServerContextBase& from, grpc::ClientContext& to);
+GRPC_RESILIENCE_EXPORT bool PropagateCriticality(const grpc::ServerContextBase& from,
+                                                 grpc::ClientContext& to);
 
 }  // namespace resilience
 

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "absl/strings/string_view.h"
+#include "grpc_resilience/export.h"
 
 namespace resilience {
 
@@ -34,7 +35,7 @@ constexpr int CriticalityIndex(Criticality level) { return static_cast<int>(leve
 ///
 /// The level's name on the wire and in the policy file: "CRITICAL_PLUS",
 /// "CRITICAL", "SHEDDABLE_PLUS", "SHEDDABLE".
-absl::string_view CriticalityName(Criticality level);
+GRPC_RESILIENCE_EXPORT absl::string_view CriticalityName(Criticality level);
 
 /// ParseCriticality()
 ///
@@ -42,7 +43,7 @@ absl::string_view CriticalityName(Criticality level);
 /// nullopt for anything else, an empty, long or binary value included (a
 /// value longer than the longest name is refused by its length alone).
 /// Keeps nothing.
-std::optional<Criticality> ParseCriticality(absl::string_view name);
+GRPC_RESILIENCE_EXPORT std::optional<Criticality> ParseCriticality(absl::string_view name);
 
 /// LessCritical()
 ///

@@ -33,6 +33,7 @@
 /// | metrics_http.h | MetricsHttpServer: /metrics, status page, admin endpoint (optional) |
 /// | resilience_registry.h | ResilienceRegistry: every client and server object of the process on one MetricsHttpServer (optional) |
 /// | status_report.h | StatusReport: what the status page shows |
+/// | export.h | GRPC_RESILIENCE_EXPORT: what the shared library exports |
 
 /// \namespace resilience
 /// The public API of grpc-resilience.

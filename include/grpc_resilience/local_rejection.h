@@ -6,6 +6,7 @@
 #ifndef GRPC_RESILIENCE_LOCAL_REJECTION_H_
 #define GRPC_RESILIENCE_LOCAL_REJECTION_H_
 
+#include "grpc_resilience/export.h"
 #include "grpcpp/client_context.h"
 
 namespace resilience {
@@ -19,7 +20,7 @@ namespace resilience {
 /// (x-resilience-local-rejection: breaker or bulkhead) counts only when it is
 /// the one the library wrote (the same storage), so a server that sends that
 /// trailer itself cannot make a call look rejected here.
-bool RejectedLocally(const grpc::ClientContext& context);
+GRPC_RESILIENCE_EXPORT bool RejectedLocally(const grpc::ClientContext& context);
 
 }  // namespace resilience
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "grpc_resilience/export.h"
 #include "grpc_resilience/resilience_events.h"
 
 namespace resilience {
@@ -28,7 +29,7 @@ namespace resilience {
 ///   cache_client: 2026-12-07T14:03:59.128Z breaker /cache.v1.CacheService/Get
 ///   on 127.0.0.1:50051: closed -> open (...)
 /// \endcode
-class LogEvents final : public ResilienceEvents {
+class GRPC_RESILIENCE_EXPORT LogEvents final : public ResilienceEvents {
  public:
   /// absl::FormatTime's format of the time at the start of each line.
   static constexpr const char* kTimestampFormat = "%Y-%m-%d%ET%H:%M:%E3SZ";

@@ -14,6 +14,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "grpc_resilience/export.h"
 
 namespace resilience {
 
@@ -21,7 +22,7 @@ namespace resilience {
 /// (16), and one "other" slot for any number outside that range (a peer may
 /// send any number in grpc-status). Codes are the numbers of
 /// grpc::StatusCode (and absl::StatusCode, which uses the same ones).
-struct StatusCodeCountsSnapshot {
+struct GRPC_RESILIENCE_EXPORT StatusCodeCountsSnapshot {
   static constexpr size_t kNumCodes = 17;          ///< OK .. UNAUTHENTICATED
   static constexpr size_t kOtherSlot = kNumCodes;  ///< any other number
   static constexpr size_t kNumSlots = kNumCodes + 1;  ///< the codes and kOtherSlot
@@ -39,7 +40,7 @@ struct StatusCodeCountsSnapshot {
 
 /// A latency histogram over fixed buckets: 0.5 ms to 10 s in 1-2.5-5 steps,
 /// and +Inf.
-struct LatencyHistogramSnapshot {
+struct GRPC_RESILIENCE_EXPORT LatencyHistogramSnapshot {
   static constexpr size_t kNumBounds = 14;  ///< finite bounds (UpperBounds())
   static constexpr size_t kNumBuckets = kNumBounds + 1;  ///< with +Inf
 

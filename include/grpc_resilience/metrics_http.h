@@ -18,13 +18,14 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "grpc_resilience/breaker_state.h"
+#include "grpc_resilience/export.h"
 #include "grpc_resilience/status_report.h"
 
 namespace resilience {
 
 /// An admin request to a breaker, as MetricsHttpServer::Options::admin.control
 /// gets it.
-struct BreakerCommandRequest {
+struct GRPC_RESILIENCE_EXPORT BreakerCommandRequest {
   std::string channel;  ///< ClientResilience::name()
   std::string method;   ///< "/pkg.Service/Method"
   /// Optional field "endpoint": the method's breaker for that endpoint
@@ -97,7 +98,7 @@ struct BreakerCommandRequest {
 ///   if (!server.ok()) return server.status();   // e.g. the port is in use
 ///   std::cout << "metrics on port " << (*server)->port() << "\n";
 /// \endcode
-class MetricsHttpServer {
+class GRPC_RESILIENCE_EXPORT MetricsHttpServer {
  public:
   /// Where and what it serves.
   struct Options {

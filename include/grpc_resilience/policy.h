@@ -23,13 +23,14 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "grpc_resilience/export.h"
 
 namespace resilience {
 
 class PolicyTable;  // the parsed policies (internal)
 
 /// How PolicySet loads a file (PolicySet::LoadOptions).
-struct PolicySetLoadOptions {
+struct GRPC_RESILIENCE_EXPORT PolicySetLoadOptions {
   /// Every warning becomes an error: loading fails with InvalidArgument
   /// listing them all.
   bool strict = false;
@@ -43,7 +44,7 @@ struct PolicySetLoadOptions {
 /// methods), which beats the {} default. Immutable once loaded; copies and
 /// moves share the loaded data (cheap; a moved-from set keeps its policies),
 /// and const methods are thread-safe.
-class PolicySet {
+class GRPC_RESILIENCE_EXPORT PolicySet {
  public:
   /// How a file is loaded (strict or not).
   using LoadOptions = PolicySetLoadOptions;

@@ -29,6 +29,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "grpc_resilience/export.h"
 #include "grpc_resilience/policy.h"
 #include "grpc_resilience/policy_update.h"
 
@@ -52,7 +53,7 @@ namespace resilience {
 /// once (why: "SIGHUP", the one reason a program asks). No polling: the
 /// thread sleeps in poll() until inotify or Reload() wakes it. Reloads run on
 /// the watcher's thread, one at a time. Thread-safe.
-class PolicyFileWatcher {
+class GRPC_RESILIENCE_EXPORT PolicyFileWatcher {
  public:
   /// How long changes are collected without another before one reload.
   static constexpr absl::Duration kSettle = absl::Milliseconds(50);

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "grpc_resilience/export.h"
+
 namespace resilience {
 
 /// PolicyUpdate
@@ -28,7 +30,7 @@ namespace resilience {
 /// place in the file), `added` when only the new policies cover it, `removed`
 /// when only the old ones did. What each keeps of its state:
 /// docs/operations.md, "Reloading policies".
-struct PolicyUpdate {
+struct GRPC_RESILIENCE_EXPORT PolicyUpdate {
   /// The generation now in force: 1 for the policies given at construction,
   /// one more per update.
   int64_t generation = 0;

@@ -17,6 +17,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "grpc_resilience/export.h"
 #include "grpc_resilience/prometheus_text.h"
 #include "prometheus/collectable.h"
 #include "prometheus/metric_family.h"
@@ -53,7 +54,7 @@ namespace resilience {
 ///       });
 ///   exposer.RegisterCollectable(resilience_metrics);  // keep it alive
 /// \endcode
-class PrometheusCollectable : public prometheus::Collectable {
+class GRPC_RESILIENCE_EXPORT PrometheusCollectable : public prometheus::Collectable {
  public:
   /// Appends the metrics to serve to `text`; called on every Collect().
   using Source = std::function<void(PrometheusText& text)>;

@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "grpc_resilience/export.h"
 
 namespace resilience {
 
@@ -32,16 +33,16 @@ enum class MetricType {
 };
 
 /// "counter", "gauge", "histogram": the word of the # TYPE line.
-absl::string_view MetricTypeName(MetricType type);
+GRPC_RESILIENCE_EXPORT absl::string_view MetricTypeName(MetricType type);
 
 /// One label of a sample: {"grpc_method", "/cache.v1.CacheService/Get"}.
-struct MetricLabel {
+struct GRPC_RESILIENCE_EXPORT MetricLabel {
   absl::string_view name;   ///< the label's name, e.g. "grpc_method"
   absl::string_view value;  ///< its value, any UTF-8 (escaped when rendered)
 };
 
 /// The counts of one histogram, as PrometheusText::Family::Sample() takes them.
-struct HistogramData {
+struct GRPC_RESILIENCE_EXPORT HistogramData {
   /// The finite bucket bounds, strictly ascending (+Inf is implied).
   absl::Span<const double> upper_bounds;
   /// Per bucket, not cumulative: upper_bounds.size() + 1 counts, the last one
@@ -108,7 +109,7 @@ struct HistogramData {
 ///   }
 ///   std::string body = text.Finish();
 /// \endcode
-class PrometheusText {
+class GRPC_RESILIENCE_EXPORT PrometheusText {
  public:
   /// The Content-Type of the text.
   static constexpr absl::string_view kContentType = "text/plain; version=0.0.4; charset=utf-8";

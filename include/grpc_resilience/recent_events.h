@@ -17,6 +17,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 
+#include "grpc_resilience/export.h"
 #include "grpc_resilience/resilience_events.h"
 #include "grpc_resilience/status_report.h"
 
@@ -37,7 +38,7 @@ namespace resilience {
 ///   StatusReport report;
 ///   recent->AppendStatus(report);
 /// \endcode
-class RecentEvents final : public ResilienceEvents {
+class GRPC_RESILIENCE_EXPORT RecentEvents final : public ResilienceEvents {
  public:
   /// Keeps the newest `capacity` events and passes each on to `next`
   /// (none when null).

@@ -31,6 +31,7 @@
 #include <memory>
 
 #include "absl/status/status.h"
+#include "grpc_resilience/export.h"
 #include "grpc_resilience/policy.h"
 
 namespace resilience {
@@ -44,7 +45,7 @@ class FleetLimitBackend;  // where fleet-wide limits lease tokens; internal to t
 /// then gets a Redis client of its own (one thread, started at the scope's
 /// first call, never blocking a call; the policy's `redis`, `key` and AUTH
 /// settings).
-std::shared_ptr<const FleetLimitBackend> RedisFleetLimits();
+GRPC_RESILIENCE_EXPORT std::shared_ptr<const FleetLimitBackend> RedisFleetLimits();
 
 /// CheckGlobalThrottleCredentials()
 ///
@@ -57,7 +58,7 @@ std::shared_ptr<const FleetLimitBackend> RedisFleetLimits();
 /// not answer in time is not an error here (OK): at run time the scope then
 /// admits its local share until Redis answers (docs/global-rate-limit.md).
 /// Blocks for up to the timeouts of the entries with credentials.
-absl::Status CheckGlobalThrottleCredentials(const PolicySet& policies);
+GRPC_RESILIENCE_EXPORT absl::Status CheckGlobalThrottleCredentials(const PolicySet& policies);
 
 }  // namespace resilience
 

@@ -16,12 +16,13 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "grpc_resilience/breaker_state.h"
+#include "grpc_resilience/export.h"
 #include "grpc_resilience/policy_update.h"
 
 namespace resilience {
 
 /// A client breaker changed state.
-struct BreakerEvent {
+struct GRPC_RESILIENCE_EXPORT BreakerEvent {
   std::string channel;  ///< ClientResilience::name(), e.g. the target
   std::string method;   ///< "/pkg.Service/Method"
   BreakerTransition transition;  ///< from, to, when, why
@@ -36,7 +37,7 @@ struct BreakerEvent {
 /// after rejecting none for kThrottleQuietPeriod (recovered). A scope that
 /// admits some calls and rejects others, as it does under a steady overload,
 /// stays saturated: one event when the overload starts, one when it is over.
-struct ThrottleEvent {
+struct GRPC_RESILIENCE_EXPORT ThrottleEvent {
   /// Which of the two changes.
   enum class Kind {
     kSaturated,  ///< the scope started rejecting calls
@@ -56,7 +57,7 @@ struct ThrottleEvent {
 
 /// An operator's command to a client breaker (ClientResilience::
 /// ControlBreaker(), e.g. through the admin endpoint), and how it ended.
-struct OperatorEvent {
+struct GRPC_RESILIENCE_EXPORT OperatorEvent {
   std::string channel;  ///< ClientResilience::name()
   std::string method;   ///< "/pkg.Service/Method"
   /// The endpoint whose breaker the command was for ("ipv4:10.0.0.2:50051");
@@ -74,7 +75,7 @@ struct OperatorEvent {
 
 /// Policies were reloaded (ClientResilience::Update() / ReloadFile(), the
 /// same on ServerResilience), or a reload failed and changed nothing.
-struct PolicyReloadEvent {
+struct GRPC_RESILIENCE_EXPORT PolicyReloadEvent {
   /// What was updated: `"channel <name>"` or "server".
   std::string component;
   /// Where the policies came from (a file's path), or empty.
@@ -92,7 +93,7 @@ struct PolicyReloadEvent {
 /// service's Check answered NOT_FOUND). gRPC 1.51 takes the SERVICE_UNKNOWN
 /// its Watch then reports as NOT_SERVING, so every call of the channel fails
 /// UNAVAILABLE ("backend unhealthy"). The client checks when calls fail so.
-struct HealthCheckEvent {
+struct GRPC_RESILIENCE_EXPORT HealthCheckEvent {
   std::string channel;   ///< ClientResilience::name()
   std::string endpoint;  ///< "ipv4:10.0.0.2:50051", or the channel's target
   std::string service;   ///< healthCheckConfig.serviceName
@@ -115,7 +116,7 @@ inline constexpr absl::Duration kThrottleQuietPeriod = absl::Seconds(1);
 /// not block; a listener that blocks delays later events, not calls. Server
 /// events arrive in order on a thread of their ServerResilience (FlushEvents()).
 /// Implementations must be thread-safe.
-class ResilienceEvents {
+class GRPC_RESILIENCE_EXPORT ResilienceEvents {
  public:
   virtual ~ResilienceEvents() = default;
   /// A client breaker changed state; once per transition, in order.
@@ -151,8 +152,8 @@ class ResilienceEvents {
 /// A scope reads "svc/Method", "svc/*" (a service's every method) or "every
 /// method".
 ///@{
-std::string FormatEvent(const BreakerEvent& event);
-std::string FormatEvent(const ThrottleEvent& event);
+GRPC_RESILIENCE_EXPORT std::string FormatEvent(const BreakerEvent& event);
+GRPC_RESILIENCE_EXPORT std::string FormatEvent(const ThrottleEvent& event);
 ///@}
 /// The same for an operator's command:
 /// \code{.unparsed}
@@ -160,7 +161,7 @@ std::string FormatEvent(const ThrottleEvent& event);
 ///   localhost:50051 (admin endpoint, peer 127.0.0.1:53112): now forced open
 ///   (own state closed)
 /// \endcode
-std::string FormatEvent(const OperatorEvent& event);
+GRPC_RESILIENCE_EXPORT std::string FormatEvent(const OperatorEvent& event);
 /// The same for a policy reload, applied or failed:
 /// \code{.unparsed}
 ///   policies reloaded on server from policies.json (generation 3): 2 methods
@@ -168,14 +169,14 @@ std::string FormatEvent(const OperatorEvent& event);
 ///   policy reload on server from policies.json failed, generation 2 stays
 ///   in force: policy file "policies.json": methodConfig[0]...: ...
 /// \endcode
-std::string FormatEvent(const PolicyReloadEvent& event);
+GRPC_RESILIENCE_EXPORT std::string FormatEvent(const PolicyReloadEvent& event);
 /// The same for a health check that cannot work:
 /// \code{.unparsed}
 ///   health check on localhost:50051 at endpoint ipv4:127.0.0.1:50051:
 ///   service name "cache.v1.CacheServce" unknown to the server's health
 ///   service (...)
 /// \endcode
-std::string FormatEvent(const HealthCheckEvent& event);
+GRPC_RESILIENCE_EXPORT std::string FormatEvent(const HealthCheckEvent& event);
 
 }  // namespace resilience
 

@@ -16,6 +16,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "grpc_resilience/export.h"
 #include "grpc_resilience/metrics_http.h"
 #include "grpc_resilience/status_report.h"
 
@@ -56,7 +57,7 @@ class PrometheusText;
 ///   options.admin.enabled = true;
 ///   absl::StatusOr<std::unique_ptr<MetricsHttpServer>> http = registry.Serve(options);
 /// \endcode
-class ResilienceRegistry {
+class GRPC_RESILIENCE_EXPORT ResilienceRegistry {
  public:
   /// An empty registry.
   ResilienceRegistry();

@@ -60,6 +60,7 @@
 #include <vector>
 
 #include "grpc_resilience/client_resilience.h"
+#include "grpc_resilience/export.h"
 #include "grpc_resilience/policy.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/security/credentials.h"
@@ -79,7 +80,8 @@ using ClientInterceptorFactoryList =
 /// retry interceptor's attempts when a factory *before* it returns nullptr
 /// (the retry factory detects that case and stays out of its own attempts,
 /// but the factories before it would then see attempts too).
-ClientInterceptorFactoryList ClientInterceptorFactories(std::shared_ptr<ClientResilience> state);
+GRPC_RESILIENCE_EXPORT ClientInterceptorFactoryList ClientInterceptorFactories(
+    std::shared_ptr<ClientResilience> state);
 
 /// ConfigureBuiltInRetries()
 ///
@@ -102,11 +104,11 @@ ClientInterceptorFactoryList ClientInterceptorFactories(std::shared_ptr<ClientRe
 /// Streaming methods are told from unary ones by the generated code linked
 /// into the process. Call it once per `args`: a second call finds the first
 /// one's config and keeps it.
-std::vector<std::string> ConfigureBuiltInRetries(const PolicySet& policies,
-                                                 grpc::ChannelArguments& args);
+GRPC_RESILIENCE_EXPORT std::vector<std::string> ConfigureBuiltInRetries(
+    const PolicySet& policies, grpc::ChannelArguments& args);
 
 /// What CreateResilientChannel() builds the channel with, beside the policies.
-struct ResilientChannelOptions {
+struct GRPC_RESILIENCE_EXPORT ResilientChannelOptions {
   /// The channel's arguments; ConfigureBuiltInRetries() adds the service
   /// config to them.
   grpc::ChannelArguments args;
@@ -134,7 +136,7 @@ struct ResilientChannelOptions {
 };
 
 /// What CreateResilientChannel() made: the channel and its resilience state.
-struct ResilientChannel {
+struct GRPC_RESILIENCE_EXPORT ResilientChannel {
   /// The channel to make stubs on; every call goes through the chain.
   std::shared_ptr<grpc::Channel> channel;
   /// Counters and breaker snapshots, per method: resilience->Stats(method).
@@ -149,7 +151,7 @@ struct ResilientChannel {
 ///
 /// A channel to `target` with the chain for `policies`, the args of
 /// ConfigureBuiltInRetries() and the interceptors of `options`.
-ResilientChannel CreateResilientChannel(
+GRPC_RESILIENCE_EXPORT ResilientChannel CreateResilientChannel(
     const std::string& target, const std::shared_ptr<grpc::ChannelCredentials>& credentials,
     const PolicySet& policies, ResilientChannelOptions options = {});
 

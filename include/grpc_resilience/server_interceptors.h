@@ -29,6 +29,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "grpc_resilience/events.h"
+#include "grpc_resilience/export.h"
 #include "grpc_resilience/policy.h"
 #include "grpc_resilience/server_resilience.h"
 #include "grpcpp/server_builder.h"
@@ -46,10 +47,11 @@ using ServerInterceptorFactoryList =
 ///
 /// The factories in their working order, sharing `state`; for callers that
 /// combine them with interceptors of their own.
-ServerInterceptorFactoryList ServerInterceptorFactories(std::shared_ptr<ServerResilience> state);
+GRPC_RESILIENCE_EXPORT ServerInterceptorFactoryList ServerInterceptorFactories(
+    std::shared_ptr<ServerResilience> state);
 
 /// How AddServerInterceptors() sets a server up, beside the policies.
-struct ServerResilienceOptions {
+struct GRPC_RESILIENCE_EXPORT ServerResilienceOptions {
   /// Interceptors of your own. gRPC keeps one interceptor list per
   /// ServerBuilder and AddServerInterceptors() sets it, so give yours here.
   /// From the network to the handler:
@@ -120,9 +122,8 @@ struct ServerResilienceOptions {
 /// grpc-resilience's. Works for the sync and the callback server APIs. The
 /// policy file's warnings are in the result's warnings(), and then one per
 /// throttle.global without `options.fleet_limits`.
-std::shared_ptr<ServerResilience> AddServerInterceptors(grpc::ServerBuilder& builder,
-                                                        PolicySet policies,
-                                                        ServerResilienceOptions options = {});
+GRPC_RESILIENCE_EXPORT std::shared_ptr<ServerResilience> AddServerInterceptors(
+    grpc::ServerBuilder& builder, PolicySet policies, ServerResilienceOptions options = {});
 
 }  // namespace resilience
 

@@ -31,6 +31,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "grpc_resilience/criticality_level.h"
+#include "grpc_resilience/export.h"
 #include "grpc_resilience/metrics.h"
 #include "grpc_resilience/policy.h"
 #include "grpc_resilience/policy_update.h"
@@ -41,7 +42,7 @@
 namespace resilience {
 
 /// Counters of one method, as read by ServerResilience::Stats().
-struct ServerMethodStats {
+struct GRPC_RESILIENCE_EXPORT ServerMethodStats {
   /// Calls let through to the handler (by the throttle; without one, every
   /// call that fault injection did not abort).
   int64_t admitted = 0;
@@ -88,7 +89,7 @@ class ServerResilienceImpl;  // the engine; internal to the library
 /// (server_interceptors.h), one per server.
 /// Thread-safe; Stats(), AllStats() and AppendMetrics() take snapshots and
 /// are safe while calls run.
-class ServerResilience {
+class GRPC_RESILIENCE_EXPORT ServerResilience {
  public:
   /// The grpc_method of the calls counted together because their name is
   /// the client's invention (an unimplemented method).

@@ -18,11 +18,12 @@
 
 #include "absl/time/time.h"
 #include "grpc_resilience/breaker_state.h"
+#include "grpc_resilience/export.h"
 
 namespace resilience {
 
 /// One endpoint (server) of a client method, as its breaker sees it.
-struct EndpointStatus {
+struct GRPC_RESILIENCE_EXPORT EndpointStatus {
   std::string endpoint;  ///< gRPC's peer name, "ipv4:10.0.0.2:50051"
   BreakerSnapshot breaker;  ///< its breaker now
   int64_t outcomes = 0;  ///< attempts that ended on it
@@ -48,7 +49,7 @@ struct RoutedEndpointStatus {
 };
 
 /// One method of one client channel.
-struct ClientMethodStatus {
+struct GRPC_RESILIENCE_EXPORT ClientMethodStatus {
   std::string channel;  ///< ClientResilience::name()
   std::string method;   ///< "/pkg.Service/Method"
   /// The breaker ("sre" or "three_state") and how it stands; empty kind and
@@ -71,7 +72,7 @@ struct ClientMethodStatus {
 };
 
 /// One method of a server.
-struct ServerMethodStatus {
+struct GRPC_RESILIENCE_EXPORT ServerMethodStatus {
   std::string server;  ///< a name the application gave (may be empty)
   std::string method;     ///< "/pkg.Service/Method"
   int64_t admitted = 0;  ///< ServerMethodStats::admitted
@@ -92,7 +93,7 @@ struct ServerMethodStatus {
 };
 
 /// A channel's retryThrottling bucket (gRFC A6).
-struct RetryThrottleStatus {
+struct GRPC_RESILIENCE_EXPORT RetryThrottleStatus {
   std::string channel;  ///< ClientResilience::name()
   double tokens = 0;    ///< tokens left, in [0, max_tokens]
   int max_tokens = 0;   ///< the bucket's size
@@ -100,7 +101,7 @@ struct RetryThrottleStatus {
 
 /// A channel whose health checking cannot work (HealthCheckEvent): its
 /// healthCheckConfig.serviceName is unknown to the server at `endpoint`.
-struct HealthCheckStatus {
+struct GRPC_RESILIENCE_EXPORT HealthCheckStatus {
   std::string channel;   ///< ClientResilience::name()
   std::string endpoint;  ///< the server's address, as HealthCheckEvent::endpoint
   std::string service;   ///< healthCheckConfig.serviceName
@@ -108,7 +109,7 @@ struct HealthCheckStatus {
 };
 
 /// An event as the page lists it: when, and FormatEvent()'s line.
-struct StatusEvent {
+struct GRPC_RESILIENCE_EXPORT StatusEvent {
   absl::Time at;     ///< when RecentEvents heard it (wall clock)
   std::string text;  ///< FormatEvent()'s line
 };
@@ -117,7 +118,7 @@ struct StatusEvent {
 ///
 /// What the status page shows: a row per client and server method, the
 /// retry buckets, the recent events. Plain data; copyable. Rows come in the order they were added.
-struct StatusReport {
+struct GRPC_RESILIENCE_EXPORT StatusReport {
   /// When it was made; left at the epoch, MetricsHttpServer sets it to the
   /// time of the request.
   absl::Time generated_at = absl::UnixEpoch();

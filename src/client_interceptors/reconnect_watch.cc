@@ -22,7 +22,11 @@ void ReconnectWatch::Poke(grpc::ChannelInterface* channel) {
   bool idle = false;
   if (!shared_->running.compare_exchange_strong(idle, true, std::memory_order_acq_rel)) return;
   shared_->started.fetch_add(1, std::memory_order_relaxed);
-  std::thread(Run, shared_, std::move(keep)).detach();
+  // A lambda, not Run itself: std::thread's state for a function pointer
+  // over our types would be a weak symbol the shared library exports.
+  std::thread([shared = shared_, keep = std::move(keep)]() mutable {
+    Run(std::move(shared), std::move(keep));
+  }).detach();
 }
 
 void ReconnectWatch::Hurry(grpc::ChannelInterface* channel) {

@@ -55,7 +55,7 @@ HttpRequest ToHttpRequest(const HttpListener::Request& from) {
 
 // The server's state behind the public class: the listener, and the render
 // callback, which the listener's workers call through Serve().
-class MetricsHttpServer::Impl {
+class GRPC_RESILIENCE_NO_EXPORT MetricsHttpServer::Impl {
  public:
   Impl(Options options, RenderFunction render)
       : options_(std::move(options)), routes_(options_), render_(std::move(render)) {}

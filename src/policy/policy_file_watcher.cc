@@ -99,7 +99,7 @@ std::vector<Step> WayTo(const std::string& path, bool& reached) {
 }  // namespace
 
 // The watcher's state and thread: all of PolicyFileWatcher but its API.
-class PolicyFileWatcher::Impl {
+class GRPC_RESILIENCE_NO_EXPORT PolicyFileWatcher::Impl {
  public:
   Impl(std::string path, ReloadFn reload, int inotify_fd, int wake_read, int wake_write)
       : path_(std::move(path)),
