@@ -32,7 +32,7 @@ struct GRPC_RESILIENCE_EXPORT EndpointStatus {
 
 /// One endpoint of a channel whose policy file turns on the library's
 /// endpoint picker (loadBalancingConfig: resilience_p2c), as it picks.
-struct RoutedEndpointStatus {
+struct GRPC_RESILIENCE_EXPORT RoutedEndpointStatus {
   std::string channel;   ///< ClientResilience::name()
   std::string method;    ///< "/pkg.Service/Method": each method picks on its own figures
   std::string endpoint;  ///< "ipv4:10.0.0.2:50051"
@@ -145,7 +145,8 @@ struct GRPC_RESILIENCE_EXPORT StatusReport {
   ///
   /// One JSON object: {"generated_at": RFC 3339, "client_methods": [...],
   /// "server_methods": [...], "retry_throttles": [...], "health_checks":
-  /// [...], "recent_events": [...]}, the fields named as above (a snapshot's under "breaker":
+  /// [...], "routed_endpoints": [...], "recent_events": [...]}, the fields
+  /// named as above (a routed endpoint's latency as "latency_seconds") (a snapshot's under "breaker":
   /// state, mode, time_in_state_seconds, calls_in_window, failure_rate,
   /// slow_call_rate, drop_probability; a client method's "endpoints": an
   /// array of {endpoint, breaker, outcomes, refused}); absent values are null.
