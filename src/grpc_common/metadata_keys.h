@@ -35,12 +35,12 @@ inline constexpr char kCriticalityKey[] = "resilience-criticality";
 // trailer of a unary answer; binary metadata, which gRPC base64s on the wire
 // because the key ends in "-bin".
 inline constexpr char kLoadReportKey[] = "endpoint-load-metrics-bin";
-// The same report under a key of ours, which a gRPC 1.51 C++ client can
-// read: its core parses endpoint-load-metrics-bin for its load-balancing
-// policies and never publishes it to the application (call.cc's
-// PublishToAppEncoder drops every key it knows but a listed few), so
-// ClientContext::GetServerTrailingMetadata() and a client interceptor's
-// trailers never show it.
+// The same report under a key of ours, the one a server of ours writes: a
+// gRPC 1.51 C++ client can read it, while its core parses
+// endpoint-load-metrics-bin for its load-balancing policies and never
+// publishes it to the application (call.cc's PublishToAppEncoder drops every
+// key it knows but a listed few), so ClientContext::GetServerTrailingMetadata()
+// and a client interceptor's trailers never show that one.
 inline constexpr char kReadableLoadReportKey[] = "x-resilience-load-bin";
 
 // The value of metadata `key` in `metadata` (a call's trailers or headers, as

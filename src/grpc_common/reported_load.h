@@ -19,10 +19,10 @@ namespace resilience {
 // utilization, else the largest named utilization, else CPU; in [0, 1]) of
 // the report in `trailers` (ClientContext::GetServerTrailingMetadata(): gRPC
 // has already decoded the binary value): x-resilience-load-bin, which a
-// server of ours writes beside ORCA's endpoint-load-metrics-bin because a
-// gRPC 1.51 C++ client never shows the application the latter
-// (metadata_keys.h); else endpoint-load-metrics-bin, for a client library
-// or proxy that does show it. nullopt when there is no such trailer or its value does not
+// server of ours writes because a gRPC 1.51 C++ client never shows the
+// application ORCA's own endpoint-load-metrics-bin (metadata_keys.h); else
+// endpoint-load-metrics-bin, for a client library or proxy that does show
+// it. nullopt when there is no such trailer or its value does not
 // parse (a server of another kind, a corrupted value): no figure rather than
 // a wrong one. An empty value is an empty report: 0. The first value counts
 // if the trailer is repeated. Never throws (but for std::bad_alloc) and

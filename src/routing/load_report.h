@@ -6,8 +6,9 @@
 // wire format, no generated code, no gRPC), so that a server built with the
 // library can send it on Debian's gRPC 1.51 (whose libgrpc++ does not export
 // the recorder's interceptor, docs/routing.md "Load reports") and a client can
-// read it without linking a proto of xDS. The trailer's key is
-// kLoadReportKey (src/grpc_common/metadata_keys.h).
+// read it without linking a proto of xDS. A server of ours sends it under
+// kReadableLoadReportKey, which a gRPC 1.51 client can read, rather than
+// ORCA's kLoadReportKey (src/grpc_common/metadata_keys.h).
 
 #ifndef GRPC_RESILIENCE_SRC_ROUTING_LOAD_REPORT_H_
 #define GRPC_RESILIENCE_SRC_ROUTING_LOAD_REPORT_H_

@@ -39,8 +39,8 @@ struct Verdict {
   int code = 0;
   std::string message;
   std::string pushback_ms;
-  // With `answer`: the `endpoint-load-metrics-bin` trailer's value, if the
-  // call's scope reports its load.
+  // With `answer`: the load report trailer's value (AddLoadReport()), if
+  // the call's scope reports its load.
   std::optional<std::string> load_report;
 };
 

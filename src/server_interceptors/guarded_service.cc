@@ -126,7 +126,6 @@ class GuardHandler final : public MethodHandler {
           if (verdict.load_report.has_value()) {
             param.server_context->AddTrailingMetadata(kReadableLoadReportKey,
                                                       *verdict.load_report);
-            param.server_context->AddTrailingMetadata(kLoadReportKey, *verdict.load_report);
           }
           grpc::Status status(static_cast<grpc::StatusCode>(verdict.code),
                               std::move(verdict.message));

@@ -8,18 +8,22 @@
 namespace resilience {
 
 std::string ScopeLoadReport(ScopeLimits& limits, absl::Time now) {
-  // One per thread: its map's node is made once, not per call.
+  // One per thread: its map's node is made once, not per call, and its
+  // value is written in place.
   thread_local LoadReport report;
+  thread_local double* concurrency = nullptr;
   double application = 0;
   if (limits.concurrency != nullptr) {
     const int64_t limit = limits.concurrency->limit();
     const double used = limit > 0 ? static_cast<double>(limits.concurrency->in_flight()) /
                                         static_cast<double>(limit)
                                   : 1.0;
-    report.utilization[kConcurrencyUtilization] = used;
+    if (concurrency == nullptr) concurrency = &report.utilization[kConcurrencyUtilization];
+    *concurrency = used;
     application = used;
-  } else if (!report.utilization.empty()) {
+  } else if (concurrency != nullptr) {
     report.utilization.clear();
+    concurrency = nullptr;
   }
   report.cpu_utilization = 0;
   if (limits.cpu_threshold.has_value()) {
@@ -32,8 +36,7 @@ std::string ScopeLoadReport(ScopeLimits& limits, absl::Time now) {
 }
 
 void AddLoadReport(std::multimap<std::string, std::string>& trailers, std::string report) {
-  trailers.emplace(kReadableLoadReportKey, report);
-  trailers.emplace(kLoadReportKey, std::move(report));
+  trailers.emplace(kReadableLoadReportKey, std::move(report));
 }
 
 }  // namespace resilience

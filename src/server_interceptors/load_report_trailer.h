@@ -1,9 +1,9 @@
 // File: src/server_interceptors/load_report_trailer.h
 //
 // What a throttled server reports of its load in each unary answer's
-// `endpoint-load-metrics-bin` trailer (ORCA, gRFC A51) and its copy
-// `x-resilience-load-bin` (throttle.loadReport, docs/routing.md "Load
-// reports").
+// `x-resilience-load-bin` trailer: a serialized ORCA OrcaLoadReport (gRFC
+// A51) under a key a gRPC 1.51 client can read (throttle.loadReport,
+// docs/routing.md "Load reports").
 
 #ifndef GRPC_RESILIENCE_SRC_SERVER_INTERCEPTORS_LOAD_REPORT_TRAILER_H_
 #define GRPC_RESILIENCE_SRC_SERVER_INTERCEPTORS_LOAD_REPORT_TRAILER_H_
@@ -39,10 +39,11 @@ std::string ScopeLoadReport(ScopeLimits& limits, absl::Time now);
 
 // AddLoadReport()
 //
-// `report` (ScopeLoadReport()) into a call's trailers under both keys:
-// endpoint-load-metrics-bin (ORCA, for Envoy and newer gRPC clients) and
-// x-resilience-load-bin (the one a gRPC 1.51 C++ client can read,
-// src/grpc_common/metadata_keys.h).
+// `report` (ScopeLoadReport()) into a call's trailers, under
+// x-resilience-load-bin only: a gRPC 1.51 C++ client never shows the
+// application ORCA's own key, endpoint-load-metrics-bin
+// (src/grpc_common/metadata_keys.h), and a second trailer would cost as much
+// again (docs/routing.md, "What it costs").
 void AddLoadReport(std::multimap<std::string, std::string>& trailers, std::string report);
 
 }  // namespace resilience

@@ -62,9 +62,9 @@ namespace resilience {
 //
 // With throttle.loadReport (on by default), every unary answer it sends a
 // status for, served or rejected, and every call rejected on arrival,
-// carries the scope's load in the `endpoint-load-metrics-bin` trailer and
-// its copy `x-resilience-load-bin` (ScopeLoadReport(), AddLoadReport(); its
-// rejections feed the report's rate).
+// carries the scope's load (an ORCA report) in the `x-resilience-load-bin`
+// trailer (ScopeLoadReport(), AddLoadReport(); its rejections feed the
+// report's rate).
 //
 // The last of our interceptors in send order, it also counts the call
 // (ServerResilienceImpl's metrics): the status sent at PRE_SEND_STATUS
