@@ -18,7 +18,7 @@ namespace resilience {
 // LoadReport::Utilization() (src/routing/load_report.h: application
 // utilization, else the largest named utilization, else CPU; in [0, 1]) of
 // the report in `trailers` (ClientContext::GetServerTrailingMetadata(): gRPC
-// has already decoded the binary value): x-resilience-load-bin, which a
+// has already decoded the binary value): orca-load-bin, which a
 // server of ours writes because a gRPC 1.51 C++ client never shows the
 // application ORCA's own endpoint-load-metrics-bin (metadata_keys.h); else
 // endpoint-load-metrics-bin, for a client library or proxy that does show

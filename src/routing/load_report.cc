@@ -83,6 +83,10 @@ uint64_t Bits(double d) {
 }
 
 char* PutFixed64(uint64_t v, char* p) {
+  if constexpr (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) {
+    std::memcpy(p, &v, 8);  // one store
+    return p + 8;
+  }
   for (int i = 0; i < 8; ++i) *p++ = static_cast<char>(v >> (8 * i));
   return p;
 }
@@ -333,12 +337,11 @@ bool operator==(const LoadReport& a, const LoadReport& b) {
 }
 
 void AppendLoadReport(const LoadReport& report, std::string* out) {
-  size_t size =
-      MapSize(report.request_cost) + MapSize(report.utilization) + MapSize(report.named_metrics);
-  for (double d : {report.cpu_utilization, report.mem_utilization, report.rps_fractional,
-                   report.eps, report.application_utilization}) {
-    if (Bits(d) != 0) size += 9;
-  }
+  const size_t size =
+      MapSize(report.request_cost) + MapSize(report.utilization) + MapSize(report.named_metrics) +
+      9 * ((Bits(report.cpu_utilization) != 0) + (Bits(report.mem_utilization) != 0) +
+           (Bits(report.rps_fractional) != 0) + (Bits(report.eps) != 0) +
+           (Bits(report.application_utilization) != 0));
   const size_t old = out->size();
   out->resize(old + size);
   char* p = &(*out)[old];

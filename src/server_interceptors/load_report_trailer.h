@@ -1,7 +1,7 @@
 // File: src/server_interceptors/load_report_trailer.h
 //
 // What a throttled server reports of its load in each unary answer's
-// `x-resilience-load-bin` trailer: a serialized ORCA OrcaLoadReport (gRFC
+// `orca-load-bin` trailer: a serialized ORCA OrcaLoadReport (gRFC
 // A51) under a key a gRPC 1.51 client can read (throttle.loadReport,
 // docs/routing.md "Load reports").
 
@@ -40,7 +40,7 @@ std::string ScopeLoadReport(ScopeLimits& limits, absl::Time now);
 // AddLoadReport()
 //
 // `report` (ScopeLoadReport()) into a call's trailers, under
-// x-resilience-load-bin only: a gRPC 1.51 C++ client never shows the
+// orca-load-bin only: a gRPC 1.51 C++ client never shows the
 // application ORCA's own key, endpoint-load-metrics-bin
 // (src/grpc_common/metadata_keys.h), and a second trailer would cost as much
 // again (docs/routing.md, "What it costs").

@@ -62,7 +62,7 @@ namespace resilience {
 //
 // With throttle.loadReport (on by default), every unary answer it sends a
 // status for, served or rejected, and every call rejected on arrival,
-// carries the scope's load (an ORCA report) in the `x-resilience-load-bin`
+// carries the scope's load (an ORCA report) in the `orca-load-bin`
 // trailer (ScopeLoadReport(), AddLoadReport(); its rejections feed the
 // report's rate).
 //

@@ -38,9 +38,9 @@ TEST(ReportedUtilizationTest, PrefersTheKeyA151ClientCanRead) {
   const std::string ours_bytes = SerializeLoadReport(ours);
   const std::string orca_bytes = SerializeLoadReport(orca);
   const Trailers both = {{"endpoint-load-metrics-bin", orca_bytes},
-                         {"x-resilience-load-bin", ours_bytes}};
+                         {"orca-load-bin", ours_bytes}};
   EXPECT_EQ(ReportedUtilization(both), 0.6);
-  const Trailers ours_only = {{"x-resilience-load-bin", ours_bytes}};
+  const Trailers ours_only = {{"orca-load-bin", ours_bytes}};
   EXPECT_EQ(ReportedUtilization(ours_only), 0.6);
 }
 

@@ -1,7 +1,7 @@
 // throttle.loadReport over real channels (sync and callback APIs): each
 // unary answer of a throttled method, served or rejected (on the callback API
 // rejected on arrival, answered by the guard), carries the scope's load (an
-// ORCA report in x-resilience-load-bin: gRPC 1.51's client core keeps ORCA's
+// ORCA report in orca-load-bin: gRPC 1.51's client core keeps ORCA's
 // own endpoint-load-metrics-bin from the application); a client reads it and
 // sees the concurrency in use rise as calls are held in the handler. Off
 // with loadReport: false; never on a method without a throttle.
@@ -33,7 +33,7 @@ Answered GetReport(cache::v1::CacheService::Stub& stub) {
   Answered answered;
   answered.status = stub.Get(&context, request, &response);
   const auto& trailers = context.GetServerTrailingMetadata();
-  const auto found = trailers.find("x-resilience-load-bin");
+  const auto found = trailers.find("orca-load-bin");
   if (found != trailers.end()) {
     absl::StatusOr<LoadReport> report =
         ParseLoadReport(absl::string_view(found->second.data(), found->second.size()));
@@ -104,7 +104,7 @@ TEST_P(ServerInterceptorsTest, LoadReportOffWhenFalseAndAbsentWithoutAThrottle) 
   cache::v1::StoreReq request;
   cache::v1::StoreResp response;
   ASSERT_TRUE(stub_->Store(&context, request, &response).ok());
-  EXPECT_EQ(context.GetServerTrailingMetadata().count("x-resilience-load-bin"), 0u)
+  EXPECT_EQ(context.GetServerTrailingMetadata().count("orca-load-bin"), 0u)
       << "Store has no throttle";
 }
 
