@@ -42,7 +42,8 @@ inline constexpr char kLoadReportKey[] = "endpoint-load-metrics-bin";
 // key it knows but a listed few), so ClientContext::GetServerTrailingMetadata()
 // and a client interceptor's trailers never show that one. Short: at most
 // 15 characters, a std::string's inline capacity, so the key costs the
-// server's trailers no allocation per call (and 12 bytes less on the wire).
+// server's trailers no allocation per call (and 12 bytes less on the wire
+// than ORCA's key).
 inline constexpr char kReadableLoadReportKey[] = "orca-load-bin";
 
 // The value of metadata `key` in `metadata` (a call's trailers or headers, as
