@@ -11,8 +11,8 @@
 #include "absl/strings/str_format.h"
 #include "grpcpp/security/auth_context.h"
 #include "src/grpc_common/metadata_keys.h"
-#include "src/server_interceptors/load_report_trailer.h"
 #include "src/policy/outcome_classifier.h"
+#include "src/server_interceptors/load_report_trailer.h"
 #include "src/server_interceptors/server_metrics_interceptor.h"
 
 namespace resilience {
