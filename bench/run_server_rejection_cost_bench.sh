@@ -3,7 +3,9 @@
 # instructions per call (callgrind) of a served Get, of one behind a throttle
 # that never binds, of a call the throttle rejects, and of the floor (a
 # handler that answers the rejection's status and trailers at once), with the
-# ratios.
+# ratios; and what the load report adds to a throttled call (the same throttle
+# with "loadReport": false, and one pass-through interceptor:
+# docs/routing.md, "Load reports").
 #
 #   bench/run_server_rejection_cost_bench.sh [BUILD_DIR] [--calls=2000] [--warmup_calls=200]
 #

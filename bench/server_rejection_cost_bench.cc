@@ -4,7 +4,11 @@
 //   served            the cache service, no interceptors
 //   served_throttle   the cache service behind a throttle that never binds
 //                     (AddServerInterceptors + RegisterGuardedService, as
-//                     users wire it)
+//                     users wire it); its answers carry the load report
+//                     (throttle.loadReport, on by default)
+//   served_throttle_no_report  the same with "loadReport": false
+//   served_passthrough  the cache service with one server interceptor that
+//                     only calls Proceed(): what any interceptor costs gRPC
 //   rejected          the same wiring, every call rejected by the throttle
 //                     (ratePerSecond 0.001: the warm-up takes the one token)
 //   floor             no interceptors; a handler that answers at once the
@@ -35,6 +39,7 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "bench/server_passthrough_interceptor.h"
 #include "cache/v1/cache.grpc.pb.h"
 #include "examples/cache_service/cache_service_impl.h"
 #include "examples/cache_service/cache_store.h"
@@ -53,13 +58,17 @@
 #define CALLGRIND_ZERO_STATS
 #endif
 
-ABSL_FLAG(std::string, serve, "", "Child: serve MODE (served, served_throttle, rejected, floor).");
+ABSL_FLAG(std::string, serve, "",
+          "Child: serve MODE (served, served_throttle, served_throttle_no_report, "
+          "served_passthrough, rejected, floor).");
 ABSL_FLAG(std::string, port_file, "", "Child: where to write the port.");
 ABSL_FLAG(int, calls, 2000, "Measured calls per mode.");
 ABSL_FLAG(int, warmup_calls, 200, "Calls before the measured ones.");
 ABSL_FLAG(std::vector<std::string>, modes,
-          std::vector<std::string>({"served", "served_throttle", "rejected", "floor"}),
-          "The modes to measure (the table needs all four).");
+          std::vector<std::string>({"served", "served_throttle", "rejected", "floor",
+                                    "served_throttle_no_report", "served_passthrough"}),
+          "The modes to measure (the rejection table needs the first four, the load "
+          "report's table served_throttle and the last two).");
 
 namespace {
 
@@ -67,6 +76,9 @@ constexpr char kKey[] = "k";
 constexpr char kThrottled[] =
     R"({"methodConfig": [{"name": [{"service": "cache.v1.CacheService"}],
         "throttle": {"maxConcurrency": 1000}}]})";
+constexpr char kThrottledNoReport[] =
+    R"({"methodConfig": [{"name": [{"service": "cache.v1.CacheService"}],
+        "throttle": {"maxConcurrency": 1000, "loadReport": false}}]})";
 constexpr char kRejecting[] =
     R"({"methodConfig": [{"name": [{"service": "cache.v1.CacheService"}],
         "throttle": {"ratePerSecond": 0.001, "burst": 1}}]})";
@@ -135,11 +147,18 @@ std::unique_ptr<Served> Serve(const std::string& mode, const Answer& floor_answe
     builder.RegisterService(s->service.get());
   } else {
     auto service = std::make_unique<cache_service::CacheServiceImpl>(s->store.get());
-    if (mode == "served") {
+    if (mode == "served" || mode == "served_passthrough") {
+      if (mode == "served_passthrough") {
+        std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> one;
+        one.push_back(std::make_unique<resilience::bench::ServerPassthroughInterceptor::Factory>());
+        builder.experimental().SetInterceptorCreators(std::move(one));
+      }
       builder.RegisterService(service.get());
     } else {
-      absl::StatusOr<resilience::PolicySet> policies =
-          resilience::PolicySet::FromJsonString(mode == "rejected" ? kRejecting : kThrottled);
+      absl::StatusOr<resilience::PolicySet> policies = resilience::PolicySet::FromJsonString(
+          mode == "rejected"                    ? kRejecting
+          : mode == "served_throttle_no_report" ? kThrottledNoReport
+                                                : kThrottled);
       if (!policies.ok()) return nullptr;
       s->resilience = resilience::AddServerInterceptors(builder, *policies);
       if (!s->resilience->RegisterGuardedService<cache::v1::CacheService>(builder, service.get())
@@ -255,7 +274,21 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     if (ir[mode] <= 0) return 1;
   }
-  if (ir.size() < 4) return 0;
+  if (ir.count("served_throttle") && ir.count("served_throttle_no_report") &&
+      ir.count("served_passthrough") && ir.count("served")) {
+    const double report = ir["served_throttle"] - ir["served_throttle_no_report"];
+    std::printf(
+        "\nload report: served_throttle %.1fk, served_throttle_no_report %.1fk, "
+        "served_passthrough %.1fk, served %.1fk: the report adds %.2fk (%.1f %% of the "
+        "throttled call without it)\n",
+        ir["served_throttle"] / 1000, ir["served_throttle_no_report"] / 1000,
+        ir["served_passthrough"] / 1000, ir["served"] / 1000, report / 1000,
+        100 * report / ir["served_throttle_no_report"]);
+  }
+  if (!ir.count("served") || !ir.count("served_throttle") || !ir.count("rejected") ||
+      !ir.count("floor")) {
+    return 0;
+  }
   std::printf(
       "\n| server | instructions/call | vs floor | vs served |\n|---|---|---|---|\n");
   for (const char* mode : {"served", "served_throttle", "rejected", "floor"}) {

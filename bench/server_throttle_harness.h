@@ -22,6 +22,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "bench/loopback_get_rate.h"
+#include "bench/server_passthrough_interceptor.h"
 #include "cache/v1/cache.grpc.pb.h"
 #include "examples/cache_service/cache_server.h"
 #include "examples/cache_service/cache_service_impl.h"
@@ -179,23 +180,7 @@ class ServerTimeProbeFactory final
   std::vector<absl::Duration> times_;
 };
 
-class PassThrough final : public grpc::experimental::Interceptor {
- public:
-  void Intercept(grpc::experimental::InterceptorBatchMethods* m) override {
-    if (m->QueryInterceptionHookPoint(
-            grpc::experimental::InterceptionHookPoints::PRE_SEND_CANCEL)) {
-      return;
-    }
-    m->Proceed();
-  }
-};
-class PassThroughFactory final : public grpc::experimental::ServerInterceptorFactoryInterface {
- public:
-  grpc::experimental::Interceptor* CreateServerInterceptor(
-      grpc::experimental::ServerRpcInfo*) override {
-    return new PassThrough();
-  }
-};
+using PassThroughFactory = resilience::bench::ServerPassthroughInterceptor::Factory;
 
 // Starts a server for `service` with `policy_json`'s interceptors (none when
 // null), the service behind the guard or registered directly.

@@ -9,6 +9,7 @@
 #include "grpcpp/client_context.h"
 #include "src/client_interceptors/health_name_check.h"
 #include "src/client_interceptors/retried_unary_call.h"
+#include "src/grpc_common/reported_load.h"
 
 namespace resilience {
 void RetriedUnaryCall::Begin(Actions& actions) {
@@ -253,7 +254,12 @@ void RetriedUnaryCall::ReportToRouter(const Attempt& a, const AttemptEnd& end, L
         break;
     }
   }
-  EndpointRouter::Ended(a.route, env_.clock->Now() - a.sent_monotonic, result, std::nullopt);
+  // The load the server reported (orca-load-bin, docs/routing.md), if any.
+  std::optional<double> load;
+  if (result != EndpointPicker::Result::kNeutral && a.context.has_value()) {
+    load = ReportedUtilization(a.context->GetServerTrailingMetadata());
+  }
+  EndpointRouter::Ended(a.route, env_.clock->Now() - a.sent_monotonic, result, load);
 }
 
 void RetriedUnaryCall::ApplyHedgeStep(const HedgeStep& step, Attempt* last,

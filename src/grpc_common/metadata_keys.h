@@ -30,6 +30,22 @@ inline constexpr char kLocalRejectionKey[] = "x-resilience-local-rejection";
 // (docs/criticality.md).
 inline constexpr char kCriticalityKey[] = "resilience-criticality";
 
+// gRFC A51 (ORCA): a backend's load, a serialized
+// xds.data.orca.v3.OrcaLoadReport (src/routing/load_report.h), in the
+// trailer of a unary answer; binary metadata, which gRPC base64s on the wire
+// because the key ends in "-bin".
+inline constexpr char kLoadReportKey[] = "endpoint-load-metrics-bin";
+// The same report under a key of ours, the one a server of ours writes: a
+// gRPC 1.51 C++ client can read it, while its core parses
+// endpoint-load-metrics-bin for its load-balancing policies and never
+// publishes it to the application (call.cc's PublishToAppEncoder drops every
+// key it knows but a listed few), so ClientContext::GetServerTrailingMetadata()
+// and a client interceptor's trailers never show that one. Short: at most
+// 15 characters, a std::string's inline capacity, so the key costs the
+// server's trailers no allocation per call (and 12 bytes less on the wire
+// than ORCA's key).
+inline constexpr char kReadableLoadReportKey[] = "orca-load-bin";
+
 // The value of metadata `key` in `metadata` (a call's trailers or headers, as
 // gRPC gives them), if there.
 inline std::optional<grpc::string_ref> FindMetadata(

@@ -182,6 +182,9 @@ struct ThrottleSettings {
   // CPU utilisation is at or above it (CpuUtilisationMeter::Sheds()); none
   // when unset.
   std::optional<double> cpu_threshold;
+  // throttle.loadReport: unary answers carry the scope's load in the
+  // endpoint-load-metrics-bin trailer (ORCA). On by default.
+  bool load_report = true;
 };
 
 // methodConfig[].criticality (docs/criticality.md).

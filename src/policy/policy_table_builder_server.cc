@@ -48,7 +48,8 @@ absl::StatusOr<ThrottleSettings> PolicyTableBuilder::Throttle(const pb::Throttle
       !p.has_global() && !p.has_per_caller() && !p.has_cpu()) {
     return absl::InvalidArgumentError(absl::StrCat(
         path,
-        ": set maxConcurrency or adaptive, ratePerSecond, or both (or global, perCaller, cpu)"));
+        ": set maxConcurrency or adaptive, ratePerSecond, or both (or global, perCaller, cpu)",
+        p.has_load_report() ? "; loadReport alone has no load to report" : ""));
   }
   if (p.has_adaptive()) {
     absl::StatusOr<AdaptiveLimitSettings> a =
@@ -111,6 +112,7 @@ absl::StatusOr<ThrottleSettings> PolicyTableBuilder::Throttle(const pb::Throttle
     }
     t.cpu_threshold = p.cpu().threshold();
   }
+  if (p.has_load_report()) t.load_report = p.load_report();
   if (t.max_pushback < t.min_pushback) {
     return Invalid(path + ".maxPushback",
                    absl::StrCat(">= minPushback (", absl::FormatDuration(t.min_pushback), ")"),

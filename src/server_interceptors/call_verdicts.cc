@@ -31,13 +31,15 @@ void CallVerdicts::Put(const void* call, Verdict verdict) {
 }
 
 void CallVerdicts::RejectOnArrival(const void* call, const void* c_call, int code,
-                                   std::string message, std::string pushback_ms) {
+                                   std::string message, std::string pushback_ms,
+                                   std::optional<std::string> load_report) {
   Verdict verdict;
   verdict.kind = Verdict::kReject;
   verdict.answer = true;
   verdict.code = code;
   verdict.message = std::move(message);
   verdict.pushback_ms = std::move(pushback_ms);
+  verdict.load_report = std::move(load_report);
   Put(call, std::move(verdict));
   rejected_on_arrival = c_call;
 }

@@ -11,6 +11,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
@@ -38,6 +39,9 @@ struct Verdict {
   int code = 0;
   std::string message;
   std::string pushback_ms;
+  // With `answer`: the load report trailer's value (AddLoadReport()), if
+  // the call's scope reports its load.
+  std::optional<std::string> load_report;
 };
 
 // How a held call stands at a given time (CallVerdicts::EndOfHold()).
@@ -82,14 +86,16 @@ class CallVerdicts {
   // `call` is rejected by a decision taken when it arrived, in the first of
   // our interceptor factories, which then makes no interceptor for it: the
   // guard answers it with status `code`, `message` and the pushback
-  // `pushback_ms` (milliseconds, the trailer's value) itself. `c_call` (the
+  // `pushback_ms` (milliseconds, the trailer's value), and the load report
+  // `load_report` if any, itself. `c_call` (the
   // core call, grpc_call*) is remembered on this thread for the guard's
   // Deserialize(), which gRPC 1.51 runs next for the same call on the same
   // thread (TakeRejectedOnArrival()). Only for calls whose guard is certain
   // to run (a GuardedService of the callback API): nothing else would
   // Forget() it.
   void RejectOnArrival(const void* call, const void* c_call, int code, std::string message,
-                       std::string pushback_ms);
+                       std::string pushback_ms,
+                       std::optional<std::string> load_report = std::nullopt);
 
   // ArrivedUndecided()
   //

@@ -123,6 +123,10 @@ class GuardHandler final : public MethodHandler {
         // answer_'s, and no interceptor of ours rewrites the status.
         if (verdict.answer && answer_ != nullptr) {
           param.server_context->AddTrailingMetadata(kPushbackKey, verdict.pushback_ms);
+          if (verdict.load_report.has_value()) {
+            param.server_context->AddTrailingMetadata(kReadableLoadReportKey,
+                                                      *verdict.load_report);
+          }
           grpc::Status status(static_cast<grpc::StatusCode>(verdict.code),
                               std::move(verdict.message));
           answer_status = &status;

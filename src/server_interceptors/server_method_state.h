@@ -26,6 +26,7 @@
 #include "src/limits/call_duration_estimate.h"
 #include "src/limits/concurrency_limiter.h"
 #include "src/limits/cpu_utilisation_meter.h"
+#include "src/limits/event_rate.h"
 #include "src/limits/criticality_shares.h"
 #include "src/limits/per_caller_limits.h"
 #include "src/limits/token_bucket.h"
@@ -101,6 +102,11 @@ struct ScopeLimits {
   // Bounds of the pushback.
   absl::Duration min_pushback;
   absl::Duration max_pushback;
+  // throttle.loadReport: unary answers carry the scope's load
+  // (ScopeLoadReport()); its rejections are counted in `rejection_rate`
+  // (the report's eps), on the throttle's clock.
+  bool load_report = false;
+  EventRate rejection_rate;
 };
 
 // ServerMethodTally

@@ -144,6 +144,7 @@ std::shared_ptr<ScopeLimits> ServerResilienceImpl::MakeLimits(absl::string_view 
   limits->max_pushback = settings.max_pushback;
   limits->adaptive = settings.adaptive.has_value();
   limits->shares = settings.criticality_shares;
+  limits->load_report = settings.load_report;
   if (settings.cpu_threshold.has_value()) {
     limits->cpu_threshold = settings.cpu_threshold;
     limits->cpu_meter = &cpu_meter_;

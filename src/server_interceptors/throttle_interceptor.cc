@@ -12,6 +12,7 @@
 #include "grpcpp/security/auth_context.h"
 #include "src/grpc_common/metadata_keys.h"
 #include "src/policy/outcome_classifier.h"
+#include "src/server_interceptors/load_report_trailer.h"
 #include "src/server_interceptors/server_metrics_interceptor.h"
 
 namespace resilience {
@@ -151,6 +152,7 @@ void ThrottleInterceptor::Reject(absl::string_view message, absl::Duration pushb
   // Every rejection is counted by the criticality it was judged at.
   state_->rejected_by_criticality[CriticalityIndex(level_)].fetch_add(1, std::memory_order_relaxed);
   rejected_ = true;
+  if (limits.load_report) state_->limits->rejection_rate.Add(start_);
   reject_message_ = message;
   pushback = std::clamp(pushback, limits.min_pushback, limits.max_pushback);
   pushback_ms_ = absl::StrCat(absl::ToInt64Milliseconds(absl::Ceil(pushback, absl::Milliseconds(1))));
@@ -170,9 +172,11 @@ bool ThrottleInterceptor::DecideOnArrival() {
   if (state_->metrics) {
     state_->meter.CountStatus(static_cast<int>(grpc::StatusCode::RESOURCE_EXHAUSTED));
   }
-  call_verdicts_.RejectOnArrival(context, context->c_call(),
-                                 static_cast<int>(grpc::StatusCode::RESOURCE_EXHAUSTED),
-                                 std::string(reject_message_), std::move(pushback_ms_));
+  call_verdicts_.RejectOnArrival(
+      context, context->c_call(), static_cast<int>(grpc::StatusCode::RESOURCE_EXHAUSTED),
+      std::string(reject_message_), std::move(pushback_ms_),
+      ReportsLoad() ? std::optional<std::string>(ScopeLoadReport(*state_->limits, start_))
+                    : std::nullopt);
   return true;
 }
 
@@ -389,6 +393,9 @@ void ThrottleInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods*
       methods->ModifySendStatus(
           grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, std::string(reject_message_)));
       methods->GetSendTrailingMetadata()->emplace(kPushbackKey, pushback_ms_);
+      if (ReportsLoad()) {
+        AddLoadReport(*methods->GetSendTrailingMetadata(), ScopeLoadReport(*state_->limits, start_));
+      }
       if (state_->metrics) {
         state_->meter.CountStatus(static_cast<int>(grpc::StatusCode::RESOURCE_EXHAUSTED));
       }
@@ -413,6 +420,11 @@ void ThrottleInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods*
         }
       }
       Finish(ending);
+      // After Finish(): the slot this call held is free for the next one.
+      if (ReportsLoad()) {
+        AddLoadReport(*methods->GetSendTrailingMetadata(),
+                      ScopeLoadReport(*state_->limits, clock_.Now()));
+      }
       if (state_->metrics) {
         state_->meter.CountStatus(static_cast<int>(code));
         // With fault injection on the method, its interceptor times the

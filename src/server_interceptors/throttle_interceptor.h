@@ -60,6 +60,12 @@ namespace resilience {
 // closed, so a slot is never released while a handler still runs for it, and
 // never twice.
 //
+// With throttle.loadReport (on by default), every unary answer it sends a
+// status for, served or rejected, and every call rejected on arrival,
+// carries the scope's load (an ORCA report) in the `orca-load-bin`
+// trailer (ScopeLoadReport(), AddLoadReport(); its rejections feed the
+// report's rate).
+//
 // The last of our interceptors in send order, it also counts the call
 // (ServerResilienceImpl's metrics): the status sent at PRE_SEND_STATUS
 // (its own rejection's, fault injection's abort, the handler's), and the
@@ -97,6 +103,12 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
   // The call's caller key (ScopeLimits::caller_header's value, or the
   // peer's identity) when the scope has per-caller limits.
   void ReadCallerKey(const Metadata* received);
+  // Whether the call's answer carries the scope's load report (a unary call
+  // of a scope with throttle.loadReport).
+  bool ReportsLoad() const {
+    return state_->limits->load_report &&
+           info_->type() == grpc::experimental::ServerRpcInfo::Type::UNARY;
+  }
   // Reads the call's metadata and decides it (once).
   void Decide(const Metadata* received);
   void Admit();
