@@ -9,6 +9,7 @@
 
 #include "src/client_interceptors/breaker_event_queue.h"
 #include "src/client_interceptors/call_timers.h"
+#include "src/client_interceptors/fallback_registry.h"
 #include "src/core/clock.h"
 #include "src/core/timeout_scheduler.h"
 
@@ -30,6 +31,9 @@ struct CallEnvironment {
   CallTimers* timers = &CallTimers::Real();
   // The channel's breaker events, null when nobody listens.
   BreakerEventQueue* events = nullptr;
+  // The fallbacks registered from code for the channel's methods; null:
+  // none can be (FallbackStage).
+  const FallbackRegistry* fallbacks = nullptr;
 
   // Delivers queued breaker events once the call holds no lock
   // (BreakerEventQueue::DeliverAfter()).
