@@ -117,6 +117,18 @@ class FallbackTest : public ClientInterceptorsTest,
   }
   Answer Call() { return testing::Call(*stub_, GetParam()); }
 
+  // The call got the stale answer, and still counts as the UNAVAILABLE it
+  // met (the only call so far).
+  void ExpectStale(const Answer& answer, bool rejected_locally) {
+    EXPECT_TRUE(answer.status.ok()) << answer.status.error_message();
+    EXPECT_EQ(answer.text, "stale:hi");
+    EXPECT_TRUE(answer.fell_back);
+    EXPECT_EQ(answer.rejected_locally, rejected_locally);
+    EXPECT_EQ(Stats().CallsWithCode(static_cast<int>(grpc::StatusCode::UNAVAILABLE)), 1u);
+    EXPECT_EQ(Stats().CallsWithCode(0), 0u);
+    EXPECT_EQ(Stats().Fallbacks(), 1);
+  }
+
   int fallback_runs_ = 0;
   grpc::Status last_original_;
 };
@@ -127,18 +139,10 @@ TEST_P(FallbackTest, RetriedCallThatFailsIsAnswered) {
   Connect(kRetried);
   SetStaleFallback();
   service_.FailNext(2);
-  const Answer answer = Call();
-  EXPECT_TRUE(answer.status.ok()) << answer.status.error_message();
-  EXPECT_EQ(answer.text, "stale:hi");
-  EXPECT_TRUE(answer.fell_back);
-  EXPECT_FALSE(answer.rejected_locally);
+  ExpectStale(Call(), /*rejected_locally=*/false);
   EXPECT_EQ(last_original_.error_code(), grpc::StatusCode::UNAVAILABLE);
-  const ClientMethodStats stats = Stats();
-  EXPECT_EQ(stats.attempts, 2);
-  EXPECT_EQ(stats.fallbacks_failed, 1);
-  EXPECT_EQ(stats.Fallbacks(), 1);
-  EXPECT_EQ(stats.CallsWithCode(static_cast<int>(grpc::StatusCode::UNAVAILABLE)), 1u);
-  EXPECT_EQ(stats.CallsWithCode(0), 0u);
+  EXPECT_EQ(Stats().attempts, 2);
+  EXPECT_EQ(Stats().fallbacks_failed, 1);
 }
 
 // A success is never touched: the fallback does not even run.
@@ -159,14 +163,9 @@ TEST_P(FallbackTest, BreakerRefusalOfRetriedCallIsAnswered) {
   Connect(kRetried);
   SetStaleFallback();
   ASSERT_TRUE(resilience_->ControlBreaker(kUnary, BreakerCommand::kForceOpen).ok());
-  const Answer answer = Call();
-  EXPECT_TRUE(answer.status.ok()) << answer.status.error_message();
-  EXPECT_EQ(answer.text, "stale:hi");
-  EXPECT_TRUE(answer.fell_back);
-  EXPECT_TRUE(answer.rejected_locally);
+  ExpectStale(Call(), /*rejected_locally=*/true);
   EXPECT_EQ(service_.handled(), 0);
   EXPECT_EQ(Stats().fallbacks_breaker, 1);
-  EXPECT_EQ(Stats().CallsWithCode(static_cast<int>(grpc::StatusCode::UNAVAILABLE)), 1u);
 }
 
 // The breaker's refusal of a call that is not retried (its hijack).
@@ -174,13 +173,8 @@ TEST_P(FallbackTest, BreakerRefusalOfSingleAttemptCallIsAnswered) {
   Connect(kSingle);
   SetStaleFallback();
   ASSERT_TRUE(resilience_->ControlBreaker(kUnary, BreakerCommand::kForceOpen).ok());
-  const Answer answer = Call();
-  EXPECT_TRUE(answer.status.ok()) << answer.status.error_message();
-  EXPECT_EQ(answer.text, "stale:hi");
-  EXPECT_TRUE(answer.fell_back);
-  EXPECT_TRUE(answer.rejected_locally);
+  ExpectStale(Call(), /*rejected_locally=*/true);
   EXPECT_EQ(Stats().fallbacks_breaker, 1);
-  EXPECT_EQ(Stats().CallsWithCode(static_cast<int>(grpc::StatusCode::UNAVAILABLE)), 1u);
 }
 
 // A call that is not retried, went out and failed: its failure is replaced
@@ -191,13 +185,8 @@ TEST_P(FallbackTest, FailedSingleAttemptCallIsAnswered) {
   options.codes = {grpc::StatusCode::UNAVAILABLE};
   SetStaleFallback(options);
   service_.FailNext(1);
-  const Answer answer = Call();
-  EXPECT_TRUE(answer.status.ok()) << answer.status.error_message();
-  EXPECT_EQ(answer.text, "stale:hi");
-  EXPECT_TRUE(answer.fell_back);
-  EXPECT_FALSE(answer.rejected_locally);
+  ExpectStale(Call(), /*rejected_locally=*/false);
   EXPECT_EQ(Stats().fallbacks_failed, 1);
-  EXPECT_EQ(Stats().CallsWithCode(static_cast<int>(grpc::StatusCode::UNAVAILABLE)), 1u);
 }
 
 // A failure whose code is not among the fallback's (by default the method's
