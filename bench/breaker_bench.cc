@@ -1,7 +1,15 @@
-// Allow() + Record() on one shared breaker, for both algorithms, beside a
-// floor measured in the same run: one clock read plus two relaxed atomic
-// increments on a shared counter (what any per-call accounting must at least
-// do). Run with 1 and 2 threads; bench/run_breaker_bench.sh prints the ratios.
+// The per-attempt decisions of the client chain beside a floor measured in
+// the same run: one clock read plus two relaxed atomic increments on a
+// shared counter (what any per-call accounting must at least do).
+//
+//   BM_SreBreaker, BM_ThreeStateBreaker   Allow() + Record() on one shared
+//                                         breaker
+//   BM_EndpointPicker                     Pick() + Started() + Ended() on one
+//                                         shared EndpointPicker of 3 endpoints
+//
+// Run with 1 and 2 threads; bench/run_breaker_bench.sh prints the ratios.
+// The "/iterations:200000" variants run a fixed count, for instructions per
+// operation under callgrind (bench/run_breaker_bench.sh --callgrind).
 //
 //   breaker_bench [--benchmark_...]
 //
@@ -25,6 +33,7 @@
 #include "src/core/clock.h"
 #include "src/breaker/sre_breaker.h"
 #include "src/breaker/three_state_breaker.h"
+#include "src/routing/endpoint_picker.h"
 
 namespace resilience {
 namespace {
@@ -78,10 +87,34 @@ void BM_SreBreakerDropping(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 
+// What the picker costs every attempt of a channel with three endpoints,
+// every one usable and none tried yet: the common path.
+void BM_EndpointPicker(benchmark::State& state) {
+  static EndpointPicker* const picker = [] {
+    auto* p = new EndpointPicker(EndpointPicker::Options(), Clock::Real());
+    p->SetEndpoints({"ipv4:10.0.0.1:443", "ipv4:10.0.0.2:443", "ipv4:10.0.0.3:443"});
+    return p;
+  }();
+  for (auto _ : state) {
+    std::shared_ptr<EndpointPicker::Endpoint> endpoint =
+        picker->Pick([](const EndpointPicker::Endpoint&) { return true; }, {}, false);
+    picker->Started(*endpoint);
+    picker->Ended(*endpoint, absl::Microseconds(100), EndpointPicker::Result::kSuccess,
+                  std::nullopt);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
 BENCHMARK(BM_Floor)->Threads(1)->Threads(2)->UseRealTime();
 BENCHMARK(BM_SreBreaker)->Threads(1)->Threads(2)->UseRealTime();
 BENCHMARK(BM_ThreeStateBreaker)->Threads(1)->Threads(2)->UseRealTime();
 BENCHMARK(BM_SreBreakerDropping)->Threads(1)->UseRealTime();
+BENCHMARK(BM_EndpointPicker)->Threads(1)->Threads(2)->UseRealTime();
+// Fixed counts for callgrind.
+constexpr int kCountedIterations = 200000;
+BENCHMARK(BM_Floor)->Iterations(kCountedIterations);
+BENCHMARK(BM_ThreeStateBreaker)->Iterations(kCountedIterations);
+BENCHMARK(BM_EndpointPicker)->Iterations(kCountedIterations);
 
 }  // namespace
 }  // namespace resilience
@@ -90,8 +123,9 @@ namespace {
 
 void PrintHelp() {
   std::printf(
-      "Allow() + Record() on one shared breaker, for both algorithms, beside a floor "
-      "measured\nin the same run (bench/run_breaker_bench.sh prints the ratios).\n\n"
+      "Allow() + Record() on one shared breaker, for both algorithms, and Pick() + "
+      "Started() +\nEnded() on an EndpointPicker of 3 endpoints, beside a floor measured in "
+      "the same\nrun (bench/run_breaker_bench.sh prints the ratios).\n\n"
       "  breaker_bench [--benchmark_...]\n\nGoogle Benchmark's flags:\n");
   benchmark::PrintDefaultHelp();
 }

@@ -59,6 +59,11 @@ std::string ChainPolicyJson(const ChainSpec& chain) {
   // rate spends. One that never runs dry keeps the comparison like for like.
   if (chain.retry)
     absl::StrAppend(&json, R"(, "retryThrottling": {"maxTokens": 1000, "tokenRatio": 1})");
+  // The library's endpoint picker: each attempt on the endpoint it picks.
+  if (chain.routed) {
+    absl::StrAppend(&json,
+                    R"(, "loadBalancingConfig": [{"resilience_p2c": {}}, {"round_robin": {}}])");
+  }
   return json + "}";
 }
 
@@ -213,6 +218,12 @@ ChainSpec FullChain(std::string breaker) {
   return chain;
 }
 
+ChainSpec FullChainRouted(std::string breaker) {
+  ChainSpec chain = FullChain(std::move(breaker));
+  chain.routed = true;
+  return chain;
+}
+
 ChainSpec BulkheadOnly() {
   ChainSpec chain;
   chain.bulkhead = kNonBindingBulkhead;
@@ -232,6 +243,7 @@ std::vector<ChannelSpec> SuccessPathSpecs() {
           OurChain("breaker", BreakerOnly(kSreBreaker)),
           OurChain("breaker_timeout", BreakerTimeout(kSreBreaker)),
           OurChain("full_chain", FullChain(kSreBreaker)),
+          OurChain("full_chain_routed", FullChainRouted(kSreBreaker)),
           BareRetryFilter(),
           PassthroughFloor(),
           OurChain("bulkhead", BulkheadOnly()),

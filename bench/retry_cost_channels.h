@@ -48,6 +48,7 @@ struct ChainSpec {
   bool timeout = false;              // timeout 2s
   std::string breaker;               // the "breaker" object; "" for none
   std::string bulkhead;              // the "bulkhead" object; "" for none
+  bool routed = false;  // loadBalancingConfig: resilience_p2c (the library picks)
 };
 
 // A bulkhead that never binds with one caller: what its bookkeeping costs.
@@ -141,6 +142,7 @@ ChainSpec BreakerOnly(std::string breaker);
 ChainSpec BreakerTimeout(std::string breaker);
 ChainSpec RetryOnly();
 ChainSpec FullChain(std::string breaker);
+ChainSpec FullChainRouted(std::string breaker);
 // A bulkhead alone; a full chain with a bulkhead.
 ChainSpec BulkheadOnly();
 ChainSpec FullChainBulkhead(std::string breaker);

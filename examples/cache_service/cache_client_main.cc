@@ -1,7 +1,7 @@
 // cache_client: calls cache.v1.CacheService from the command line.
 //
-//   cache_client --target=HOST:PORT [--deadline=D] [--policy=FILE [--strict_policies]]
-//                COMMAND
+//   cache_client --target=HOST:PORT [--deadline=D]
+//                [--policy=FILE [--strict_policies] | --service_config=FILE] COMMAND
 //
 //   get KEY [--raw]     print the value (with --raw: its exact bytes, no newline)
 //   store KEY VALUE     store VALUE; VALUE "-" reads the value's bytes from stdin
@@ -16,6 +16,11 @@
 //
 // A KEY is any non-empty bytes (e.g. $'\xff' in bash); keys are only ever
 // printed C-escaped (by dump, and in the server's error messages).
+//
+// --service_config=FILE, instead of --policy: a plain gRPC channel with that
+// service config (gRPC's own load balancing and retries) and none of the
+// library's interceptors, for comparison; `load` then prints no counts of
+// the library ("client: gRPC's own channel ...") and takes no --metrics_port.
 //
 // Deadlines: a call's deadline is --deadline from its start when the flag is
 // given; without it the client sets none, and the policy file's `timeout` for
@@ -42,12 +47,14 @@
 #include <thread>
 
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <iterator>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -77,6 +84,10 @@ ABSL_FLAG(absl::Duration, deadline, absl::InfiniteDuration(),
 ABSL_FLAG(std::string, policy, "",
           "Per-method policy file (JSON, proto/resilience/v1/policy.proto): the client's "
           "timeouts, retries and circuit breakers.");
+ABSL_FLAG(std::string, service_config, "",
+          "Instead of --policy: a gRPC service config (JSON) for a plain gRPC channel, without "
+          "the library's interceptors (gRPC's own load balancing and retryPolicy, for "
+          "comparison). gRPC checks it: an invalid one fails every call.");
 ABSL_FLAG(bool, strict_policies, false,
           "Refuse a policy file with warnings (fields accepted but not applied, deprecated "
           "fields): exit 2 naming them.");
@@ -105,7 +116,8 @@ constexpr int kCallFailed = 1;
 
 constexpr char kUsageMessage[] =
     "Calls cache.v1.CacheService.\n\n"
-    "  cache_client --target=HOST:PORT [--deadline=D] [--policy=FILE [--strict_policies]]\n"
+    "  cache_client --target=HOST:PORT [--deadline=D]\n"
+    "               [--policy=FILE [--strict_policies] | --service_config=FILE]\n"
     "               COMMAND\n\n"
     "  get KEY [--raw]     print the value (--raw: its exact bytes, no newline)\n"
     "  store KEY VALUE     store VALUE (\"-\": read the value's bytes from stdin)\n"
@@ -117,6 +129,8 @@ constexpr char kUsageMessage[] =
     "                      http://127.0.0.1:PORT/metrics and its status page on\n"
     "                      /status while it runs; --admin [--admin_token=T] lets\n"
     "                      loopback peers force its breakers)\n\n"
+    "--service_config=FILE instead of --policy: a plain gRPC channel with that service\n"
+    "config, none of the library's interceptors (no --metrics_port then).\n"
     "Without --deadline the client sets no deadline: the policy's `timeout` bounds the\n"
     "call. Exit status: 0 ok, 1 the call failed (\"NAME: message\" on stderr), 2 bad usage.";
 
@@ -266,7 +280,9 @@ int RunLoad(cache::v1::CacheService::Stub& stub,
   (void)recent;
 #endif
   std::function<void()> stop_reloading = [] {};
-  if (!policy_path.empty()) stop_reloading = ReloadPolicies(*channel, policy_path, load_options);
+  if (channel != nullptr && !policy_path.empty()) {
+    stop_reloading = ReloadPolicies(*channel, policy_path, load_options);
+  }
   const bool live = isatty(STDOUT_FILENO);
   cache_service::LoadReport report = cache_service::RunLoad(
       stub, options, [live](const cache_service::LoadProgress& p) {
@@ -278,16 +294,25 @@ int RunLoad(cache::v1::CacheService::Stub& stub,
   stop_reloading();
   if (live) std::printf("\r\033[K");
   std::fputs(report.Format().c_str(), stdout);
+  if (channel == nullptr) {
+    std::printf("client: gRPC's own channel (--service_config): its retries are not counted\n");
+    return 0;
+  }
   // What the library did for these calls: attempts the breaker refused
-  // (they never left the process) and retries.
-  int64_t rejected = 0, retries = 0;
+  // (they never left the process), retries, attempts its per-attempt
+  // timeout ended, and retries the retry budget refused.
+  int64_t rejected = 0, retries = 0, timeouts = 0, refused = 0;
   for (const char* method : {"/cache.v1.CacheService/Get", "/cache.v1.CacheService/Store"}) {
     const resilience::ClientMethodStats stats = channel->Stats(method);
     rejected += stats.rejected_by_breaker;
     retries += stats.retries;
+    timeouts += stats.attempt_timeouts;
+    refused += stats.retry_budget_exhausted;
   }
-  std::printf("client: %ld attempts rejected locally, %ld retries\n", static_cast<long>(rejected),
-              static_cast<long>(retries));
+  std::printf("client: %ld attempts rejected locally, %ld retries, %ld attempts timed out, "
+              "%ld retries refused by the budget\n",
+              static_cast<long>(rejected), static_cast<long>(retries),
+              static_cast<long>(timeouts), static_cast<long>(refused));
   return 0;
 }
 
@@ -310,6 +335,30 @@ int main(int argc, char** argv) {
                               absl::FormatDuration(absl::GetFlag(FLAGS_deadline))));
   }
 
+  const std::string service_config_path = absl::GetFlag(FLAGS_service_config);
+  std::string service_config;
+  if (!service_config_path.empty()) {
+    if (!absl::GetFlag(FLAGS_policy).empty()) {
+      return Usage("--service_config: not with --policy (one configures gRPC's channel, the "
+                   "other the library's)");
+    }
+    if (absl::GetFlag(FLAGS_strict_policies)) {
+      return Usage("--strict_policies: only with --policy, not --service_config (gRPC checks "
+                   "a service config itself)");
+    }
+    if (absl::GetFlag(FLAGS_metrics_port) != 0) {
+      return Usage("--service_config: not with --metrics_port (a plain gRPC channel has no "
+                   "metrics of the library)");
+    }
+    std::ifstream file(service_config_path);
+    if (!file) {
+      return Usage(absl::StrCat("--service_config: cannot open \"", service_config_path, "\""));
+    }
+    service_config.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+    if (absl::StripAsciiWhitespace(service_config).empty()) {
+      return Usage(absl::StrCat("--service_config: \"", service_config_path, "\" is empty"));
+    }
+  }
   resilience::PolicySet policies;
   if (const std::string path = absl::GetFlag(FLAGS_policy); !path.empty()) {
     resilience::PolicySet::LoadOptions load_options;
@@ -353,6 +402,16 @@ int main(int argc, char** argv) {
   }
   grpc::ChannelArguments channel_args;
   channel_args.SetMaxReceiveMessageSize(-1);  // values are bounded by the server
+  if (!service_config.empty()) {
+    // gRPC alone: its own channel, load balancing and retries.
+    channel_args.SetServiceConfigJSON(service_config);
+    auto stub = cache::v1::CacheService::NewStub(grpc::CreateCustomChannel(
+        absl::GetFlag(FLAGS_target), grpc::InsecureChannelCredentials(), channel_args));
+    if (command == "get") return RunGet(*stub, args[1]);
+    if (command == "store") return RunStore(*stub, args[1], args[2]);
+    if (command == "dump") return RunDump(*stub);
+    return RunLoad(*stub, nullptr, nullptr, "", {});
+  }
   // The client chain (retry -> timeout -> breaker) for --policy; with no
   // policy file every call passes through untouched.
   resilience::ResilientChannelOptions channel_options;

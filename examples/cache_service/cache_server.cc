@@ -172,8 +172,12 @@ absl::StatusOr<std::unique_ptr<CacheServer>> CacheServer::Start(const Options& o
   resilience::ServerInterceptorFactoryList interceptors;
   if (options.extra_interceptors) interceptors = options.extra_interceptors(*server->resilience_);
   // Ours alone: a call the throttle rejects gets no interceptor at all
-  // (docs/server-rejection.md, "Deciding on arrival").
+  // (docs/server-rejection.md, "Deciding on arrival"). The counting factory
+  // makes no interceptor, so it leaves that as it is.
   server->resilience_->set_decide_on_arrival(interceptors.empty());
+  if (options.received_attempts != nullptr) {
+    interceptors.insert(interceptors.begin(), options.received_attempts->Factory());
+  }
   for (auto& factory : resilience::ServerInterceptorFactories(server->resilience_)) {
     interceptors.push_back(std::move(factory));
   }

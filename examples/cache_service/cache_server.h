@@ -15,6 +15,7 @@
 #include "absl/time/time.h"
 #include "examples/cache_service/cache_service_impl.h"
 #include "examples/cache_service/cache_store.h"
+#include "examples/cache_service/received_attempts.h"
 #include "grpcpp/server.h"
 #include "grpc_resilience/policy.h"
 #include "grpc_resilience/server_resilience.h"
@@ -67,6 +68,10 @@ class CacheServer {
     // rejects calls Reject()s them in its call_verdicts()). Defaults to none.
     std::function<resilience::ServerInterceptorFactoryList(resilience::ServerResilienceImpl&)>
         extra_interceptors;
+    // Counts the calls each method receives, and the retries among them,
+    // before any interceptor sees them (ReceivedAttempts; it makes none, so
+    // throttle rejections are still decided on arrival). Defaults to none.
+    std::shared_ptr<ReceivedAttempts> received_attempts;
     // How long Shutdown() keeps serving after reporting NOT_SERVING
     // (ServerResilienceOptions::not_serving_grace, whose default it takes).
     absl::Duration not_serving_grace = resilience::ServerResilienceOptions().not_serving_grace;

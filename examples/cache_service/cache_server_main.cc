@@ -11,7 +11,8 @@
 // others can reach belongs behind the nginx proxy of docs/server-hardening.md.
 // First line on stdout (flushed): "listening on HOST:PORT". With
 // --metrics_port, http://127.0.0.1:PORT/metrics serves the server's metrics
-// (docs/metrics.md) for Prometheus, and a line on stderr, after the first
+// (docs/metrics.md) for Prometheus, with the calls each method received and
+// the retries among them (ReceivedAttempts), and a line on stderr, after the first
 // line on stdout, says so: "cache_server: metrics on
 // http://127.0.0.1:PORT/metrics, status on http://127.0.0.1:PORT/status"
 // (the status page, docs/operations.md). SIGINT or SIGTERM reports
@@ -180,6 +181,14 @@ int main(int argc, char** argv) {
   auto recent = std::make_shared<resilience::RecentEvents>(
       50, std::make_shared<resilience::LogEvents>(stderr, "cache_server: "));
   options.events = recent;
+  // With metrics, /metrics also shows the calls each method received and the
+  // retries among them (cache_server_attempts_received_total,
+  // cache_server_retries_received_total): where the clients' retries went.
+  std::shared_ptr<cache_service::ReceivedAttempts> received;
+  if (metrics_port != 0) {
+    received = std::make_shared<cache_service::ReceivedAttempts>();
+    options.received_attempts = received;
+  }
 
   // Block the stop signals and SIGHUP (reload) before gRPC starts its
   // threads, so that only the signal thread below receives them.
@@ -209,10 +218,17 @@ int main(int argc, char** argv) {
     metrics_options.port = metrics_port;
     absl::StatusOr<std::unique_ptr<resilience::MetricsHttpServer>> started =
         absl::InternalError("not started");
+    absl::StatusOr<resilience::MetricsHttpServer::Options> served =
+        registry.ServeOptions(metrics_options);
     if (absl::Status added = registry.Add(server_state, (*server)->address()); !added.ok()) {
       started = added;
+    } else if (!served.ok()) {
+      started = served.status();
     } else {
-      started = registry.Serve(metrics_options);
+      started = resilience::MetricsHttpServer::Start(
+          *std::move(served), [render = registry.Render(), received] {
+            return render() + received->Render();
+          });
     }
     if (!started.ok()) {
       (*server)->Shutdown(absl::ZeroDuration());

@@ -54,6 +54,7 @@
 #ifndef GRPC_RESILIENCE_RESILIENT_CHANNEL_H_
 #define GRPC_RESILIENCE_RESILIENT_CHANNEL_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -118,6 +119,15 @@ struct ResilientChannelOptions {
   ClientInterceptorFactoryList outer_interceptors;
   ClientInterceptorFactoryList inner_interceptors;
   ///@}
+  /// Makes the inner interceptors afresh, for a channel whose policy file
+  /// turns on the library's endpoint picker (loadBalancingConfig:
+  /// resilience_p2c): that channel keeps a channel per endpoint, and each
+  /// gets its own list, so that the inner interceptors see every attempt
+  /// wherever it goes. When set, `inner_interceptors` must be empty (the
+  /// target's channel gets a list from this too). Without it, a picker's
+  /// attempts pass no inner interceptor (a warning says so when
+  /// `inner_interceptors` is not empty).
+  std::function<ClientInterceptorFactoryList()> make_inner_interceptors;
   /// Seed, name and events of the channel's ClientResilience; an empty name
   /// becomes the target.
   ClientResilience::Options resilience;

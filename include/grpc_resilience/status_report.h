@@ -29,6 +29,24 @@ struct EndpointStatus {
   int64_t refused = 0;   ///< of those, the ones its open breaker did not count
 };
 
+/// One endpoint of a channel whose policy file turns on the library's
+/// endpoint picker (loadBalancingConfig: resilience_p2c), as it picks.
+struct RoutedEndpointStatus {
+  std::string channel;   ///< ClientResilience::name()
+  std::string method;    ///< "/pkg.Service/Method": each method picks on its own figures
+  std::string endpoint;  ///< "ipv4:10.0.0.2:50051"
+  int64_t picks = 0;         ///< attempts sent there
+  int64_t retries_here = 0;  ///< of those, retries and hedges
+  int in_flight = 0;         ///< attempts on it now
+  absl::Duration latency;    ///< its latency estimate (zero: no sample yet)
+  double error_share = 0;    ///< recent failures' share, in [0, 1]
+  std::optional<double> load;  ///< the utilization its server last reported
+  double weight = 1;           ///< slow start: in [0.1, 1], 1 when done
+  /// Why it gets no attempts, empty when it does: "not connected",
+  /// "breaker open", "forced open".
+  std::string out;
+};
+
 /// One method of one client channel.
 struct ClientMethodStatus {
   std::string channel;  ///< ClientResilience::name()
@@ -108,6 +126,8 @@ struct StatusReport {
   std::vector<RetryThrottleStatus> retry_throttles;  ///< one per channel that has one
   /// Health checking that cannot work, as the clients found it.
   std::vector<HealthCheckStatus> health_checks;
+  /// The endpoints of channels with the library's picker.
+  std::vector<RoutedEndpointStatus> routed_endpoints;
   /// Newest first.
   std::vector<StatusEvent> recent_events;
 

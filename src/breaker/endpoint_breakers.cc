@@ -30,6 +30,11 @@ struct EndpointBreakers::Entry {
   // An operator's force (Control()): kept from eviction, and for
   // ServiceFailing() open or closed whatever its state.
   std::atomic<int> forced{kNotForced};
+  // When Gate() last let an attempt through while the breaker was not
+  // closed.
+  std::atomic<int64_t> last_probe_ns{0};
+  // Check() found it failing since it last found it passing.
+  std::atomic<bool> gated{false};
   // With Options::recovery_probe: the breaker's RecoveryProbe (destroyed
   // after the breaker, which it does not touch then).
   std::unique_ptr<RecoveryProbe> probe;
@@ -179,6 +184,39 @@ bool EndpointBreakers::FailingAlone(const std::string& endpoint) {
     }
   }
   return serves && failing < FailingBound(recent);
+}
+
+EndpointBreakers::Gate EndpointBreakers::Check(const std::string& endpoint, bool probe,
+                                               absl::Duration probe_every) {
+  std::shared_ptr<Entry> entry;
+  {
+    MutexLock lock(&mu_);
+    auto it = entries_.find(endpoint);
+    if (it == entries_.end()) return Gate::kPass;
+    entry = it->second;
+  }
+  const int forced = entry->forced.load(std::memory_order_relaxed);
+  if (forced == kForcedOpen) return Gate::kForcedOpen;
+  if (forced == kForcedClosed || !Failing(*entry)) {
+    if (entry->gated.load(std::memory_order_relaxed) &&
+        entry->gated.exchange(false, std::memory_order_relaxed)) {
+      return Gate::kRecovered;
+    }
+    return Gate::kPass;
+  }
+  const int64_t now_ns = absl::ToUnixNanos(clock_.Now());
+  if (!entry->gated.exchange(true, std::memory_order_relaxed)) {
+    // Newly out: its first probe comes `probe_every` from now.
+    entry->last_probe_ns.store(now_ns, std::memory_order_relaxed);
+    return Gate::kBreakerOpen;
+  }
+  if (!probe) return Gate::kBreakerOpen;
+  int64_t last = entry->last_probe_ns.load(std::memory_order_relaxed);
+  if (now_ns - last >= absl::ToInt64Nanoseconds(probe_every) &&
+      entry->last_probe_ns.compare_exchange_strong(last, now_ns, std::memory_order_relaxed)) {
+    return Gate::kProbe;
+  }
+  return Gate::kBreakerOpen;
 }
 
 bool EndpointBreakers::Control(const std::string& endpoint, BreakerCommand command) {

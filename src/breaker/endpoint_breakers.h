@@ -161,6 +161,24 @@ class EndpointBreakers {
   // just ended on it and was recorded); false for an empty or unknown one.
   bool FailingAlone(const std::string& endpoint) ABSL_LOCKS_EXCLUDED(mu_);
 
+  // Check()
+  //
+  // Whether the library's endpoint picker (src/routing) may send an
+  // attempt of this method to `endpoint` now:
+  //   - kForcedOpen: an operator forced it open; it gets no attempt;
+  //   - kBreakerOpen: not forced closed and its breaker is not closed;
+  //   - kProbe: likewise, but `probe` is set and no attempt went there for
+  //     `probe_every`: this attempt should go there, so that the breaker
+  //     sees the attempts its open period ends with (an open endpoint
+  //     breaker gates nothing itself: Record() asks it at the attempt's
+  //     end). The slot is taken: the next kProbe comes `probe_every` later;
+  //   - kRecovered: passes, and is the first Check() since the breaker
+  //     closed again (the picker restarts the endpoint's slow start);
+  //   - kPass otherwise, unknown endpoints included.
+  enum class Gate { kPass, kRecovered, kProbe, kBreakerOpen, kForcedOpen };
+  Gate Check(const std::string& endpoint, bool probe,
+             absl::Duration probe_every = absl::Seconds(1)) ABSL_LOCKS_EXCLUDED(mu_);
+
   // Control()
   //
   // An operator's command on one endpoint's breaker (Breaker::Control()).

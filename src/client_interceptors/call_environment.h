@@ -9,6 +9,7 @@
 
 #include "src/client_interceptors/breaker_event_queue.h"
 #include "src/client_interceptors/call_timers.h"
+#include "src/client_interceptors/endpoint_router.h"
 #include "src/client_interceptors/fallback_registry.h"
 #include "src/core/clock.h"
 #include "src/core/timeout_scheduler.h"
@@ -31,6 +32,9 @@ struct CallEnvironment {
   CallTimers* timers = &CallTimers::Real();
   // The channel's breaker events, null when nobody listens.
   BreakerEventQueue* events = nullptr;
+  // The channel's endpoint picker (policy file: resilience_p2c), null
+  // without one: then gRPC's load balancing routes every attempt.
+  EndpointRouter* router = nullptr;
   // The fallbacks registered from code for the channel's methods; null:
   // none can be (FallbackStage).
   const FallbackRegistry* fallbacks = nullptr;

@@ -26,7 +26,10 @@ CallPlan PlanCall(ClientResilienceImpl& resilience, ClientRpcInfo* info) {
   plan.metrics = state->metrics || state->throttle != nullptr;
   if (state->policy == nullptr) return plan;
   const bool unary = info->type() == ClientRpcInfo::Type::UNARY;
-  if (unary && state->wraps_unary) {
+  // With the library's endpoint picker every unary call of a generated
+  // stub is issued by the call object, on the endpoint it picks, even with
+  // one attempt (an ejected endpoint then gets none).
+  if (unary && (state->wraps_unary || resilience.router() != nullptr)) {
     if (FromGeneratedStub(info->method(), *state)) {
       plan.retry = true;
       return plan;

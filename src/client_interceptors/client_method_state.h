@@ -23,6 +23,7 @@
 #include "src/limits/bulkhead.h"
 #include "src/retry/hedging_decider.h"
 #include "src/retry/retry_decider.h"
+#include "src/routing/endpoint_picker.h"
 #include "src/core/counter_list.h"
 #include "src/metrics/method_meter.h"
 #include "grpc_resilience/policy.h"
@@ -169,6 +170,9 @@ struct ClientMethodState {
   // With a breaker and breaker.endpoints.enabled: the method's breakers per
   // endpoint, which decide when `breaker` may reject (BreakerStage).
   std::shared_ptr<EndpointBreakers> endpoint_breakers;
+  // With the library's endpoint picker (ClientResilienceImpl::router()):
+  // the method's own, kept by the router across reloads.
+  std::shared_ptr<EndpointPicker> picker;
   // With breaker.recoveryProbe (three-state): when to probe the server's
   // health while `breaker` is open, and what the answer does to it
   // (RecoveryProbe); shared with the next state together with `breaker`.

@@ -50,6 +50,17 @@ std::vector<std::string> LoadBalancingChanges(const LoadBalancingSettings& was,
     changes.push_back(
         absl::StrCat("loadBalancingPolicy ", shown(was.policy), " -> ", shown(now.policy)));
   }
+  const auto routing = [](const std::optional<LoadBalancingSettings::Routing>& r) {
+    return r.has_value() ? absl::StrCat("{\"resilience_p2c\": {\"slowStart\": \"",
+                                        absl::FormatDuration(r->slow_start),
+                                        "\", \"reresolveInterval\": \"",
+                                        absl::FormatDuration(r->reresolve_interval), "\"}}")
+                         : std::string("none");
+  };
+  if (routing(was.routing) != routing(now.routing)) {
+    changes.push_back(absl::StrCat("loadBalancingConfig's resilience_p2c ", routing(was.routing),
+                                   " -> ", routing(now.routing)));
+  }
   if (was.health_check_service != now.health_check_service) {
     changes.push_back(absl::StrCat("healthCheckConfig.serviceName ",
                                    Shown(was.health_check_service), " -> ",

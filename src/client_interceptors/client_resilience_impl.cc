@@ -55,6 +55,24 @@ void ClientResilienceImpl::EnableHealthProbes(const std::string& target,
   }
 }
 
+std::vector<std::string> ClientResilienceImpl::EnableRouting(
+    const std::string& target, std::shared_ptr<grpc::ChannelCredentials> credentials,
+    const grpc::ChannelArguments& args, EndpointRouter::InterceptorMaker make_inner) {
+  const LoadBalancingSettings& lb =
+      PolicySetAccess::Table(CurrentGeneration()->policies).load_balancing();
+  if (!lb.routing.has_value()) return {};
+  absl::StatusOr<std::unique_ptr<EndpointRouter>> router = EndpointRouter::Create(
+      target, std::move(credentials), args, std::move(make_inner), lb, options_.seed, clock_);
+  if (!router.ok()) {
+    return {absl::StrCat("channel ", options_.name,
+                         ": loadBalancingConfig's resilience_p2c is not applied: ",
+                         router.status().message(), "; gRPC's ",
+                         lb.root.empty() ? "pick_first" : lb.root, " routes every call")};
+  }
+  router_ = *std::move(router);
+  return {};
+}
+
 MethodCache<ClientMethodState>::Resolution ClientResilienceImpl::Resolve(
     const char* method, const Generation& generation, const ClientMethodState* previous) {
   const PolicyTable::Match match = PolicySetAccess::Table(generation.policies).Find(method);
@@ -103,6 +121,7 @@ MethodCache<ClientMethodState>::Resolution ClientResilienceImpl::Resolve(
   state->throttle_owner = generation.throttle;
   state->reconnect = &reconnect_;
   state->health_check = health_name_check_.get();
+  if (router_ != nullptr) state->picker = router_->PickerFor(method);
   const bool had_policy = previous != nullptr && previous->policy != nullptr;
   if (had_policy && previous->throttle == throttle &&
       previous->policy->canonical.retry == policy.canonical.retry) {

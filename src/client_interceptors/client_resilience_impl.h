@@ -24,6 +24,7 @@
 #include "src/breaker/breaker.h"
 #include "src/core/clock.h"
 #include "src/client_interceptors/client_method_state.h"
+#include "src/client_interceptors/endpoint_router.h"
 #include "src/client_interceptors/fallback_registry.h"
 #include "src/client_interceptors/health_name_check.h"
 #include "src/client_interceptors/health_probe_sender.h"
@@ -96,6 +97,21 @@ class ClientResilienceImpl {
   void EnableHealthProbes(const std::string& target,
                           std::shared_ptr<grpc::ChannelCredentials> credentials,
                           const grpc::ChannelArguments& args);
+
+  // EnableRouting()
+  //
+  // The channel's own endpoint picker (EndpointRouter), when the policies'
+  // loadBalancingConfig starts with resilience_p2c: every unary attempt of
+  // a generated stub then goes to the endpoint it picks among `target`'s
+  // addresses. CreateResilientChannel() calls it before any call can be
+  // made. Returns what keeps it from applying (a target the library does
+  // not resolve: gRPC's policy routes every call), one line each.
+  std::vector<std::string> EnableRouting(const std::string& target,
+                                         std::shared_ptr<grpc::ChannelCredentials> credentials,
+                                         const grpc::ChannelArguments& args,
+                                         EndpointRouter::InterceptorMaker make_inner);
+  // Null without one.
+  EndpointRouter* router() { return router_.get(); }
 
   // ControlBreaker() / AppendStatus(): see ClientResilience.
   absl::Status ControlBreaker(absl::string_view method, BreakerCommand command,
@@ -184,6 +200,9 @@ class ClientResilienceImpl {
   // Before methods_: their states point to these.
   ReconnectWatch reconnect_;
   const std::shared_ptr<BreakerEventQueue> breaker_events_;
+  // Set once before any call (EnableRouting()); its endpoints' channels
+  // outlive the calls, which hold them.
+  std::unique_ptr<EndpointRouter> router_;
   MethodCache<ClientMethodState> methods_;
   // With a healthCheckConfig.serviceName; before probe_sender_, whose
   // probes' answers it takes.

@@ -134,6 +134,7 @@ void ClientResilienceImpl::AppendStatus(StatusReport& report) {
     report.client_methods.push_back(std::move(row));
   }
   if (health_name_check_ != nullptr) health_name_check_->AppendStatus(report);
+  if (router_ != nullptr) router_->AppendStatus(options_.name, report.routed_endpoints);
 }
 
 std::optional<BreakerSnapshot> ClientResilienceImpl::BreakerSnapshotOf(absl::string_view method) {

@@ -18,6 +18,7 @@ ResilientCallFactory::ResilientCallFactory(std::shared_ptr<ClientResilienceImpl>
   env_.timeouts = timeouts != nullptr ? timeouts : &TimeoutScheduler::Global();
   if (timers != nullptr) env_.timers = timers;
   env_.events = resilience_->breaker_events();
+  env_.router = resilience_->router();
   env_.fallbacks = &resilience_->fallbacks();
 }
 

@@ -135,8 +135,30 @@ ResilientChannel CreateResilientChannel(
   // Before the channel exists, so before any call: breaker.recoveryProbe's
   // probes go on a channel of their own to the same target.
   made.resilience->impl()->EnableHealthProbes(target, credentials, options.args);
+  // The library's endpoint picker, when the file asks for it: before the
+  // chain's factory, which hands it to every call.
+  if (options.make_inner_interceptors && !options.inner_interceptors.empty()) {
+    made.warnings.push_back(
+        "ResilientChannelOptions: inner_interceptors is ignored as make_inner_interceptors is "
+        "set (it makes the inner interceptors of every channel)");
+    options.inner_interceptors.clear();
+  }
+  for (std::string& warning : made.resilience->impl()->EnableRouting(
+           target, credentials, options.args, options.make_inner_interceptors)) {
+    made.warnings.push_back(std::move(warning));
+  }
+  if (made.resilience->impl()->router() != nullptr && !options.inner_interceptors.empty()) {
+    made.warnings.push_back(
+        "ResilientChannelOptions: inner_interceptors see only the calls gRPC routes (streams, "
+        "calls not from a generated stub), not the attempts of the library's endpoint picker "
+        "(loadBalancingConfig: resilience_p2c); give make_inner_interceptors to have them on "
+        "every endpoint's channel");
+  }
   ClientInterceptorFactoryList chain = std::move(options.outer_interceptors);
   for (auto& ours : ClientInterceptorFactories(made.resilience)) chain.push_back(std::move(ours));
+  if (options.make_inner_interceptors) {
+    for (auto& inner : options.make_inner_interceptors()) chain.push_back(std::move(inner));
+  }
   for (auto& inner : options.inner_interceptors) chain.push_back(std::move(inner));
   made.channel = grpc::experimental::CreateCustomChannelWithInterceptors(
       target, credentials, options.args, std::move(chain));

@@ -288,11 +288,14 @@ void RetriedUnaryCall::Execute(const Actions& actions) {
                      static_cast<AttemptCompletionQueue::Tag*>(actions.arm));
   }
   for (Attempt* attempt : actions.send) {
+    // The endpoint's own channel when the router picked one.
+    grpc::ChannelInterface* channel =
+        attempt->route.channel != nullptr ? attempt->route.channel.get() : channel_.get();
     // kAttemptSuffix: should gRPC hand this attempt to our factory again,
     // it stays out (grpc_internals.h).
     if (callback_attempts_) {
       grpc::internal::CallbackUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
-          channel_.get(),
+          channel,
           grpc::internal::RpcMethod(method_, internal::kAttemptSuffix,
                                     grpc::internal::RpcMethod::NORMAL_RPC),
           &*attempt->context, &request_, &attempt->response,
@@ -304,7 +307,7 @@ void RetriedUnaryCall::Execute(const Actions& actions) {
     }
     grpc::ClientAsyncResponseReader<grpc::ByteBuffer>* call =
         grpc::internal::ClientAsyncResponseReaderHelper::Create<grpc::ByteBuffer>(
-            channel_.get(), caller_queue_ != nullptr ? caller_queue_ : cq_,
+            channel, caller_queue_ != nullptr ? caller_queue_ : cq_,
             grpc::internal::RpcMethod(method_, internal::kAttemptSuffix,
                                       grpc::internal::RpcMethod::NORMAL_RPC),
             &*attempt->context, request_);

@@ -150,11 +150,15 @@ class RetriedUnaryCall final : public grpc::experimental::Interceptor {
     grpc::ByteBuffer response;  // written by the call, read after it ended
     grpc::Status status;        // likewise
     Admission admission;        // from the breaker
+    // The endpoint the router picked (CallEnvironment::router); empty: the
+    // attempt goes on the channel past our interceptor, as gRPC routes it.
+    EndpointRouter::Route route;
     absl::Time sent_at;         // wall clock, for deadlines
     absl::Time sent_monotonic;  // for its latency
     absl::Time deadline = absl::InfiniteFuture();
     bool per_attempt_deadline = false;
     bool rejected_locally = false;
+    bool forced_out = false;  // rejected: every endpoint is forced open
     bool ended = false;   // guarded by the owner's mu_
     bool loser = false;   // cancelled because another attempt decided the call
   };
@@ -225,6 +229,10 @@ class RetriedUnaryCall final : public grpc::experimental::Interceptor {
   grpc::Status FinalStatus(const RetryDecision& decision, grpc::Status last)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void FillHijackedReceive(grpc::experimental::InterceptorBatchMethods* methods);
+  // The router's part of an attempt's end (CallEnvironment::router).
+  void ReportToRouter(const Attempt& a, const AttemptEnd& end, LocalEnd local)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  grpc::Status ForcedOutStatus() const;
   // In the re-entry, before FillHijackedReceive(): the method's fallback
   // for a call that did not succeed (retried_unary_call_fallback.cc). No
   // lock held: the fallback is the user's code.

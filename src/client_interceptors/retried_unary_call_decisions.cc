@@ -114,6 +114,25 @@ void RetriedUnaryCall::Launch(Actions& actions) {
     Ended(a, actions);
     return;
   }
+  // Where it goes: the endpoint the router picks, the call's earlier
+  // endpoints avoided while another is usable.
+  if (env_.router != nullptr && state_->picker != nullptr) {
+    absl::InlinedVector<const EndpointPicker::Endpoint*, 3> tried;
+    for (const auto& earlier : attempts_) {
+      if (earlier->route.endpoint != nullptr) tried.push_back(earlier->route.endpoint.get());
+    }
+    a.route = env_.router->Pick(*state_->picker, state_->endpoint_breakers.get(), tried,
+                                made > 0);
+    if (a.route.all_forced_open) {
+      a.admission = Admission();  // no attempt: neutral to the breaker
+      a.rejected_locally = true;
+      a.forced_out = true;
+      counters_.RejectedByBreaker();
+      Ended(a, actions);
+      return;
+    }
+    if (a.route.endpoint != nullptr) EndpointRouter::Started(a.route);
+  }
   grpc::ClientContext* attempt = &a.context.emplace();
   for (const auto& [key, value] : metadata_) attempt->AddMetadata(key, value);
   if (made > 0) {
@@ -142,7 +161,8 @@ void RetriedUnaryCall::Ended(Attempt& a, Actions& actions) {
   a.ended = true;
   const absl::Time now = env_.clock->WallNow();
   grpc::Status status =
-      a.rejected_locally ? breaker_.Rejection(method_, a.admission) : a.status;
+      a.forced_out ? ForcedOutStatus()
+                   : (a.rejected_locally ? breaker_.Rejection(method_, a.admission) : a.status);
   // The attempt's end, classified once.
   AttemptEnd end;
   end.code = status.error_code();
@@ -164,14 +184,18 @@ void RetriedUnaryCall::Ended(Attempt& a, Actions& actions) {
       outcome.pushback = Pushback::Parse(absl::string_view(pushback->data(), pushback->size()));
     }
   }
-  // The endpoint that served it (per-endpoint breakers): its peer, empty
-  // when it reached no server (BreakerStage::EndpointOf()).
-  outcome.endpoint_known_bad =
-      breaker_.Record(a.admission, end.code, local, env_.breaker_clock->Now(),
-                      breaker_.wants_endpoint(a.admission) && a.context.has_value()
-                          ? BreakerStage::EndpointOf(a.context->peer())
-                          : std::string(),
-                      outcome.pushback.kind != Pushback::Kind::kNone);
+  // The endpoint that served it (per-endpoint breakers): the one the
+  // router picked, else its peer, empty when it reached no server
+  // (BreakerStage::EndpointOf()).
+  const bool routed = a.route.endpoint != nullptr;
+  if (routed) ReportToRouter(a, end, local);
+  outcome.endpoint_known_bad = breaker_.Record(
+      a.admission, end.code, local, env_.breaker_clock->Now(),
+      routed ? a.route.endpoint->name()
+             : (breaker_.wants_endpoint(a.admission) && a.context.has_value()
+                    ? BreakerStage::EndpointOf(a.context->peer())
+                    : std::string()),
+      outcome.pushback.kind != Pushback::Kind::kNone);
   if (hedging_ != nullptr && !a.rejected_locally && !cancelled_) {
     hedging_->RecordLatency(env_.clock->Now() - a.sent_monotonic);
   }
@@ -197,6 +221,39 @@ void RetriedUnaryCall::Ended(Attempt& a, Actions& actions) {
     return;
   }
   Finish(FinalStatus(decision, std::move(status)), actions);
+}
+
+grpc::Status RetriedUnaryCall::ForcedOutStatus() const {
+  return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                      absl::StrCat(method_,
+                                   ": rejected locally: every endpoint of the channel is forced "
+                                   "open (an operator's command; set one back to automatic)"));
+}
+
+void RetriedUnaryCall::ReportToRouter(const Attempt& a, const AttemptEnd& end, LocalEnd local) {
+  // What the picker learns: a cancellation of ours (the caller's, or a
+  // hedging loser's) says nothing about the endpoint; the server's own
+  // failures and an attempt's timeout count against it; any other answer
+  // (NOT_FOUND included) is the endpoint serving.
+  EndpointPicker::Result result = EndpointPicker::Result::kSuccess;
+  if (end.cancelled_here || local == LocalEnd::kCallDeadline ||
+      local == LocalEnd::kDeadlineBeforeStart) {
+    result = EndpointPicker::Result::kNeutral;
+  } else {
+    switch (static_cast<grpc::StatusCode>(end.code)) {
+      case grpc::StatusCode::UNAVAILABLE:
+      case grpc::StatusCode::DEADLINE_EXCEEDED:
+      case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      case grpc::StatusCode::INTERNAL:
+      case grpc::StatusCode::UNKNOWN:
+      case grpc::StatusCode::DATA_LOSS:
+        result = EndpointPicker::Result::kFailure;
+        break;
+      default:
+        break;
+    }
+  }
+  EndpointRouter::Ended(a.route, env_.clock->Now() - a.sent_monotonic, result, std::nullopt);
 }
 
 void RetriedUnaryCall::ApplyHedgeStep(const HedgeStep& step, Attempt* last,

@@ -152,6 +152,27 @@ void AppendHealthChecks(const StatusReport& r, std::string& out) {
   absl::StrAppend(&out, "</table>");
 }
 
+void AppendRoutedEndpoints(const StatusReport& r, std::string& out) {
+  if (r.routed_endpoints.empty()) return;
+  absl::StrAppend(&out,
+                  "<h2>Endpoints (the library's picker)</h2><table id=routed_endpoints><tr>"
+                  "<th>channel</th><th>method</th><th>endpoint</th><th>picks</th><th>of them retries</th>"
+                  "<th>in flight</th><th>latency</th><th>errors</th><th>load</th>"
+                  "<th>slow start</th><th>out</th></tr>");
+  for (const RoutedEndpointStatus& e : r.routed_endpoints) {
+    absl::StrAppend(
+        &out, "<tr", e.out.empty() ? "" : " class=open", ">", Cell(e.channel), Cell(e.method), Cell(e.endpoint),
+        absl::StrFormat("<td class=num>%d</td><td class=num>%d</td><td class=num>%d</td>"
+                        "<td class=num>%.2f ms</td><td class=num>%.0f %%</td>",
+                        e.picks, e.retries_here, e.in_flight,
+                        absl::ToDoubleMilliseconds(e.latency), e.error_share * 100),
+        Cell(e.load.has_value() ? absl::StrFormat("%.0f %%", *e.load * 100) : std::string("-")),
+        Cell(e.weight >= 1 ? std::string("done") : absl::StrFormat("%.0f %%", e.weight * 100)),
+        Cell(e.out.empty() ? std::string("in") : e.out), "</tr>");
+  }
+  absl::StrAppend(&out, "</table>");
+}
+
 void AppendServers(const StatusReport& r, std::string& out) {
   if (r.server_methods.empty()) return;
   absl::StrAppend(&out, "<h2>Server methods</h2>");
@@ -197,6 +218,7 @@ std::string StatusReport::ToHtml(absl::Duration refresh) const {
     absl::StrAppend(&out, "<p class=none>No method called yet.</p>");
   }
   AppendHealthChecks(*this, out);
+  AppendRoutedEndpoints(*this, out);
   AppendClients(*this, out);
   AppendThrottles(*this, out);
   AppendServers(*this, out);

@@ -142,6 +142,23 @@ std::string StatusReport::ToJson() const {
     w.EndObject();
   }
   w.EndArray();
+  w.Key("routed_endpoints").BeginArray();
+  for (const RoutedEndpointStatus& e : routed_endpoints) {
+    w.BeginObject();
+    w.Key("channel").String(e.channel);
+    w.Key("method").String(e.method);
+    w.Key("endpoint").String(e.endpoint);
+    w.Key("picks").Number(e.picks);
+    w.Key("retries_here").Number(e.retries_here);
+    w.Key("in_flight").Number(e.in_flight);
+    w.Key("latency_seconds").Number(absl::ToDoubleSeconds(e.latency));
+    w.Key("error_share").Number(e.error_share);
+    w.Key("load").Optional(e.load);
+    w.Key("weight").Number(e.weight);
+    w.Key("out").String(e.out);
+    w.EndObject();
+  }
+  w.EndArray();
   w.Key("recent_events").BeginArray();
   for (const StatusEvent& e : recent_events) {
     w.BeginObject();

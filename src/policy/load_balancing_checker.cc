@@ -106,7 +106,7 @@ absl::Status OnlyFields(const Struct& object, const std::string& path, absl::str
 
 // A field gRPC reads as a duration: "<seconds>[.<up to 9 digits>]s".
 absl::Status Duration(const Struct& object, const std::string& path, absl::string_view name,
-                      int64_t max_seconds) {
+                      int64_t max_seconds, absl::Duration* out = nullptr) {
   auto it = object.fields().find(std::string(name));
   if (it == object.fields().end()) return absl::OkStatus();
   const std::string field_path = absl::StrCat(path, ".", name);
@@ -135,6 +135,32 @@ absl::Status Duration(const Struct& object, const std::string& path, absl::strin
                                         fraction.find_first_not_of('0') != absl::string_view::npos)) {
     return Bad(field_path, absl::StrCat("must be in (0s, ", max_seconds, "s], got ", Describe(v)));
   }
+  if (out != nullptr) {
+    int64_t nanos = 0;
+    std::string digits9(fraction);
+    digits9.resize(9, '0');
+    if (!fraction.empty()) absl::SimpleAtoi(digits9, &nanos);
+    *out = absl::Seconds(seconds) + absl::Nanoseconds(nanos);
+  }
+  return absl::OkStatus();
+}
+
+// The library's own picker, loadBalancingConfig's first entry.
+constexpr absl::string_view kOwnPicker = "resilience_p2c";
+
+absl::Status CheckOwnPicker(const Struct& entry, LoadBalancingSettings::Routing& routing) {
+  const std::string path = absl::StrCat("loadBalancingConfig[0].", kOwnPicker);
+  const Value& config = entry.fields().begin()->second;
+  if (config.kind_case() != Value::kStructValue) {
+    return Bad(path, absl::StrCat("must be an object, got ", Describe(config)));
+  }
+  const Struct& c = config.struct_value();
+  for (absl::Status s : {OnlyFields(c, path, kOwnPicker, {"slowStart", "reresolveInterval"}),
+                         Duration(c, path, "slowStart", 600, &routing.slow_start),
+                         Duration(c, path, "reresolveInterval", kMaxIntervalSeconds,
+                                  &routing.reresolve_interval)}) {
+    if (!s.ok()) return s;
+  }
   return absl::OkStatus();
 }
 
@@ -162,7 +188,8 @@ struct Walk {
 
 absl::Status CheckList(const ListValue& list, const std::string& path, Walk& walk,
                        absl::string_view* used, std::vector<std::string>* configs,
-                       std::initializer_list<absl::string_view> allowed = {});
+                       std::initializer_list<absl::string_view> allowed = {},
+                       int first_index = 0);
 
 // One {"<name>": {config}} of a list at `path` ("loadBalancingConfig[0]").
 absl::Status CheckEntry(const Value& entry, const std::string& path, Walk& walk,
@@ -266,10 +293,10 @@ absl::Status CheckEntry(const Value& entry, const std::string& path, Walk& walk,
 // entry's JSON goes to `configs` when given.
 absl::Status CheckList(const ListValue& list, const std::string& path, Walk& walk,
                        absl::string_view* used, std::vector<std::string>* configs,
-                       std::initializer_list<absl::string_view> allowed) {
+                       std::initializer_list<absl::string_view> allowed, int first_index) {
   if (list.values_size() == 0) return Bad(path, "must name at least one policy, got []");
   for (int i = 0; i < list.values_size(); ++i) {
-    const std::string entry_path = absl::StrCat(path, "[", i, "]");
+    const std::string entry_path = absl::StrCat(path, "[", first_index + i, "]");
     Walk entry_walk{walk.warnings};
     absl::string_view name;
     if (absl::Status s = CheckEntry(list.values(i), entry_path, entry_walk, &name, allowed);
@@ -283,7 +310,7 @@ absl::Status CheckList(const ListValue& list, const std::string& path, Walk& wal
     } else {
       walk.warnings->push_back(absl::StrCat(
           entry_path, ": never used: gRPC takes the first policy of the list it knows (", path,
-          "[0], ", *used, ")"));
+          "[", first_index, "], ", *used, ")"));
     }
   }
   return absl::OkStatus();
@@ -295,13 +322,32 @@ absl::StatusOr<LoadBalancingSettings> LoadBalancingChecker::Check(
     const v1::PolicyFile& file, std::vector<std::string>& warnings) {
   LoadBalancingSettings settings;
   Walk walk{&warnings};
-  if (file.load_balancing_config_size() > 0) {
+  int first = 0;
+  for (int i = 0; i < file.load_balancing_config_size(); ++i) {
+    const Struct& entry = file.load_balancing_config(i);
+    if (entry.fields_size() != 1 || entry.fields().begin()->first != kOwnPicker) continue;
+    if (i > 0) {
+      return Bad(absl::StrCat("loadBalancingConfig[", i, "].", kOwnPicker),
+                 "must be the first entry: the library's picker takes the unary calls, the "
+                 "entries after it name gRPC's policy for the rest");
+    }
+    settings.routing.emplace();
+    if (absl::Status s = CheckOwnPicker(entry, *settings.routing); !s.ok()) return s;
+    first = 1;
+  }
+  if (settings.routing.has_value() && file.load_balancing_config_size() == 1 &&
+      file.load_balancing_policy().empty()) {
+    settings.configs.push_back("{\"round_robin\": {}}");
+    settings.root = settings.picker = "round_robin";
+  }
+  if (file.load_balancing_config_size() > first) {
     ListValue list;
-    for (const Struct& s : file.load_balancing_config()) {
-      *list.add_values()->mutable_struct_value() = s;
+    for (int i = first; i < file.load_balancing_config_size(); ++i) {
+      *list.add_values()->mutable_struct_value() = file.load_balancing_config(i);
     }
     absl::string_view used;
-    if (absl::Status s = CheckList(list, "loadBalancingConfig", walk, &used, &settings.configs);
+    if (absl::Status s = CheckList(list, "loadBalancingConfig", walk, &used, &settings.configs,
+                                   {}, first);
         !s.ok()) {
       return s;
     }

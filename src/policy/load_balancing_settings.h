@@ -14,12 +14,29 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/time.h"
+
 namespace resilience {
 
 struct LoadBalancingSettings {
+  // The library's own endpoint picker: loadBalancingConfig's first entry
+  // {"resilience_p2c": {...}}, which is taken out of `configs` (gRPC never
+  // sees it). The channel then picks the endpoint of every unary attempt
+  // of a generated stub itself (docs/routing.md).
+  struct Routing {
+    // How long an endpoint that joined or came back takes to get its full
+    // share ("slowStart").
+    absl::Duration slow_start = absl::Seconds(10);
+    // How often a dns: target is resolved again ("reresolveInterval").
+    absl::Duration reresolve_interval = absl::Seconds(30);
+  };
+  std::optional<Routing> routing;
   // loadBalancingConfig, one JSON object per entry as the file wrote it
   // (keys sorted, numbers in their shortest form), in file order; gRPC uses
   // the first (every name in it is one gRPC 1.51 registers). Empty: none.
+  // With `routing` and no entry of gRPC's, {"round_robin": {}}: the
+  // channel's streams and the calls the picker does not take are spread
+  // over the replicas too.
   std::vector<std::string> configs;
   // loadBalancingPolicy, lower-cased as gRPC reads it; empty: none. gRPC
   // uses it only without loadBalancingConfig.

@@ -1,8 +1,12 @@
 // End-to-end: the cache binaries with policy files: bad files refused before
-// serving, the policy's `timeout` against --deadline, warnings printed, and
-// --strict_policies.
+// serving, the policy's `timeout` against --deadline, warnings printed,
+// --strict_policies, and cache_client's --service_config (gRPC alone).
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
@@ -17,6 +21,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/e2e/cache_cli_test_fixture.h"
+#include "tests/testing/loopback_socket.h"
 #include "tests/testing/subprocess.h"
 
 namespace {
@@ -209,3 +214,82 @@ TEST(CachePolicyFlagTest, MisspeltMethodNameIsOneWarningPrintedOnce) {
 }
 
 }  // namespace
+
+namespace service_config {
+
+// A free loopback port (bound, then released).
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address = {};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t size = sizeof address;
+  bind(fd, reinterpret_cast<sockaddr*>(&address), size);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size);
+  close(fd);
+  return ntohs(address.sin_port);
+}
+
+// The body of GET /metrics on 127.0.0.1:port ("" when it cannot connect).
+std::string Scrape(int port) {
+  const int fd = ::resilience::testing::ConnectLoopback(port);
+  if (fd < 0) return "";
+  const std::string request = "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+  if (write(fd, request.data(), request.size()) != static_cast<ssize_t>(request.size())) {
+    close(fd);
+    return "";
+  }
+  std::string answer;
+  char buffer[4096];
+  for (ssize_t n; (n = read(fd, buffer, sizeof buffer)) > 0;) answer.append(buffer, n);
+  close(fd);
+  return answer;
+}
+
+// --service_config: a plain gRPC channel. gRPC's own retry makes three
+// attempts of a Get the server fails, and the server's /metrics counts them
+// and the two retries among them; `load` says the library counted nothing.
+TEST_F(CacheCliTest, ServiceConfigIsGrpcsOwnChannelAndTheServerCountsItsRetries) {
+  const int metrics_port = FreePort();
+  StartServer({"--metrics_port=" + std::to_string(metrics_port),
+               "--policy=" + WriteTempFile("failing_get.json", R"({"methodConfig": [
+                   {"name": [{"service": "cache.v1.CacheService", "method": "Get"}],
+                    "faultInjection": {"abortCode": "UNAVAILABLE", "abortFraction": 1}}]})")});
+  const std::string config = WriteTempFile("grpc_retry.json", R"({
+      "loadBalancingConfig": [{"round_robin": {}}],
+      "methodConfig": [{"name": [{"service": "cache.v1.CacheService"}],
+        "retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.01s", "maxBackoff": "0.01s",
+                        "backoffMultiplier": 1, "retryableStatusCodes": ["UNAVAILABLE"]}}]})");
+  CommandResult r = Client({"--service_config=" + config, "--deadline=10s", "get", "k"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.err, StartsWith("UNAVAILABLE: "));
+  const std::string metrics = Scrape(metrics_port);
+  EXPECT_THAT(metrics, HasSubstr("cache_server_attempts_received_total{grpc_method=\""
+                                 "/cache.v1.CacheService/Get\"} 3\n"));
+  EXPECT_THAT(metrics, HasSubstr("cache_server_retries_received_total{grpc_method=\""
+                                 "/cache.v1.CacheService/Get\"} 2\n"));
+  r = Client({"--service_config=" + config, "load", "--calls=20", "--get_fraction=0"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("calls: 20"));
+  EXPECT_THAT(r.out, HasSubstr("client: gRPC's own channel (--service_config)"));
+}
+
+TEST_F(CacheCliTest, ServiceConfigRefusesWhatOnlyTheLibraryDoes) {
+  target_ = "127.0.0.1:1";
+  const std::string config = WriteTempFile("plain.json", R"({"methodConfig": []})");
+  CommandResult r = Client({"--service_config=" + config,
+                            "--policy=" + WriteTempFile("p.json", "{}"), "get", "k"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--service_config: not with --policy"));
+  r = Client({"--service_config=" + config, "--metrics_port=9", "load", "--calls=1"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("not with --metrics_port"));
+  r = Client({"--service_config=" + config, "--strict_policies", "get", "k"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--strict_policies: only with --policy"));
+  r = Client({"--service_config=" + ::testing::TempDir() + "/absent.json", "get", "k"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--service_config: cannot open"));
+}
+
+}  // namespace service_config

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/policy/policy_table_test_util.h"
@@ -200,6 +201,60 @@ TEST(LoadBalancingPolicyTest, SettingsWithoutEffectAreWarnings) {
                              "childPolicy": [{"round_robin": {}}]}}],
                              "healthCheckConfig": {}})"),
               IsEmpty());
+}
+
+// The library's own picker is loadBalancingConfig's first entry: taken
+// out of what gRPC gets, its fields read, the entries after it gRPC's as
+// before; alone, it leaves the channel's other calls to round_robin.
+TEST(LoadBalancingPolicyTest, TheLibrarysPickerIsTakenOutOfWhatGrpcGets) {
+  PolicyTable set = MustParse(R"({"loadBalancingConfig": [
+      {"resilience_p2c": {"slowStart": "2.5s", "reresolveInterval": "60s"}},
+      {"round_robin": {}}],
+      "healthCheckConfig": {"serviceName": ""}})");
+  EXPECT_THAT(set.warnings(), IsEmpty());
+  const LoadBalancingSettings& lb = set.load_balancing();
+  ASSERT_TRUE(lb.routing.has_value());
+  EXPECT_EQ(lb.routing->slow_start, absl::Milliseconds(2500));
+  EXPECT_EQ(lb.routing->reresolve_interval, absl::Seconds(60));
+  EXPECT_THAT(lb.configs, ElementsAre("{\"round_robin\": {}}"));
+  EXPECT_EQ(lb.root, "round_robin");
+
+  PolicyTable alone = MustParse(R"({"loadBalancingConfig": [{"resilience_p2c": {}}]})");
+  EXPECT_THAT(alone.warnings(), IsEmpty());
+  ASSERT_TRUE(alone.load_balancing().routing.has_value());
+  EXPECT_EQ(alone.load_balancing().routing->slow_start, absl::Seconds(10));
+  EXPECT_EQ(alone.load_balancing().routing->reresolve_interval, absl::Seconds(30));
+  EXPECT_THAT(alone.load_balancing().configs, ElementsAre("{\"round_robin\": {}}"));
+  EXPECT_EQ(alone.load_balancing().root, "round_robin");
+
+  EXPECT_FALSE(MustParse(R"({"loadBalancingConfig": [{"round_robin": {}}]})")
+                   .load_balancing()
+                   .routing.has_value());
+}
+
+TEST(LoadBalancingPolicyTest, TheLibrarysPickerErrorsNamePathAndValue) {
+  EXPECT_EQ(ErrorOf(R"({"loadBalancingConfig": [{"round_robin": {}}, {"resilience_p2c": {}}]})"),
+            "loadBalancingConfig[1].resilience_p2c: must be the first entry: the library's picker "
+            "takes the unary calls, the entries after it name gRPC's policy for the rest");
+  EXPECT_EQ(ErrorOf(R"({"loadBalancingConfig": [{"resilience_p2c": {"slowstart": "1s"}}]})"),
+            "loadBalancingConfig[0].resilience_p2c.slowstart: not a field of resilience_p2c "
+            "(slowStart, reresolveInterval)");
+  EXPECT_EQ(ErrorOf(R"({"loadBalancingConfig": [{"resilience_p2c": {"slowStart": "1m"}}]})"),
+            "loadBalancingConfig[0].resilience_p2c.slowStart: \"1m\" is not a duration (gRPC "
+            "wants seconds and an \"s\", e.g. \"0.5s\")");
+  EXPECT_EQ(ErrorOf(R"({"loadBalancingConfig": [{"resilience_p2c": {"slowStart": "601s"}}]})"),
+            "loadBalancingConfig[0].resilience_p2c.slowStart: must be in (0s, 600s], got "
+            "\"601s\"");
+  EXPECT_EQ(ErrorOf(R"({"loadBalancingConfig": [{"resilience_p2c": []}]})"),
+            "loadBalancingConfig[0].resilience_p2c: must be an object, got an array");
+  // The entries after it are checked as before, with their own index.
+  EXPECT_EQ(ErrorOf(R"({"loadBalancingConfig": [{"resilience_p2c": {}}, {"round_robn": {}}]})"),
+            "loadBalancingConfig[1].round_robn: not a load-balancing policy gRPC 1.51 registers "
+            "(pick_first, round_robin, outlier_detection_experimental, grpclb)");
+  EXPECT_THAT(WarningsOf(R"({"loadBalancingConfig": [{"resilience_p2c": {}},
+                                                      {"round_robin": {}}, {"pick_first": {}}]})"),
+              ElementsAre("loadBalancingConfig[2]: never used: gRPC takes the first policy of "
+                          "the list it knows (loadBalancingConfig[1], round_robin)"));
 }
 
 }  // namespace
