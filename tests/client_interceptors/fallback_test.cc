@@ -237,6 +237,43 @@ TEST_P(FallbackTest, FallbackMayAnswerAStatus) {
   EXPECT_EQ(Stats().fallbacks_failed, 1);
 }
 
+// A failed call whose retry the spent retry budget refused: cause
+// "retry_budget" (a local refusal, whatever the codes).
+TEST_P(FallbackTest, RetryBudgetRefusalIsAnswered) {
+  Connect(R"({"methodConfig": [{
+    "name": [{"service": "resilience.test.TestService", "method": "Unary"}],
+    "retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.001s", "maxBackoff": "0.002s",
+                    "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]},
+    "retryBudget": {"maxTokens": 1, "tokenRatio": 0.1}}]})");
+  FallbackOptions options;
+  options.codes = {grpc::StatusCode::INTERNAL};  // not the failure's: the refusal decides
+  SetStaleFallback(options);
+  service_.FailNext(3);
+  ExpectStale(Call(), /*rejected_locally=*/false);
+  EXPECT_EQ(Stats().attempts, 1);
+  EXPECT_EQ(Stats().fallbacks_retry_budget, 1);
+}
+
+// The bulkhead's refusal (no slot, no queue) of a call that is not retried.
+TEST_P(FallbackTest, BulkheadRefusalIsAnswered) {
+  Connect(R"({"methodConfig": [{
+    "name": [{"service": "resilience.test.TestService", "method": "Unary"}],
+    "bulkhead": {"maxConcurrency": 1}}]})");
+  SetStaleFallback();
+  // A call that holds the one slot (taken when it starts) until cancelled.
+  service_.SlowNext(1, absl::Seconds(30));
+  grpc::ClientContext holder;
+  Req request;
+  request.set_text("hold");
+  Resp response;
+  absl::Notification held_done;
+  stub_->async()->Unary(&holder, &request, &response, [&](grpc::Status) { held_done.Notify(); });
+  ExpectStale(Call(), /*rejected_locally=*/true);
+  EXPECT_EQ(Stats().fallbacks_bulkhead, 1);
+  holder.TryCancel();
+  EXPECT_TRUE(held_done.WaitForNotificationWithTimeout(absl::Seconds(20)));
+}
+
 // The policy file's static response answers a refusal; a fallback from code
 // replaces it.
 TEST_P(FallbackTest, PolicyFileResponse) {
