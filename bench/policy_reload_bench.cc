@@ -97,7 +97,7 @@ struct Phase {
 // One phase: calls at `rate` for `length`; with `updates` > 0, that many
 // updates of the channel and of the server, evenly spread.
 Phase RunPhase(cache::v1::CacheService::Stub& stub, resilience::ClientResilience& client,
-               resilience::ServerResilienceImpl& server, int rate, absl::Duration length,
+               resilience::ServerResilience& server, int rate, absl::Duration length,
                int updates, int& version) {
   const int64_t total = static_cast<int64_t>(absl::ToDoubleSeconds(length) * rate);
   const absl::Time start = absl::Now() + absl::Milliseconds(50);
@@ -224,7 +224,7 @@ int main(int argc, char** argv) {
               without.Percentile(0.99) > 0 ? with.Percentile(0.99) / without.Percentile(0.99) : 0);
   std::printf("client generation %lld, server generation %lld\n",
               static_cast<long long>(channel.resilience->policy_generation()),
-              static_cast<long long>((*server)->resilience().generation()));
+              static_cast<long long>((*server)->resilience().policy_generation()));
   (*server)->Shutdown(absl::ZeroDuration());
   return with.failed == 0 && without.failed == 0 ? 0 : 1;
 }

@@ -13,6 +13,7 @@
 #     whose implementing folder it may not depend on;
 #   - a public header includes an internal one ("src/..."), directly or
 #     through another public header;
+#   - a file of examples/ includes an internal header ("src/...");
 #   - the document allows an edge that neither the build nor the code uses,
 #     or lists a folder that does not exist, or misses one (the document).
 #
@@ -173,6 +174,19 @@ def internal_includes(name, chain, seen):
 
 for name in public:
     internal_includes(name, [], set())
+
+# The examples are written as a user's program is: public headers only
+# (scripts/examples_consumer.sh builds them against an install).
+for root, _, files in os.walk("examples"):
+    for f in sorted(files):
+        if not f.endswith((".h", ".cc", ".h.in")):
+            continue
+        path = os.path.join(root, f)
+        for n, line in enumerate(open(path), 1):
+            m = re.match(r'\s*#\s*include\s+"(src/[^"]+)"', line)
+            if m:
+                fail(f"{path}:{n}", f'includes the internal header "{m.group(1)}" '
+                                    "(an example includes grpc_resilience/<name>.h only)")
 
 if errors:
     print("\n".join(errors), file=sys.stderr)

@@ -10,8 +10,10 @@
 # FetchContent, then the same programs with the installed pkg-config files'
 # flags alone (grpc_resilience_client.pc, _server.pc, _redis_limits.pc and
 # _prometheus_cpp.pc; a metrics endpoint program with
-# grpc_resilience_metrics_http.pc), and compiles
-# the C++ snippets of the README and the guide against the install.
+# grpc_resilience_metrics_http.pc), compiles
+# the C++ snippets of the README and the guide against the install, and
+# builds examples/ against the install and runs its server and client once
+# (scripts/examples_consumer.sh; build folder build-examples-consumer/).
 #
 #   scripts/consumer.sh              builds the libraries in build-consumer-lib/
 #                                    (no tests, benchmarks or examples)
@@ -90,6 +92,16 @@ if bash "$REPO_ROOT/scripts/check_readme_snippets.sh" "$prefix"; then
   timings+=("README snippets: $(since "$t0") s")
 else
   timings+=("README snippets: FAILED")
+  status=1
+fi
+
+# 2b. The examples (examples/, a project of its own) against the install:
+#     the public headers and targets only.
+t0="$(now)"
+if EXAMPLES_JOBS="$jobs" bash "$REPO_ROOT/scripts/examples_consumer.sh" "$prefix"; then
+  timings+=("examples against the install: $(since "$t0") s")
+else
+  timings+=("examples against the install: FAILED")
   status=1
 fi
 

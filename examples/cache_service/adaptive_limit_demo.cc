@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cmath>
 #include <memory>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -12,15 +13,14 @@
 #include "absl/time/clock.h"
 #include "cache/v1/cache.grpc.pb.h"
 #include "examples/cache_service/bounded_capacity_service.h"
-#include "src/core/mutex.h"
-#include "src/core/random_source.h"
+#include "examples/common/mutex.h"
 #include "grpc_resilience/policy.h"
 
 namespace cache_service {
 namespace {
 
-using resilience::Mutex;
-using resilience::MutexLock;
+using example_sync::Mutex;
+using example_sync::MutexLock;
 
 constexpr char kGet[] = "/cache.v1.CacheService/Get";
 constexpr int kWorkers = 16;
@@ -110,10 +110,11 @@ absl::StatusOr<AdaptiveLimitRun> RunAdaptiveLimitDemo(absl::Duration half) {
       absl::SleepFor(absl::Milliseconds(50));
     }
   });
-  resilience::SplitMixRandom random(7);
+  std::mt19937_64 random(7);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
   bool dropped = false;
   for (absl::Time next = start;;) {
-    next += absl::Seconds(-std::log(1.0 - random.NextUniform()) / kOffered);
+    next += absl::Seconds(-std::log(1.0 - uniform(random)) / kOffered);
     if (next >= end) break;
     if (const absl::Duration wait = next - absl::Now(); wait > absl::ZeroDuration()) {
       absl::SleepFor(wait);

@@ -1,6 +1,7 @@
 #include "examples/cache_service/bounded_capacity_service.h"
 
 #include <algorithm>
+#include <random>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -9,8 +10,6 @@
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
-#include "src/core/random_source.h"
-#include "src/server_interceptors/server_interceptors.h"
 
 namespace cache_service {
 
@@ -27,26 +26,26 @@ BoundedCapacityService::BoundedCapacityService(int max_workers, int workers,
 BoundedCapacityService::~BoundedCapacityService() { Stop(); }
 
 void BoundedCapacityService::SetWorkers(int workers) {
-  resilience::MutexLock lock(&mu_);
+  example_sync::MutexLock lock(&mu_);
   active_ = std::clamp(workers, 1, max_workers_);
-  cv_.SignalAll();
-  idle_cv_.SignalAll();
+  cv_.notify_all();
+  idle_cv_.notify_all();
 }
 
 void BoundedCapacityService::SetSlowdown(double factor) {
-  resilience::MutexLock lock(&mu_);
+  example_sync::MutexLock lock(&mu_);
   slowdown_ = std::clamp(factor, 1.0, 1000.0);
 }
 
 void BoundedCapacityService::Stop() {
   std::deque<grpc::ServerUnaryReactor*> queued;
   {
-    resilience::MutexLock lock(&mu_);
+    example_sync::MutexLock lock(&mu_);
     if (stopping_) return;
     stopping_ = true;
     queued.swap(queue_);
-    cv_.SignalAll();
-    idle_cv_.SignalAll();
+    cv_.notify_all();
+    idle_cv_.notify_all();
   }
   for (grpc::ServerUnaryReactor* reactor : queued) {
     reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "backend stopping"));
@@ -59,10 +58,10 @@ grpc::ServerUnaryReactor* BoundedCapacityService::Get(grpc::CallbackServerContex
                                                       cache::v1::GetResp*) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   {
-    resilience::MutexLock lock(&mu_);
+    example_sync::MutexLock lock(&mu_);
     if (!stopping_) {
       queue_.push_back(reactor);
-      cv_.Signal();
+      cv_.notify_one();
       return reactor;
     }
   }
@@ -71,25 +70,26 @@ grpc::ServerUnaryReactor* BoundedCapacityService::Get(grpc::CallbackServerContex
 }
 
 void BoundedCapacityService::Work(int index, uint64_t seed) {
-  resilience::SplitMixRandom random(seed);
+  std::mt19937_64 random(seed);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
   while (true) {
     grpc::ServerUnaryReactor* reactor;
     double slowdown;
     {
-      resilience::MutexLock lock(&mu_);
+      example_sync::MutexLock lock(&mu_);
       // Only the first active_ workers take calls; the others wait apart,
-      // so that a call's Signal() always wakes an active one.
+      // so that a call's notify_one() always wakes an active one.
       while (!stopping_ && (queue_.empty() || index >= active_)) {
-        (index >= active_ ? idle_cv_ : cv_).Wait(&mu_);
+        (index >= active_ ? idle_cv_ : cv_).wait(mu_);
       }
       if (stopping_) return;
       reactor = queue_.front();
       queue_.pop_front();
       slowdown = slowdown_;
       // Another active worker may take the next one.
-      if (!queue_.empty()) cv_.Signal();
+      if (!queue_.empty()) cv_.notify_one();
     }
-    absl::SleepFor(service_time_ * (slowdown * (0.5 + random.NextUniform())));
+    absl::SleepFor(service_time_ * (slowdown * (0.5 + uniform(random))));
     reactor->Finish(grpc::Status::OK);
   }
 }

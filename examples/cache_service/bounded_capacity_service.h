@@ -9,6 +9,7 @@
 #ifndef GRPC_RESILIENCE_EXAMPLES_CACHE_SERVICE_BOUNDED_CAPACITY_SERVICE_H_
 #define GRPC_RESILIENCE_EXAMPLES_CACHE_SERVICE_BOUNDED_CAPACITY_SERVICE_H_
 
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -19,10 +20,10 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "cache/v1/cache.grpc.pb.h"
-#include "grpcpp/server.h"
-#include "src/core/mutex.h"
+#include "examples/common/mutex.h"
 #include "grpc_resilience/policy.h"
 #include "grpc_resilience/server.h"
+#include "grpcpp/server.h"
 
 namespace cache_service {
 
@@ -71,9 +72,9 @@ class BoundedCapacityService final : public cache::v1::CacheService::CallbackSer
 
   const int max_workers_;
   const absl::Duration service_time_;
-  resilience::Mutex mu_;
-  resilience::CondVar cv_;       // active workers wait here for calls
-  resilience::CondVar idle_cv_;  // inactive ones, for SetWorkers()
+  example_sync::Mutex mu_;
+  std::condition_variable_any cv_;       // active workers wait here for calls
+  std::condition_variable_any idle_cv_;  // inactive ones, for SetWorkers()
   std::deque<grpc::ServerUnaryReactor*> queue_ ABSL_GUARDED_BY(mu_);
   int active_ ABSL_GUARDED_BY(mu_);
   double slowdown_ ABSL_GUARDED_BY(mu_) = 1.0;

@@ -60,17 +60,16 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "cache/v1/cache.grpc.pb.h"
-#include "grpc_resilience/events.h"
-#include "grpc_resilience/recent_events.h"
 #include "examples/cache_service/load_generator.h"
+#include "examples/cache_service/status_text.h"
 #include "examples/common/command_line.h"
-#include "grpcpp/create_channel.h"
-#include "grpcpp/security/credentials.h"
-#include "src/grpc_common/status_conversion.h"
-#include "grpc_resilience/resilient_channel.h"
+#include "grpc_resilience/events.h"
 #include "grpc_resilience/policy.h"
 #include "grpc_resilience/policy_file_watcher.h"
-#include "src/client_interceptors/resilient_channel.h"
+#include "grpc_resilience/recent_events.h"
+#include "grpc_resilience/resilient_channel.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
 #ifdef CACHE_SERVICE_HAS_METRICS_HTTP
 #include "grpc_resilience/metrics_http.h"
 #include "grpc_resilience/resilience_registry.h"
@@ -137,7 +136,7 @@ constexpr char kUsageMessage[] =
 int Usage(const std::string& message) { return example_cli::UsageError(message); }
 
 int CallFailed(const grpc::Status& status) {
-  std::fprintf(stderr, "%s\n", resilience::FormatStatus(status).c_str());
+  std::fprintf(stderr, "%s\n", cache_service::FormatStatus(status).c_str());
   return kCallFailed;
 }
 

@@ -85,9 +85,8 @@ int main(int argc, char** argv) {
   // 300 ms delay) so that Dump calls hold their throttle slots long enough
   // for a burst to find both taken.
   std::unique_ptr<cache_service::CacheServer> server =
-      StartServer([](const std::string& method, resilience::v1::MethodConfig& entry) {
-        if (method == "Dump")
-          entry.mutable_fault_injection()->mutable_delay()->set_nanos(300000000);
+      StartServer([](const std::string& method) -> std::string {
+        return method == "Dump" ? R"({"delay": "0.3s"})" : "";
       });
   if (server == nullptr) return 1;
   std::shared_ptr<resilience::ClientResilience> client_stats;
@@ -99,7 +98,7 @@ int main(int argc, char** argv) {
   if (metrics_port != 0) {
     resilience::MetricsHttpServer::Options metrics_options;
     metrics_options.port = metrics_port;
-    resilience::ServerResilienceImpl* const server_state = &server->resilience();
+    resilience::ServerResilience* const server_state = &server->resilience();
     resilience::ClientResilience* const client_state = client_stats.get();
     absl::StatusOr<std::unique_ptr<resilience::MetricsHttpServer>> started =
         resilience::MetricsHttpServer::Start(metrics_options, [server_state, client_state] {

@@ -20,7 +20,6 @@
 #include "grpcpp/resource_quota.h"
 #include "grpcpp/server_builder.h"
 #include "grpc_resilience/redis_limits.h"
-#include "src/server_interceptors/server_interceptors.h"
 
 namespace cache_service {
 namespace {
@@ -156,32 +155,29 @@ absl::StatusOr<std::unique_ptr<CacheServer>> CacheServer::Start(const Options& o
   // The standard health service (grpc.health.v1.Health): SERVING once
   // started, NOT_SERVING from the first moment of a shutdown, so that
   // clients that check health leave this replica before its grace period
-  // ends (docs/replicas.md).
-  grpc::EnableDefaultHealthCheckService(true);
-  server->resilience_ =
-      std::make_shared<resilience::ServerResilienceImpl>(options.policies, *options.clock,
-                                                         options.events, /*metrics=*/true,
-                                                         resilience::RedisFleetLimits(),
-                                                         options.not_serving_grace);
+  // ends (docs/replicas.md). Every method's calls are counted; throttle.global
+  // leases its tokens from Redis.
+  resilience::ServerResilienceOptions resilience_options;
+  resilience_options.events = options.events;
+  resilience_options.fleet_limits = resilience::RedisFleetLimits();
+  resilience_options.not_serving_grace = options.not_serving_grace;
+  // Nearer the handler than ours, so the throttle decides first. Without
+  // them, a call the throttle rejects gets no interceptor at all
+  // (docs/server-rejection.md, "Deciding on arrival").
+  if (options.extra_interceptors) {
+    resilience_options.inner_interceptors = options.extra_interceptors();
+  }
+  if (options.received_attempts != nullptr) {
+    resilience_options.outer_interceptors.push_back(options.received_attempts->Factory());
+  }
+  server->resilience_ = resilience::AddServerInterceptors(builder, options.policies,
+                                                         std::move(resilience_options));
   // Behind the guard, a call the interceptors reject never reaches the store.
   if (absl::Status s = server->resilience_->RegisterGuardedService<cache::v1::CacheService>(
           builder, &server->service_);
       !s.ok()) {
     return s;
   }
-  resilience::ServerInterceptorFactoryList interceptors;
-  if (options.extra_interceptors) interceptors = options.extra_interceptors(*server->resilience_);
-  // Ours alone: a call the throttle rejects gets no interceptor at all
-  // (docs/server-rejection.md, "Deciding on arrival"). The counting factory
-  // makes no interceptor, so it leaves that as it is.
-  server->resilience_->set_decide_on_arrival(interceptors.empty());
-  if (options.received_attempts != nullptr) {
-    interceptors.insert(interceptors.begin(), options.received_attempts->Factory());
-  }
-  for (auto& factory : resilience::ServerInterceptorFactories(server->resilience_)) {
-    interceptors.push_back(std::move(factory));
-  }
-  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   // Values may be up to max_value_bytes; leave room for the key and framing.
   const size_t max_message = options.store.max_value_bytes + (size_t{64} << 10);
   builder.SetMaxReceiveMessageSize(
@@ -193,7 +189,7 @@ absl::StatusOr<std::unique_ptr<CacheServer>> CacheServer::Start(const Options& o
         absl::StrCat("cannot listen on ", requested, " (in use, or not an address of this host)"));
   }
   server->address_ = JoinHostPort(options.host, server->port_);
-  server->resilience_->health().Set(*server->server_, true);
+  server->resilience_->SetServing(*server->server_, true);
   return server;
 }
 

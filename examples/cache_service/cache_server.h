@@ -16,11 +16,11 @@
 #include "examples/cache_service/cache_service_impl.h"
 #include "examples/cache_service/cache_store.h"
 #include "examples/cache_service/received_attempts.h"
-#include "grpcpp/server.h"
+#include "grpc_resilience/events.h"
 #include "grpc_resilience/policy.h"
+#include "grpc_resilience/server_interceptors.h"
 #include "grpc_resilience/server_resilience.h"
-#include "src/server_interceptors/server_interceptors.h"
-#include "src/server_interceptors/server_resilience_impl.h"
+#include "grpcpp/server.h"
 
 namespace cache_service {
 
@@ -58,19 +58,18 @@ class CacheServer {
     // Per-method server policies (throttle, fault injection). Defaults to
     // none.
     resilience::PolicySet policies;
-    // The clock of the rate limits. Must outlive the server.
-    resilience::Clock* clock = &resilience::Clock::Real();
     // Told when a throttle starts or stops rejecting. Defaults to none.
     std::shared_ptr<resilience::ResilienceEvents> events;
-    // Interceptors of the application's own, registered before
-    // grpc-resilience's (so the throttle decides first). Called once by
-    // Start(), with the server's ServerResilienceImpl (an interceptor that
-    // rejects calls Reject()s them in its call_verdicts()). Defaults to none.
-    std::function<resilience::ServerInterceptorFactoryList(resilience::ServerResilienceImpl&)>
-        extra_interceptors;
+    // Interceptors of the application's own, between grpc-resilience's and
+    // the handler (ServerResilienceOptions::inner_interceptors: the throttle
+    // decides first). Called once by Start(), before the server's
+    // resilience() exists. Defaults to none.
+    std::function<resilience::ServerInterceptorFactoryList()> extra_interceptors;
     // Counts the calls each method receives, and the retries among them,
-    // before any interceptor sees them (ReceivedAttempts; it makes none, so
-    // throttle rejections are still decided on arrival). Defaults to none.
+    // before any interceptor of the library sees them (ReceivedAttempts;
+    // an outer interceptor: ServerResilienceOptions::outer_interceptors, so
+    // a throttle's rejection is then decided at the call's first hook rather
+    // than on arrival: docs/server-rejection.md). Defaults to none.
     std::shared_ptr<ReceivedAttempts> received_attempts;
     // How long Shutdown() keeps serving after reporting NOT_SERVING
     // (ServerResilienceOptions::not_serving_grace, whose default it takes).
@@ -95,12 +94,12 @@ class CacheServer {
   const std::string& address() const { return address_; }
 
   CacheStore& store() { return store_; }
-  // The server interceptors' counters (per method).
-  resilience::ServerResilienceImpl& resilience() { return *resilience_; }
-  // The same state as the library's public ServerResilience (e.g. for a
-  // resilience::ResilienceRegistry); a new object on each call.
-  std::shared_ptr<resilience::ServerResilience> public_resilience() const {
-    return std::make_shared<resilience::ServerResilience>(resilience_, std::vector<std::string>{});
+  // The server interceptors' state: counters per method, metrics, the policy
+  // file's warnings for a server, live policy updates.
+  resilience::ServerResilience& resilience() { return *resilience_; }
+  // The same, shared (e.g. for a resilience::ResilienceRegistry).
+  const std::shared_ptr<resilience::ServerResilience>& shared_resilience() const {
+    return resilience_;
   }
 
   // Shutdown()
@@ -109,8 +108,8 @@ class CacheServer {
   // and waits up to `grace` for the calls in flight, streams included;
   // calls still running then are cancelled. When a stream was among them,
   // its client may still be reading: connections stay open until the end of
-  // the grace period. Then closes the connections within
-  // resilience::kShutdownSettle (ServerResilienceImpl::DrainAndShutdown()).
+  // the grace period. Then closes the connections, at once or within a
+  // quarter of a second (ServerResilience::DrainAndShutdown()).
   // Returns when all calls are done and every connection is closed.
   void Shutdown(absl::Duration grace);
 
@@ -124,7 +123,7 @@ class CacheServer {
 
   CacheStore store_;
   CacheServiceImpl service_;
-  std::shared_ptr<resilience::ServerResilienceImpl> resilience_;
+  std::shared_ptr<resilience::ServerResilience> resilience_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
   std::string address_;

@@ -54,7 +54,6 @@
 #include "examples/common/command_line.h"
 #include "grpc_resilience/policy.h"
 #include "grpc_resilience/policy_file_watcher.h"
-#include "src/policy/policy_set_access.h"
 #include "grpc_resilience/redis_limits.h"
 #ifdef CACHE_SERVICE_HAS_METRICS_HTTP
 #include "grpc_resilience/metrics_http.h"
@@ -155,11 +154,6 @@ int main(int argc, char** argv) {
         resilience::PolicySet::FromJsonFile(policy_path, load_options);
     if (!loaded.ok()) return Fail(std::string(loaded.status().message()));
     policies = *std::move(loaded);
-    // Not those of settings only a client applies (the file may serve both).
-    for (const std::string& warning :
-         resilience::PolicySetAccess::Table(policies).server_warnings()) {
-      std::fprintf(stderr, "cache_server: warning: %s\n", warning.c_str());
-    }
     // Redis credentials the policies name and Redis refuses: an error now,
     // not a silent local share later (an unreachable Redis is not one).
     if (absl::Status s = resilience::CheckGlobalThrottleCredentials(policies); !s.ok()) {
@@ -202,6 +196,11 @@ int main(int argc, char** argv) {
   absl::StatusOr<std::unique_ptr<cache_service::CacheServer>> server =
       cache_service::CacheServer::Start(options);
   if (!server.ok()) return Fail(std::string(server.status().message()));
+  // The policy file's warnings for a server: not those of settings only a
+  // client applies (the file may serve both).
+  for (const std::string& warning : (*server)->resilience().warnings()) {
+    std::fprintf(stderr, "cache_server: warning: %s\n", warning.c_str());
+  }
 
 #ifdef CACHE_SERVICE_HAS_METRICS_HTTP
   // The server's metrics and status page, served by the library's
@@ -211,7 +210,7 @@ int main(int argc, char** argv) {
   std::shared_ptr<resilience::ServerResilience> server_state;
   std::unique_ptr<resilience::MetricsHttpServer> metrics;
   if (metrics_port != 0) {
-    server_state = (*server)->public_resilience();
+    server_state = (*server)->shared_resilience();
     resilience::ResilienceRegistry registry;  // the HTTP server keeps its list
     registry.SetEvents(recent);
     resilience::MetricsHttpServer::Options metrics_options;

@@ -4,7 +4,7 @@
 #include <utility>
 #include <vector>
 
-#include "src/grpc_common/status_conversion.h"
+#include "examples/cache_service/status_text.h"
 
 namespace cache_service {
 
@@ -59,7 +59,7 @@ grpc::ServerUnaryReactor* CacheServiceImpl::Get(grpc::CallbackServerContext* con
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   absl::StatusOr<std::string> value = store_->Get(request->key());
   if (!value.ok()) {
-    reactor->Finish(resilience::ToGrpcStatus(value.status()));
+    reactor->Finish(ToGrpcStatus(value.status()));
   } else {
     response->set_value(*std::move(value));
     reactor->Finish(grpc::Status::OK);
@@ -71,7 +71,7 @@ grpc::ServerUnaryReactor* CacheServiceImpl::Store(grpc::CallbackServerContext* c
                                                   const cache::v1::StoreReq* request,
                                                   cache::v1::StoreResp* /*response*/) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  reactor->Finish(resilience::ToGrpcStatus(store_->Store(request->key(), request->value())));
+  reactor->Finish(ToGrpcStatus(store_->Store(request->key(), request->value())));
   return reactor;
 }
 

@@ -24,7 +24,7 @@ CacheStore::CacheStore(const Options& options) : options_(options) {}
 
 absl::StatusOr<std::string> CacheStore::Get(absl::string_view key) {
   if (key.empty()) return absl::InvalidArgumentError("key: must not be empty");
-  resilience::MutexLock lock(&mu_);
+  example_sync::MutexLock lock(&mu_);
   auto it = map_.find(key);
   if (it == map_.end()) {
     return absl::NotFoundError(absl::StrCat("key not found: \"", absl::CEscape(key), "\""));
@@ -46,7 +46,7 @@ absl::Status CacheStore::Store(absl::string_view key, std::string value) {
                      " bytes is over the store's total limit of ",
                      options_.max_total_bytes, " bytes"));
   }
-  resilience::MutexLock lock(&mu_);
+  example_sync::MutexLock lock(&mu_);
   auto it = map_.find(key);
   if (it != map_.end()) {
     total_bytes_ -= it->second.value.size();
@@ -67,7 +67,7 @@ std::vector<std::pair<std::string, std::string>> CacheStore::EntriesAfter(
     absl::string_view after, size_t max_entries, size_t max_bytes) const {
   std::vector<std::pair<std::string, std::string>> out;
   size_t bytes = 0;
-  resilience::MutexLock lock(&mu_);
+  example_sync::MutexLock lock(&mu_);
   for (auto it = map_.upper_bound(after); it != map_.end(); ++it) {
     const size_t entry_bytes = it->first.size() + it->second.value.size();
     // The first entry always goes in, so that a walk moves on even past an
@@ -80,7 +80,7 @@ std::vector<std::pair<std::string, std::string>> CacheStore::EntriesAfter(
 }
 
 CacheStore::Stats CacheStore::GetStats() const {
-  resilience::MutexLock lock(&mu_);
+  example_sync::MutexLock lock(&mu_);
   return Stats{map_.size(), total_bytes_, evictions_};
 }
 

@@ -19,7 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "src/core/mutex.h"
+#include "examples/common/mutex.h"
 
 namespace cache_service {
 
@@ -126,7 +126,7 @@ class CacheStore {
   void EvictWhileOverBounds() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Options options_;
-  mutable resilience::Mutex mu_;
+  mutable example_sync::Mutex mu_;
   Map map_ ABSL_GUARDED_BY(mu_);
   // Most recently used at the front. std::map iterators stay valid across
   // inserts and erases of other elements, so the list can hold them.

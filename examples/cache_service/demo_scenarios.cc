@@ -14,8 +14,8 @@
 #include "examples/cache_service/adaptive_limit_demo.h"
 #include "examples/cache_service/cache_calls.h"
 #include "examples/cache_service/load_generator.h"
-#include "src/client_interceptors/resilient_channel.h"
-#include "src/grpc_common/status_conversion.h"
+#include "grpc_resilience/resilient_channel.h"
+#include "grpcpp/security/credentials.h"
 
 namespace cache_service {
 
@@ -27,11 +27,9 @@ void Flaky(DemoSession& demo) {
   std::printf(
       "\n-- a flaky backend: 5%% of Gets fail with UNAVAILABLE (injected); Get retries\n"
       "   (3 attempts, within a retry budget that allows about 1 retry per 10 calls)\n");
-  auto server = StartServer([](const std::string& method, resilience::v1::MethodConfig& entry) {
-    if (method != "Get") return;
-    entry.mutable_fault_injection()->set_abort_code("UNAVAILABLE");
-    entry.mutable_fault_injection()->set_abort_fraction(0.05);
-    entry.mutable_fault_injection()->set_seed(42);
+  auto server = StartServer([](const std::string& method) -> std::string {
+    if (method != "Get") return "";
+    return R"({"abortCode": "UNAVAILABLE", "abortFraction": 0.05, "seed": 42})";
   });
   if (server == nullptr) return demo.Step("start the flaky server", "failed", false);
   std::shared_ptr<resilience::ClientResilience> stats;
@@ -59,11 +57,9 @@ void Slow(DemoSession& demo) {
   std::printf(
       "\n-- a slow backend: 20%% of Gets take 300 ms (injected); Get's per-attempt\n"
       "   timeout is 200 ms (retryPolicy.perAttemptTimeout), the whole call's 2 s\n");
-  auto server = StartServer([](const std::string& method, resilience::v1::MethodConfig& entry) {
-    if (method != "Get") return;
-    entry.mutable_fault_injection()->mutable_delay()->set_nanos(300000000);
-    entry.mutable_fault_injection()->set_delay_fraction(0.2);
-    entry.mutable_fault_injection()->set_seed(7);
+  auto server = StartServer([](const std::string& method) -> std::string {
+    if (method != "Get") return "";
+    return R"({"delay": "0.3s", "delayFraction": 0.2, "seed": 7})";
   });
   if (server == nullptr) return demo.Step("start the slow server", "failed", false);
   std::shared_ptr<resilience::ClientResilience> stats;
@@ -140,11 +136,9 @@ void Hedged(DemoSession& demo) {
   std::printf(
       "\n-- a long tail: 5%% of Gets take 80 ms (injected); a hedged Get sends a\n"
       "   second attempt after 5 ms (hedgingPolicy) and takes the first answer\n");
-  auto server = StartServer([](const std::string& method, resilience::v1::MethodConfig& entry) {
-    if (method != "Get") return;
-    entry.mutable_fault_injection()->mutable_delay()->set_nanos(80000000);
-    entry.mutable_fault_injection()->set_delay_fraction(0.05);
-    entry.mutable_fault_injection()->set_seed(11);
+  auto server = StartServer([](const std::string& method) -> std::string {
+    if (method != "Get") return "";
+    return R"({"delay": "0.08s", "delayFraction": 0.05, "seed": 11})";
   });
   if (server == nullptr) return demo.Step("start the long-tailed server", "failed", false);
   cache_service::LoadOptions load;

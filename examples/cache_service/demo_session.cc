@@ -2,27 +2,41 @@
 
 #include <cstdio>
 
+#include "absl/strings/str_cat.h"
+#include "examples/cache_service/status_text.h"
+#include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
+#include "grpc_resilience/events.h"
+#include "grpc_resilience/resilient_channel.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "shipped_policies.h"
-#include "src/client_interceptors/resilient_channel.h"
-#include "grpc_resilience/events.h"
-#include "src/grpc_common/status_conversion.h"
 
 namespace cache_service {
 
-std::string Show(const grpc::Status& status) { return resilience::FormatStatus(status); }
+std::string Show(const grpc::Status& status) { return FormatStatus(status); }
 
-absl::StatusOr<resilience::PolicySet> ShippedPoliciesWith(
-    const std::function<void(const std::string& method, resilience::v1::MethodConfig&)>& edit) {
-  resilience::v1::PolicyFile file;
-  if (auto s = google::protobuf::util::JsonStringToMessage(cache_service::kShippedPolicies, &file);
-      !s.ok()) {
+absl::StatusOr<resilience::PolicySet> ShippedPoliciesWith(const Faults& faults) {
+  // The file as plain JSON (protobuf's Struct): an entry gets a
+  // "faultInjection" member where `faults` names one.
+  google::protobuf::Struct file;
+  if (auto s = google::protobuf::util::JsonStringToMessage(kShippedPolicies, &file); !s.ok()) {
     return absl::InvalidArgumentError(s.ToString());
   }
-  for (resilience::v1::MethodConfig& entry : *file.mutable_method_config()) {
-    for (const resilience::v1::MethodName& name : entry.name()) edit(name.method(), entry);
+  for (google::protobuf::Value& entry :
+       *(*file.mutable_fields())["methodConfig"].mutable_list_value()->mutable_values()) {
+    auto& fields = *entry.mutable_struct_value()->mutable_fields();
+    for (const google::protobuf::Value& name : fields["name"].list_value().values()) {
+      const auto method = name.struct_value().fields().find("method");
+      const std::string fault = faults(
+          method == name.struct_value().fields().end() ? "" : method->second.string_value());
+      if (fault.empty()) continue;
+      if (auto s = google::protobuf::util::JsonStringToMessage(fault, &fields["faultInjection"]);
+          !s.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("faultInjection ", fault, ": ", s.ToString()));
+      }
+    }
   }
   std::string json;
   if (auto s = google::protobuf::util::MessageToJsonString(file, &json); !s.ok()) {
@@ -31,9 +45,8 @@ absl::StatusOr<resilience::PolicySet> ShippedPoliciesWith(
   return resilience::PolicySet::FromJsonString(json);
 }
 
-std::unique_ptr<CacheServer> StartServer(
-    const std::function<void(const std::string&, resilience::v1::MethodConfig&)>& edit, int port) {
-  absl::StatusOr<resilience::PolicySet> policies = ShippedPoliciesWith(edit);
+std::unique_ptr<CacheServer> StartServer(const Faults& faults, int port) {
+  absl::StatusOr<resilience::PolicySet> policies = ShippedPoliciesWith(faults);
   if (!policies.ok()) {
     std::fprintf(stderr, "cache_demo: policies.json: %s\n", policies.status().ToString().c_str());
     return nullptr;
@@ -71,6 +84,6 @@ std::shared_ptr<grpc::Channel> ResilientChannel(
   return channel.channel;
 }
 
-void NoFaults(const std::string&, resilience::v1::MethodConfig&) {}
+std::string NoFaults(const std::string&) { return ""; }
 
 }  // namespace cache_service

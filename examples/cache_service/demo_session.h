@@ -19,10 +19,9 @@
 #include "cache/v1/cache.grpc.pb.h"
 #include "examples/cache_service/cache_calls.h"
 #include "examples/cache_service/cache_server.h"
-#include "grpcpp/channel.h"
-#include "resilience/v1/policy.pb.h"
 #include "grpc_resilience/client_resilience.h"
 #include "grpc_resilience/policy.h"
+#include "grpcpp/channel.h"
 
 namespace cache_service {
 
@@ -72,16 +71,19 @@ class DemoSession {
 // A status as the demo prints it: "OK", or "CODE: message".
 std::string Show(const grpc::Status& status);
 
-// The shipped policies, edited: each scenario adds the fault injection that
-// plays its part of the backend.
-absl::StatusOr<resilience::PolicySet> ShippedPoliciesWith(
-    const std::function<void(const std::string& method, resilience::v1::MethodConfig&)>& edit);
+// What a scenario's backend does wrong: a method's faultInjection as a
+// policy file writes it (a JSON object, e.g. {"abortCode": "UNAVAILABLE",
+// "abortFraction": 0.05}), or "" for none. Called with the method of each
+// name of each entry of the shipped policies ("" for a name without one).
+using Faults = std::function<std::string(const std::string& method)>;
 
-// A cache server for one scenario: the shipped policies with `edit`; null
+// The shipped policies, each entry given the fault injection `faults` names
+// for one of its methods.
+absl::StatusOr<resilience::PolicySet> ShippedPoliciesWith(const Faults& faults);
+
+// A cache server for one scenario: the shipped policies with `faults`; null
 // (and a line on stderr) when it cannot start.
-std::unique_ptr<CacheServer> StartServer(
-    const std::function<void(const std::string&, resilience::v1::MethodConfig&)>& edit,
-    int port = 0);
+std::unique_ptr<CacheServer> StartServer(const Faults& faults, int port = 0);
 
 // A client channel with the shipped policies' client chain (retry ->
 // timeout -> breaker), reconnecting quickly so that a restarted server is
@@ -90,8 +92,8 @@ std::unique_ptr<CacheServer> StartServer(
 std::shared_ptr<grpc::Channel> ResilientChannel(
     const std::string& target, std::shared_ptr<resilience::ClientResilience>* state);
 
-// The edit that adds nothing.
-void NoFaults(const std::string&, resilience::v1::MethodConfig&);
+// No fault anywhere.
+std::string NoFaults(const std::string& method);
 
 }  // namespace cache_service
 

@@ -3,15 +3,15 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <random>
 #include <thread>
 
-#include <random>
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
+#include "examples/cache_service/status_text.h"
 #include "grpcpp/client_context.h"
-#include "src/grpc_common/status_conversion.h"
 
 namespace cache_service {
 namespace {
@@ -43,7 +43,7 @@ std::string LoadReport::Format() const {
   for (int code = 0; code < kNumCodes; ++code) {
     if (by_code[code] == 0) continue;
     absl::StrAppendFormat(&out, "  %-20s %d\n",
-                          resilience::StatusCodeName(static_cast<grpc::StatusCode>(code)),
+                          StatusCodeName(static_cast<grpc::StatusCode>(code)),
                           by_code[code]);
   }
   absl::StrAppend(&out, "latency: p50 ", Millis(Percentile(0.5)), ", p90 ",

@@ -5,7 +5,6 @@
 #include "absl/strings/numbers.h"
 #include "grpcpp/server_context.h"
 #include "grpc_resilience/prometheus_text.h"
-#include "src/grpc_common/metadata_keys.h"
 
 namespace cache_service {
 namespace {
@@ -30,7 +29,7 @@ class CountingFactory final : public grpc::experimental::ServerInterceptorFactor
 }  // namespace
 
 void ReceivedAttempts::Count(absl::string_view method, bool retry) {
-  resilience::MutexLock lock(&mu_);
+  example_sync::MutexLock lock(&mu_);
   auto it = counts_.find(method);
   if (it == counts_.end()) {
     if (counts_.size() >= kMaxMethods) method = "other";
@@ -41,7 +40,7 @@ void ReceivedAttempts::Count(absl::string_view method, bool retry) {
 }
 
 std::map<std::string, ReceivedAttempts::Counts> ReceivedAttempts::Snapshot() const {
-  resilience::MutexLock lock(&mu_);
+  example_sync::MutexLock lock(&mu_);
   return {counts_.begin(), counts_.end()};
 }
 
@@ -61,11 +60,13 @@ std::string ReceivedAttempts::Render() const {
 }
 
 bool ReceivedAttempts::IsRetry(const std::multimap<grpc::string_ref, grpc::string_ref>& metadata) {
-  for (const char* key : {resilience::kPreviousAttemptsKey, resilience::kRetryAttemptKey}) {
-    const std::optional<grpc::string_ref> value = resilience::FindMetadata(metadata, key);
-    if (!value.has_value()) continue;
+  // gRPC's own retries send grpc-previous-rpc-attempts (gRFC A6), the
+  // library's client both it and x-retry-attempt.
+  for (const char* key : {"grpc-previous-rpc-attempts", "x-retry-attempt"}) {
+    const auto it = metadata.find(key);
+    if (it == metadata.end()) continue;
     int64_t earlier = 0;
-    return absl::SimpleAtoi(absl::string_view(value->data(), value->size()), &earlier) &&
+    return absl::SimpleAtoi(absl::string_view(it->second.data(), it->second.size()), &earlier) &&
            earlier > 0;
   }
   return false;

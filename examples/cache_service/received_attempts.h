@@ -21,7 +21,7 @@
 #include "absl/strings/string_view.h"
 #include "grpcpp/support/server_interceptor.h"
 #include "grpcpp/support/string_ref.h"
-#include "src/core/mutex.h"
+#include "examples/common/mutex.h"
 
 namespace cache_service {
 
@@ -72,7 +72,7 @@ class ReceivedAttempts {
   std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> Factory();
 
  private:
-  mutable resilience::Mutex mu_;
+  mutable example_sync::Mutex mu_;
   std::map<std::string, Counts, std::less<>> counts_ ABSL_GUARDED_BY(mu_);
 };
 

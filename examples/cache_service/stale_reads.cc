@@ -24,7 +24,7 @@ absl::Status StaleReads::Install(resilience::ClientResilience& resilience,
 }
 
 void StaleReads::Remember(const std::string& key, const std::string& value) {
-  resilience::MutexLock lock(&mu_);
+  example_sync::MutexLock lock(&mu_);
   if (auto it = index_.find(key); it != index_.end()) {
     it->second->second = value;
     entries_.splice(entries_.begin(), entries_, it->second);
@@ -39,7 +39,7 @@ void StaleReads::Remember(const std::string& key, const std::string& value) {
 }
 
 std::optional<std::string> StaleReads::Find(const std::string& key) {
-  resilience::MutexLock lock(&mu_);
+  example_sync::MutexLock lock(&mu_);
   auto it = index_.find(key);
   if (it == index_.end()) return std::nullopt;
   entries_.splice(entries_.begin(), entries_, it->second);

@@ -20,9 +20,9 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "cache/v1/cache.grpc.pb.h"
+#include "examples/common/mutex.h"
 #include "grpc_resilience/client_resilience.h"
 #include "grpc_resilience/fallback.h"
-#include "src/core/mutex.h"
 
 namespace cache_service {
 
@@ -50,7 +50,7 @@ class StaleReads {
 
  private:
   const size_t capacity_;
-  resilience::Mutex mu_;
+  example_sync::Mutex mu_;
   // Most recently used first.
   std::list<std::pair<std::string, std::string>> entries_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, std::list<std::pair<std::string, std::string>>::iterator>

@@ -6,6 +6,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "src/server_interceptors/server_resilience_impl.h"
 
 namespace goodput {
 namespace {
@@ -15,7 +16,9 @@ using grpc::experimental::InterceptionHookPoints;
 }  // namespace
 
 void ScheduleFaultInterceptor::Decide(grpc::experimental::InterceptorBatchMethods* methods) {
-  if (call_verdicts_.IsRejected(info_->server_context())) return;  // throttled
+  if (call_verdicts_ != nullptr && call_verdicts_->IsRejected(info_->server_context())) {
+    return;  // throttled
+  }
   auto* metadata = methods->GetRecvInitialMetadata();
   auto run = metadata->find(kRunMetadataKey);
   auto tick_text = metadata->find(kTickMetadataKey);
@@ -34,11 +37,13 @@ void ScheduleFaultInterceptor::Decide(grpc::experimental::InterceptorBatchMethod
                            absl::StrCat(info_->method(), ": scheduled failure at tick ", tick));
   }
   replace_status_ = true;
-  call_verdicts_.Reject(info_->server_context());
+  if (call_verdicts_ != nullptr) call_verdicts_->Reject(info_->server_context());
 }
 
 ScheduleFaultInterceptor::~ScheduleFaultInterceptor() {
-  if (replace_status_) call_verdicts_.Forget(info_->server_context());
+  if (replace_status_ && call_verdicts_ != nullptr) {
+    call_verdicts_->Forget(info_->server_context());
+  }
 }
 
 void ScheduleFaultInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods* methods) {
@@ -54,15 +59,16 @@ void ScheduleFaultInterceptor::Intercept(grpc::experimental::InterceptorBatchMet
 
 absl::StatusOr<std::unique_ptr<cache_service::CacheServer>> StartScheduledServer(
     ScheduledFaults& faults, cache_service::CacheServer::Options options, absl::string_view key) {
-  options.extra_interceptors = [&faults](resilience::ServerResilienceImpl& resilience) {
+  auto slot = std::make_shared<CallVerdictsSlot>();
+  options.extra_interceptors = [&faults, slot] {
     resilience::ServerInterceptorFactoryList list;
-    list.push_back(
-        std::make_unique<ScheduleFaultInterceptorFactory>(faults, resilience.call_verdicts()));
+    list.push_back(std::make_unique<ScheduleFaultInterceptorFactory>(faults, slot));
     return list;
   };
   absl::StatusOr<std::unique_ptr<cache_service::CacheServer>> server =
       cache_service::CacheServer::Start(options);
   if (!server.ok()) return server.status();
+  slot->verdicts.store(&(*server)->resilience().impl()->call_verdicts());
   // A Get without the run's metadata passes the fault interceptor untouched.
   if (absl::Status s = (*server)->store().Store(key, "value"); !s.ok()) return s;
   return server;

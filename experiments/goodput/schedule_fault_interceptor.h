@@ -7,6 +7,7 @@
 #ifndef GRPC_RESILIENCE_EXPERIMENTS_GOODPUT_SCHEDULE_FAULT_INTERCEPTOR_H_
 #define GRPC_RESILIENCE_EXPERIMENTS_GOODPUT_SCHEDULE_FAULT_INTERCEPTOR_H_
 
+#include <atomic>
 #include <memory>
 
 #include "absl/status/statusor.h"
@@ -17,6 +18,13 @@
 #include "src/server_interceptors/call_verdicts.h"
 
 namespace goodput {
+
+// Where the interceptors find the server's call verdicts: a CacheServer makes
+// its interceptor factories before its state, so StartScheduledServer() fills
+// this in once the server has started (before any call of the run).
+struct CallVerdictsSlot {
+  std::atomic<resilience::CallVerdicts*> verdicts{nullptr};
+};
 
 // ScheduleFaultInterceptor
 //
@@ -29,8 +37,10 @@ namespace goodput {
 // instance per call.
 class ScheduleFaultInterceptor final : public grpc::experimental::Interceptor {
  public:
+  // Without `call_verdicts` (a call before the slot was filled), a failing
+  // call's status is replaced but its handler runs.
   ScheduleFaultInterceptor(grpc::experimental::ServerRpcInfo* info, ScheduledFaults& faults,
-                           resilience::CallVerdicts& call_verdicts)
+                           resilience::CallVerdicts* call_verdicts)
       : info_(info), faults_(faults), call_verdicts_(call_verdicts) {}
   ~ScheduleFaultInterceptor() override;
 
@@ -41,7 +51,7 @@ class ScheduleFaultInterceptor final : public grpc::experimental::Interceptor {
 
   grpc::experimental::ServerRpcInfo* const info_;
   ScheduledFaults& faults_;
-  resilience::CallVerdicts& call_verdicts_;
+  resilience::CallVerdicts* const call_verdicts_;
   bool replace_status_ = false;
   grpc::Status status_;
 };
@@ -49,18 +59,18 @@ class ScheduleFaultInterceptor final : public grpc::experimental::Interceptor {
 class ScheduleFaultInterceptorFactory final
     : public grpc::experimental::ServerInterceptorFactoryInterface {
  public:
-  // `faults` and `call_verdicts` must outlive the server.
+  // `faults` and the slot's verdicts must outlive the server.
   ScheduleFaultInterceptorFactory(ScheduledFaults& faults,
-                                  resilience::CallVerdicts& call_verdicts)
-      : faults_(faults), call_verdicts_(call_verdicts) {}
+                                  std::shared_ptr<const CallVerdictsSlot> slot)
+      : faults_(faults), slot_(std::move(slot)) {}
   grpc::experimental::Interceptor* CreateServerInterceptor(
       grpc::experimental::ServerRpcInfo* info) override {
-    return new ScheduleFaultInterceptor(info, faults_, call_verdicts_);
+    return new ScheduleFaultInterceptor(info, faults_, slot_->verdicts.load());
   }
 
  private:
   ScheduledFaults& faults_;
-  resilience::CallVerdicts& call_verdicts_;
+  const std::shared_ptr<const CallVerdictsSlot> slot_;
 };
 
 // StartScheduledServer()

@@ -7,7 +7,10 @@ UNAVAILABLE, threeState {}, no healthCheckConfig. Prints calls, OK, retries
 and the last scraped retries_refused_total{reason="budget"}.
 
   experiments/replicas/retry_budget_check.py --bin=build/examples/cache_service \
-      [--calls=600 | --duration=6s [--healthy_s=3]] [--concurrency=4]
+      [--calls=600 | --duration=6s [--healthy_s=3]] [--concurrency=4] [--picker]
+
+--picker puts the library's own picker first in loadBalancingConfig
+({"resilience_p2c": {}}, then round_robin): the scenario with the routing.
 """
 import argparse, json, os, re, signal, socket, subprocess, tempfile, threading, time, urllib.request
 
@@ -39,6 +42,7 @@ def main():
     ap.add_argument("--duration", default="")
     ap.add_argument("--healthy_s", type=float, default=0)
     ap.add_argument("--concurrency", type=int, default=4)
+    ap.add_argument("--picker", action="store_true")
     a = ap.parse_args()
     work = tempfile.mkdtemp()
     ports = [free_port() for _ in range(3)]
@@ -50,7 +54,8 @@ def main():
             json.dump(server_policy(i == 1 and a.healthy_s == 0), f)
         paths.append(path)
         procs.append(start(os.path.join(a.bin, "cache_server"), port, path))
-    client_policy = {"loadBalancingConfig": [{"round_robin": {}}],
+    lb = ([{"resilience_p2c": {}}] if a.picker else []) + [{"round_robin": {}}]
+    client_policy = {"loadBalancingConfig": lb,
                      "methodConfig": [{"name": NAME, "timeout": "1s",
                                        "retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.01s",
                                                        "maxBackoff": "0.1s", "backoffMultiplier": 2,

@@ -26,6 +26,8 @@ constexpr double kLeastSuccessShare = 0.02;
 constexpr double kLeastHeadroom = 0.05;
 // A decayed weight below this is no sample left.
 constexpr double kNoWeight = 1e-12;
+// The weight a peak latency sample keeps (EndpointState::Record()).
+constexpr double kPeakWeight = 8;
 
 // Times are nanoseconds since the Unix epoch on the picker's clock.
 int64_t Nanos(absl::Time t) { return absl::ToUnixNanos(t); }
@@ -212,15 +214,19 @@ struct EndpointPicker::EndpointState {
   void Record(int64_t now, absl::Duration latency, bool failed, const Tuning& t) {
     double x = Seconds(std::max<int64_t>(0, absl::ToInt64Nanoseconds(latency)));
     if (failed) x = std::max(x, t.failure_latency_s);
-    // Latency: a sample above the estimate is taken at once (the weight
-    // kept, so that lower samples bring it down at the same pace after).
+    // Latency: a sample above the estimate is taken at once, with the
+    // weight of at most kPeakWeight samples: the next lower ones bring it
+    // down within a few calls. Keeping the whole weight (thousands of
+    // samples a second) kept a fast replica that stalled once looking slow
+    // for seconds, and on a busy host every replica stalls now and then:
+    // a 10x slow replica then looked no worse and kept 1.6 % of the calls.
     if (HasLatency()) {
       const double d = Decay(now - latency_at, t.latency_decay_s);
       latency_sum *= d;
       latency_weight *= d;
     }
     if (!HasLatency() || x > OwnLatency()) {
-      latency_weight += 1;
+      latency_weight = std::min(latency_weight, kPeakWeight - 1) + 1;
       latency_sum = x * latency_weight;
     } else {
       latency_sum += x;

@@ -94,16 +94,8 @@ TEST(ScheduleFaultInterceptorTest, FailsWhatTheScheduleSays) {
   Period down{Period::kDown, absl::Seconds(1), absl::Seconds(2)};
   const std::vector<Period> schedule = {healthy, down};
   ScheduledFaults faults(schedule, 1);
-  cache_service::CacheServer::Options options;
-  options.extra_interceptors = [&faults](resilience::ServerResilienceImpl& resilience) {
-    resilience::ServerInterceptorFactoryList list;
-    list.push_back(
-        std::make_unique<ScheduleFaultInterceptorFactory>(faults, resilience.call_verdicts()));
-    return list;
-  };
-  auto server = cache_service::CacheServer::Start(options);
+  auto server = StartScheduledServer(faults, cache_service::CacheServer::Options(), "k");
   ASSERT_TRUE(server.ok()) << server.status();
-  ASSERT_TRUE((*server)->store().Store("k", "v").ok());
   auto stub = cache::v1::CacheService::NewStub(
       grpc::CreateChannel((*server)->address(), grpc::InsecureChannelCredentials()));
   auto get = [&](const char* run, const char* tick) {
