@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "absl/time/clock.h"
+#include "grpc_resilience/fallback.h"
 #include "grpcpp/client_context.h"
 
 namespace cache_service {
@@ -19,7 +20,7 @@ grpc::Status StoreValue(cache::v1::CacheService::StubInterface& stub, const std:
 }
 
 grpc::Status GetValue(cache::v1::CacheService::StubInterface& stub, const std::string& key,
-                      std::string* value, absl::Duration timeout) {
+                      std::string* value, absl::Duration timeout, bool* fell_back) {
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
   cache::v1::GetReq request;
@@ -27,6 +28,7 @@ grpc::Status GetValue(cache::v1::CacheService::StubInterface& stub, const std::s
   cache::v1::GetResp response;
   grpc::Status status = stub.Get(&context, request, &response);
   *value = response.value();
+  if (fell_back != nullptr) *fell_back = resilience::FellBack(context);
   return status;
 }
 

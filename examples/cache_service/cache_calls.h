@@ -17,9 +17,10 @@ namespace cache_service {
 // Each call's deadline is `timeout` from now.
 grpc::Status StoreValue(cache::v1::CacheService::StubInterface& stub, const std::string& key,
                         const std::string& value, absl::Duration timeout);
-// `value` receives the value (empty unless the status is OK).
+// `value` receives the value (empty unless the status is OK); `fell_back`,
+// when given, whether Get's fallback answered (FellBack(), a stale read).
 grpc::Status GetValue(cache::v1::CacheService::StubInterface& stub, const std::string& key,
-                      std::string* value, absl::Duration timeout);
+                      std::string* value, absl::Duration timeout, bool* fell_back = nullptr);
 // `keys` receives the keys Dump streamed, in order.
 grpc::Status DumpKeys(cache::v1::CacheService::StubInterface& stub, std::vector<std::string>* keys,
                       absl::Duration timeout);

@@ -48,6 +48,7 @@ using cache_service::Flaky;
 using cache_service::Hedged;
 using cache_service::NoFaults;
 using cache_service::Outage;
+using cache_service::StaleReadsInOutage;
 using cache_service::ResilientChannel;
 using cache_service::Show;
 using cache_service::Slow;
@@ -157,6 +158,7 @@ int main(int argc, char** argv) {
   Flaky(demo);
   Slow(demo);
   Outage(demo);
+  StaleReadsInOutage(demo);
   Hedged(demo);
   AdaptiveLimit(demo);
 

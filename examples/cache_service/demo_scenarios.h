@@ -17,6 +17,9 @@ void Flaky(DemoSession& demo);
 void Slow(DemoSession& demo);
 // Store's breaker through an outage and a restart of the backend.
 void Outage(DemoSession& demo);
+// Stale reads from the client's own copy (Get's fallback) while the backend
+// is down (stale_reads_demo.cc).
+void StaleReadsInOutage(DemoSession& demo);
 // A hedged Get against a long tail (5% of Gets take 80 ms).
 void Hedged(DemoSession& demo);
 // An adaptive concurrency limit following a backend that loses capacity.

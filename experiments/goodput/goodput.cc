@@ -325,6 +325,7 @@ void Metrics::Merge(const Metrics& o) {
   reached_failing_backend += o.reached_failing_backend;
   rejected_while_healthy += o.rejected_while_healthy;
   oracle_succeeded += o.oracle_succeeded;
+  answered_stale += o.answered_stale;
   goodput_ratio = oracle_succeeded > 0 ? static_cast<double>(succeeded) / oracle_succeeded : 0;
   first_success_per_outage.insert(first_success_per_outage.end(),
                                   o.first_success_per_outage.begin(),

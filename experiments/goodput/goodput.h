@@ -102,6 +102,10 @@ struct Metrics {
   int64_t reached_failing_backend = 0;
   int64_t rejected_while_healthy = 0;
   int64_t oracle_succeeded = 0;
+  // gRPC mode: calls that did not succeed but were answered by Get's
+  // fallback from the client's copy (a stale read; counted in failed or
+  // rejected_locally as well).
+  int64_t answered_stale = 0;
   double goodput_ratio = 0;     // succeeded / oracle_succeeded
   double waste_ratio = 0;       // reached_failing_backend / the same for `none`
   // Per failing period followed by a healthy one (an "outage"), in seconds

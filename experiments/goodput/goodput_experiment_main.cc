@@ -136,17 +136,25 @@ int main(int argc, char** argv) {
     if (!absl::GetFlag(FLAGS_json)) {
       std::printf("schedule %s (%s): %zu periods, %.0f s, 1 call/ms\n", name.c_str(),
                   mode.c_str(), schedule.size(), absl::ToDoubleSeconds(length));
-      std::printf("%-22s %9s %9s %9s %9s %9s %9s %8s %8s %9s %9s %9s\n", "policy", "succeeded",
+      std::printf("%-22s %9s %9s %9s %9s %9s %9s %8s %8s %9s %9s %9s%s\n", "policy", "succeeded",
                   "failed", "rejected", "to_failing", "rej_healthy", "oracle", "goodput", "waste",
-                  "first_ok", "rec99", "rec99_max");
+                  "first_ok", "rec99", "rec99_max", mode == "grpc" ? "     stale  answered" : "");
       for (size_t p = 0; p < policies.size(); ++p) {
         const goodput::Metrics& m = results[p];
-        std::printf("%-22s %9ld %9ld %9ld %9ld %9ld %9ld %8.4f %8.4f %8.3fs %8.3fs %8.3fs\n",
+        std::printf("%-22s %9ld %9ld %9ld %9ld %9ld %9ld %8.4f %8.4f %8.3fs %8.3fs %8.3fs",
                     policies[p].key.c_str(), (long)m.succeeded, (long)m.failed,
                     (long)m.rejected_locally, (long)m.reached_failing_backend,
                     (long)m.rejected_while_healthy, (long)m.oracle_succeeded, m.goodput_ratio,
                     m.waste_ratio, m.first_success_seconds, m.recovery99_seconds,
                     m.recovery99_max_seconds);
+        // gRPC mode: the calls Get's fallback answered from the client's
+        // copy, and the share answered at all, fresh or stale.
+        if (mode == "grpc") {
+          std::printf(" %9ld %8.4f", (long)m.answered_stale,
+                      static_cast<double>(m.succeeded + m.answered_stale) /
+                          std::max<int64_t>(1, m.offered));
+        }
+        std::printf("\n");
       }
       std::printf("\n");
     }
@@ -159,11 +167,12 @@ int main(int argc, char** argv) {
           "\"rejected_locally\": %d, \"reached_failing_backend\": %d, "
           "\"rejected_while_healthy\": %d, \"oracle_succeeded\": %d, \"goodput_ratio\": %.6f, "
           "\"waste_ratio\": %.6f, \"first_success_seconds\": %.4f, "
-          "\"recovery99_seconds\": %.4f, \"recovery99_max_seconds\": %.4f}",
+          "\"recovery99_seconds\": %.4f, \"recovery99_max_seconds\": %.4f, "
+          "\"answered_stale\": %d}",
           p ? ", " : "", policies[p].key, m.offered, m.succeeded, m.failed, m.rejected_locally,
           m.reached_failing_backend, m.rejected_while_healthy, m.oracle_succeeded,
           m.goodput_ratio, m.waste_ratio, m.first_success_seconds, m.recovery99_seconds,
-          m.recovery99_max_seconds);
+          m.recovery99_max_seconds, m.answered_stale);
     }
     json += "}}";
     if (const std::string dir = absl::GetFlag(FLAGS_out); !dir.empty()) {

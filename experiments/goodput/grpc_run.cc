@@ -9,12 +9,14 @@
 #include "absl/time/clock.h"
 #include "cache/v1/cache.grpc.pb.h"
 #include "examples/cache_service/cache_server.h"
+#include "examples/cache_service/stale_reads.h"
 #include "experiments/goodput/run_recorder.h"
 #include "experiments/goodput/schedule_fault_interceptor.h"
 #include "experiments/goodput/scheduled_faults.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/security/credentials.h"
 #include "src/core/simulated_clock.h"
+#include "grpc_resilience/fallback.h"
 #include "src/client_interceptors/local_rejection.h"
 #include "src/client_interceptors/resilient_channel.h"
 #include "src/grpc_common/status_conversion.h"
@@ -55,6 +57,14 @@ absl::StatusOr<Metrics> RunPolicy(const std::string& target, const std::vector<P
   std::unique_ptr<cache::v1::CacheService::Stub> stub =
       cache::v1::CacheService::NewStub(channel.channel);
 
+  // Get's fallback: the last value a call read, answered to every call
+  // that fails or is refused once one was read (fallback.h).
+  cache_service::StaleReads copy(1);
+  resilience::FallbackOptions fallback;
+  fallback.codes = {grpc::StatusCode::UNAVAILABLE, grpc::StatusCode::RESOURCE_EXHAUSTED};
+  if (absl::Status s = copy.Install(*channel.resilience, fallback); !s.ok()) return s;
+  int64_t answered_stale = 0;
+
   RunRecorder recorder(schedule, length, seed);
   cache::v1::GetReq request;
   request.set_key(kKey);
@@ -67,11 +77,15 @@ absl::StatusOr<Metrics> RunPolicy(const std::string& target, const std::vector<P
     context.AddMetadata(kTickMetadataKey, std::to_string(tick));
     cache::v1::GetResp response;
     const grpc::Status status = stub->Get(&context, request, &response);
-    if (status.ok()) {
+    // A stale answer is the call's failure for the breaker's measures.
+    const bool stale = resilience::FellBack(context);
+    if (stale && status.ok()) ++answered_stale;
+    if (status.ok() && !stale) {
       recorder.Reached(tick, true);
+      copy.Remember(kKey, response.value());
     } else if (resilience::RejectedLocally(context)) {
       recorder.RejectedLocally(tick);
-    } else if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+    } else if (stale || status.error_code() == grpc::StatusCode::UNAVAILABLE ||
                status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
       recorder.Reached(tick, false);
     } else {
@@ -82,6 +96,7 @@ absl::StatusOr<Metrics> RunPolicy(const std::string& target, const std::vector<P
     }
   }
   Metrics m = recorder.Finish();
+  m.answered_stale = answered_stale;
   // What the server saw must match what the client counted.
   const ScheduledFaults::Counts server = faults.CountsOf(policy.key);
   if (server.served != m.succeeded + m.failed ||

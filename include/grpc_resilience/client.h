@@ -22,6 +22,7 @@
 
 #include "grpc_resilience/client_resilience.h"
 #include "grpc_resilience/events.h"
+#include "grpc_resilience/fallback.h"
 #include "grpc_resilience/local_rejection.h"
 #include "grpc_resilience/metrics.h"
 #include "grpc_resilience/policy.h"

@@ -71,6 +71,14 @@ struct GRPC_RESILIENCE_EXPORT ClientMethodStats {
   /// Unary calls the bulkhead rejected (its queue full, or the wait ended
   /// without a slot): UNAVAILABLE at once, RejectedLocally(), never sent.
   int64_t rejected_by_bulkhead = 0;
+  /// Calls answered by the method's fallback (fallback.h) instead of their
+  /// failure, by FallbackCause: the breaker, the bulkhead or a spent retry
+  /// budget refused them, or they failed after their retries. Each is still
+  /// counted in calls_by_code with the status it would have ended with.
+  int64_t fallbacks_breaker = 0;
+  int64_t fallbacks_bulkhead = 0;    ///< see fallbacks_breaker
+  int64_t fallbacks_retry_budget = 0;  ///< see fallbacks_breaker
+  int64_t fallbacks_failed = 0;      ///< see fallbacks_breaker
   /// With Options::metrics: the calls by the final status the application
   /// got (CallsWithCode()), counted when they end, and their latency from
   /// start to final status, retries and backoff included.
@@ -88,6 +96,10 @@ struct GRPC_RESILIENCE_EXPORT ClientMethodStats {
   /// The calls that ended with `code` (a grpc::StatusCode's number; any
   /// number above 16 counts in one "other" slot).
   uint64_t CallsWithCode(int code) const;
+  /// All calls answered by a fallback, whatever the cause.
+  int64_t Fallbacks() const {
+    return fallbacks_breaker + fallbacks_bulkhead + fallbacks_retry_budget + fallbacks_failed;
+  }
   /// The transitions from `from` to `to`.
   int64_t Transitions(BreakerState from, BreakerState to) const {
     return breaker_transitions[static_cast<size_t>(from)][static_cast<size_t>(to)];

@@ -21,6 +21,7 @@
 /// | resilient_channel.h | CreateResilientChannel(): a channel with retry, timeout and breaker |
 /// | client_resilience.h | ClientResilience: a channel's counters, breakers, metrics and updates |
 /// | local_rejection.h | RejectedLocally(): whether our breaker or bulkhead refused a call |
+/// | fallback.h | SetFallback(), FellBack(): a method's answer to a refused or failed call |
 /// | criticality.h, criticality_level.h | Criticality: a call's level, set and propagated |
 /// | server.h | everything a server needs, the headers below |
 /// | server_interceptors.h | AddServerInterceptors(): throttling and fault injection on a server |

@@ -10,6 +10,7 @@
 #define GRPC_RESILIENCE_SRC_CLIENT_INTERCEPTORS_CALL_COUNTERS_H_
 
 #include "absl/time/time.h"
+#include "grpc_resilience/fallback.h"
 #include "src/client_interceptors/client_method_state.h"
 #include "src/core/clock.h"
 #include "src/retry/retry_decider.h"
@@ -50,6 +51,20 @@ class CallCounters {
   void NotRetriedStub() { Add(state_.not_retried_stub_calls); }
   void BulkheadWaited() { Add(state_.bulkhead_waits); }
   void RejectedByBulkhead() { Add(state_.rejected_by_bulkhead); }
+  // The call was answered by its method's fallback (its original status is
+  // still what CallEnded() counts).
+  void FellBack(FallbackCause cause) {
+    switch (cause) {
+      case FallbackCause::kBreaker:
+        return Add(state_.fallbacks_breaker);
+      case FallbackCause::kBulkhead:
+        return Add(state_.fallbacks_bulkhead);
+      case FallbackCause::kRetryBudget:
+        return Add(state_.fallbacks_retry_budget);
+      case FallbackCause::kFailed:
+        return Add(state_.fallbacks_failed);
+    }
+  }
 
   // The call's retries (or hedges) stopped for `verdict`: counted for a
   // spent budget and a pushback stop, once per call.

@@ -10,6 +10,7 @@
 #include "src/client_interceptors/breaker_event_queue.h"
 #include "src/client_interceptors/call_timers.h"
 #include "src/client_interceptors/endpoint_router.h"
+#include "src/client_interceptors/fallback_registry.h"
 #include "src/core/clock.h"
 #include "src/core/timeout_scheduler.h"
 
@@ -34,6 +35,9 @@ struct CallEnvironment {
   // The channel's endpoint picker (policy file: resilience_p2c), null
   // without one: then gRPC's load balancing routes every attempt.
   EndpointRouter* router = nullptr;
+  // The fallbacks registered from code for the channel's methods; null:
+  // none can be (FallbackStage).
+  const FallbackRegistry* fallbacks = nullptr;
 
   // Delivers queued breaker events once the call holds no lock
   // (BreakerEventQueue::DeliverAfter()).

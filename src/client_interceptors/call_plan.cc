@@ -7,17 +7,14 @@ namespace {
 
 using grpc::experimental::ClientRpcInfo;
 
-// Whether the call came from a protobuf generated stub (grpc_internals.h),
-// the only stubs whose receive buffer is known to be a
-// protobuf::MessageLite.
+}  // namespace
+
 bool FromGeneratedStub(const char* method, ClientMethodState& state) {
   if (state.generated_stub_name.load(std::memory_order_acquire) == method) return true;
   if (!state.protobuf_method || !internal::InReadOnlyStaticStorage(method)) return false;
   state.generated_stub_name.store(method, std::memory_order_release);
   return true;
 }
-
-}  // namespace
 
 CallPlan PlanCall(ClientResilienceImpl& resilience, ClientRpcInfo* info) {
   CallPlan plan;

@@ -55,6 +55,13 @@ struct CallPlan {
   }
 };
 
+// FromGeneratedStub()
+//
+// Whether a call of `method` (the name the call carries, ClientRpcInfo::
+// method()) came from a protobuf generated stub (grpc_internals.h), the only
+// stubs whose receive buffer is known to be a protobuf::MessageLite.
+bool FromGeneratedStub(const char* method, ClientMethodState& state);
+
 // PlanCall()
 //
 // The plan for the call `info` describes. One MethodCache lookup; no side

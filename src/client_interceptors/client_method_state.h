@@ -73,7 +73,14 @@ class HealthNameCheck;    // health_name_check.h
   X(bulkhead_waits)                                                                 \
   /* Calls the bulkhead rejected (queue full, or the wait ended without a */        \
   /* slot); they never reached the network. */                                      \
-  X(rejected_by_bulkhead)
+  X(rejected_by_bulkhead)                                                            \
+  /* Calls answered by the method's fallback, by cause (FallbackCause): the */    \
+  /* chain refused them (breaker, bulkhead, spent retry budget) or they */         \
+  /* failed after their retries. Their original status is counted too. */         \
+  X(fallbacks_breaker)                                                              \
+  X(fallbacks_bulkhead)                                                             \
+  X(fallbacks_retry_budget)                                                         \
+  X(fallbacks_failed)
 
 // MakeHedgingDecider()
 //
@@ -153,6 +160,9 @@ struct ClientMethodState {
   // a call with this address needs no further check.
   std::atomic<const char*> generated_stub_name{nullptr};
   std::atomic<bool> reported_stub_pass_through{false};
+  // A fallback's OK answer could not replace a failure (grpc_internals.h,
+  // AcceptFilledMessage()): said once.
+  std::atomic<bool> reported_fallback_limit{false};
   RetrySettings retry;  // max_attempts 1 when the policy has no retryPolicy
   // null: no breaker. Shared with the method's next state when an update
   // leaves the breaker's settings as they were.

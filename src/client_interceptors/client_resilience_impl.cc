@@ -6,8 +6,8 @@
 #include <initializer_list>
 
 #include "absl/strings/str_cat.h"
-
 #include "src/client_interceptors/breaker_event_queue.h"
+#include "src/client_interceptors/fallback_stage.h"
 #include "src/client_interceptors/health_name_check.h"
 #include "src/client_interceptors/health_probe_sender.h"
 #include "src/metrics/metric_catalog.h"
@@ -332,9 +332,6 @@ constexpr TransitionKind kTransitions[] = {
     {BreakerState::kClosed, BreakerState::kHalfOpen, false, false},
 };
 
-}  // namespace
-
-namespace {
 
 // Endpoints by their breaker's state: the first kEndpointLabels by name one
 // by one, the rest summed under "other" (bounded label cardinality).
@@ -375,6 +372,7 @@ void ClientResilienceImpl::AppendMetrics(PrometheusText& text) {
   PrometheusText::Family& unretried = MetricCatalog::Declare(text, MetricId::kClientUnretriedCalls);
   PrometheusText::Family& rejections =
       MetricCatalog::Declare(text, MetricId::kClientLocalRejections);
+  PrometheusText::Family& fallbacks = MetricCatalog::Declare(text, MetricId::kClientFallbacks);
   PrometheusText::Family& timeouts = MetricCatalog::Declare(text, MetricId::kClientAttemptTimeouts);
   PrometheusText::Family& breaker_state =
       MetricCatalog::Declare(text, MetricId::kClientBreakerState);
@@ -440,6 +438,7 @@ void ClientResilienceImpl::AppendMetrics(PrometheusText& text) {
       rejections.Sample(labels({{"cause", "bulkhead"}}),
                         s->rejected_by_bulkhead.load(std::memory_order_relaxed));
     }
+    AppendFallbackSamples(fallbacks, *s, fallbacks_, base);
     if (s->endpoint_breakers != nullptr) {
       waived.Sample(base, s->breaker_rejections_waived.load(std::memory_order_relaxed));
       AppendEndpointStates(*s->endpoint_breakers, endpoints, labels);

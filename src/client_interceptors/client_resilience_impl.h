@@ -25,6 +25,7 @@
 #include "src/core/clock.h"
 #include "src/client_interceptors/client_method_state.h"
 #include "src/client_interceptors/endpoint_router.h"
+#include "src/client_interceptors/fallback_registry.h"
 #include "src/client_interceptors/health_name_check.h"
 #include "src/client_interceptors/health_probe_sender.h"
 #include "src/core/method_cache.h"
@@ -139,6 +140,8 @@ class ClientResilienceImpl {
   int64_t generation() ABSL_LOCKS_EXCLUDED(generation_mu_);
   // Policy files that failed to load in ReloadFile() (nothing changed).
   int64_t failed_reloads() const { return failed_reloads_.load(std::memory_order_relaxed); }
+  // The fallbacks registered from code (SetFallback(), fallback.h).
+  FallbackRegistry& fallbacks() { return fallbacks_; }
 
  private:
   // The call objects reach the per-method state through their CallPlan;
@@ -207,6 +210,7 @@ class ClientResilienceImpl {
   // After methods_, so destroyed first: its destructor waits for the probes
   // in flight, whose answers go to the states' RecoveryProbes.
   std::unique_ptr<HealthProbeSender> probe_sender_;
+  FallbackRegistry fallbacks_;
 };
 
 }  // namespace resilience

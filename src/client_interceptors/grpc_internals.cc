@@ -22,6 +22,7 @@
 #include "grpcpp/impl/call.h"
 #include "grpcpp/impl/call_op_set.h"
 #include "grpcpp/impl/codegen/interceptor_common.h"
+#include "grpcpp/impl/codegen/proto_utils.h"
 #include "grpcpp/support/async_unary_call.h"
 #include "grpcpp/support/byte_buffer.h"
 
@@ -150,6 +151,39 @@ bool CallerUsesCallbacks(grpc::experimental::InterceptorBatchMethods* methods) {
 #if GRPC_RESILIENCE_GRPC_PRIVATE_MEMBERS
   const auto [cq, own_tag] = QueueAndOwnTag(methods);
   return cq != nullptr && !own_tag;
+#else
+  (void)methods;
+  return false;  // the public-API fallback
+#endif
+}
+
+bool AcceptFilledMessage(grpc::experimental::InterceptorBatchMethods* methods) {
+#if GRPC_RESILIENCE_GRPC_PRIVATE_MEMBERS
+  using grpc::internal::CallOpSet;
+  using Message = grpc::internal::CallOpRecvMessage<grpc::protobuf::MessageLite>;
+  // The blocking (client_unary_call.h) and the callback (client_callback.h)
+  // unary calls' one batch.
+  using FullSet = CallOpSet<grpc::internal::CallOpSendInitialMetadata,
+                            grpc::internal::CallOpSendMessage,
+                            grpc::internal::CallOpRecvInitialMetadata, Message,
+                            grpc::internal::CallOpClientSendClose,
+                            grpc::internal::CallOpClientRecvStatus>;
+  // An async stub's (async_unary_call.h): its single batch, or the Finish()
+  // batch of a call started before.
+  using AsyncSet = CallOpSet<grpc::internal::CallOpSendInitialMetadata,
+                             grpc::internal::CallOpSendMessage,
+                             grpc::internal::CallOpClientSendClose,
+                             grpc::internal::CallOpRecvInitialMetadata, Message,
+                             grpc::internal::CallOpClientRecvStatus>;
+  using AsyncFinishSet = CallOpSet<Message, grpc::internal::CallOpClientRecvStatus>;
+  auto* batch = dynamic_cast<grpc::internal::InterceptorBatchMethodsImpl*>(methods);
+  if (batch == nullptr) return false;
+  grpc::internal::CallOpSetInterface* ops = batch->*MemberOf(BatchOps{});
+  if (auto* full = dynamic_cast<FullSet*>(ops); full != nullptr) {
+    static_cast<Message*>(full)->got_message = true;
+    return true;
+  }
+  return dynamic_cast<AsyncSet*>(ops) != nullptr || dynamic_cast<AsyncFinishSet*>(ops) != nullptr;
 #else
   (void)methods;
   return false;  // the public-API fallback

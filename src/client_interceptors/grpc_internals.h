@@ -110,6 +110,21 @@ class SilentCompletion final : public grpc::internal::CompletionQueueTag {
   grpc::internal::CompletionQueueTag* batch_ = nullptr;  // the attempt's own
 };
 
+// AcceptFilledMessage()
+//
+// At POST_RECV_STATUS of a generated stub's unary call that went out (not
+// hijacked) and received no message: makes the caller take the message an
+// interceptor wrote into the receive buffer (a fallback's answer). A
+// blocking stub turns an OK status without a received message into
+// UNIMPLEMENTED "No message returned for unary request"; gRPC 1.51 keeps the
+// flag it reads (CallOpRecvMessage::got_message) in the batch's op set,
+// which an interceptor reaches only through InterceptorBatchMethodsImpl's
+// private ops_. Async and callback stubs accept a missing message
+// (AllowNoMessage()) and read their buffer as it is. False when the batch
+// is none of the generated unary stubs' op sets, and always in the
+// public-API fallback: then an OK answer cannot be given.
+bool AcceptFilledMessage(grpc::experimental::InterceptorBatchMethods* methods);
+
 // InReadOnlyStaticStorage()
 //
 // Whether `p` points into a read-only segment of the executable or of a

@@ -19,6 +19,7 @@ ResilientCallFactory::ResilientCallFactory(std::shared_ptr<ClientResilienceImpl>
   if (timers != nullptr) env_.timers = timers;
   env_.events = resilience_->breaker_events();
   env_.router = resilience_->router();
+  env_.fallbacks = &resilience_->fallbacks();
 }
 
 grpc::experimental::Interceptor* ResilientCallFactory::CreateClientInterceptor(

@@ -43,6 +43,7 @@ RetriedUnaryCall::RetriedUnaryCall(grpc::experimental::ClientRpcInfo* info,
       breaker_(*state_),
       method_(info->method()),
       hedging_(state_->hedging_decider.get()),
+      fallback_(env.fallbacks, *state_),
       counters_(*state_, *env.clock) {}
 
 RetriedUnaryCall::~RetriedUnaryCall() = default;
@@ -57,9 +58,18 @@ void RetriedUnaryCall::Intercept(grpc::experimental::InterceptorBatchMethods* me
     Start(methods);
     return;  // no Proceed(): the call is hijacked when its result is known
   }
-  FillHijackedReceive(methods);  // the re-entry after Hijack()
+  // The re-entry after Hijack().
+  if (!fallback_ran_ &&
+      methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_RECV_STATUS)) {
+    RunFallback();
+  }
+  FillHijackedReceive(methods);
   if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_STATUS)) {
-    counters_.CallEnded(static_cast<int>(methods->GetRecvStatus()->error_code()));
+    // A call that fell back counts as the end it met (fallbacks_total says
+    // how it was answered).
+    counters_.CallEnded(static_cast<int>(fallback_.fell_back()
+                                             ? original_code_
+                                             : methods->GetRecvStatus()->error_code()));
   }
   methods->Proceed();
 }
@@ -325,7 +335,12 @@ void RetriedUnaryCall::FillHijackedReceive(grpc::experimental::InterceptorBatchM
     }
   }
   if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_RECV_MESSAGE)) {
-    if (final_status_.ok() && shown_ != nullptr) {
+    if (fallback_.fell_back()) {
+      // Its answer; a status other than OK carries no message.
+      if (!fallback_.status().ok() || !fallback_.ParseInto(methods->GetRecvMessage())) {
+        methods->FailHijackedRecvMessage();
+      }
+    } else if (final_status_.ok() && shown_ != nullptr) {
       // gRPC 1.51's generated unary stubs instantiate their receive op with
       // protobuf::MessageLite, so this void* is exactly a MessageLite*.
       auto* message = static_cast<grpc::protobuf::MessageLite*>(methods->GetRecvMessage());
@@ -340,7 +355,8 @@ void RetriedUnaryCall::FillHijackedReceive(grpc::experimental::InterceptorBatchM
     }
   }
   if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_RECV_STATUS)) {
-    *methods->GetRecvStatus() = final_status_;
+    *methods->GetRecvStatus() = fallback_.fell_back() ? fallback_.status() : final_status_;
+    if (fallback_.fell_back()) FallbackStage::MarkFellBack(methods->GetRecvTrailingMetadata());
     if (attempt != nullptr) {
       for (const auto& entry : attempt->GetServerTrailingMetadata()) {
         methods->GetRecvTrailingMetadata()->insert(entry);

@@ -28,6 +28,7 @@
 #include "src/client_interceptors/call_counters.h"
 #include "src/client_interceptors/call_environment.h"
 #include "src/client_interceptors/client_method_state.h"
+#include "src/client_interceptors/fallback_stage.h"
 #include "src/client_interceptors/grpc_internals.h"
 #include "src/client_interceptors/local_status.h"
 #include "src/core/mutex.h"
@@ -232,6 +233,10 @@ class RetriedUnaryCall final : public grpc::experimental::Interceptor {
   void ReportToRouter(const Attempt& a, const AttemptEnd& end, LocalEnd local)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   grpc::Status ForcedOutStatus() const;
+  // In the re-entry, before FillHijackedReceive(): the method's fallback
+  // for a call that did not succeed (retried_unary_call_fallback.cc). No
+  // lock held: the fallback is the user's code.
+  void RunFallback();
 
   grpc::experimental::ClientRpcInfo* const info_;
   // The method's state the call started with, held to its end (every
@@ -296,6 +301,14 @@ class RetriedUnaryCall final : public grpc::experimental::Interceptor {
   bool grant_pending_ ABSL_GUARDED_BY(mu_) = false;
   CondVar grant_done_;
   grpc::Status final_status_;  // written once before the last Release(), read after
+  // Retries refused by a spent retry budget or throttle (FinalStatus()):
+  // a fallback's cause.
+  bool budget_spent_ ABSL_GUARDED_BY(mu_) = false;
+  // The fallback, run in the re-entry (fallback_ran_), and the status the
+  // call had before it answered (counted as the call's end).
+  FallbackStage fallback_;
+  bool fallback_ran_ = false;
+  grpc::StatusCode original_code_ = grpc::StatusCode::OK;
   // The call's counters: under mu_, and in Start() and the re-entry after
   // Hijack() (which the last Release() orders after every other use).
   CallCounters counters_;

@@ -336,6 +336,7 @@ grpc::Status RetriedUnaryCall::FinalStatus(const RetryDecision& decision, grpc::
       return NotRetriedStatus(method_, made,
                               "the server's grpc-retry-pushback-ms says not to retry", last);
     case RetryVerdict::kBudgetSpent:
+      budget_spent_ = true;  // a fallback's cause
       // Which of the two refused: the channel's throttle first (it is the
       // one other methods can have spent).
       return NotRetriedStatus(method_, made,

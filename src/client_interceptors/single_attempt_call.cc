@@ -39,6 +39,7 @@ SingleAttemptCall::SingleAttemptCall(ClientRpcInfo* info, std::shared_ptr<Client
       counters_(state_, *env.clock),
       breaker_(state_),
       timeout_(*env.timeouts),
+      fallback_(env.fallbacks, state_),
       bulkhead_(plan.bulkhead) {}
 
 SingleAttemptCall::~SingleAttemptCall() {
@@ -67,9 +68,14 @@ void SingleAttemptCall::Intercept(grpc::experimental::InterceptorBatchMethods* m
   }
   if (rejected_) {
     FillRejection(methods);
-  } else if (breaker_.enabled() && !first_response_.has_value() &&
-             methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_MESSAGE) &&
-             methods->GetRecvMessage() != nullptr) {
+  } else if (fallback_possible_ && recv_message_ == nullptr) {
+    // The caller's buffer, for a fallback: set on the batch that receives
+    // (gRPC 1.51 sets it before any hook; PRE_RECV_MESSAGE is a hijacker's).
+    recv_message_ = methods->GetRecvMessage();
+  }
+  if (!rejected_ && breaker_.enabled() && !first_response_.has_value() &&
+      methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_MESSAGE) &&
+      methods->GetRecvMessage() != nullptr) {
     first_response_ = env_.breaker_clock->Now();
   }
   if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_STATUS)) End(methods);
@@ -83,6 +89,7 @@ void SingleAttemptCall::Intercept(grpc::experimental::InterceptorBatchMethods* m
 bool SingleAttemptCall::Start(grpc::experimental::InterceptorBatchMethods* methods) {
   started_ = true;
   if (breaker_.enabled()) breaker_.ReadCriticality(*methods->GetSendInitialMetadata());
+  PrepareFallback(methods);
   // Metrics: the call and its one attempt.
   counters_.CallStarted();
   counters_.AttemptMade();
@@ -245,12 +252,20 @@ void SingleAttemptCall::FillRejection(grpc::experimental::InterceptorBatchMethod
        info_->type() == ClientRpcInfo::Type::BIDI_STREAMING)) {
     methods->FailHijackedSendMessage();
   }
-  if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_RECV_MESSAGE)) {
+  if (!fallback_ran_ &&
+      (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_RECV_MESSAGE) ||
+       methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_RECV_STATUS))) {
+    RunRejectionFallback();
+  }
+  const bool answered = fallback_.fell_back();
+  if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_RECV_MESSAGE) &&
+      (!answered || !fallback_.status().ok() || !fallback_.ParseInto(methods->GetRecvMessage()))) {
     methods->FailHijackedRecvMessage();
   }
   if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_RECV_STATUS)) {
-    *methods->GetRecvStatus() = rejection_;
+    *methods->GetRecvStatus() = answered ? fallback_.status() : rejection_;
     if (rejector_.has_value()) MarkRejectedLocally(methods->GetRecvTrailingMetadata(), *rejector_);
+    if (answered) FallbackStage::MarkFellBack(methods->GetRecvTrailingMetadata());
   }
 }
 
@@ -292,7 +307,9 @@ void SingleAttemptCall::End(grpc::experimental::InterceptorBatchMethods* methods
       }
     }
   }
-  counters_.CallEnded(static_cast<int>(status->error_code()));
+  // A rejection the fallback answered counts as the rejection.
+  counters_.CallEnded(static_cast<int>(rejected_ && fallback_.fell_back() ? rejection_.error_code()
+                                                                         : status->error_code()));
   FeedRetryThrottle(state_, *info_->client_context(), methods);
   state_.reconnect->Poke(info_->channel(), status->error_code());
   if (state_.health_check != nullptr && status->error_code() == grpc::StatusCode::UNAVAILABLE) {
@@ -305,6 +322,7 @@ void SingleAttemptCall::End(grpc::experimental::InterceptorBatchMethods* methods
   if (env_.events != nullptr && env_.events->pending()) {
     env_.DeliverEvents(internal::CallerBlocks(methods));
   }
+  if (fallback_possible_ && !rejected_ && !status->ok()) FallBackOnFailure(methods, status);
 }
 
 }  // namespace resilience

@@ -22,6 +22,7 @@
 #include "src/client_interceptors/call_counters.h"
 #include "src/client_interceptors/call_environment.h"
 #include "src/client_interceptors/call_plan.h"
+#include "src/client_interceptors/fallback_stage.h"
 #include "src/client_interceptors/local_rejection.h"
 #include "src/core/mutex.h"
 #include "src/core/timeout_scheduler.h"
@@ -97,6 +98,13 @@ class SingleAttemptCall final : public grpc::experimental::Interceptor {
   void Resume();
   void FillRejection(grpc::experimental::InterceptorBatchMethods* methods);
   void End(grpc::experimental::InterceptorBatchMethods* methods);
+  // Fallback (single_attempt_call_fallback.cc): whether the call may fall
+  // back (at its start), the refused call's answer (in FillRejection()),
+  // and a failed call's (at the end of End()).
+  void PrepareFallback(grpc::experimental::InterceptorBatchMethods* methods);
+  void RunRejectionFallback();
+  void FallBackOnFailure(grpc::experimental::InterceptorBatchMethods* methods,
+                         grpc::Status* status);
 
   grpc::experimental::ClientRpcInfo* const info_;
   // The method's state the call started with, held to its end.
@@ -121,6 +129,14 @@ class SingleAttemptCall final : public grpc::experimental::Interceptor {
   // waiting), and who rejected it (no trailer for a cancellation).
   grpc::Status rejection_;
   std::optional<LocalRejector> rejector_;
+  // Fallback: a unary call from a generated stub of a method with one;
+  // its serialized request and the caller's receive buffer (a
+  // protobuf::MessageLite, from the call's PRE_RECV_MESSAGE).
+  FallbackStage fallback_;
+  bool fallback_possible_ = false;
+  bool fallback_ran_ = false;
+  grpc::ByteBuffer request_;
+  void* recv_message_ = nullptr;
 
   // Bulkhead (plan.bulkhead).
   const bool bulkhead_;

@@ -25,6 +25,9 @@ inline constexpr char kPushbackKey[] = "grpc-retry-pushback-ms";
 // The trailer a call our client breaker rejected carries
 // (client_interceptors/local_rejection.h).
 inline constexpr char kLocalRejectionKey[] = "x-resilience-local-rejection";
+// The trailer a call answered by its method's fallback carries
+// (client_interceptors/fallback_stage.h).
+inline constexpr char kFallbackKey[] = "x-resilience-fallback";
 // A call's criticality, the level's name ("SHEDDABLE"): set by the caller
 // (grpc_resilience/criticality.h), read by the server's throttle
 // (docs/criticality.md).

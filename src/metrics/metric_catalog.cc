@@ -10,6 +10,8 @@ using T = MetricType;
 // Label values that are fixed.
 constexpr absl::string_view kRefusedReasons[] = {"budget", "pushback"};
 constexpr absl::string_view kLocalRejectionCauses[] = {"breaker", "bulkhead"};
+// FallbackCauseName()'s values, in FallbackCause's order.
+constexpr absl::string_view kFallbackCauses[] = {"breaker", "bulkhead", "retry_budget", "failed"};
 constexpr absl::string_view kBreakerStates[] = {"closed", "open", "half-open"};
 constexpr absl::string_view kProbedBreakers[] = {"method", "endpoint"};
 constexpr absl::string_view kProbeOutcomes[] = {"serving", "not_serving", "unreachable",
@@ -32,6 +34,8 @@ constexpr MetricLabelSpec kClientByReason[] = {
     {"grpc_method", {}}, {"channel", {}}, {"reason", kRefusedReasons}};
 constexpr MetricLabelSpec kClientByCause[] = {
     {"grpc_method", {}}, {"channel", {}}, {"cause", kLocalRejectionCauses}};
+constexpr MetricLabelSpec kClientByFallbackCause[] = {
+    {"grpc_method", {}}, {"channel", {}}, {"cause", kFallbackCauses}};
 constexpr MetricLabelSpec kClientByState[] = {
     {"grpc_method", {}}, {"channel", {}}, {"state", kBreakerStates}};
 constexpr MetricLabelSpec kClientByEndpointState[] = {
@@ -78,6 +82,10 @@ constexpr MetricSpec kCatalog[] = {
      kClient},
     {MetricId::kClientLocalRejections, "grpc_resilience_client_local_rejections_total", T::kCounter,
      "Attempts failed here without reaching the server, by cause.", kClientByCause},
+    {MetricId::kClientFallbacks, "grpc_resilience_client_fallbacks_total", T::kCounter,
+     "Calls answered by the method's fallback instead of their failure, by cause (the failure "
+     "is still counted in calls_total).",
+     kClientByFallbackCause},
     {MetricId::kClientAttemptTimeouts, "grpc_resilience_client_attempt_timeouts_total", T::kCounter,
      "Attempts ended by their per-attempt timeout (not the call's deadline).", kClient},
     {MetricId::kClientBreakerState, "grpc_resilience_client_breaker_state", T::kGauge,

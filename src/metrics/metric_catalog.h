@@ -26,6 +26,7 @@ enum class MetricId {
   kClientRetriesRefused,
   kClientUnretriedCalls,
   kClientLocalRejections,
+  kClientFallbacks,
   kClientAttemptTimeouts,
   kClientBreakerState,
   kClientBreakerDropProbability,

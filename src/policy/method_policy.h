@@ -70,6 +70,22 @@ struct RetrySettings : Backoff::Options {
   const Backoff::Options& backoff() const { return *this; }
 };
 
+// A policy's `fallback`: what a refused or failed unary call answers
+// instead (loaded by PolicyTableBuilder; docs/fallbacks.md).
+struct StaticFallback {
+  // The response message, serialized (from `response`, the message as JSON,
+  // checked against the method's output type); empty with a status.
+  std::string response;
+  // The status the caller gets: OK with `response`, or `status`.
+  absl::StatusCode code = absl::StatusCode::kOk;
+  std::string message;
+  // onCodes: the failures it answers; empty: the retryable codes.
+  std::vector<absl::StatusCode> codes;
+  // onLocalRejections: the calls the chain refused (breaker, bulkhead,
+  // spent retry budget), whatever their code.
+  bool local_rejections = true;
+};
+
 // A hedgingPolicy (gRFC A6, plus our adaptiveDelay): HedgingDecider's
 // options without the budget (the file's retryThrottling, added by the
 // client). Loaded by policy/hedging_settings.h.
@@ -264,6 +280,10 @@ struct MethodPolicy {
   // channel (Bulkhead); none when unset.
   std::optional<Bulkhead::Options> bulkhead;
   CriticalitySettings criticality;
+  // fallback: a static answer for the unary calls the client chain refused
+  // or that failed after their retries (client_interceptors/fallback_stage.h);
+  // a fallback registered from code replaces it.
+  std::optional<StaticFallback> fallback;
 };
 
 }  // namespace resilience

@@ -214,7 +214,7 @@ std::vector<std::string> PolicyTable::server_warnings() const {
   // The fields only a client applies, by the JSON path a warning starts with.
   static constexpr absl::string_view kClientFields[] = {
       "retryPolicy", "hedgingPolicy", "retryBudget", "timeout", "deadline", "waitForReady",
-      "breaker", "bulkhead", "maxRequestMessageBytes", "maxResponseMessageBytes"};
+      "breaker", "bulkhead", "fallback", "maxRequestMessageBytes", "maxResponseMessageBytes"};
   static constexpr absl::string_view kClientTopFields[] = {
       "retryThrottling", "loadBalancingConfig", "loadBalancingPolicy"};
   const auto client_only = [](absl::string_view warning) {

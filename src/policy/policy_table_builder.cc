@@ -22,6 +22,7 @@
 #include "src/limits/gradient_concurrency_limiter.h"
 #include "src/limits/token_bucket.h"
 #include "src/policy/breaker_timing_warnings.h"
+#include "src/policy/fallback_settings.h"
 #include "src/policy/hedging_settings.h"
 #include "src/policy/json_text.h"
 #include "src/policy/load_balancing_checker.h"
@@ -319,6 +320,11 @@ absl::Status PolicyTableBuilder::AddEntry(const pb::MethodConfig& entry, const s
     absl::StatusOr<Bulkhead::Options> b = ReadBulkhead(entry.bulkhead(), path + ".bulkhead");
     if (!b.ok()) return b.status();
     policy.bulkhead = *b;
+  }
+  if (entry.has_fallback()) {
+    auto f = ReadFallback(entry, path + ".fallback", set_.warnings_);
+    if (!f.ok()) return f.status();
+    policy.fallback = *std::move(f);
   }
   if (entry.has_fault_injection()) {
     absl::StatusOr<FaultInjectionSettings> f =

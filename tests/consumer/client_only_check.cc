@@ -10,6 +10,8 @@
 //   - a call whose first attempt the server fails with UNAVAILABLE succeeds
 //     on the retry the policy asks for: two attempts reach the server;
 //   - a call that fails with NOT_FOUND (not retryable) is not retried;
+//   - a call whose every attempt fails with UNAVAILABLE is answered by the
+//     fallback registered with SetFallback<Request, Response>() (FellBack());
 //   - the metrics text the program builds with grpc_resilience/metrics.h is
 //     valid;
 //   - a policy file watched with grpc_resilience/policy_file_watcher.h is
@@ -29,6 +31,7 @@
 
 #include "grpc_resilience/client.h"
 #include "grpc_resilience/criticality.h"
+#include "grpc_resilience/fallback.h"
 #include "grpc_resilience/metrics.h"
 #include "grpc_resilience/policy.h"
 #include "grpc_resilience/policy_file_watcher.h"
@@ -61,6 +64,9 @@ class PlainInventory final : public shop::v1::Inventory::Service {
     }
     if (request->sku() == "flaky" && flaky_runs.fetch_add(1) == 0) {
       return grpc::Status(grpc::StatusCode::UNAVAILABLE, "first attempt fails");
+    }
+    if (request->sku() == "down") {
+      return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the backend is down");
     }
     if (request->sku() == "missing") {
       missing_runs.fetch_add(1);
@@ -135,6 +141,36 @@ int main() {
         "no retry of NOT_FOUND",
         "GetItem(missing) -> code " + std::to_string(status.error_code()) + " after " +
             std::to_string(service.missing_runs.load()) + " attempt(s)");
+
+  {
+    // A fallback from code: every attempt of "down" fails, the caller gets
+    // the fallback's item.
+    const absl::Status set =
+        resilience::SetFallback<shop::v1::GetItemRequest, shop::v1::Item>(
+            *channel.resilience, "/shop.v1.Inventory/GetItem",
+            [](const shop::v1::GetItemRequest& request, const grpc::Status& /*original*/,
+               shop::v1::Item* fallback) {
+              fallback->set_sku(request.sku());
+              fallback->set_quantity(-1);  // unknown
+              return grpc::Status::OK;
+            });
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    shop::v1::GetItemRequest request;
+    request.set_sku("down");
+    shop::v1::Item answer;
+    status = stub->GetItem(&context, request, &answer);
+    const resilience::ClientMethodStats stats =
+        channel.resilience->Stats("/shop.v1.Inventory/GetItem");
+    Check(set.ok() && status.ok() && answer.sku() == "down" && answer.quantity() == -1 &&
+              resilience::FellBack(context) && stats.fallbacks_failed == 1,
+          "fallback",
+          "GetItem(down) -> code " + std::to_string(status.error_code()) + ", quantity " +
+              std::to_string(answer.quantity()) + ", fallbacks " +
+              std::to_string(stats.Fallbacks()));
+    resilience::SetFallback(*channel.resilience, "/shop.v1.Inventory/GetItem", nullptr)
+        .IgnoreError();
+  }
 
   // A live update with the same policies: a new generation, nothing changed,
   // calls go on.
