@@ -148,8 +148,12 @@ absl::StatusOr<std::vector<std::string>> EndpointResolver::Resolve(const std::st
   return endpoints;
 }
 
-EndpointResolver::EndpointResolver(Target target, absl::Duration interval, Listener on_change)
-    : target_(std::move(target)), interval_(interval), on_change_(std::move(on_change)) {}
+EndpointResolver::EndpointResolver(Target target, absl::Duration interval, Listener on_change,
+                                   Clock& clock)
+    : target_(std::move(target)),
+      interval_(interval),
+      on_change_(std::move(on_change)),
+      clock_(clock) {}
 
 EndpointResolver::~EndpointResolver() {
   {
@@ -186,7 +190,7 @@ void EndpointResolver::Run() {
       MutexLock lock(&mu_);
       for (;;) {
         if (stop_) return;
-        const absl::Time now = absl::Now();
+        const absl::Time now = clock_.Now();
         if (now >= next) break;
         // A refresh asked for: at most one per kRefreshSpacing.
         const absl::Time soonest = next - interval_ + kRefreshSpacing;
@@ -197,7 +201,7 @@ void EndpointResolver::Run() {
       refresh_ = false;
     }
     absl::StatusOr<std::vector<std::string>> endpoints = Resolve(target_.host, target_.port);
-    next = absl::Now() + interval_;
+    next = clock_.Now() + interval_;
     bool changed = false;
     {
       MutexLock lock(&mu_);

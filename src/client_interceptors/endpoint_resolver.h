@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "src/core/clock.h"
 #include "src/core/mutex.h"
 
 namespace resilience {
@@ -63,7 +64,9 @@ class EndpointResolver {
 
   using Listener = std::function<void(const std::vector<std::string>& endpoints)>;
 
-  EndpointResolver(Target target, absl::Duration interval, Listener on_change);
+  // `clock` (monotonic time) must outlive the resolver.
+  EndpointResolver(Target target, absl::Duration interval, Listener on_change,
+                   Clock& clock = Clock::Real());
   ~EndpointResolver();  // stops the thread
 
   EndpointResolver(const EndpointResolver&) = delete;
@@ -82,6 +85,7 @@ class EndpointResolver {
   const Target target_;
   const absl::Duration interval_;
   const Listener on_change_;
+  Clock& clock_;
   Mutex mu_;
   CondVar wake_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;

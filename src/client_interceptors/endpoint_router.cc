@@ -91,7 +91,7 @@ EndpointRouter::EndpointRouter(EndpointResolver::Target target,
       connections_(std::make_shared<const Connections>()) {
   resolver_ = std::make_unique<EndpointResolver>(
       std::move(target), settings.routing->reresolve_interval,
-      [this](const std::vector<std::string>& endpoints) { SetEndpoints(endpoints); });
+      [this](const std::vector<std::string>& endpoints) { SetEndpoints(endpoints); }, clock);
 }
 
 EndpointRouter::~EndpointRouter() {
