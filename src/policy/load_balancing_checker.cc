@@ -139,7 +139,7 @@ absl::Status Duration(const Struct& object, const std::string& path, absl::strin
     int64_t nanos = 0;
     std::string digits9(fraction);
     digits9.resize(9, '0');
-    if (!fraction.empty()) absl::SimpleAtoi(digits9, &nanos);
+    if (!fraction.empty() && !absl::SimpleAtoi(digits9, &nanos)) nanos = 0;
     *out = absl::Seconds(seconds) + absl::Nanoseconds(nanos);
   }
   return absl::OkStatus();

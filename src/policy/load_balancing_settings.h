@@ -18,18 +18,23 @@
 
 namespace resilience {
 
+// What resilience_p2c's entry says (LoadBalancingSettings::routing). Outside
+// LoadBalancingSettings: a nested struct with default member initializers is
+// not default-constructible inside its enclosing class for clang.
+struct RoutingSettings {
+  // How long an endpoint that joined or came back takes to get its full
+  // share ("slowStart").
+  absl::Duration slow_start = absl::Seconds(10);
+  // How often a dns: target is resolved again ("reresolveInterval").
+  absl::Duration reresolve_interval = absl::Seconds(30);
+};
+
 struct LoadBalancingSettings {
   // The library's own endpoint picker: loadBalancingConfig's first entry
   // {"resilience_p2c": {...}}, which is taken out of `configs` (gRPC never
   // sees it). The channel then picks the endpoint of every unary attempt
   // of a generated stub itself (docs/routing.md).
-  struct Routing {
-    // How long an endpoint that joined or came back takes to get its full
-    // share ("slowStart").
-    absl::Duration slow_start = absl::Seconds(10);
-    // How often a dns: target is resolved again ("reresolveInterval").
-    absl::Duration reresolve_interval = absl::Seconds(30);
-  };
+  using Routing = RoutingSettings;
   std::optional<Routing> routing;
   // loadBalancingConfig, one JSON object per entry as the file wrote it
   // (keys sorted, numbers in their shortest form), in file order; gRPC uses
