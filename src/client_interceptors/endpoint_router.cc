@@ -271,34 +271,45 @@ void EndpointRouter::AppendStatus(const std::string& channel,
                                   std::vector<RoutedEndpointStatus>& rows) {
   const std::shared_ptr<const Connections> connections = this->connections();
   for (const auto& [method, picker] : pickers()) {
-  // Methods that never picked (streams, methods not called yet) have no rows.
-  const std::vector<EndpointPicker::EndpointStats> stats = picker->Snapshot();
-  if (std::all_of(stats.begin(), stats.end(), [](const auto& e) { return e.picks == 0; })) {
-    continue;
-  }
-  for (const EndpointPicker::EndpointStats& e : stats) {
-    RoutedEndpointStatus row;
-    row.channel = channel;
-    row.method = method;
-    row.endpoint = e.name;
-    row.picks = e.picks;
-    row.retries_here = e.retries_here;
-    row.in_flight = e.in_flight;
-    row.latency = e.latency;
-    row.error_share = e.error_share;
-    row.load = e.load;
-    row.weight = e.weight;
-    row.out = OutName(e.out);
-    if (auto it = connections->find(e.name); it != connections->end() && row.out.empty()) {
-      const Connection& c = *it->second;
-      row.out = OutName(static_cast<EndpointPicker::Out>(c.gate_out.load(std::memory_order_relaxed)));
-      if (row.out.empty() && c.channel->GetState(false) != GRPC_CHANNEL_READY) {
-        row.out = OutName(EndpointPicker::Out::kConnecting);
-      }
+    // Methods that never picked (streams, methods not called yet) have no rows.
+    const std::vector<EndpointPicker::EndpointStats> stats = picker->Snapshot();
+    if (std::all_of(stats.begin(), stats.end(), [](const auto& e) { return e.picks == 0; })) {
+      continue;
     }
-    rows.push_back(std::move(row));
+    for (const EndpointPicker::EndpointStats& e : stats) {
+      auto it = connections->find(e.name);
+      rows.push_back(StatusRow(channel, method, e,
+                               it != connections->end() ? it->second.get() : nullptr));
+    }
   }
+}
+
+RoutedEndpointStatus EndpointRouter::StatusRow(const std::string& channel,
+                                               const std::string& method,
+                                               const EndpointPicker::EndpointStats& e,
+                                               const Connection* connection) {
+  RoutedEndpointStatus row;
+  row.channel = channel;
+  row.method = method;
+  row.endpoint = e.name;
+  row.picks = e.picks;
+  row.retries_here = e.retries_here;
+  row.in_flight = e.in_flight;
+  row.latency = e.latency;
+  row.error_share = e.error_share;
+  row.load = e.load;
+  row.weight = e.weight;
+  // Why it is out: the picker's record (connectivity), else what the last
+  // attempt's method found (breaker), else its connection now.
+  row.out = OutName(e.out);
+  if (connection != nullptr && row.out.empty()) {
+    row.out = OutName(
+        static_cast<EndpointPicker::Out>(connection->gate_out.load(std::memory_order_relaxed)));
+    if (row.out.empty() && connection->channel->GetState(false) != GRPC_CHANNEL_READY) {
+      row.out = OutName(EndpointPicker::Out::kConnecting);
+    }
   }
+  return row;
 }
 
 }  // namespace resilience

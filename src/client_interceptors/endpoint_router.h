@@ -141,6 +141,10 @@ class EndpointRouter {
   // gone ones.
   void SetEndpoints(const std::vector<std::string>& endpoints) ABSL_LOCKS_EXCLUDED(mu_);
   void Poll() ABSL_LOCKS_EXCLUDED(mu_);
+  // One row of AppendStatus(); `connection` null when the endpoint left.
+  static RoutedEndpointStatus StatusRow(const std::string& channel, const std::string& method,
+                                        const EndpointPicker::EndpointStats& e,
+                                        const Connection* connection);
   std::shared_ptr<const Connections> connections() ABSL_LOCKS_EXCLUDED(mu_);
   // Every method's picker, by method name.
   std::vector<std::pair<std::string, std::shared_ptr<EndpointPicker>>> pickers()
