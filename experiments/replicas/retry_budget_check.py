@@ -11,6 +11,9 @@ and the last scraped retries_refused_total{reason="budget"}.
 
 --picker puts the library's own picker first in loadBalancingConfig
 ({"resilience_p2c": {}}, then round_robin): the scenario with the routing.
+--runs=N repeats the whole run (fresh servers and client each time) and ends
+with one line: the failed calls and the budget's refusals (the client's own
+final count) of each run, and in how many runs >= 99 % of the calls were OK.
 """
 import argparse, json, os, re, signal, socket, subprocess, tempfile, threading, time, urllib.request
 
@@ -43,7 +46,16 @@ def main():
     ap.add_argument("--healthy_s", type=float, default=0)
     ap.add_argument("--concurrency", type=int, default=4)
     ap.add_argument("--picker", action="store_true")
+    ap.add_argument("--runs", type=int, default=1)
     a = ap.parse_args()
+    results = [run(a) for _ in range(a.runs)]
+    if a.runs > 1:
+        ok99 = sum(1 for calls, failed, _ in results if calls and failed <= calls / 100)
+        print(f"runs {a.runs}: failed {[f for _, f, _ in results]} "
+              f"budget refused {[r for _, _, r in results]} "
+              f">= 99 % OK in {ok99} of {a.runs}")
+
+def run(a):
     work = tempfile.mkdtemp()
     ports = [free_port() for _ in range(3)]
     procs = []
@@ -100,10 +112,13 @@ def main():
     codes = {c: int(n) for c, n in re.findall(r"^  ([A-Z_]+)\s+(\d+)$", out, re.M)}
     failed = sum(n for c, n in codes.items() if c not in ("OK", "NOT_FOUND"))
     cl = re.search(r"client: .*", out)
+    refused = re.search(r"(\d+) retries refused by the budget", out)
     print(f"calls {calls.group(1) if calls else '?'} failed {failed} "
           f"{cl.group(0) if cl else ''} budget_refused(last scrape) {last.get('budget')}")
     for l in sorted(last.get("ep", [])):
         print("  ", l)
     print(out)
+    return (int(calls.group(1)) if calls else 0, failed,
+            int(refused.group(1)) if refused else None)
 
 main()

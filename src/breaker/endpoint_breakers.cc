@@ -59,6 +59,14 @@ absl::Status EndpointBreakers::Validate(const Options& options) {
     return absl::InvalidArgumentError(
         absl::StrCat("max_endpoints: must be in [1, 1024], got ", options.max_endpoints));
   }
+  if (options.listed_endpoints < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("listed_endpoints: must be >= 0, got ", options.listed_endpoints));
+  }
+  if (options.listed_grace < absl::ZeroDuration() || options.listed_grace > absl::Minutes(1)) {
+    return absl::InvalidArgumentError(absl::StrCat("listed_grace: must be in [0, 1m], got ",
+                                                   absl::FormatDuration(options.listed_grace)));
+  }
   if (options.recent < absl::Milliseconds(1) || options.recent > absl::Hours(24)) {
     return absl::InvalidArgumentError(absl::StrCat("recent: must be in [1ms, 24h], got ",
                                                    absl::FormatDuration(options.recent)));
@@ -78,6 +86,10 @@ bool EndpointBreakers::Record(const std::string& endpoint, Outcome outcome,
   if (endpoint.empty()) {
     if (outcome == Outcome::kFailure) unreached_in_a_row_.fetch_add(1, std::memory_order_relaxed);
     return true;
+  }
+  if (first_outcome_ns_.load(std::memory_order_relaxed) == 0) {
+    int64_t none = 0;
+    first_outcome_ns_.compare_exchange_strong(none, now_ns, std::memory_order_relaxed);
   }
   std::shared_ptr<Entry> entry = Find(endpoint, now);
   entry->last_seen_ns.store(now_ns, std::memory_order_relaxed);
@@ -158,7 +170,11 @@ bool EndpointBreakers::FailingAlone(const std::string& endpoint) {
       unreached_in_a_row_.load(std::memory_order_relaxed) >= options_.unreached_failures) {
     return false;
   }
-  const int64_t since_ns = absl::ToUnixNanos(clock_.Now() - options_.recent);
+  const absl::Time now = clock_.Now();
+  const int64_t since_ns = absl::ToUnixNanos(now - options_.recent);
+  const int64_t first_ns = first_outcome_ns_.load(std::memory_order_relaxed);
+  const bool in_grace =
+      first_ns != 0 && now - absl::FromUnixNanos(first_ns) < options_.listed_grace;
   MutexLock lock(&mu_);
   auto it = entries_.find(endpoint);
   if (it == entries_.end()) return false;
@@ -182,6 +198,12 @@ bool EndpointBreakers::FailingAlone(const std::string& endpoint) {
                other->last_success_ns.load(std::memory_order_relaxed) >= since_ns) {
       serves = true;
     }
+  }
+  if (in_grace && recent < options_.listed_endpoints) {
+    // The start: the listed endpoints not seen yet are connecting (gRPC
+    // sends no pick there until they are), and count as serving.
+    serves = true;
+    recent = options_.listed_endpoints;
   }
   return serves && failing < FailingBound(recent);
 }

@@ -71,6 +71,16 @@ namespace resilience {
 // A whole-service failure is never "alone": once every endpoint's last
 // outcome is a failure, no other one serves.
 //
+// At a channel's start (Options::listed_endpoints, Options::listed_grace):
+// gRPC's round_robin sends every pick to the first endpoint it has
+// connected until the others connect, so a failing endpoint may be the only
+// one seen for a while although others serve. While fewer endpoints were
+// seen within `recent` than the channel's target lists, and less than
+// `listed_grace` after the first outcome on an endpoint, the endpoints not
+// seen yet count as serving (and as seen, for the failing share): a bad
+// endpoint fails alone. After the grace, only what was seen counts, so a
+// whole-service failure from the start spends the retry budget from then on.
+//
 // Bounded: at most Options::max_endpoints endpoints are kept; a new one
 // evicts those not seen within `recent`, and then, at the bound, the one
 // seen longest ago. A forgotten endpoint starts afresh (closed).
@@ -96,6 +106,12 @@ class EndpointBreakers {
     // Failures in a row on one endpoint that make it fail alone while
     // another serves (FailingAlone()). >= 1. Defaults to 3.
     int alone_failures = 3;
+    // Endpoints the channel's target lists (an ipv4: or ipv6: list); 0 when
+    // not known (a name to resolve). For FailingAlone() at the start.
+    int listed_endpoints = 0;
+    // How long after the first outcome on an endpoint the listed endpoints
+    // not seen yet count as serving. In [0, 1 min]. Defaults to 1 s.
+    absl::Duration listed_grace = absl::Seconds(1);
     // Makes the breaker of a new endpoint, with `listener` installed (the
     // breaker calls it on every transition). Required.
     std::function<std::unique_ptr<Breaker>(BreakerListener listener)> make;
@@ -221,6 +237,9 @@ class EndpointBreakers {
   std::atomic<int> known_{0};
   // Failures with no endpoint since the last success on any; for (b).
   std::atomic<int64_t> unreached_in_a_row_{0};
+  // When the first outcome on an endpoint was recorded (Unix ns; 0: none
+  // yet); for the listed endpoints' grace.
+  std::atomic<int64_t> first_outcome_ns_{0};
 };
 
 }  // namespace resilience

@@ -220,6 +220,7 @@ std::unique_ptr<Breaker> ClientResilienceImpl::MakeBreaker(const ClientMethodSta
 std::unique_ptr<EndpointBreakers> ClientResilienceImpl::MakeEndpointBreakers(
     const ClientMethodState& state) {
   EndpointBreakers::Options options = state.policy->breaker.endpoints;
+  options.listed_endpoints = listed_endpoints_.load(std::memory_order_relaxed);
   if (probe_sender_ != nullptr && state.policy->breaker.kind == BreakerKind::kThreeState) {
     options.recovery_probe = state.policy->breaker.recovery_probe;
   }

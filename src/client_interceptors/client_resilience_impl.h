@@ -24,6 +24,7 @@
 #include "src/breaker/breaker.h"
 #include "src/core/clock.h"
 #include "src/client_interceptors/client_method_state.h"
+#include "src/client_interceptors/endpoint_resolver.h"
 #include "src/client_interceptors/endpoint_router.h"
 #include "src/client_interceptors/fallback_registry.h"
 #include "src/client_interceptors/health_name_check.h"
@@ -97,6 +98,17 @@ class ClientResilienceImpl {
   void EnableHealthProbes(const std::string& target,
                           std::shared_ptr<grpc::ChannelCredentials> credentials,
                           const grpc::ChannelArguments& args);
+
+  // ListTargetEndpoints()
+  //
+  // The endpoints `target` lists (an ipv4: or ipv6: list; none for a name
+  // to resolve), for the per-endpoint breakers made from then on
+  // (EndpointBreakers::Options::listed_endpoints: at the channel's start,
+  // the listed endpoints not seen yet count as serving).
+  // CreateResilientChannel() calls it before any call can be made.
+  void ListTargetEndpoints(const std::string& target) {
+    listed_endpoints_.store(EndpointResolver::ListedCount(target), std::memory_order_relaxed);
+  }
 
   // EnableRouting()
   //
@@ -197,6 +209,8 @@ class ClientResilienceImpl {
   Mutex generation_mu_;
   std::shared_ptr<const Generation> generation_ ABSL_GUARDED_BY(generation_mu_);
   std::atomic<int64_t> failed_reloads_{0};
+  // ListTargetEndpoints()'s count.
+  std::atomic<int> listed_endpoints_{0};
   // Before methods_: their states point to these.
   ReconnectWatch reconnect_;
   const std::shared_ptr<BreakerEventQueue> breaker_events_;

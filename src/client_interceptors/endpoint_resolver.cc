@@ -62,6 +62,11 @@ std::string Named(int family, const void* address, const std::string& port) {
 
 }  // namespace
 
+int EndpointResolver::ListedCount(absl::string_view target) {
+  absl::StatusOr<Target> parsed = Parse(target);  // duplicates removed
+  return parsed.ok() ? static_cast<int>(parsed->fixed.size()) : 0;
+}
+
 absl::StatusOr<EndpointResolver::Target> EndpointResolver::Parse(absl::string_view target) {
   const std::string shown(target.substr(0, 200));
   const auto bad = [&](absl::string_view what) {

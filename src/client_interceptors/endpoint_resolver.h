@@ -55,6 +55,12 @@ class EndpointResolver {
   // for a malformed one.
   static absl::StatusOr<Target> Parse(absl::string_view target);
 
+  // ListedCount()
+  //
+  // How many distinct endpoints `target` lists (an ipv4: or ipv6: list); 0
+  // for a name to resolve and for a target Parse() refuses.
+  static int ListedCount(absl::string_view target);
+
   // Resolve()
   //
   // The endpoints of `host`:`port` now (getaddrinfo, blocking), in the

@@ -108,6 +108,7 @@ ResilientChannel CreateResilientChannel(
   // Before the channel exists, so before any call: breaker.recoveryProbe's
   // probes go on a channel of their own to the same target.
   made.resilience->impl()->EnableHealthProbes(target, credentials, options.args);
+  made.resilience->impl()->ListTargetEndpoints(target);
   // The library's endpoint picker, when the file asks for it: before the
   // chain's factory, which hands it to every call.
   if (options.make_inner_interceptors && !options.inner_interceptors.empty()) {

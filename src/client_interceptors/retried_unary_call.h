@@ -274,6 +274,14 @@ class RetriedUnaryCall final : public grpc::experimental::Interceptor {
   int outstanding_ ABSL_GUARDED_BY(mu_) = 0;
   // Inlined up to the usual maxAttempts (3), without an allocation.
   absl::InlinedVector<std::unique_ptr<Attempt>, 3> attempts_ ABSL_GUARDED_BY(mu_);
+  // Re-picks: attempts gRPC's load balancer sent to an endpoint that fails
+  // alone (AttemptOutcome::endpoint_known_bad, no route of ours) and that
+  // failed there. The library's own picker would not have sent them (it
+  // skips an open endpoint and the ones the call tried), so they do not use
+  // up the call's maxAttempts (AttemptOutcome::repicks), at most
+  // kMaxRepicks a call; the deadline still bounds them.
+  static constexpr int kMaxRepicks = 2;
+  int repicks_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<std::unique_ptr<Timer>> timers_ ABSL_GUARDED_BY(mu_);
   Timer* live_timer_ ABSL_GUARDED_BY(mu_) = nullptr;  // the one that counts
   bool timer_is_backoff_ ABSL_GUARDED_BY(mu_) = false;

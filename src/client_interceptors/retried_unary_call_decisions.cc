@@ -214,6 +214,8 @@ void RetriedUnaryCall::Ended(Attempt& a, Actions& actions) {
     return;
   }
   const int made = static_cast<int>(attempts_.size());
+  if (outcome.endpoint_known_bad && !routed && repicks_ < kMaxRepicks) ++repicks_;
+  outcome.repicks = repicks_;
   const RetryDecision decision = state_->retry_decider->Decide(made, outcome, now, call_deadline_);
   if (decision.verdict == RetryVerdict::kRetry) {
     counters_.RetryDecided(/*hedge=*/false);

@@ -65,7 +65,7 @@ RetryDecision RetryDecider::Decide(int attempts, const AttemptOutcome& outcome, 
     decision.verdict = RetryVerdict::kRejectedLocally;
   } else if (!retryable) {
     decision.verdict = RetryVerdict::kNotRetryable;
-  } else if (attempts >= max_attempts_) {
+  } else if (attempts - outcome.repicks >= max_attempts_) {
     decision.verdict = RetryVerdict::kAttemptsExhausted;
   } else if (outcome.pushback.kind == Pushback::Kind::kStop) {
     decision.verdict = RetryVerdict::kPushbackStop;

@@ -61,6 +61,11 @@ struct AttemptOutcome {
   // retryThrottling keeps gRPC's meaning (charged, and asked), and so does
   // a windowed retryBudget (a bound of retries per call).
   bool endpoint_known_bad = false;
+  // Attempts of the call so far, this one included, that do not count
+  // toward maxAttempts: failures on a known-bad endpoint that gRPC's load
+  // balancer picked, a pick the library would have refused (the call
+  // counts them, RetriedUnaryCall::kMaxRepicks at most). 0 without.
+  int repicks = 0;
   Pushback pushback;
 };
 
@@ -112,8 +117,8 @@ struct RetryDecision {
 //      is retryable and not endpoint_known_bad, the throttle one when it is
 //      retryable or carries a pushback (a local rejection costs nothing: it
 //      never reached the server).
-//   4. Cancelled, rejected locally, not retryable, or maxAttempts reached:
-//      done.
+//   4. Cancelled, rejected locally, not retryable, or maxAttempts reached
+//      (the attempts made less AttemptOutcome::repicks): done.
 //   5. A "do not retry" pushback: done. A pushback delay replaces the
 //      backoff; after an endpoint_known_bad failure the retry goes at once
 //      (no backoff: another endpoint serves).

@@ -333,6 +333,46 @@ TEST_F(EndpointBreakersTest, FailingAloneNeedsARecentSuccessElsewhereAndObeysCon
   EXPECT_FALSE(e.FailingAlone("b"));  // every endpoint open: the service fails
 }
 
+// At a channel's start gRPC's round_robin sends every pick to the first
+// endpoint it connected: a bad one may be the only one seen while the others
+// connect. With the target's endpoints listed, those not seen yet count as
+// serving for listed_grace after the first outcome; after it, a lone
+// endpoint failing is the whole service failing again.
+TEST_F(EndpointBreakersTest, ListedEndpointsNotSeenYetServeDuringTheStartGrace) {
+  EndpointBreakers::Options o = Options();
+  o.listed_endpoints = 3;
+  EndpointBreakers e(o, clock_);
+  Rounds(e, 2, {"b"}, {"b"});
+  EXPECT_FALSE(e.FailingAlone("b"));  // two failures: not bad yet
+  Rounds(e, 1, {"b"}, {"b"});
+  EXPECT_TRUE(e.FailingAlone("b"));  // a and c are connecting
+  EXPECT_FALSE(e.FailingAlone("a"));
+  // Once the other two are seen, what they did counts, as without the list.
+  Rounds(e, 1, {"a", "c"}, {"a", "c"});
+  Rounds(e, 1, {"b"}, {"b"});
+  EXPECT_FALSE(e.FailingAlone("b"));
+  Rounds(e, 1, {"a"}, {});
+  EXPECT_TRUE(e.FailingAlone("b"));
+
+  // After the grace (1 s from the first outcome), unseen endpoints are not
+  // serving: a whole-service failure from the start spends the budget.
+  EndpointBreakers late(o, clock_);
+  Rounds(late, 3, {"b"}, {"b"});
+  EXPECT_TRUE(late.FailingAlone("b"));
+  clock_.AdvanceTime(absl::Seconds(1));
+  Rounds(late, 1, {"b"}, {"b"});
+  EXPECT_FALSE(late.FailingAlone("b"));
+
+  // Without the list (a name to resolve) or with one endpoint listed, a lone
+  // endpoint never fails alone.
+  for (int listed : {0, 1}) {
+    o.listed_endpoints = listed;
+    EndpointBreakers unlisted(o, clock_);
+    Rounds(unlisted, 5, {"b"}, {"b"});
+    EXPECT_FALSE(unlisted.FailingAlone("b")) << listed;
+  }
+}
+
 TEST_F(EndpointBreakersTest, Validate) {
   EndpointBreakers::Options o = Options();
   EXPECT_TRUE(EndpointBreakers::Validate(o).ok());
@@ -353,6 +393,14 @@ TEST_F(EndpointBreakersTest, Validate) {
   o.alone_failures = 0;
   EXPECT_THAT(std::string(EndpointBreakers::Validate(o).message()),
               HasSubstr("alone_failures: must be >= 1, got 0"));
+  o = Options();
+  o.listed_endpoints = -1;
+  EXPECT_THAT(std::string(EndpointBreakers::Validate(o).message()),
+              HasSubstr("listed_endpoints: must be >= 0, got -1"));
+  o = Options();
+  o.listed_grace = absl::Minutes(2);
+  EXPECT_THAT(std::string(EndpointBreakers::Validate(o).message()),
+              HasSubstr("listed_grace: must be in [0, 1m], got 2m"));
 }
 
 }  // namespace

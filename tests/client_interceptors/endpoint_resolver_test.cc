@@ -31,6 +31,10 @@ TEST(EndpointResolverTest, AddressListsAreTakenAsTheyAre) {
   absl::StatusOr<EndpointResolver::Target> slashes = EndpointResolver::Parse("ipv4:///1.2.3.4:5");
   ASSERT_TRUE(slashes.ok()) << slashes.status();
   EXPECT_THAT(slashes->fixed, ElementsAre("ipv4:1.2.3.4:5"));
+  // What the per-endpoint breakers are told the target lists.
+  EXPECT_EQ(EndpointResolver::ListedCount("ipv4:127.0.0.1:50051,10.0.0.2:443,127.0.0.1:50051"), 2);
+  EXPECT_EQ(EndpointResolver::ListedCount("dns:///localhost:50051"), 0);
+  EXPECT_EQ(EndpointResolver::ListedCount("unix:/tmp/s"), 0);
 }
 
 TEST(EndpointResolverTest, NamesAreResolvedWithTheTargetsAuthority) {

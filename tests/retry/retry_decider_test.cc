@@ -277,6 +277,27 @@ TEST_F(RetryDeciderTest, AKnownBadEndpointsRetryIsNotRefusedByASpentBudget) {
             RetryVerdict::kAttemptsExhausted);
 }
 
+// Re-picks (failures on a known-bad endpoint gRPC's load balancer chose,
+// counted by the call) do not use up maxAttempts: the third attempt of a
+// call whose first two were re-picks is retried, at once.
+TEST_F(RetryDeciderTest, RepicksDoNotUseUpMaxAttempts) {
+  RetryDecider decider(Defaults(), random_);  // maxAttempts 3
+  AttemptOutcome bad = Failed(absl::StatusCode::kUnavailable);
+  bad.endpoint_known_bad = true;
+  bad.repicks = 1;
+  RetryDecision decision = decider.Decide(3, bad, kNow, absl::InfiniteFuture());
+  EXPECT_EQ(decision.verdict, RetryVerdict::kRetry);
+  EXPECT_EQ(decision.delay, absl::ZeroDuration());
+  bad.repicks = 2;
+  EXPECT_EQ(decider.Decide(4, bad, kNow, absl::InfiniteFuture()).verdict, RetryVerdict::kRetry);
+  EXPECT_EQ(decider.Decide(5, bad, kNow, absl::InfiniteFuture()).verdict,
+            RetryVerdict::kAttemptsExhausted);
+  // Any other failure counts as before.
+  AttemptOutcome other = Failed(absl::StatusCode::kUnavailable);
+  EXPECT_EQ(decider.Decide(3, other, kNow, absl::InfiniteFuture()).verdict,
+            RetryVerdict::kAttemptsExhausted);
+}
+
 // With both, a retry needs the method's budget and the channel's throttle.
 TEST_F(RetryDeciderTest, BudgetAndThrottleMustBothAllow) {
   RetryBudget throttle(100, 0.1);
