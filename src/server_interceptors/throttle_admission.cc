@@ -56,9 +56,17 @@ void ThrottleInterceptor::ReadCriticality(const Metadata* received) {
 void ThrottleInterceptor::ReadRetry(const Metadata* received) {
   // Only read where it matters: a scope that sheds retries.
   if (received == nullptr || !state_->limits->retry_shedding.sheds_retries()) return;
-  const auto header = received->find(kPreviousAttemptsKey);
-  retry_ = header != received->end() &&
-           RetryShedding::IsRetry(absl::string_view(header->second.data(), header->second.size()));
+  // gRFC A6's header, else go-grpc-middleware's, which this library's
+  // client sends beside it: a channel with gRPC's retries on (its default,
+  // and CreateResilientChannel()'s) has its retry filter remove
+  // grpc-previous-rpc-attempts from every call it did not retry itself,
+  // which is every attempt our client makes.
+  for (const char* key : {kPreviousAttemptsKey, kRetryAttemptKey}) {
+    const auto header = received->find(key);
+    if (header == received->end()) continue;
+    retry_ = RetryShedding::IsRetry(absl::string_view(header->second.data(), header->second.size()));
+    return;
+  }
 }
 
 void ThrottleInterceptor::ReadCallerKey(const Metadata* received) {

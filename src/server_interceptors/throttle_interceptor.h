@@ -105,8 +105,9 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
   // The call's criticality from its resilience-criticality header and the
   // method's settings (an invalid header: the default, counted).
   void ReadCriticality(const Metadata* received);
-  // Whether the call is a retried attempt (grpc-previous-rpc-attempts >= 1)
-  // of a scope that sheds retries (ScopeLimits::retry_shedding).
+  // Whether the call is a retried attempt (grpc-previous-rpc-attempts >= 1,
+  // or without that header x-retry-attempt >= 1) of a scope that sheds
+  // retries (ScopeLimits::retry_shedding).
   void ReadRetry(const Metadata* received);
   // A retried attempt judged by the retry shares: its rejections are
   // counted as rejected_retry and their messages say "retried".
