@@ -60,7 +60,7 @@ ABSL_FLAG(std::string, scenario, "phases",
           "CRITICAL and 80% SHEDDABLE: figures per class, docs/criticality.md) or tenants (one "
           "tenant at 10x its share among nine: figures per tenant, docs/per-caller-limits.md) or "
           "retries (gRPC only: naive retrying clients at 2x capacity against servers with and "
-          "without throttle.retryShedding, docs/limits.md).");
+          "without throttle.retryShedding, docs/criticality.md).");
 ABSL_FLAG(std::string, json_file, "", "Also write the JSON into this file.");
 ABSL_FLAG(std::string, out_prefix, "",
           "--scenario=tenants: also write the table, JSON and chart into PREFIX.txt, .json and "

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -94,6 +95,7 @@ absl::StatusOr<RetryStormRun> RunOne(const RetryStormConfig& c, const RetryStorm
   backend->server->Shutdown(absl::ToChronoTime(absl::Now() + absl::Seconds(1)));
   run.admitted = after.admitted - before.admitted;
   run.rejected_concurrency = after.rejected_concurrency - before.rejected_concurrency;
+  run.rejected_rate = after.rejected_rate - before.rejected_rate;
   run.rejected_retry = after.rejected_retry - before.rejected_retry;
   MutexLock lock(&mu);
   run.goodput_per_second = run.ok_in_deadline / absl::ToDoubleSeconds(c.duration);
@@ -107,13 +109,25 @@ absl::StatusOr<RetryStormRun> RunOne(const RetryStormConfig& c, const RetryStorm
 
 std::vector<RetryStormServer> RetryStormServers(const RetryStormConfig& config) {
   const std::string limit = absl::StrCat(R"("maxConcurrency": )", 2 * config.workers);
-  return {
-      {"no_retries", absl::StrCat("{", limit, "}"), 1},
-      {"today", absl::StrCat("{", limit, "}"), 3},
-      {"retry_shedding", absl::StrCat("{", limit, R"(, "retryShedding": {}})"), 3},
-      {"retry_shedding_do_not_retry",
-       absl::StrCat("{", limit, R"(, "retryShedding": {"doNotRetry": true}})"), 3},
-  };
+  const double capacity = config.workers / absl::ToDoubleSeconds(config.service_time);
+  // 10 % under C: at C itself the admitted calls queue without bound in the
+  // backend (Poisson arrivals at full utilisation) and end late whatever the
+  // retries do.
+  const std::string rate =
+      absl::StrCat(R"("ratePerSecond": )", 0.9 * capacity, R"(, "burst": )", config.workers);
+  const std::string adaptive = R"("adaptive": {})";
+  std::vector<RetryStormServer> servers = {{"fixed no_retries", absl::StrCat("{", limit, "}"), 1}};
+  for (const auto& [name, limits] : {std::pair<std::string, std::string>{"fixed", limit},
+                                     {"adaptive", adaptive},
+                                     {"rate", rate}}) {
+    servers.push_back({name + " today", absl::StrCat("{", limits, "}"), 3});
+    servers.push_back(
+        {name + " retry_shedding", absl::StrCat("{", limits, R"(, "retryShedding": {}})"), 3});
+    servers.push_back({name + " do_not_retry",
+                       absl::StrCat("{", limits, R"(, "retryShedding": {"doNotRetry": true}})"),
+                       3});
+  }
+  return servers;
 }
 
 absl::StatusOr<RetryStormResult> RunRetryStorm(const RetryStormConfig& config,
@@ -135,13 +149,15 @@ std::string RetryStormToTable(const RetryStormResult& result) {
       "%s per run, seed %d\n",
       c.workers, absl::FormatDuration(c.service_time), c.workers / absl::ToDoubleSeconds(c.service_time),
       c.load, absl::FormatDuration(c.deadline), absl::FormatDuration(c.duration), c.seed);
-  absl::StrAppendFormat(&out, "%-28s %8s %7s %7s %9s %7s %6s %8s %8s %8s %9s %7s  %s\n", "server",
-                        "attempts", "offered", "ok", "rejected", "late", "unsent", "admitted",
-                        "rej_conc", "rej_retry", "goodput/s", "of C", "load avg");
+  absl::StrAppendFormat(&out, "%-24s %8s %7s %7s %9s %7s %6s %8s %8s %8s %9s %9s %7s  %s\n",
+                        "server", "attempts", "offered", "ok", "rejected", "late", "unsent",
+                        "admitted", "rej_conc", "rej_rate", "rej_retry", "goodput/s", "of C",
+                        "load avg");
   for (const RetryStormRun& r : result.runs) {
-    absl::StrAppendFormat(&out, "%-28s %8d %7d %7d %9d %7d %6d %8d %8d %8d %9.1f %6.1f%%  %s\n",
+    absl::StrAppendFormat(&out, "%-24s %8d %7d %7d %9d %7d %6d %8d %8d %8d %9d %9.1f %6.1f%%  %s\n",
                           r.server, r.max_attempts, r.offered, r.ok_in_deadline, r.rejected,
-                          r.late, r.unsent, r.admitted, r.rejected_concurrency, r.rejected_retry,
+                          r.late, r.unsent, r.admitted, r.rejected_concurrency, r.rejected_rate,
+                          r.rejected_retry,
                           r.goodput_per_second, 100 * r.goodput_of_capacity, r.load_average);
   }
   return out;
@@ -160,10 +176,11 @@ std::string RetryStormToJson(const RetryStormResult& result) {
         &out,
         "%s\n  {\"server\": \"%s\", \"max_attempts\": %d, \"offered\": %d, \"ok_in_deadline\": %d, "
         "\"rejected\": %d, \"late\": %d, \"unsent\": %d, \"admitted\": %d, "
-        "\"rejected_concurrency\": %d, \"rejected_retry\": %d, \"goodput_per_second\": %.1f, "
+        "\"rejected_concurrency\": %d, \"rejected_rate\": %d, \"rejected_retry\": %d, "
+        "\"goodput_per_second\": %.1f, "
         "\"goodput_of_capacity\": %.4f, \"load_average\": \"%s\"}",
         i == 0 ? "" : ",", r.server, r.max_attempts, r.offered, r.ok_in_deadline, r.rejected,
-        r.late, r.unsent, r.admitted, r.rejected_concurrency, r.rejected_retry,
+        r.late, r.unsent, r.admitted, r.rejected_concurrency, r.rejected_rate, r.rejected_retry,
         r.goodput_per_second, r.goodput_of_capacity, r.load_average);
   }
   out += "\n]}\n";

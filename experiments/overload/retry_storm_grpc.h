@@ -4,7 +4,7 @@
 // clients that retry naively (gRPC's own retryPolicy, 3 attempts,
 // RESOURCE_EXHAUSTED retryable, no retryThrottling, so every retry carries
 // grpc-previous-rpc-attempts) offers `load` x C Poisson to a server whose
-// throttle is the same concurrency limit with and without
+// throttle is the same limit with and without
 // throttle.retryShedding, and with its doNotRetry; a run without retries
 // shows what the retries cost. Figures per server: goodput (calls answered
 // OK within their deadline per second, and as a share of C), the calls that
@@ -49,9 +49,10 @@ struct RetryStormRun {
   int64_t late = 0;            // anything else: past the deadline, or failed
   int64_t unsent = 0;          // arrivals the load generator reached too late
   // As the server counted them: attempts let through, refused by the
-  // concurrency limit, refused as retries (throttle.retryShedding).
+  // concurrency limit, by the rate limit, as retries (throttle.retryShedding).
   int64_t admitted = 0;
   int64_t rejected_concurrency = 0;
+  int64_t rejected_rate = 0;
   int64_t rejected_retry = 0;
   double goodput_per_second = 0;
   double goodput_of_capacity = 0;  // goodput / C
@@ -64,8 +65,10 @@ struct RetryStormResult {
 };
 
 // The servers compared: the concurrency limit of 2 x workers (room for a
-// queue of one service time) without retries, then with naive retries:
-// today's throttle, with retryShedding, with retryShedding and doNotRetry.
+// queue of one service time) without retries; then, with naive retries,
+// for that limit ("fixed"), the adaptive gradient limit ("adaptive") and a
+// rate limit at 0.9 C ("rate"): today's throttle, with retryShedding, and with
+// retryShedding and doNotRetry.
 std::vector<RetryStormServer> RetryStormServers(const RetryStormConfig& config);
 
 // RunRetryStorm()

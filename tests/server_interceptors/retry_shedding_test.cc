@@ -7,6 +7,7 @@
 
 #include "gmock/gmock.h"
 #include "grpc_resilience/prometheus_text.h"
+#include "grpc_resilience/status_report.h"
 #include "gtest/gtest.h"
 #include "tests/server_interceptors/server_interceptors_fixture.h"
 #include "tests/testing/eventually.h"
@@ -65,6 +66,23 @@ TEST_P(ServerInterceptorsTest, RetriedAttemptsAreShedBeforeFirstAttempts) {
   state_->AppendMetrics(text);
   EXPECT_THAT(text.Finish(), HasSubstr("grpc_resilience_server_rejections_total{grpc_method=\""
                                        "/cache.v1.CacheService/Get\",cause=\"retry\"} 1"));
+  StatusReport report;
+  state_->AppendStatus(report);
+  EXPECT_THAT(report.ToJson(), HasSubstr("\"rejected\":2,\"rejected_retries\":1"));
+}
+
+// This library's client sends x-retry-attempt beside grpc-previous-rpc-
+// attempts, and gRPC's retry filter removes the latter from each of its
+// attempts: the former alone marks a retry too.
+TEST_P(ServerInterceptorsTest, XRetryAttemptMarksARetryToo) {
+  Start(kRetryShedding);
+  StartGet("gated");
+  StartGet("gated");
+  ASSERT_TRUE(Eventually([&] { return counters_.get_waiting.load() == 2; }));
+  EXPECT_EQ(GetWithHeader(*stub_, "x-retry-attempt", "2").error_code(),
+            grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_TRUE(GetWithHeader(*stub_, "x-retry-attempt", "0").ok());
+  EXPECT_EQ(state_->Stats(kGet).rejected_retry, 1);
 }
 
 // Without retryShedding a retried attempt is a call like any other, and
