@@ -13,6 +13,10 @@
 #      workers x 40 ms, three repetitions of about 35 s each, the machine's
 #      load averages in the notes): docs/results/tenants_grpc.{txt,json,svg}.
 #
+#   5. naive gRPC retryPolicy clients at 2x capacity against servers without and
+#      with throttle.retryShedding (docs/criticality.md), seeds 1 to 3, 10 runs of
+#      10 s each (about 6 minutes): docs/results/retries_grpc.{md,json}.
+#
 #   scripts/overload.sh [--seed=1]
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 ensure_packages "${REQUIRED_PACKAGES[@]}" gnuplot-nox
@@ -51,5 +55,22 @@ log "gRPC mode, 2 s phases (about 2.5 minutes)"
   --svg_file="$out/tenants.svg" "$@" | tee "$out/tenants.txt"
 log "tenants over real gRPC, 3 runs (about 2 minutes)"
 "$experiment" --scenario=tenants --mode=grpc --out_prefix="$out/tenants_grpc" "$@"
+log "naive retries over real gRPC, 3 seeds (about 6 minutes)"
+printf '# Naive retries at 2x capacity over real gRPC\n\n%s\n\n' \
+  "scripts/overload.sh; read with docs/criticality.md, \"Retries shed first\"." \
+  > "$out/retries_grpc.md"
+echo "[" > "$out/retries_grpc.json"
+for seed in 1 2 3; do
+  { echo '```'; echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)"; } \
+    >> "$out/retries_grpc.md"
+  "$experiment" --scenario=retries --mode=grpc --seed=$seed --json_file="$out/retries_seed.json" |
+    tee -a "$out/retries_grpc.md"
+  printf '```\n\n' >> "$out/retries_grpc.md"
+  cat "$out/retries_seed.json" >> "$out/retries_grpc.json"
+  [ "$seed" = 3 ] || echo "," >> "$out/retries_grpc.json"
+done
+echo "]" >> "$out/retries_grpc.json"
+rm -f "$out/retries_seed.json"
 log "wrote $out/overload.{txt,json,csv,png}, $out/overload_grpc.{txt,json}," \
-  "$out/criticality{,_grpc}.{txt,json,svg}, $out/tenants{,_grpc}.{txt,json,svg}"
+  "$out/criticality{,_grpc}.{txt,json,svg}, $out/tenants{,_grpc}.{txt,json,svg}," \
+  "$out/retries_grpc.{md,json}"

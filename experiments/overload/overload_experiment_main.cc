@@ -38,6 +38,7 @@
 #include "experiments/overload/criticality_mix_grpc.h"
 #include "experiments/overload/grpc_run.h"
 #include "experiments/overload/overload.h"
+#include "experiments/overload/retry_storm_grpc.h"
 #include "experiments/overload/tenant_mix.h"
 #include "experiments/overload/tenant_mix_grpc.h"
 
@@ -57,7 +58,9 @@ ABSL_FLAG(std::string, svg_file, "",
 ABSL_FLAG(std::string, scenario, "phases",
           "phases (the limits while capacity and load change), criticality (3x capacity, 20% "
           "CRITICAL and 80% SHEDDABLE: figures per class, docs/criticality.md) or tenants (one "
-          "tenant at 10x its share among nine: figures per tenant, docs/per-caller-limits.md).");
+          "tenant at 10x its share among nine: figures per tenant, docs/per-caller-limits.md) or "
+          "retries (gRPC only: naive retrying clients at 2x capacity against servers with and "
+          "without throttle.retryShedding, docs/criticality.md).");
 ABSL_FLAG(std::string, json_file, "", "Also write the JSON into this file.");
 ABSL_FLAG(std::string, out_prefix, "",
           "--scenario=tenants: also write the table, JSON and chart into PREFIX.txt, .json and "
@@ -110,6 +113,29 @@ int RunCriticality(const std::string& mode) {
                  WriteFile(absl::GetFlag(FLAGS_svg_file), overload::MixToSvg(*result, title))
              ? 0
              : 1;
+}
+
+// --scenario=retries (gRPC only): naive retrying clients at 2x capacity
+// against servers with and without retry shedding (retry_storm_grpc.h);
+// --phase_seconds is each run's length (10 s by default).
+int RunRetries(const std::string& mode) {
+  if (mode != "grpc") return example_cli::UsageError("--scenario=retries: needs --mode=grpc");
+  overload::RetryStormConfig config;
+  config.seed = absl::GetFlag(FLAGS_seed);
+  if (absl::GetFlag(FLAGS_phase_seconds) > 0) {
+    config.duration = absl::Seconds(absl::GetFlag(FLAGS_phase_seconds));
+  }
+  absl::StatusOr<overload::RetryStormResult> result =
+      overload::RunRetryStorm(config, overload::RetryStormServers(config));
+  if (!result.ok()) {
+    std::fprintf(stderr, "overload_experiment: %s\n", result.status().ToString().c_str());
+    return 1;
+  }
+  const std::string json = overload::RetryStormToJson(*result);
+  std::fputs(absl::GetFlag(FLAGS_json) ? json.c_str()
+                                       : overload::RetryStormToTable(*result).c_str(),
+             stdout);
+  return WriteFile(absl::GetFlag(FLAGS_json_file), json) ? 0 : 1;
 }
 
 // Where --scenario=tenants --mode=grpc writes its table, JSON and chart
@@ -220,9 +246,10 @@ int main(int argc, char** argv) {
   }
   if (scenario == "criticality") return RunCriticality(mode);
   if (scenario == "tenants") return RunTenants(mode);
+  if (scenario == "retries") return RunRetries(mode);
   if (scenario != "phases") {
     return example_cli::UsageError(absl::StrCat(
-        "--scenario: must be phases, criticality or tenants, got \"", scenario, "\""));
+        "--scenario: must be phases, criticality, tenants or retries, got \"", scenario, "\""));
   }
   overload::Config config = mode == "grpc" ? overload::GrpcDefaults() : overload::Config();
   config.seed = absl::GetFlag(FLAGS_seed);

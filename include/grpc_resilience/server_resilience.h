@@ -52,6 +52,10 @@ struct GRPC_RESILIENCE_EXPORT ServerMethodStats {
   /// Sheddable calls the CPU gate refused (throttle.cpu: the process's CPU
   /// utilisation was at or above its threshold).
   int64_t rejected_cpu = 0;
+  /// Retried attempts (grpc-previous-rpc-attempts > 0) a limit refused while
+  /// throttle.retryShedding is on: counted here instead of under their
+  /// limit's rejected_concurrency or rejected_rate.
+  int64_t rejected_retry = 0;
   /// Calls whose resilience-criticality header named no level (judged at the
   /// method's default criticality; docs/criticality.md).
   int64_t criticality_invalid = 0;

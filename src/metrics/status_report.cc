@@ -113,6 +113,7 @@ std::string StatusReport::ToJson() const {
     w.Key("method").String(s.method);
     w.Key("admitted").Number(s.admitted);
     w.Key("rejected").Number(s.rejected);
+    w.Key("rejected_retries").Number(s.rejected_retries);
     w.Key("in_flight").Number(s.in_flight);
     w.Key("concurrency_limit").Number(s.concurrency_limit);
     w.Key("adaptive_limit").Bool(s.adaptive_limit);

@@ -27,6 +27,7 @@
 #include "src/limits/concurrency_limiter.h"
 #include "src/limits/criticality_shares.h"
 #include "src/limits/gradient_concurrency_limiter.h"
+#include "src/limits/retry_shedding.h"
 #include "src/policy/global_throttle_settings.h"
 #include "src/policy/outcome_classifier.h"
 #include "src/policy/per_caller_settings.h"
@@ -211,6 +212,9 @@ struct ThrottleSettings {
   // throttle.loadReport: unary answers carry the scope's load in the
   // endpoint-load-metrics-bin trailer (ORCA). On by default.
   bool load_report = true;
+  // throttle.retryShedding: retried attempts judged by smaller shares, and
+  // rejections that say "do not retry"; off when unset.
+  std::optional<RetryShedding::Options> retry_shedding;
 };
 
 // methodConfig[].criticality (docs/criticality.md).

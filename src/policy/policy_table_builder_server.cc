@@ -24,6 +24,7 @@
 #include "src/policy/hedging_settings.h"
 #include "src/policy/json_text.h"
 #include "src/policy/per_caller_policy.h"
+#include "src/policy/retry_shedding_policy.h"
 #include "src/policy/policy_table_builder.h"
 #include "src/policy/status_codes.h"
 #include "src/retry/backoff.h"
@@ -115,6 +116,7 @@ absl::StatusOr<ThrottleSettings> PolicyTableBuilder::Throttle(const pb::Throttle
   }
   if (p.has_load_report()) t.load_report = p.load_report();
   if (absl::Status s = ReadThrottleEnforcement(p, path, t); !s.ok()) return s;
+  if (absl::Status s = ReadRetryShedding(p, path, t); !s.ok()) return s;
   if (t.max_pushback < t.min_pushback) {
     return Invalid(path + ".maxPushback",
                    absl::StrCat(">= minPushback (", absl::FormatDuration(t.min_pushback), ")"),

@@ -37,11 +37,14 @@ class RejectionMessages {
   // (nullopt: no such limit, no message); `fixed_concurrency_limit`: a fixed
   // concurrency limit's size (nullopt: none, or an adaptive one, whose
   // messages are formatted per rejection); `unusable`: why the limits cannot
-  // be used ("" if they can).
+  // be used ("" if they can). `retried`: the messages of retried attempts
+  // judged by the retry shares (RetryShedding): " for retried CRITICAL calls
+  // (share 0.5)".
   RejectionMessages(absl::string_view method, const CriticalityShares& shares,
                     std::optional<double> rate_per_second,
                     std::optional<double> global_rate_per_second,
-                    std::optional<int64_t> fixed_concurrency_limit, absl::string_view unusable);
+                    std::optional<int64_t> fixed_concurrency_limit, absl::string_view unusable,
+                    bool retried = false);
 
   // The message formatted for a fixed concurrency limit of `limit`, if it
   // was built for that limit (a reload resizes a fixed limiter in place);
@@ -57,15 +60,18 @@ class RejectionMessages {
   const std::string& unusable() const { return unusable_; }
 
   // " for SHEDDABLE calls (share 0.5)" when `level` has less than the whole
-  // of the limits under `shares`, else "".
-  static std::string ForLevel(const CriticalityShares& shares, Criticality level);
+  // of the limits under `shares`, else ""; " for retried SHEDDABLE calls
+  // (share 0.25)" for `retried` attempts.
+  static std::string ForLevel(const CriticalityShares& shares, Criticality level,
+                              bool retried = false);
 
   // "/cache.v1.CacheService/Get: concurrency limit 4 reached", "adaptive
   // concurrency limit" for an `adaptive` one, followed, when `cap` (the
   // slots `level` may use) is below `limit`, by
-  // " for SHEDDABLE calls (2 of 4 slots)".
+  // " for SHEDDABLE calls (2 of 4 slots)" (" for retried SHEDDABLE calls"
+  // for `retried` attempts).
   static std::string Concurrency(absl::string_view method, bool adaptive, int64_t limit,
-                                 int64_t cap, Criticality level);
+                                 int64_t cap, Criticality level, bool retried = false);
 
  private:
   std::array<std::string, kCriticalityLevels> rate_;

@@ -29,6 +29,7 @@
 #include "src/limits/event_rate.h"
 #include "src/limits/criticality_shares.h"
 #include "src/limits/per_caller_limits.h"
+#include "src/limits/retry_shedding.h"
 #include "src/limits/token_bucket.h"
 #include "src/metrics/method_meter.h"
 #include "src/policy/method_policy.h"
@@ -48,6 +49,8 @@ namespace resilience {
   X(rejected_rate)                                                                  \
   /* Sheddable calls the CPU gate refused (throttle.cpu). */                        \
   X(rejected_cpu)                                                                   \
+  /* Retried attempts a limit refused under throttle.retryShedding. */              \
+  X(rejected_retry)                                                                 \
   /* Calls whose resilience-criticality header named no level (judged at */       \
   /* the method's default criticality). */                                          \
   X(criticality_invalid)                                                            \
@@ -78,6 +81,9 @@ struct ScopeLimits {
   std::string caller_header;
   // How each limit above sheds the less critical calls first.
   CriticalityShares shares;
+  // throttle.retryShedding: the shares retried attempts are judged by, and
+  // whether rejections say "do not retry"; off by default.
+  RetryShedding retry_shedding;
   // throttle.cpu: sheddable calls refused while the process's CPU
   // utilisation (`cpu_meter`, the server's, never null when this is set) is
   // at or above this; none when unset.
@@ -159,6 +165,8 @@ struct ServerMethodState {
   ScopeLimits* limits = nullptr;                       // null: no throttle
   // The rate limits' rejection messages for this method under `limits`.
   RejectionMessages rejections;
+  // The same for retried attempts under throttle.retryShedding.
+  RejectionMessages retry_rejections;
   // How a call's resilience-criticality header is read (the method's
   // methodConfig[].criticality).
   CriticalitySettings criticality;

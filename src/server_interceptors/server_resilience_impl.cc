@@ -144,6 +144,9 @@ std::shared_ptr<ScopeLimits> ServerResilienceImpl::MakeLimits(absl::string_view 
   limits->max_pushback = settings.max_pushback;
   limits->adaptive = settings.adaptive.has_value();
   limits->shares = settings.criticality_shares;
+  if (settings.retry_shedding.has_value()) {
+    limits->retry_shedding = RetryShedding(settings.criticality_shares, *settings.retry_shedding);
+  }
   limits->load_report = settings.load_report;
   if (settings.cpu_threshold.has_value()) {
     limits->cpu_threshold = settings.cpu_threshold;
@@ -269,17 +272,23 @@ MethodCache<ServerMethodState>::Resolution ServerResilienceImpl::Resolve(
         LimitsFor(match.scope, *match.policy->throttle, match.policy->canonical.throttle);
     state->limits = state->limits_owner.get();
     ScopeLimits& limits = *state->limits;
-    state->rejections = RejectionMessages(
-        state->method, limits.shares,
-        limits.rate != nullptr ? std::optional<double>(limits.rate->rate_per_second())
-                               : std::nullopt,
-        limits.global != nullptr
-            ? std::optional<double>(limits.global->limiter().options().rate_per_second)
-            : std::nullopt,
-        limits.concurrency != nullptr && !limits.adaptive
-            ? std::optional<int64_t>(limits.concurrency->limit())
-            : std::nullopt,
-        limits.unusable);
+    const auto messages = [&](const CriticalityShares& shares, bool retried) {
+      return RejectionMessages(
+          state->method, shares,
+          limits.rate != nullptr ? std::optional<double>(limits.rate->rate_per_second())
+                                 : std::nullopt,
+          limits.global != nullptr
+              ? std::optional<double>(limits.global->limiter().options().rate_per_second)
+              : std::nullopt,
+          limits.concurrency != nullptr && !limits.adaptive
+              ? std::optional<int64_t>(limits.concurrency->limit())
+              : std::nullopt,
+          limits.unusable, retried);
+    };
+    state->rejections = messages(limits.shares, false);
+    if (limits.retry_shedding.sheds_retries()) {
+      state->retry_rejections = messages(limits.retry_shedding.retry_shares(), true);
+    }
   }
   return {std::move(state), named};
 }
@@ -382,6 +391,10 @@ void ServerResilienceImpl::AppendMetrics(PrometheusText& text) {
     }
     if (s->limits != nullptr && s->limits->cpu_threshold.has_value()) {
       rejections.Sample({method, {"cause", "cpu"}}, s->rejected_cpu.load(std::memory_order_relaxed));
+    }
+    if (s->limits != nullptr && s->limits->retry_shedding.sheds_retries()) {
+      rejections.Sample({method, {"cause", "retry"}},
+                        s->rejected_retry.load(std::memory_order_relaxed));
     }
     if (s->fault != nullptr) {
       rejections.Sample({method, {"cause", "injected_abort"}},

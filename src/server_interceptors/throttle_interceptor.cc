@@ -4,12 +4,8 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
-#include "grpcpp/security/auth_context.h"
 #include "src/grpc_common/metadata_keys.h"
 #include "src/policy/outcome_classifier.h"
 #include "src/server_interceptors/load_report_trailer.h"
@@ -19,25 +15,6 @@ namespace resilience {
 namespace {
 
 using grpc::experimental::InterceptionHookPoints;
-
-// The peer's key for throttle.perCaller: its authenticated identity (the
-// first of its identity property's values), else its address without the
-// port ("ipv4:10.0.0.7:52734" -> "ipv4:10.0.0.7"): the port changes with
-// each connection, the caller does not.
-std::string PeerKey(grpc::ServerContextBase& context) {
-  const std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
-  if (auth != nullptr && auth->IsPeerAuthenticated()) {
-    const std::vector<grpc::string_ref> identity = auth->GetPeerIdentity();
-    if (!identity.empty()) return std::string(identity.front().data(), identity.front().size());
-  }
-  std::string peer = context.peer();
-  if (absl::StartsWith(peer, "ipv4:") || absl::StartsWith(peer, "ipv6:")) {
-    const size_t colon = peer.rfind(':');
-    // After "ipv6:[...]" or the IPv4 address, never inside "ipvN:".
-    if (colon != std::string::npos && colon > 5) peer.resize(colon);
-  }
-  return peer;
-}
 
 // What DecideOnArrival() decided for the call being set up on this thread,
 // for the factories gRPC calls next for the same call (RejectedOnArrival(),
@@ -155,7 +132,10 @@ void ThrottleInterceptor::Reject(absl::string_view message, absl::Duration pushb
   if (limits.load_report) state_->limits->rejection_rate.Add(start_);
   reject_message_ = message;
   pushback = std::clamp(pushback, limits.min_pushback, limits.max_pushback);
-  pushback_ms_ = absl::StrCat(absl::ToInt64Milliseconds(absl::Ceil(pushback, absl::Milliseconds(1))));
+  pushback_ms_ = limits.retry_shedding.do_not_retry()
+                     ? std::string(RetryShedding::kDoNotRetryPushback)
+                     : absl::StrCat(absl::ToInt64Milliseconds(
+                           absl::Ceil(pushback, absl::Milliseconds(1))));
   if (!answered_by_guard_) call_verdicts_.Reject(info_->server_context());
 }
 
@@ -184,13 +164,15 @@ void ThrottleInterceptor::Decide(const Metadata* received) {
   if (decided_) return;
   decided_ = true;
   ReadCriticality(received);
+  ReadRetry(received);
   ReadCallerKey(received);
   Admit();
 }
 
 void ThrottleInterceptor::RejectByRate(absl::string_view cause, absl::string_view message,
                                        absl::Duration retry_after) {
-  state_->rejected_rate.fetch_add(1, std::memory_order_relaxed);
+  (ShedAsRetry() ? state_->rejected_retry : state_->rejected_rate)
+      .fetch_add(1, std::memory_order_relaxed);
   NoteRejection(cause);
   // A concurrency slot taken before the bucket said no goes back unused.
   if (holds_slot_) {
@@ -201,94 +183,10 @@ void ThrottleInterceptor::RejectByRate(absl::string_view cause, absl::string_vie
 }
 
 void ThrottleInterceptor::RejectByConcurrency(absl::string_view message) {
-  state_->rejected_concurrency.fetch_add(1, std::memory_order_relaxed);
+  (ShedAsRetry() ? state_->rejected_retry : state_->rejected_concurrency)
+      .fetch_add(1, std::memory_order_relaxed);
   NoteRejection("concurrency");
   Reject(message, state_->limits->durations.Expected(start_));
-}
-
-void ThrottleInterceptor::ReadCriticality(const Metadata* received) {
-  std::optional<Criticality> claimed;
-  if (received != nullptr) {
-    const auto header = received->find(kCriticalityKey);
-    if (header != received->end()) {
-      if (!state_->criticality_seen.load(std::memory_order_relaxed)) {
-        state_->criticality_seen.store(true, std::memory_order_relaxed);
-      }
-      // Compared in place against the four names; nothing is kept.
-      claimed = ParseCriticality(absl::string_view(header->second.data(), header->second.size()));
-      if (!claimed.has_value()) state_->criticality_invalid.fetch_add(1, std::memory_order_relaxed);
-    }
-  }
-  level_ = state_->criticality.Resolve(claimed);
-}
-
-void ThrottleInterceptor::ReadCallerKey(const Metadata* received) {
-  const ScopeLimits& limits = *state_->limits;
-  if (limits.per_caller == nullptr) return;
-  if (limits.caller_header.empty()) {
-    peer_key_ = PeerKey(*info_->server_context());
-    caller_key_ = peer_key_;
-    return;
-  }
-  if (received == nullptr) return;
-  const auto header = received->find(limits.caller_header);
-  if (header != received->end()) {
-    caller_key_ = absl::string_view(header->second.data(), header->second.size());
-  }
-}
-
-bool ThrottleInterceptor::AdmitCaller() {
-  ScopeLimits& limits = *state_->limits;
-  PerCallerLimits::Admission admission =
-      limits.per_caller->TryAcquire(caller_key_, limits.shares, level_);
-  if (admission.verdict == PerCallerLimits::Verdict::kAdmitted) {
-    caller_slot_ = std::move(admission.slot);
-    return true;
-  }
-  // The stored key: printable and bounded whatever the caller sent.
-  const std::string who = admission.default_bucket
-                              ? std::string(" for callers in the default bucket")
-                              : absl::StrCat(" for caller \"", admission.key, "\"");
-  const PerCallerLimits::Options& o = limits.per_caller->options();
-  if (admission.verdict == PerCallerLimits::Verdict::kRate) {
-    owned_message_ = absl::StrCat(info_->method(), ": per-caller rate limit ", o.rate_per_second,
-                                  "/s reached", who,
-                                  RejectionMessages::ForLevel(limits.shares, level_));
-    RejectByRate("rate", owned_message_, admission.retry_after);
-    return false;
-  }
-  if (admission.verdict == PerCallerLimits::Verdict::kFleetRate) {
-    owned_message_ = absl::StrCat(info_->method(), ": per-caller fleet-wide rate limit ",
-                                  o.fleet->rate_per_second, "/s reached", who,
-                                  RejectionMessages::ForLevel(limits.shares, level_));
-    RejectByRate("global_rate", owned_message_, admission.retry_after);
-    return false;
-  }
-  owned_message_ =
-      absl::StrCat(info_->method(), ": per-caller concurrency limit ", o.max_concurrency,
-                   " reached", who,
-                   admission.cap < o.max_concurrency
-                       ? absl::StrCat(" for ", CriticalityName(level_), " calls (", admission.cap,
-                                      " of ", o.max_concurrency, " slots)")
-                       : "");
-  RejectByConcurrency(owned_message_);
-  return false;
-}
-
-bool ThrottleInterceptor::AdmitByCpu() {
-  const ScopeLimits& limits = *state_->limits;
-  // CRITICAL and CRITICAL_PLUS calls never read the meter.
-  if (level_ != Criticality::kSheddable && level_ != Criticality::kSheddablePlus) return true;
-  const double utilisation = limits.cpu_meter->Utilisation();
-  if (!CpuUtilisationMeter::Sheds(utilisation, *limits.cpu_threshold, level_)) return true;
-  state_->rejected_cpu.fetch_add(1, std::memory_order_relaxed);
-  NoteRejection("cpu");
-  owned_message_ = absl::StrCat(info_->method(), ": CPU utilisation ",
-                                absl::StrFormat("%.2f", utilisation), " at or over the threshold ",
-                                *limits.cpu_threshold, " for ", CriticalityName(level_), " calls");
-  // The figure moves once a quarter window: come back after the next sample.
-  Reject(owned_message_, limits.cpu_meter->window() / CpuUtilisationMeter::kSteps);
-  return false;
 }
 
 void ThrottleInterceptor::Admit() {
@@ -303,14 +201,17 @@ void ThrottleInterceptor::Admit() {
   if (limits.cpu_threshold.has_value() && !AdmitByCpu()) return;
   // A caller over its own limits takes nothing from the method's.
   if (limits.per_caller != nullptr && !AdmitCaller()) return;
+  // A retried attempt's shares under throttle.retryShedding, else the level's.
+  const CriticalityShares& shares = Shares();
+  const RejectionMessages& messages = ShedAsRetry() ? state_->retry_rejections : state_->rejections;
   if (limits.concurrency != nullptr) {
-    if (!limits.shares.TryAcquire(*limits.concurrency, level_)) {
+    if (!shares.TryAcquire(*limits.concurrency, level_)) {
       const int64_t limit = limits.concurrency->limit();
-      const std::string* message = state_->rejections.concurrency(limit, level_);
+      const std::string* message = messages.concurrency(limit, level_);
       if (message == nullptr) {  // adaptive, or resized since the state was built
-        owned_message_ = RejectionMessages::Concurrency(
-            info_->method(), limits.adaptive, limit, limits.shares.ConcurrencyCap(limit, level_),
-            level_);
+        owned_message_ = RejectionMessages::Concurrency(info_->method(), limits.adaptive, limit,
+                                                        shares.ConcurrencyCap(limit, level_),
+                                                        level_, ShedAsRetry());
         message = &owned_message_;
       }
       RejectByConcurrency(*message);
@@ -320,15 +221,15 @@ void ThrottleInterceptor::Admit() {
   }
   if (limits.rate != nullptr) {
     absl::Duration retry_after;
-    if (!limits.rate->TryAcquire(limits.shares, level_, &retry_after)) {
-      RejectByRate("rate", state_->rejections.rate(level_), retry_after);
+    if (!limits.rate->TryAcquire(shares, level_, &retry_after)) {
+      RejectByRate("rate", messages.rate(level_), retry_after);
       return;
     }
   }
   if (limits.global != nullptr) {
     absl::Duration retry_after;
-    if (!limits.global->limiter().TryAcquire(limits.shares, level_, &retry_after)) {
-      RejectByRate("global_rate", state_->rejections.global_rate(level_), retry_after);
+    if (!limits.global->limiter().TryAcquire(shares, level_, &retry_after)) {
+      RejectByRate("global_rate", messages.global_rate(level_), retry_after);
       return;
     }
   }

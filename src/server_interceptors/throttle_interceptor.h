@@ -38,6 +38,11 @@ namespace resilience {
 //     a request header's value or the peer's identity
 //     (docs/per-caller-limits.md); a refusal is counted and answered as the
 //     concurrency or rate limit's, its message naming the key.
+// Under throttle.retryShedding, a retried attempt (ReadRetry()) is judged by
+// the scope's retry shares (RetryShedding) by every limit that takes shares
+// (concurrency, rate, fleet-wide, per caller; the CPU gate judges by level
+// only), and its rejections are counted as rejected_retry; with its
+// doNotRetry, every rejection's pushback is "-1" (gRFC A6: do not retry).
 // On a guarded callback-API method of a server whose only interceptors are
 // ours, the call is decided before gRPC has made its interceptors
 // (DecideOnArrival() below): a rejected call then has none, and its guard
@@ -100,6 +105,17 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
   // The call's criticality from its resilience-criticality header and the
   // method's settings (an invalid header: the default, counted).
   void ReadCriticality(const Metadata* received);
+  // Whether the call is a retried attempt (grpc-previous-rpc-attempts >= 1,
+  // or without that header x-retry-attempt >= 1) of a scope that sheds
+  // retries (ScopeLimits::retry_shedding).
+  void ReadRetry(const Metadata* received);
+  // A retried attempt judged by the retry shares: its rejections are
+  // counted as rejected_retry and their messages say "retried".
+  bool ShedAsRetry() const { return retry_; }
+  // The shares the call is judged by: the retry shares for ShedAsRetry().
+  const CriticalityShares& Shares() const {
+    return state_->limits->retry_shedding.SharesFor(state_->limits->shares, retry_);
+  }
   // The call's caller key (ScopeLimits::caller_header's value, or the
   // peer's identity) when the scope has per-caller limits.
   void ReadCallerKey(const Metadata* received);
@@ -156,6 +172,8 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
   absl::Time start_;
   // The level the limits judge the call at (ReadCriticality()).
   Criticality level_ = Criticality::kCritical;
+  // A retried attempt of a scope that sheds retries (ReadRetry()).
+  bool retry_ = false;
   // The caller key: a view of the received header's value (used at
   // admission only, while the metadata is there), or `peer_key_`.
   absl::string_view caller_key_;

@@ -2,7 +2,8 @@
 """Python grpcio (Debian's python3-grpcio, no code generation) against a real
 cache_server whose Get is rate limited: grpcio's own retry (a service config
 with RESOURCE_EXHAUSTED retryable) must see a throttled call as not processed,
-retry it after the server's pushback, and get it served.
+retry it after the server's pushback, and get it served; and it must not
+retry a call whose rejection says "do not retry" (pushback -1, gRFC A6).
 
   grpcio_retry_test.py PATH_TO_CACHE_SERVER
 
@@ -70,6 +71,33 @@ SLOW_SLOT_POLICY = json.dumps({
         "faultInjection": {"delay": "0.3s"},
     }]
 })
+
+
+# The same rate limit answering "do not retry" (gRFC A6: pushback -1).
+DO_NOT_RETRY_POLICY = json.dumps({
+    "methodConfig": [{
+        "name": [{"service": "cache.v1.CacheService", "method": "Get"}],
+        "throttle": {"ratePerSecond": 2, "burst": 1,
+                     "retryShedding": {"doNotRetry": True}},
+    }]
+})
+
+
+def slow_retry_config():
+    """3 attempts, the first retry 0.6 s later: by then the bucket has a
+    token, so a client that retried would be served."""
+    return json.dumps({
+        "methodConfig": [{
+            "name": [{"service": "cache.v1.CacheService"}],
+            "retryPolicy": {
+                "maxAttempts": 3,
+                "initialBackoff": "0.6s",
+                "maxBackoff": "0.6s",
+                "backoffMultiplier": 1,
+                "retryableStatusCodes": ["RESOURCE_EXHAUSTED"],
+            },
+        }]
+    })
 
 
 def start_server(binary, policy_path):
@@ -166,6 +194,35 @@ def main():
                 except grpc.RpcError as e:
                     check("grpcio's 5 attempts get contended call %d served" % i, False,
                           "%s: %s" % (e.code(), e.details()))
+        finally:
+            server.terminate()
+            server.wait(timeout=10)
+
+        # "Do not retry": grpcio's retry gives up at the first rejection
+        # instead of retrying 0.6 s later, when it would have been served.
+        with open(policy_path, "w") as f:
+            f.write(DO_NOT_RETRY_POLICY)
+        server, address = start_server(binary, policy_path)
+        try:
+            plain = grpc.insecure_channel(address)
+            plain.unary_unary(STORE)(store_request(b"k", b"v"), timeout=5)
+            retrying = grpc.insecure_channel(address, options=[
+                ("grpc.service_config", slow_retry_config()), ("grpc.enable_retries", 1)])
+            get_retrying = retrying.unary_unary(GET)
+            get_retrying(get_request(b"k"), timeout=5)  # takes the token
+            start = time.monotonic()
+            try:
+                get_retrying.with_call(get_request(b"k"), timeout=5)
+                check("grpcio does not retry after pushback -1", False,
+                      "retried and served after %.3f s" % (time.monotonic() - start))
+            except grpc.RpcError as e:
+                elapsed = time.monotonic() - start
+                trailers = dict(e.trailing_metadata() or ())
+                check("rejection says do not retry",
+                      trailers.get("grpc-retry-pushback-ms") == "-1", repr(trailers))
+                check("grpcio does not retry after pushback -1",
+                      e.code() == grpc.StatusCode.RESOURCE_EXHAUSTED and elapsed < 0.5,
+                      "%s after %.3f s" % (e.code(), elapsed))
         finally:
             server.terminate()
             server.wait(timeout=10)

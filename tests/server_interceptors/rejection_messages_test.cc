@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "gtest/gtest.h"
+#include "src/limits/retry_shedding.h"
 
 namespace resilience {
 namespace {
@@ -31,6 +32,22 @@ TEST(RejectionMessagesTest, NamesTheMethodTheLimitAndALevelWithLessThanTheWhole)
             "/cache.v1.CacheService/Get: global rate limit 250/s reached for SHEDDABLE calls "
             "(share 0.5)");
   EXPECT_EQ(messages.unusable(), "");
+}
+
+TEST(RejectionMessagesTest, RetriedAttemptsSayRetriedWithTheirShares) {
+  const RetryShedding shedding(CriticalityShares(), {0.5, false});
+  const RejectionMessages messages(kMethod, shedding.retry_shares(), 100.0, 250.0, 20, "",
+                                   /*retried=*/true);
+  EXPECT_EQ(messages.rate(Criticality::kCritical),
+            "/cache.v1.CacheService/Get: rate limit 100/s reached for retried CRITICAL calls "
+            "(share 0.5)");
+  EXPECT_EQ(messages.global_rate(Criticality::kSheddable),
+            "/cache.v1.CacheService/Get: global rate limit 250/s reached for retried SHEDDABLE "
+            "calls (share 0.25)");
+  ASSERT_NE(messages.concurrency(20, Criticality::kCritical), nullptr);
+  EXPECT_EQ(*messages.concurrency(20, Criticality::kCritical),
+            "/cache.v1.CacheService/Get: concurrency limit 20 reached for retried CRITICAL calls "
+            "(10 of 20 slots)");
 }
 
 TEST(RejectionMessagesTest, SharesOfOneAddNothing) {
