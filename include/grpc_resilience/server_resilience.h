@@ -52,6 +52,10 @@ struct GRPC_RESILIENCE_EXPORT ServerMethodStats {
   /// Sheddable calls the CPU gate refused (throttle.cpu: the process's CPU
   /// utilisation was at or above its threshold).
   int64_t rejected_cpu = 0;
+  /// Calls refused because their remaining deadline at arrival was below the
+  /// method's recent service-time percentile (throttle.deadlineAdmission);
+  /// answered DEADLINE_EXCEEDED without running the handler.
+  int64_t rejected_deadline = 0;
   /// Calls whose resilience-criticality header named no level (judged at the
   /// method's default criticality; docs/criticality.md).
   int64_t criticality_invalid = 0;

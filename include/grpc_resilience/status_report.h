@@ -76,7 +76,7 @@ struct GRPC_RESILIENCE_EXPORT ServerMethodStatus {
   std::string server;  ///< a name the application gave (may be empty)
   std::string method;     ///< "/pkg.Service/Method"
   int64_t admitted = 0;  ///< ServerMethodStats::admitted
-  int64_t rejected = 0;  ///< by the throttle: concurrency and rate
+  int64_t rejected = 0;  ///< by the throttle: concurrency, rate, CPU gate, deadline
   int64_t in_flight = 0;  ///< ServerMethodStats::in_flight
   /// Where the scope's concurrency limit stands (fixed or adaptive; an
   /// adaptive one not made yet: its initial limit); 0: none.

@@ -17,7 +17,7 @@ constexpr absl::string_view kProbedBreakers[] = {"method", "endpoint"};
 constexpr absl::string_view kProbeOutcomes[] = {"serving", "not_serving", "unreachable",
                                                 "unknown"};
 constexpr absl::string_view kServerRejectionCauses[] = {"concurrency", "rate", "cpu",
-                                                          "injected_abort"};
+                                                          "deadline", "injected_abort"};
 constexpr absl::string_view kCriticalityNames[] = {"CRITICAL_PLUS", "CRITICAL", "SHEDDABLE_PLUS",
                                                    "SHEDDABLE"};
 constexpr absl::string_view kPerCallerCauses[] = {"concurrency", "rate", "global_rate"};

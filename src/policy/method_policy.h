@@ -25,6 +25,7 @@
 #include "src/limits/bulkhead.h"
 #include "src/limits/concurrency_limiter.h"
 #include "src/limits/criticality_shares.h"
+#include "src/limits/deadline_admission.h"
 #include "src/limits/gradient_concurrency_limiter.h"
 #include "src/policy/global_throttle_settings.h"
 #include "src/policy/outcome_classifier.h"
@@ -201,6 +202,9 @@ struct ThrottleSettings {
   // throttle.loadReport: unary answers carry the scope's load in the
   // endpoint-load-metrics-bin trailer (ORCA). On by default.
   bool load_report = true;
+  // throttle.deadlineAdmission: calls whose remaining deadline is below the
+  // method's service-time percentile are refused; none when unset.
+  std::optional<DeadlineAdmission::Options> deadline_admission;
 };
 
 // methodConfig[].criticality (docs/criticality.md).

@@ -268,6 +268,15 @@ MethodCache<ServerMethodState>::Resolution ServerResilienceImpl::Resolve(
     state->limits_owner =
         LimitsFor(match.scope, *match.policy->throttle, match.policy->canonical.throttle);
     state->limits = state->limits_owner.get();
+    const std::optional<DeadlineAdmission::Options>& deadline =
+        match.policy->throttle->deadline_admission;
+    if (deadline.has_value()) {
+      // Its service times and window survive an update that keeps them.
+      const bool same = previous != nullptr && previous->deadline_admission != nullptr &&
+                        previous->deadline_admission->options() == *deadline;
+      state->deadline_admission =
+          same ? previous->deadline_admission : std::make_shared<DeadlineAdmission>(*deadline);
+    }
     ScopeLimits& limits = *state->limits;
     state->rejections = RejectionMessages(
         state->method, limits.shares,
@@ -382,6 +391,10 @@ void ServerResilienceImpl::AppendMetrics(PrometheusText& text) {
     }
     if (s->limits != nullptr && s->limits->cpu_threshold.has_value()) {
       rejections.Sample({method, {"cause", "cpu"}}, s->rejected_cpu.load(std::memory_order_relaxed));
+    }
+    if (s->deadline_admission != nullptr) {
+      rejections.Sample({method, {"cause", "deadline"}},
+                        s->rejected_deadline.load(std::memory_order_relaxed));
     }
     if (s->fault != nullptr) {
       rejections.Sample({method, {"cause", "injected_abort"}},

@@ -43,7 +43,8 @@ void ServerResilienceImpl::AppendStatus(StatusReport& report, absl::string_view 
     row.method = s->method;
     SettingsLimits(PolicySetAccess::Table(s->policies).Find(s->method).policy, row);
     row.admitted = stats.admitted;
-    row.rejected = stats.rejected_concurrency + stats.rejected_rate + stats.rejected_cpu;
+    row.rejected = stats.rejected_concurrency + stats.rejected_rate + stats.rejected_cpu +
+                   stats.rejected_deadline;
     row.in_flight = stats.in_flight;
     // Where the limiter stands (an adaptive one moves).
     row.concurrency_limit = stats.concurrency_limit;

@@ -169,11 +169,9 @@ bool ThrottleInterceptor::DecideOnArrival() {
     answered_by_guard_ = false;
     return false;
   }
-  if (state_->metrics) {
-    state_->meter.CountStatus(static_cast<int>(grpc::StatusCode::RESOURCE_EXHAUSTED));
-  }
+  if (state_->metrics) state_->meter.CountStatus(static_cast<int>(reject_code_));
   call_verdicts_.RejectOnArrival(
-      context, context->c_call(), static_cast<int>(grpc::StatusCode::RESOURCE_EXHAUSTED),
+      context, context->c_call(), static_cast<int>(reject_code_),
       std::string(reject_message_), std::move(pushback_ms_),
       ReportsLoad() ? std::optional<std::string>(ScopeLoadReport(*state_->limits, start_))
                     : std::nullopt);
@@ -299,6 +297,8 @@ void ThrottleInterceptor::Admit() {
     Reject(state_->rejections.unusable(), limits.max_pushback);
     return;
   }
+  // A call that cannot finish in time takes nothing from the limits.
+  if (state_->deadline_admission != nullptr && !AdmitByDeadline()) return;
   // A busy process refuses sheddable calls before they cost more CPU.
   if (limits.cpu_threshold.has_value() && !AdmitByCpu()) return;
   // A caller over its own limits takes nothing from the method's.
@@ -364,6 +364,10 @@ void ThrottleInterceptor::Finish(Ending ending) {
   caller_slot_.Release();
   // Only a call that was answered in time took as long as it measured.
   if (ending == Ending::kAnswered || ending == Ending::kFailed) limits.durations.Finished(latency);
+  // The handler ran to its end, late or not: how long the method takes.
+  if (ending != Ending::kCancelled && state_->deadline_admission != nullptr) {
+    state_->deadline_admission->Record(latency);
+  }
   state_->in_flight.fetch_sub(1, std::memory_order_relaxed);
 }
 
@@ -390,15 +394,12 @@ void ThrottleInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods*
   if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
     status_sent_ = true;
     if (rejected_) {
-      methods->ModifySendStatus(
-          grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, std::string(reject_message_)));
+      methods->ModifySendStatus(grpc::Status(reject_code_, std::string(reject_message_)));
       methods->GetSendTrailingMetadata()->emplace(kPushbackKey, pushback_ms_);
       if (ReportsLoad()) {
         AddLoadReport(*methods->GetSendTrailingMetadata(), ScopeLoadReport(*state_->limits, start_));
       }
-      if (state_->metrics) {
-        state_->meter.CountStatus(static_cast<int>(grpc::StatusCode::RESOURCE_EXHAUSTED));
-      }
+      if (state_->metrics) state_->meter.CountStatus(static_cast<int>(reject_code_));
     } else {
       static const OutcomeClassifier* const classifier = new OutcomeClassifier();
       const grpc::StatusCode code = methods->GetSendStatus().error_code();
