@@ -97,5 +97,29 @@ TEST_P(ServerInterceptorsTest, DeadlineAdmissionRefusesCallsThatCannotFinishInTi
                                        "/cache.v1.CacheService/Get\",cause=\"deadline\"} 5"));
 }
 
+// A method so slow that its calls end past their deadline still has
+// service times: the handler ran that long. (Counting only calls answered
+// in time left a saturated method without samples, and nothing refused.)
+// The p100: a round of HoldFourPastTheirDeadlines() let go on a busy
+// machine adds service times of 0 on the simulated clock.
+TEST_P(ServerInterceptorsTest, DeadlineAdmissionLearnsFromCallsAnsweredLate) {
+  SimulatedClock clock;
+  Start(R"({"methodConfig": [
+    {"name": [{"service": "cache.v1.CacheService", "method": "Get"}],
+     "throttle": {"deadlineAdmission": {"percentile": 1, "maxShare": 1, "minSamples": 4}}}]})",
+        clock);
+  HoldFourPastTheirDeadlines();
+  clock.AdvanceTime(absl::Seconds(5));
+  gate_.Open();
+  ASSERT_TRUE(Eventually([&] { return state_->Stats(kGet).in_flight == 0; }));
+  const int served = counters_.get_bodies.load();
+  std::string pushback;
+  const grpc::Status status = GetWithin(*stub_, absl::Seconds(2), &pushback);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << status.error_message();
+  EXPECT_THAT(status.error_message(), HasSubstr(" is below the p100 service time 5.5"));
+  EXPECT_EQ(counters_.get_bodies.load(), served);
+  EXPECT_EQ(state_->Stats(kGet).rejected_deadline, 1);
+}
+
 }  // namespace
 }  // namespace resilience::testing
