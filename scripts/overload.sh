@@ -12,6 +12,8 @@
 #      simulated: docs/results/tenants.{txt,json,svg}; over real gRPC (8
 #      workers x 40 ms, three repetitions of about 35 s each, the machine's
 #      load averages in the notes): docs/results/tenants_grpc.{txt,json,svg}.
+#   5. deadline-aware admission at 3x capacity with mixed deadlines, over real gRPC
+#      (about 20 s): docs/results/deadline_admission_grpc.{txt,json}.
 #
 #   scripts/overload.sh [--seed=1]
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -51,5 +53,9 @@ log "gRPC mode, 2 s phases (about 2.5 minutes)"
   --svg_file="$out/tenants.svg" "$@" | tee "$out/tenants.txt"
 log "tenants over real gRPC, 3 runs (about 2 minutes)"
 "$experiment" --scenario=tenants --mode=grpc --out_prefix="$out/tenants_grpc" "$@"
+# Deadline-aware admission at 3x capacity, mixed deadlines (docs/deadline-admission.md).
+"$experiment" --scenario=deadline --mode=grpc --json_file="$out/deadline_admission_grpc.json" \
+  "$@" | tee "$out/deadline_admission_grpc.txt"
 log "wrote $out/overload.{txt,json,csv,png}, $out/overload_grpc.{txt,json}," \
-  "$out/criticality{,_grpc}.{txt,json,svg}, $out/tenants{,_grpc}.{txt,json,svg}"
+  "$out/criticality{,_grpc}.{txt,json,svg}, $out/tenants{,_grpc}.{txt,json,svg}," \
+  "$out/deadline_admission_grpc.{txt,json}"
