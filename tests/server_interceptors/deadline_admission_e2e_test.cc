@@ -13,6 +13,7 @@
 
 #include "gmock/gmock.h"
 #include "grpc_resilience/prometheus_text.h"
+#include "grpc_resilience/status_report.h"
 #include "gtest/gtest.h"
 #include "src/core/simulated_clock.h"
 #include "tests/server_interceptors/server_interceptors_fixture.h"
@@ -95,6 +96,11 @@ TEST_P(ServerInterceptorsTest, DeadlineAdmissionRefusesCallsThatCannotFinishInTi
   state_->AppendMetrics(text);
   EXPECT_THAT(text.Finish(), HasSubstr("grpc_resilience_server_rejections_total{grpc_method=\""
                                        "/cache.v1.CacheService/Get\",cause=\"deadline\"} 5"));
+  // The status page's row counts them among the throttle's rejections.
+  StatusReport report;
+  state_->AppendStatus(report);
+  ASSERT_EQ(report.server_methods.size(), 1u);
+  EXPECT_EQ(report.server_methods[0].rejected, 5);
 }
 
 // A method so slow that its calls end past their deadline still has
