@@ -23,6 +23,7 @@
 /// | local_rejection.h | RejectedLocally(): whether our breaker or bulkhead refused a call |
 /// | fallback.h | SetFallback(), FellBack(): a method's answer to a refused or failed call |
 /// | criticality.h, criticality_level.h | Criticality: a call's level, set and propagated |
+/// | enforcement_mode.h | EnforcementMode: a policy that enforces, only shadows, or is off |
 /// | server.h | everything a server needs, the headers below |
 /// | server_interceptors.h | AddServerInterceptors(): throttling and fault injection on a server |
 /// | server_resilience.h | ServerResilience: a server's counters, metrics, updates and drain |

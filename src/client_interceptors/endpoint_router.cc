@@ -8,20 +8,13 @@
 #include "absl/strings/str_cat.h"
 #include "grpc/grpc.h"
 #include "grpcpp/create_channel.h"
+#include "src/client_interceptors/channel_args.h"
 #include "src/policy/json_text.h"
 
 namespace resilience {
 namespace {
 
 constexpr absl::Duration kPollEvery = absl::Milliseconds(100);
-
-bool HasArg(const grpc::ChannelArguments& args, const char* key) {
-  const grpc_channel_args c = args.c_channel_args();
-  for (size_t i = 0; i < c.num_args; ++i) {
-    if (strcmp(c.args[i].key, key) == 0) return true;
-  }
-  return false;
-}
 
 // The endpoints' channels' arguments: the user's, the target's authority
 // unless they set one, and a service config of only what one address
@@ -31,7 +24,7 @@ bool HasArg(const grpc::ChannelArguments& args, const char* key) {
 grpc::ChannelArguments EndpointArgs(grpc::ChannelArguments args,
                                     const EndpointResolver::Target& target,
                                     const LoadBalancingSettings& settings) {
-  if (!target.authority.empty() && !HasArg(args, GRPC_ARG_DEFAULT_AUTHORITY)) {
+  if (!target.authority.empty() && !StringArg(args, GRPC_ARG_DEFAULT_AUTHORITY).has_value()) {
     args.SetString(GRPC_ARG_DEFAULT_AUTHORITY, target.authority);
   }
   if (settings.health_check_service.has_value()) {

@@ -9,6 +9,7 @@
 #include "grpc/grpc.h"
 #include "grpc/support/log.h"
 #include "grpcpp/create_channel.h"
+#include "src/client_interceptors/channel_args.h"
 #include "src/client_interceptors/resilient_call_factory.h"
 #include "src/policy/channel_service_config.h"
 
@@ -22,34 +23,6 @@ ClientInterceptorFactoryList ClientInterceptorFactories(std::shared_ptr<ClientRe
   factories.push_back(std::make_unique<ResilientCallFactory>(std::move(state)));
   return factories;
 }
-
-namespace {
-
-// The last value of `key` in `args` (gRPC takes the last one too), if it is
-// of the type asked for.
-std::optional<std::string> StringArg(const grpc::ChannelArguments& args, const char* key) {
-  std::optional<std::string> value;
-  const grpc_channel_args c = args.c_channel_args();
-  for (size_t i = 0; i < c.num_args; ++i) {
-    if (c.args[i].type == GRPC_ARG_STRING && strcmp(c.args[i].key, key) == 0) {
-      value = c.args[i].value.string;
-    }
-  }
-  return value;
-}
-
-std::optional<int> IntArg(const grpc::ChannelArguments& args, const char* key) {
-  std::optional<int> value;
-  const grpc_channel_args c = args.c_channel_args();
-  for (size_t i = 0; i < c.num_args; ++i) {
-    if (c.args[i].type == GRPC_ARG_INTEGER && strcmp(c.args[i].key, key) == 0) {
-      value = c.args[i].value.integer;
-    }
-  }
-  return value;
-}
-
-}  // namespace
 
 std::vector<std::string> ConfigureBuiltInRetries(const PolicySet& policies,
                                                  grpc::ChannelArguments& args,

@@ -12,6 +12,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "grpc_resilience/enforcement_mode.h"
 #include "src/core/clock.h"
 #include "src/core/mutex.h"
 
@@ -54,6 +55,9 @@ class Bulkhead {
     int max_queue = 0;
     // The longest a call waits in the queue. >= 0 (0: no wait).
     absl::Duration max_wait = absl::ZeroDuration();
+    // bulkhead.enforcement: reject (enforce), only count what it would
+    // reject (shadow), or nothing (off).
+    EnforcementMode enforcement = EnforcementMode::kEnforce;
   };
 
   // Validate()

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "grpc_resilience/enforcement_mode.h"
 
 namespace resilience {
 
@@ -38,6 +39,9 @@ struct GlobalThrottleSettings {
   std::string username;
   std::string password_env;
   std::string password_file;
+  // throttle.global.enforcement (a perCaller.global follows
+  // perCaller.enforcement and keeps kEnforce here).
+  EnforcementMode enforcement = EnforcementMode::kEnforce;
 };
 
 }  // namespace resilience

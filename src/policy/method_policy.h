@@ -17,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "grpc_resilience/criticality_level.h"
+#include "grpc_resilience/enforcement_mode.h"
 #include "src/breaker/endpoint_breakers.h"
 #include "src/breaker/recovery_probe.h"
 #include "src/breaker/sre_breaker.h"
@@ -135,6 +136,9 @@ struct BreakerSettings {
   // health_gated and the client probes the server's health service while
   // they are open (RecoveryProbe).
   std::optional<RecoveryProbe::Options> recovery_probe;
+  // breaker.enforcement: the method's and its endpoints' breakers reject
+  // (enforce), only count what they would reject (shadow), or are off.
+  EnforcementMode enforcement = EnforcementMode::kEnforce;
 
   // Classify()
   //
@@ -192,6 +196,12 @@ struct ThrottleSettings {
   // throttle.criticalityShares: how every limit above sheds the less
   // critical calls first (CriticalityShares' defaults when unset).
   CriticalityShares criticality_shares;
+  // The enforcement of the throttle's own limits (maxConcurrency, adaptive,
+  // ratePerSecond), of throttle.criticalityShares and of throttle.cpu
+  // (perCaller's and global's are in their settings).
+  EnforcementMode enforcement = EnforcementMode::kEnforce;
+  EnforcementMode shares_enforcement = EnforcementMode::kEnforce;
+  EnforcementMode cpu_enforcement = EnforcementMode::kEnforce;
   // throttle.perCaller: the same limits for each caller key; none when
   // unset.
   std::optional<PerCallerSettings> per_caller;

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "resilience/v1/policy.pb.h"
 #include "src/limits/token_bucket.h"
+#include "src/policy/enforcement_setting.h"
 #include "src/policy/global_throttle_policy.h"
 #include "src/policy/json_text.h"
 
@@ -63,6 +64,9 @@ absl::StatusOr<PerCallerSettings> ReadPerCallerThrottle(const v1::PerCallerThrot
     settings.global = *std::move(global);
     settings.limits.fleet = LimiterOptions(*settings.global);
   }
+  absl::StatusOr<EnforcementMode> enforcement = ReadEnforcement(p.enforcement(), path);
+  if (!enforcement.ok()) return enforcement.status();
+  settings.enforcement = *enforcement;
   PerCallerLimits::Options& o = settings.limits;
   if (p.has_max_concurrency()) {
     if (p.max_concurrency() < 1) {

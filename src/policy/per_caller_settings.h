@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "grpc_resilience/enforcement_mode.h"
 #include "src/limits/per_caller_limits.h"
 #include "src/policy/global_throttle_settings.h"
 
@@ -25,6 +26,8 @@ struct PerCallerSettings {
   // throttle.perCaller.global: a fleet-wide bucket per key in Redis; `key`
   // is the prefix of the keys' Redis keys (empty: PerCallerFleetPrefix()).
   std::optional<GlobalThrottleSettings> global;
+  // perCaller.enforcement, for the key's limits and their fleet-wide part.
+  EnforcementMode enforcement = EnforcementMode::kEnforce;
 };
 
 }  // namespace resilience

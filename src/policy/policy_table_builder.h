@@ -160,6 +160,9 @@ class PolicyTableBuilder {
   // throttle.criticalityShares over the defaults, CriticalityShares::Validate().
   static absl::StatusOr<CriticalityShares> ReadCriticalityShares(const v1::CriticalityShares& p,
                                                                  const std::string& path);
+  // The `enforcement` of throttle, criticalityShares, cpu and global.
+  static absl::Status ReadThrottleEnforcement(const v1::ThrottlePolicy& p, const std::string& path,
+                                              ThrottleSettings& t);
 
   // throttle.adaptive: the algorithm's options over their defaults,
   // checked by the limiter's own Validate(). With maxConcurrency too: an

@@ -19,6 +19,7 @@
 #include "src/limits/gradient_concurrency_limiter.h"
 #include "src/limits/token_bucket.h"
 #include "src/policy/breaker_timing_warnings.h"
+#include "src/policy/enforcement_setting.h"
 #include "src/policy/hedging_settings.h"
 #include "src/policy/json_text.h"
 #include "src/policy/policy_table_builder.h"
@@ -147,6 +148,9 @@ absl::Status PolicyTableBuilder::Breaker(const pb::BreakerPolicy& p, const std::
       return s;
     }
   }
+  absl::StatusOr<EnforcementMode> enforcement = ReadEnforcement(p.enforcement(), path);
+  if (!enforcement.ok()) return enforcement.status();
+  out.enforcement = *enforcement;
   bool listed_as_failure[kNumStatusCodes] = {};
   for (int i = 0; i < p.failure_codes_size(); ++i) {
     const std::string code_path = absl::StrCat(path, ".failureCodes[", i, "]");
@@ -349,6 +353,9 @@ absl::StatusOr<Bulkhead::Options> PolicyTableBuilder::ReadBulkhead(const pb::Bul
     return s;
   }
   if (absl::Status s = AtPath(Bulkhead::Validate(o), "", path); !s.ok()) return s;
+  absl::StatusOr<EnforcementMode> enforcement = ReadEnforcement(p.enforcement(), path);
+  if (!enforcement.ok()) return enforcement.status();
+  o.enforcement = *enforcement;
   // Settings that cannot act.
   if (o.max_queue > 0 && o.max_wait == absl::ZeroDuration()) {
     Warn(absl::StrCat(path, ".maxQueue: ", o.max_queue, " has no effect with ", path,

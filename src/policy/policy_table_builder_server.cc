@@ -21,6 +21,7 @@
 #include "src/limits/token_bucket.h"
 #include "src/policy/breaker_timing_warnings.h"
 #include "src/policy/deadline_admission_settings.h"
+#include "src/policy/enforcement_setting.h"
 #include "src/policy/hedging_settings.h"
 #include "src/policy/json_text.h"
 #include "src/policy/per_caller_policy.h"
@@ -121,12 +122,49 @@ absl::StatusOr<ThrottleSettings> PolicyTableBuilder::Throttle(const pb::Throttle
     if (!d.ok()) return d.status();
     t.deadline_admission = *d;
   }
+  if (absl::Status s = ReadThrottleEnforcement(p, path, t); !s.ok()) return s;
   if (t.max_pushback < t.min_pushback) {
     return Invalid(path + ".maxPushback",
                    absl::StrCat(">= minPushback (", absl::FormatDuration(t.min_pushback), ")"),
                    absl::FormatDuration(t.max_pushback));
   }
   return t;
+}
+
+// ReadThrottleEnforcement()
+//
+// The `enforcement` of the throttle's blocks into `t` (perCaller's is read
+// with perCaller; perCaller.global has none of its own).
+absl::Status PolicyTableBuilder::ReadThrottleEnforcement(const pb::ThrottlePolicy& p,
+                                                        const std::string& path,
+                                                        ThrottleSettings& t) {
+  struct Field {
+    const std::string& value;
+    std::string path;
+    EnforcementMode* out;
+  };
+  const Field fields[] = {
+      {p.enforcement(), path, &t.enforcement},
+      {p.criticality_shares().enforcement(), path + ".criticalityShares", &t.shares_enforcement},
+      {p.cpu().enforcement(), path + ".cpu", &t.cpu_enforcement},
+  };
+  for (const Field& f : fields) {
+    absl::StatusOr<EnforcementMode> mode = ReadEnforcement(f.value, f.path);
+    if (!mode.ok()) return mode.status();
+    *f.out = *mode;
+  }
+  if (t.global.has_value()) {
+    absl::StatusOr<EnforcementMode> mode = ReadEnforcement(p.global().enforcement(), path + ".global");
+    if (!mode.ok()) return mode.status();
+    t.global->enforcement = *mode;
+  }
+  if (!p.per_caller().global().enforcement().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ".perCaller.global.enforcement: not a field of its own here: perCaller.global "
+              "follows ",
+        path, ".perCaller.enforcement"));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<CriticalityShares> PolicyTableBuilder::ReadCriticalityShares(
