@@ -16,6 +16,7 @@ status=0
 printf '%s\0' src/*/*.cc examples/cache_service/cache_store.cc \
     examples/cache_service/bounded_capacity_service.cc experiments/overload/grpc_run.cc \
     experiments/overload/criticality_mix_grpc.cc experiments/overload/tenant_mix_grpc.cc \
+    experiments/overload/deadline_mix_grpc.cc \
     experiments/goodput/scheduled_faults.cc |
   xargs -0 -n 1 -P "$JOBS" clang++-14 -std=c++17 -fsyntax-only -Wthread-safety -Werror \
     -I. -I build/include -I include -I build/proto -I build/examples/proto || status=1

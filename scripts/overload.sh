@@ -12,6 +12,8 @@
 #      simulated: docs/results/tenants.{txt,json,svg}; over real gRPC (8
 #      workers x 40 ms, three repetitions of about 35 s each, the machine's
 #      load averages in the notes): docs/results/tenants_grpc.{txt,json,svg}.
+#   5. deadline-aware admission at 3x capacity with mixed deadlines, over real gRPC
+#      (about 20 s): docs/results/deadline_admission_grpc.{txt,json}.
 #
 #   5. naive gRPC retryPolicy clients at 2x capacity against servers without and
 #      with throttle.retryShedding (docs/criticality.md), seeds 1 to 3, 10 runs of
@@ -71,6 +73,9 @@ for seed in 1 2 3; do
 done
 echo "]" >> "$out/retries_grpc.json"
 rm -f "$out/retries_seed.json"
+# Deadline-aware admission at 3x capacity, mixed deadlines (docs/deadline-admission.md).
+"$experiment" --scenario=deadline --mode=grpc --json_file="$out/deadline_admission_grpc.json" \
+  "$@" | tee "$out/deadline_admission_grpc.txt"
 log "wrote $out/overload.{txt,json,csv,png}, $out/overload_grpc.{txt,json}," \
   "$out/criticality{,_grpc}.{txt,json,svg}, $out/tenants{,_grpc}.{txt,json,svg}," \
-  "$out/retries_grpc.{md,json}"
+  "$out/retries_grpc.{md,json}, $out/deadline_admission_grpc.{txt,json}"

@@ -1,5 +1,6 @@
 #include "experiments/overload/open_loop_sender.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -15,7 +16,7 @@ struct OpenLoopSender::Call {
   cache::v1::GetReq request;
   cache::v1::GetResp response;
   absl::Time sent;
-  std::function<void(Answer)> answered;
+  std::function<void(const grpc::Status&, absl::Duration)> ended;
 };
 
 OpenLoopSender::OpenLoopSender(cache::v1::CacheService::Stub& stub, absl::Duration deadline)
@@ -38,6 +39,20 @@ void OpenLoopSender::WarmUp(cache::v1::CacheService::Stub& stub) {
 bool OpenLoopSender::SendAt(absl::Time at,
                             absl::FunctionRef<void(grpc::ClientContext&)> prepare,
                             std::function<void(Answer)> answered) {
+  const absl::Duration deadline = deadline_;
+  return SendAt(at, deadline_, prepare,
+                [deadline, answered = std::move(answered)](const grpc::Status& status,
+                                                           absl::Duration latency) {
+                  answered(status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED
+                               ? Answer::kRejected
+                           : status.ok() && latency <= deadline ? Answer::kOkInDeadline
+                                                                : Answer::kLate);
+                });
+}
+
+bool OpenLoopSender::SendAt(absl::Time at, absl::Duration deadline,
+                            absl::FunctionRef<void(grpc::ClientContext&)> prepare,
+                            std::function<void(const grpc::Status&, absl::Duration)> ended) {
   if (const absl::Duration wait = at - absl::Now(); wait > absl::ZeroDuration()) {
     absl::SleepFor(wait);
   }
@@ -47,18 +62,14 @@ bool OpenLoopSender::SendAt(absl::Time at,
   }
   auto* call = new Call;
   call->request.set_key("k");
-  call->answered = std::move(answered);
+  call->ended = std::move(ended);
   prepare(call->context);
   call->sent = absl::Now();
-  call->context.set_deadline(absl::ToChronoTime(call->sent + deadline_));
+  call->context.set_deadline(absl::ToChronoTime(call->sent + std::min(deadline, deadline_)));
   outstanding_.fetch_add(1);
   stub_.async()->Get(&call->context, &call->request, &call->response,
                      [this, call](grpc::Status status) {
-                       const absl::Duration latency = absl::Now() - call->sent;
-                       call->answered(status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED
-                                          ? Answer::kRejected
-                                      : status.ok() && latency <= deadline_ ? Answer::kOkInDeadline
-                                                                            : Answer::kLate);
+                       call->ended(status, absl::Now() - call->sent);
                        delete call;
                        outstanding_.fetch_sub(1);
                      });

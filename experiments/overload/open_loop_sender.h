@@ -62,6 +62,13 @@ class OpenLoopSender {
   bool SendAt(absl::Time at, absl::FunctionRef<void(grpc::ClientContext&)> prepare,
               std::function<void(Answer)> answered);
 
+  // The same with the call's own `deadline` (at most the sender's, which
+  // bounds how late an arrival is still sent), `ended` given the call's
+  // status and its latency (send to answer) as its client saw them.
+  bool SendAt(absl::Time at, absl::Duration deadline,
+              absl::FunctionRef<void(grpc::ClientContext&)> prepare,
+              std::function<void(const grpc::Status&, absl::Duration)> ended);
+
   // Drain()
   //
   // Waits until every call sent has ended, at most a deadline and 5 s more;

@@ -57,13 +57,6 @@ std::vector<Call> MakeCalls(const Config& c, int phases) {
   return calls;
 }
 
-double Percentile(std::vector<double>& v, double q) {
-  if (v.empty()) return 0;
-  const size_t k = std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())));
-  std::nth_element(v.begin(), v.begin() + static_cast<long>(k), v.end());
-  return v[k];
-}
-
 absl::StatusOr<std::unique_ptr<ConcurrencyLimiter>> MakeLimiter(const Policy& policy,
                                                                 resilience::Clock& clock) {
   if (policy.throttle_json.empty()) return std::unique_ptr<ConcurrencyLimiter>();
@@ -184,6 +177,13 @@ absl::StatusOr<PolicyRun> RunPolicy(const Config& c, const Policy& policy,
 }
 
 }  // namespace
+
+double Percentile(std::vector<double>& v, double q) {
+  if (v.empty()) return 0;
+  const size_t k = std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())));
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(k), v.end());
+  return v[k];
+}
 
 void Summarize(const Config& c, bool has_limit, const std::vector<LimitSample>& ticks,
                std::vector<std::vector<double>>& latencies,

@@ -112,6 +112,9 @@ struct Result {
 // The policy file of `policy`: its throttle for every method ({} for none).
 std::string PolicyFileJson(const Policy& policy);
 
+// The `q`-quantile of `v` (reordered), 0 for an empty one.
+double Percentile(std::vector<double>& v, double q);
+
 // The opening of the scenarios' SVG charts: a `width` x `height` white
 // canvas, sans-serif 12, with `title` at (`left`, 24) in 14. The caller
 // draws the rest and closes it with </svg>.

@@ -3,7 +3,7 @@
 // experiments/overload/overload.h).
 //
 //   overload_experiment [--mode=simulated|grpc] [--seed=1] [--phase_seconds=N] [--json]
-//                       [--json_file=PATH] [--scenario=phases|criticality|tenants]
+//                       [--json_file=PATH] [--scenario=phases|criticality|tenants|deadline]
 //                       [--repeat=N] [--out_prefix=PREFIX]
 //
 // --scenario=criticality: 3x capacity, 20% CRITICAL and 80% SHEDDABLE, figures
@@ -13,6 +13,11 @@
 // 5 s per run, about 35 s a repetition) it runs 3 times (--repeat) and,
 // unless files are named, writes docs/results/tenants_grpc.{txt,json,svg}
 // (run from the repository's root).
+//
+// --scenario=deadline (--mode=grpc only): 3x capacity, 15% of calls with a
+// deadline below the service time, a fixed limit with and without
+// throttle.deadlineAdmission (deadline_mix_grpc.h); --phase_seconds is the
+// length of each run.
 //
 // --mode=simulated (default): 16 workers x 16 ms on a simulated clock, 4 s
 // phases, well under a second of real time. --mode=grpc: real servers and
@@ -36,6 +41,7 @@
 #include "examples/common/command_line.h"
 #include "experiments/overload/criticality_mix.h"
 #include "experiments/overload/criticality_mix_grpc.h"
+#include "experiments/overload/deadline_mix_grpc.h"
 #include "experiments/overload/grpc_run.h"
 #include "experiments/overload/overload.h"
 #include "experiments/overload/retry_storm_grpc.h"
@@ -60,7 +66,9 @@ ABSL_FLAG(std::string, scenario, "phases",
           "CRITICAL and 80% SHEDDABLE: figures per class, docs/criticality.md) or tenants (one "
           "tenant at 10x its share among nine: figures per tenant, docs/per-caller-limits.md) or "
           "retries (gRPC only: naive retrying clients at 2x capacity against servers with and "
-          "without throttle.retryShedding, docs/criticality.md).");
+          "without throttle.retryShedding, docs/criticality.md) or "
+          "deadline (--mode=grpc: 3x capacity, mixed deadlines, with and without "
+          "throttle.deadlineAdmission).");
 ABSL_FLAG(std::string, json_file, "", "Also write the JSON into this file.");
 ABSL_FLAG(std::string, out_prefix, "",
           "--scenario=tenants: also write the table, JSON and chart into PREFIX.txt, .json and "
@@ -72,7 +80,7 @@ ABSL_FLAG(int, repeat, 0,
 constexpr char kUsage[] =
     "Server-side concurrency limits against a backend whose capacity changes.\n\n"
     "  overload_experiment [--mode=simulated|grpc] [--seed=1] [--phase_seconds=N] [--json]\n"
-    "                      [--json_file=PATH] [--scenario=phases|criticality|tenants]\n"
+    "                      [--json_file=PATH] [--scenario=phases|criticality|tenants|deadline]\n"
     "                      [--repeat=N] [--out_prefix=PREFIX]\n\n"
     "Exit status: 0 ok, 1 a run failed, 2 bad usage.";
 
@@ -224,6 +232,27 @@ int RunTenants(const std::string& mode) {
   return written ? 0 : 1;
 }
 
+// --scenario=deadline: deadline-aware admission at 3x capacity with mixed
+// deadlines, over real gRPC only (deadline_mix_grpc.h).
+int RunDeadline(const std::string& mode) {
+  if (mode != "grpc") return example_cli::UsageError("--scenario=deadline: needs --mode=grpc");
+  overload::DeadlineMixConfig config;
+  config.seed = absl::GetFlag(FLAGS_seed);
+  if (absl::GetFlag(FLAGS_phase_seconds) > 0) {
+    config.duration = absl::Seconds(absl::GetFlag(FLAGS_phase_seconds));
+  }
+  absl::StatusOr<overload::DeadlineMixResult> result = overload::RunDeadlineMixGrpc(config);
+  if (!result.ok()) {
+    std::fprintf(stderr, "overload_experiment: %s\n", result.status().ToString().c_str());
+    return 1;
+  }
+  const std::string json = overload::DeadlineMixToJson(*result);
+  std::fputs(absl::GetFlag(FLAGS_json) ? json.c_str()
+                                       : overload::DeadlineMixToTable(*result).c_str(),
+             stdout);
+  return WriteFile(absl::GetFlag(FLAGS_json_file), json) ? 0 : 1;
+}
+
 int main(int argc, char** argv) {
   example_cli::ParseFlagsOrExit(argc, argv, kUsage);
   const std::string mode = absl::GetFlag(FLAGS_mode);
@@ -247,9 +276,11 @@ int main(int argc, char** argv) {
   if (scenario == "criticality") return RunCriticality(mode);
   if (scenario == "tenants") return RunTenants(mode);
   if (scenario == "retries") return RunRetries(mode);
+  if (scenario == "deadline") return RunDeadline(mode);
   if (scenario != "phases") {
     return example_cli::UsageError(absl::StrCat(
-        "--scenario: must be phases, criticality, tenants or retries, got \"", scenario, "\""));
+        "--scenario: must be phases, criticality, tenants, retries or deadline, got \"", scenario,
+        "\""));
   }
   overload::Config config = mode == "grpc" ? overload::GrpcDefaults() : overload::Config();
   config.seed = absl::GetFlag(FLAGS_seed);

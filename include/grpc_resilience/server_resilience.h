@@ -56,6 +56,10 @@ struct GRPC_RESILIENCE_EXPORT ServerMethodStats {
   /// throttle.retryShedding is on: counted here instead of under their
   /// limit's rejected_concurrency or rejected_rate.
   int64_t rejected_retry = 0;
+  /// Calls refused because their remaining deadline at arrival was below the
+  /// method's recent service-time percentile (throttle.deadlineAdmission);
+  /// answered DEADLINE_EXCEEDED without running the handler.
+  int64_t rejected_deadline = 0;
   /// Calls whose resilience-criticality header named no level (judged at the
   /// method's default criticality; docs/criticality.md).
   int64_t criticality_invalid = 0;

@@ -76,7 +76,7 @@ struct GRPC_RESILIENCE_EXPORT ServerMethodStatus {
   std::string server;  ///< a name the application gave (may be empty)
   std::string method;     ///< "/pkg.Service/Method"
   int64_t admitted = 0;  ///< ServerMethodStats::admitted
-  int64_t rejected = 0;  ///< by the throttle: concurrency, rate, CPU, retries
+  int64_t rejected = 0;  ///< by the throttle: concurrency, rate, CPU gate, retries, deadline
   /// Of `rejected`, the retried attempts refused under throttle.retryShedding
   /// (ServerMethodStats::rejected_retry).
   int64_t rejected_retries = 0;

@@ -16,8 +16,8 @@ constexpr absl::string_view kBreakerStates[] = {"closed", "open", "half-open"};
 constexpr absl::string_view kProbedBreakers[] = {"method", "endpoint"};
 constexpr absl::string_view kProbeOutcomes[] = {"serving", "not_serving", "unreachable",
                                                 "unknown"};
-constexpr absl::string_view kServerRejectionCauses[] = {"concurrency", "rate", "cpu", "retry",
-                                                          "injected_abort"};
+constexpr absl::string_view kServerRejectionCauses[] = {"concurrency", "rate",     "cpu", "retry",
+                                                          "deadline",    "injected_abort"};
 constexpr absl::string_view kCriticalityNames[] = {"CRITICAL_PLUS", "CRITICAL", "SHEDDABLE_PLUS",
                                                    "SHEDDABLE"};
 constexpr absl::string_view kPerCallerCauses[] = {"concurrency", "rate", "global_rate"};

@@ -26,6 +26,7 @@
 #include "src/limits/bulkhead.h"
 #include "src/limits/concurrency_limiter.h"
 #include "src/limits/criticality_shares.h"
+#include "src/limits/deadline_admission.h"
 #include "src/limits/gradient_concurrency_limiter.h"
 #include "src/limits/retry_shedding.h"
 #include "src/policy/global_throttle_settings.h"
@@ -215,6 +216,9 @@ struct ThrottleSettings {
   // throttle.retryShedding: retried attempts judged by smaller shares, and
   // rejections that say "do not retry"; off when unset.
   std::optional<RetryShedding::Options> retry_shedding;
+  // throttle.deadlineAdmission: calls whose remaining deadline is below the
+  // method's service-time percentile are refused; none when unset.
+  std::optional<DeadlineAdmission::Options> deadline_admission;
 };
 
 // methodConfig[].criticality (docs/criticality.md).

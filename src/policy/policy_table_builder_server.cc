@@ -20,6 +20,7 @@
 #include "src/limits/gradient_concurrency_limiter.h"
 #include "src/limits/token_bucket.h"
 #include "src/policy/breaker_timing_warnings.h"
+#include "src/policy/deadline_admission_settings.h"
 #include "src/policy/enforcement_setting.h"
 #include "src/policy/hedging_settings.h"
 #include "src/policy/json_text.h"
@@ -47,10 +48,11 @@ absl::StatusOr<ThrottleSettings> PolicyTableBuilder::Throttle(const pb::Throttle
                                                               const std::string& path) {
   ThrottleSettings t;
   if (!p.has_max_concurrency() && !p.has_rate_per_second() && !p.has_adaptive() &&
-      !p.has_global() && !p.has_per_caller() && !p.has_cpu()) {
+      !p.has_global() && !p.has_per_caller() && !p.has_cpu() && !p.has_deadline_admission()) {
     return absl::InvalidArgumentError(absl::StrCat(
         path,
-        ": set maxConcurrency or adaptive, ratePerSecond, or both (or global, perCaller, cpu)",
+        ": set maxConcurrency or adaptive, ratePerSecond, or both (or global, perCaller, cpu, "
+        "deadlineAdmission)",
         p.has_load_report() ? "; loadReport alone has no load to report" : ""));
   }
   if (p.has_adaptive()) {
@@ -115,6 +117,12 @@ absl::StatusOr<ThrottleSettings> PolicyTableBuilder::Throttle(const pb::Throttle
     t.cpu_threshold = p.cpu().threshold();
   }
   if (p.has_load_report()) t.load_report = p.load_report();
+  if (p.has_deadline_admission()) {
+    absl::StatusOr<DeadlineAdmission::Options> d =
+        ReadDeadlineAdmission(p.deadline_admission(), path + ".deadlineAdmission");
+    if (!d.ok()) return d.status();
+    t.deadline_admission = *d;
+  }
   if (absl::Status s = ReadThrottleEnforcement(p, path, t); !s.ok()) return s;
   if (absl::Status s = ReadRetryShedding(p, path, t); !s.ok()) return s;
   if (t.max_pushback < t.min_pushback) {

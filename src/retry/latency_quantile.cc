@@ -36,12 +36,13 @@ void LatencyQuantile::Record(absl::Duration latency) {
   ++current_count_;
 }
 
-std::optional<absl::Duration> LatencyQuantile::Quantile(double percentile) const {
+std::optional<absl::Duration> LatencyQuantile::Quantile(double percentile,
+                                                        int64_t min_samples) const {
   if (!(percentile >= 0.0)) percentile = 0.0;  // NaN too
   percentile = std::min(percentile, 100.0);
   MutexLock lock(&mu_);
   const int64_t total = current_count_ + previous_count_;
-  if (total < kMinSamples) return std::nullopt;
+  if (total < std::max<int64_t>(1, min_samples)) return std::nullopt;
   // The rank of the sample at `percentile` (1-based), at least 1.
   const auto rank = std::max<int64_t>(
       1, static_cast<int64_t>(std::ceil(percentile / 100.0 * static_cast<double>(total))));

@@ -57,7 +57,12 @@ class LatencyQuantile {
   // The smallest bucket bound below or at which at least `percentile`
   // percent of the window's samples lie; nullopt while the window holds
   // fewer than kMinSamples. `percentile` is clamped into [0, 100].
-  std::optional<absl::Duration> Quantile(double percentile) const ABSL_LOCKS_EXCLUDED(mu_);
+  std::optional<absl::Duration> Quantile(double percentile) const ABSL_LOCKS_EXCLUDED(mu_) {
+    return Quantile(percentile, kMinSamples);
+  }
+  // The same, answering once the window holds `min_samples` (at least 1).
+  std::optional<absl::Duration> Quantile(double percentile, int64_t min_samples) const
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   // Samples in the window now.
   int64_t samples() const ABSL_LOCKS_EXCLUDED(mu_);

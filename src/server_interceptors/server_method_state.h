@@ -28,6 +28,7 @@
 #include "src/limits/cpu_utilisation_meter.h"
 #include "src/limits/event_rate.h"
 #include "src/limits/criticality_shares.h"
+#include "src/limits/deadline_admission.h"
 #include "src/limits/per_caller_limits.h"
 #include "src/limits/retry_shedding.h"
 #include "src/limits/token_bucket.h"
@@ -51,6 +52,9 @@ namespace resilience {
   X(rejected_cpu)                                                                   \
   /* Retried attempts a limit refused under throttle.retryShedding. */              \
   X(rejected_retry)                                                                 \
+  /* Calls refused for a remaining deadline below the method's service-time */      \
+  /* percentile (throttle.deadlineAdmission). */                                     \
+  X(rejected_deadline)                                                              \
   /* Calls whose resilience-criticality header named no level (judged at */       \
   /* the method's default criticality). */                                          \
   X(criticality_invalid)                                                            \
@@ -179,6 +183,10 @@ struct ServerMethodState {
   // Shared with the method's next state when an update leaves the fault
   // injection's settings as they were.
   std::shared_ptr<RandomSource> fault_random;
+  // throttle.deadlineAdmission: the method's service times and refusals
+  // (per method, whatever the throttle's scope); null: none. Shared with
+  // the method's next state when an update leaves its options as they were.
+  std::shared_ptr<DeadlineAdmission> deadline_admission;
   // Served by a GuardedService: rejected calls skip the handler, and sync
   // calls are held on their own handler thread.
   bool guarded = false;

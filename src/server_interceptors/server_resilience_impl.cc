@@ -271,6 +271,15 @@ MethodCache<ServerMethodState>::Resolution ServerResilienceImpl::Resolve(
     state->limits_owner =
         LimitsFor(match.scope, *match.policy->throttle, match.policy->canonical.throttle);
     state->limits = state->limits_owner.get();
+    const std::optional<DeadlineAdmission::Options>& deadline =
+        match.policy->throttle->deadline_admission;
+    if (deadline.has_value()) {
+      // Its service times and window survive an update that keeps them.
+      const bool same = previous != nullptr && previous->deadline_admission != nullptr &&
+                        previous->deadline_admission->options() == *deadline;
+      state->deadline_admission =
+          same ? previous->deadline_admission : std::make_shared<DeadlineAdmission>(*deadline);
+    }
     ScopeLimits& limits = *state->limits;
     const auto messages = [&](const CriticalityShares& shares, bool retried) {
       return RejectionMessages(
@@ -395,6 +404,10 @@ void ServerResilienceImpl::AppendMetrics(PrometheusText& text) {
     if (s->limits != nullptr && s->limits->retry_shedding.sheds_retries()) {
       rejections.Sample({method, {"cause", "retry"}},
                         s->rejected_retry.load(std::memory_order_relaxed));
+    }
+    if (s->deadline_admission != nullptr) {
+      rejections.Sample({method, {"cause", "deadline"}},
+                        s->rejected_deadline.load(std::memory_order_relaxed));
     }
     if (s->fault != nullptr) {
       rejections.Sample({method, {"cause", "injected_abort"}},

@@ -44,7 +44,7 @@ void ServerResilienceImpl::AppendStatus(StatusReport& report, absl::string_view 
     SettingsLimits(PolicySetAccess::Table(s->policies).Find(s->method).policy, row);
     row.admitted = stats.admitted;
     row.rejected = stats.rejected_concurrency + stats.rejected_rate + stats.rejected_cpu +
-                   stats.rejected_retry;
+                   stats.rejected_retry + stats.rejected_deadline;
     row.rejected_retries = stats.rejected_retry;
     row.in_flight = stats.in_flight;
     // Where the limiter stands (an adaptive one moves).

@@ -9,81 +9,13 @@
 #include "src/grpc_common/metadata_keys.h"
 #include "src/policy/outcome_classifier.h"
 #include "src/server_interceptors/load_report_trailer.h"
-#include "src/server_interceptors/server_metrics_interceptor.h"
 
 namespace resilience {
 namespace {
 
 using grpc::experimental::InterceptionHookPoints;
 
-// What DecideOnArrival() decided for the call being set up on this thread,
-// for the factories gRPC calls next for the same call (RejectedOnArrival(),
-// MakeThrottleInterceptor()). Replaced by the first factory of each call.
-struct Arrival {
-  const ServerResilienceImpl* owner = nullptr;
-  const grpc::experimental::ServerRpcInfo* info = nullptr;
-  bool rejected = false;
-  // Admitted on arrival: the call's interceptor, for the throttle's factory.
-  std::unique_ptr<ThrottleInterceptor> admitted;
-};
-thread_local Arrival arrival;
-
 }  // namespace
-
-bool DecideOnArrival(ServerResilienceImpl& resilience, grpc::experimental::ServerRpcInfo* info,
-                     bool draining) {
-  arrival = Arrival{};
-  CallVerdicts::ArrivedUndecided();
-  if (draining || !resilience.decide_on_arrival() || !resilience.any_throttle()) return false;
-  grpc::ServerContextBase* context = info->server_context();
-  // The callback API only: its guard runs for every call once the factories
-  // are done (nothing else would take the verdict), and its context holds
-  // the core call already (the peer, for a per-caller key).
-  if (dynamic_cast<grpc::CallbackServerContext*>(context) == nullptr ||
-      context->c_call() == nullptr) {
-    return false;
-  }
-  // Kept for the other factories of ours: one generation for the call.
-  std::shared_ptr<ServerMethodState> state = resilience.ForCall(info, /*keep_for_next=*/true);
-  // Otherwise decided by the interceptor's hooks, as on the sync API.
-  if (state == nullptr || state->limits == nullptr || !state->guarded) return false;
-  auto throttle = std::make_unique<ThrottleInterceptor>(info, std::move(state), resilience.clock(),
-                                                        resilience.call_verdicts());
-  arrival.owner = &resilience;
-  arrival.info = info;
-  arrival.rejected = throttle->DecideOnArrival();
-  if (!arrival.rejected) arrival.admitted = std::move(throttle);
-  return arrival.rejected;
-}
-
-bool RejectedOnArrival(const ServerResilienceImpl& resilience,
-                       const grpc::experimental::ServerRpcInfo* info) {
-  return arrival.rejected && arrival.owner == &resilience && arrival.info == info;
-}
-
-grpc::experimental::Interceptor* MakeThrottleInterceptor(ServerResilienceImpl& resilience,
-                                                         grpc::experimental::ServerRpcInfo* info) {
-  if (arrival.owner == &resilience && arrival.info == info) {
-    // Decided on arrival: rejected (no interceptor), or admitted.
-    resilience.ForgetKeptLookup();
-    Arrival decided = std::move(arrival);
-    arrival = Arrival{};
-    return decided.admitted.release();
-  }
-  if (!resilience.any_throttle() && !resilience.metrics()) {
-    resilience.ForgetKeptLookup();
-    return nullptr;
-  }
-  // What the fault injection factory found for this call, if it looked.
-  std::shared_ptr<ServerMethodState> state = resilience.ForCall(info, /*keep_for_next=*/false);
-  if (state == nullptr) return nullptr;
-  if (state->limits != nullptr) {
-    return new ThrottleInterceptor(info, state, resilience.clock(), resilience.call_verdicts());
-  }
-  // Neither throttle nor fault injection: only counted.
-  if (state->metrics && state->fault == nullptr) return new ServerMetricsInterceptor(state);
-  return nullptr;
-}
 
 void ThrottleInterceptor::NoteRejection(absl::string_view cause) {
   ScopeLimits& limits = *state_->limits;
@@ -149,11 +81,9 @@ bool ThrottleInterceptor::DecideOnArrival() {
     answered_by_guard_ = false;
     return false;
   }
-  if (state_->metrics) {
-    state_->meter.CountStatus(static_cast<int>(grpc::StatusCode::RESOURCE_EXHAUSTED));
-  }
+  if (state_->metrics) state_->meter.CountStatus(static_cast<int>(reject_code_));
   call_verdicts_.RejectOnArrival(
-      context, context->c_call(), static_cast<int>(grpc::StatusCode::RESOURCE_EXHAUSTED),
+      context, context->c_call(), static_cast<int>(reject_code_),
       std::string(reject_message_), std::move(pushback_ms_),
       ReportsLoad() ? std::optional<std::string>(ScopeLoadReport(*state_->limits, start_))
                     : std::nullopt);
@@ -197,6 +127,8 @@ void ThrottleInterceptor::Admit() {
     Reject(state_->rejections.unusable(), limits.max_pushback);
     return;
   }
+  // A call that cannot finish in time takes nothing from the limits.
+  if (state_->deadline_admission != nullptr && !AdmitByDeadline()) return;
   // A busy process refuses sheddable calls before they cost more CPU.
   if (limits.cpu_threshold.has_value() && !AdmitByCpu()) return;
   // A caller over its own limits takes nothing from the method's.
@@ -265,6 +197,10 @@ void ThrottleInterceptor::Finish(Ending ending) {
   caller_slot_.Release();
   // Only a call that was answered in time took as long as it measured.
   if (ending == Ending::kAnswered || ending == Ending::kFailed) limits.durations.Finished(latency);
+  // The handler ran to its end, late or not: how long the method takes.
+  if (ending != Ending::kCancelled && state_->deadline_admission != nullptr) {
+    state_->deadline_admission->Record(latency);
+  }
   state_->in_flight.fetch_sub(1, std::memory_order_relaxed);
 }
 
@@ -291,15 +227,12 @@ void ThrottleInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods*
   if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
     status_sent_ = true;
     if (rejected_) {
-      methods->ModifySendStatus(
-          grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, std::string(reject_message_)));
+      methods->ModifySendStatus(grpc::Status(reject_code_, std::string(reject_message_)));
       methods->GetSendTrailingMetadata()->emplace(kPushbackKey, pushback_ms_);
       if (ReportsLoad()) {
         AddLoadReport(*methods->GetSendTrailingMetadata(), ScopeLoadReport(*state_->limits, start_));
       }
-      if (state_->metrics) {
-        state_->meter.CountStatus(static_cast<int>(grpc::StatusCode::RESOURCE_EXHAUSTED));
-      }
+      if (state_->metrics) state_->meter.CountStatus(static_cast<int>(reject_code_));
     } else {
       static const OutcomeClassifier* const classifier = new OutcomeClassifier();
       const grpc::StatusCode code = methods->GetSendStatus().error_code();

@@ -33,6 +33,12 @@ namespace resilience {
 //     answered, or closed without a status, past its deadline is a drop
 //     (ReleaseExpired); a call its client cancelled teaches it nothing);
 //   - rate: a token of the scope's TokenBucket;
+//   - deadline (throttle.deadlineAdmission), asked before the others: a call
+//     whose remaining deadline is below the method's service-time
+//     percentile is refused, DEADLINE_EXCEEDED with the "do not retry"
+//     pushback (AdmitByDeadline(), throttle_deadline.cc); the handler run
+//     time of every admitted call not cancelled by its client is its
+//     service time;
 //   - per caller (throttle.perCaller), asked first: a slot and a token of
 //     the bucket of the call's caller key (PerCallerLimits), the key being
 //     a request header's value or the peer's identity
@@ -137,6 +143,10 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
   // throttle.cpu: false (and the call rejected) when the call is sheddable
   // and the process's CPU utilisation is over the gate's threshold.
   bool AdmitByCpu();
+  // throttle.deadlineAdmission: false (and the call rejected) when the
+  // call's remaining deadline is below the method's service-time
+  // percentile and the refused share allows it (throttle_deadline.cc).
+  bool AdmitByDeadline();
   // A rate limit (`cause`: "rate" or "global_rate") said no: counted, told
   // to the events listener, any concurrency slot given back, then Reject().
   void RejectByRate(absl::string_view cause, absl::string_view message,
@@ -195,6 +205,9 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
   absl::string_view reject_message_;
   std::string owned_message_;
   std::string pushback_ms_;
+  // The rejection's status code: RESOURCE_EXHAUSTED, DEADLINE_EXCEEDED for
+  // a deadline refusal.
+  grpc::StatusCode reject_code_ = grpc::StatusCode::RESOURCE_EXHAUSTED;
 };
 
 // MakeThrottleInterceptor()

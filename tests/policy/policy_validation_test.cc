@@ -92,7 +92,7 @@ TEST(PolicyTableTest, ValidationRulesNamePathAndValue) {
        "methodConfig[0].breaker.failureCodes[0]: unknown status code \"nope\""},
       {Entry(R"("throttle": {})"),
        "methodConfig[0].throttle: set maxConcurrency or adaptive, ratePerSecond, or both (or "
-       "global, perCaller, cpu)"},
+       "global, perCaller, cpu, deadlineAdmission)"},
       {Entry(R"("throttle": {"maxConcurrency": 0})"),
        "methodConfig[0].throttle.maxConcurrency: must be >= 1, got 0"},
       {Entry(R"("throttle": {"ratePerSecond": -1})"),

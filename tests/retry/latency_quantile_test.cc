@@ -71,6 +71,19 @@ TEST(LatencyQuantileTest, AgreesWithSortedSamplesWithinABucket) {
   }
 }
 
+// A caller may ask for fewer samples than kMinSamples (deadline admission's
+// minSamples), or more.
+TEST(LatencyQuantileTest, CallersMinimumOfSamples) {
+  LatencyQuantile q;
+  EXPECT_FALSE(q.Quantile(90, 1).has_value());
+  q.Record(absl::Milliseconds(10));
+  ASSERT_TRUE(q.Quantile(90, 1).has_value());
+  EXPECT_GE(*q.Quantile(90, 1), absl::Milliseconds(10));
+  EXPECT_FALSE(q.Quantile(90, 2).has_value());
+  EXPECT_FALSE(q.Quantile(90).has_value()) << "kMinSamples by default";
+  EXPECT_TRUE(q.Quantile(90, 0).has_value()) << "at least one sample, whatever is asked";
+}
+
 // After two generations of a new latency, the old one is forgotten.
 TEST(LatencyQuantileTest, WindowFollowsAChange) {
   LatencyQuantile q;
