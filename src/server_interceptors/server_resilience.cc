@@ -38,6 +38,11 @@ bool ServerResilience::metrics() const { return impl_->metrics(); }
 
 PolicySet ServerResilience::policies() const { return impl_->policies(); }
 
+absl::Status ServerResilience::SetEnforcement(absl::string_view method, EnforcedPolicy policy,
+                                              EnforcementMode mode) {
+  return impl_->SetEnforcement(method, policy, mode);
+}
+
 absl::StatusOr<PolicyUpdate> ServerResilience::Update(const PolicySet& policies) {
   return impl_->Update(policies);
 }

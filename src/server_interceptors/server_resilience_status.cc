@@ -48,6 +48,7 @@ void ServerResilienceImpl::AppendStatus(StatusReport& report, absl::string_view 
     // Where the limiter stands (an adaptive one moves).
     row.concurrency_limit = stats.concurrency_limit;
     row.adaptive_limit = s->limits != nullptr && s->limits->adaptive;
+    ShadowStatus(*s, stats, row);
     listed.insert(row.method);
     report.server_methods.push_back(std::move(row));
   }

@@ -12,6 +12,7 @@
 #include "grpcpp/security/auth_context.h"
 #include "src/grpc_common/metadata_keys.h"
 #include "src/policy/outcome_classifier.h"
+#include "src/server_interceptors/enforced_limits.h"
 #include "src/server_interceptors/load_report_trailer.h"
 #include "src/server_interceptors/server_metrics_interceptor.h"
 
@@ -108,44 +109,6 @@ grpc::experimental::Interceptor* MakeThrottleInterceptor(ServerResilienceImpl& r
   return nullptr;
 }
 
-void ThrottleInterceptor::NoteRejection(absl::string_view cause) {
-  ScopeLimits& limits = *state_->limits;
-  if (state_->events == nullptr) return;
-  const int64_t now_ns = absl::ToUnixNanos(start_);
-  limits.last_rejection_ns.store(now_ns, std::memory_order_relaxed);
-  limits.episode_rejections.fetch_add(1, std::memory_order_relaxed);
-  // A relaxed read first: a saturated scope's rejections stay plain stores.
-  if (limits.saturated.load(std::memory_order_relaxed)) return;
-  if (limits.saturated.exchange(true, std::memory_order_acq_rel)) return;
-  limits.saturated_since_ns.store(now_ns, std::memory_order_relaxed);
-  PostEvent(ThrottleEvent{ThrottleEvent::Kind::kSaturated, state_->method, limits.scope, cause,
-                         clock_.WallNow()});
-}
-
-void ThrottleInterceptor::NoteAdmission() {
-  ScopeLimits& limits = *state_->limits;
-  // The admit path of a scope that is not saturated is this one load.
-  if (state_->events == nullptr || !limits.saturated.load(std::memory_order_relaxed)) return;
-  const absl::Time last_rejection =
-      absl::FromUnixNanos(limits.last_rejection_ns.load(std::memory_order_relaxed));
-  if (start_ - last_rejection < kThrottleQuietPeriod) return;
-  if (!limits.saturated.exchange(false, std::memory_order_acq_rel)) return;
-  const absl::Time since =
-      absl::FromUnixNanos(limits.saturated_since_ns.load(std::memory_order_relaxed));
-  ThrottleEvent event{ThrottleEvent::Kind::kRecovered, state_->method, limits.scope, "",
-                      clock_.WallNow()};
-  event.saturated_for = std::max(last_rejection - since, absl::ZeroDuration());
-  event.rejected = limits.episode_rejections.exchange(0, std::memory_order_relaxed);
-  PostEvent(std::move(event));
-}
-
-void ThrottleInterceptor::PostEvent(ThrottleEvent event) {
-  // The listener outlives the executor (ServerResilienceImpl::listener_).
-  ResilienceEvents* const listener = state_->listener;
-  state_->events->Post(
-      [listener, event = std::move(event)] { listener->OnThrottleSaturation(event); });
-}
-
 void ThrottleInterceptor::Reject(absl::string_view message, absl::Duration pushback) {
   const ScopeLimits& limits = *state_->limits;
   caller_slot_.Release();  // taken before another limit said no
@@ -240,9 +203,12 @@ void ThrottleInterceptor::ReadCallerKey(const Metadata* received) {
 bool ThrottleInterceptor::AdmitCaller() {
   ScopeLimits& limits = *state_->limits;
   PerCallerLimits::Admission admission =
-      limits.per_caller->TryAcquire(caller_key_, limits.shares, level_);
+      limits.per_caller->TryAcquire(caller_key_, EnforcedLimits::Shares(limits, modes_), level_);
   if (admission.verdict == PerCallerLimits::Verdict::kAdmitted) {
     caller_slot_ = std::move(admission.slot);
+    return true;
+  }
+  if (Shadowed(EnforcedPolicy::kPerCaller, modes_.per_caller, CallerCause(admission.verdict))) {
     return true;
   }
   // The stored key: printable and bounded whatever the caller sent.
@@ -281,6 +247,7 @@ bool ThrottleInterceptor::AdmitByCpu() {
   if (level_ != Criticality::kSheddable && level_ != Criticality::kSheddablePlus) return true;
   const double utilisation = limits.cpu_meter->Utilisation();
   if (!CpuUtilisationMeter::Sheds(utilisation, *limits.cpu_threshold, level_)) return true;
+  if (Shadowed(EnforcedPolicy::kCpu, modes_.cpu, "cpu")) return true;
   state_->rejected_cpu.fetch_add(1, std::memory_order_relaxed);
   NoteRejection("cpu");
   owned_message_ = absl::StrCat(info_->method(), ": CPU utilisation ",
@@ -294,17 +261,23 @@ bool ThrottleInterceptor::AdmitByCpu() {
 void ThrottleInterceptor::Admit() {
   start_ = clock_.Now();
   ScopeLimits& limits = *state_->limits;
+  modes_ = limits.enforcement.Load();
   if (!limits.unusable.empty()) {
     state_->rejected_rate.fetch_add(1, std::memory_order_relaxed);
     Reject(state_->rejections.unusable(), limits.max_pushback);
     return;
   }
   // A busy process refuses sheddable calls before they cost more CPU.
-  if (limits.cpu_threshold.has_value() && !AdmitByCpu()) return;
+  if (limits.cpu_threshold.has_value() && modes_.cpu != EnforcementMode::kOff && !AdmitByCpu()) {
+    return;
+  }
   // A caller over its own limits takes nothing from the method's.
-  if (limits.per_caller != nullptr && !AdmitCaller()) return;
+  if (limits.per_caller != nullptr && modes_.per_caller != EnforcementMode::kOff && !AdmitCaller()) {
+    return;
+  }
   if (limits.concurrency != nullptr) {
-    if (!limits.shares.TryAcquire(*limits.concurrency, level_)) {
+    const LimitDecision slot = EnforcedLimits::Slot(limits, modes_, level_);
+    if (slot.kind == LimitDecision::Kind::kRefused) {
       const int64_t limit = limits.concurrency->limit();
       const std::string* message = state_->rejections.concurrency(limit, level_);
       if (message == nullptr) {  // adaptive, or resized since the state was built
@@ -316,21 +289,24 @@ void ThrottleInterceptor::Admit() {
       RejectByConcurrency(*message);
       return;
     }
-    holds_slot_ = true;
+    holds_slot_ = slot.kind == LimitDecision::Kind::kTaken;
+    Shadow(slot, "concurrency");
   }
   if (limits.rate != nullptr) {
-    absl::Duration retry_after;
-    if (!limits.rate->TryAcquire(limits.shares, level_, &retry_after)) {
-      RejectByRate("rate", state_->rejections.rate(level_), retry_after);
+    const LimitDecision token = EnforcedLimits::Token(limits, modes_, level_);
+    if (token.kind == LimitDecision::Kind::kRefused) {
+      RejectByRate("rate", state_->rejections.rate(level_), token.retry_after);
       return;
     }
+    Shadow(token, "rate");
   }
   if (limits.global != nullptr) {
-    absl::Duration retry_after;
-    if (!limits.global->limiter().TryAcquire(limits.shares, level_, &retry_after)) {
-      RejectByRate("global_rate", state_->rejections.global_rate(level_), retry_after);
+    const LimitDecision token = EnforcedLimits::Global(limits, modes_, level_);
+    if (token.kind == LimitDecision::Kind::kRefused) {
+      RejectByRate("global_rate", state_->rejections.global_rate(level_), token.retry_after);
       return;
     }
+    Shadow(token, "global_rate");
   }
   admitted_ = true;
   NoteAdmission();
