@@ -39,6 +39,10 @@ namespace resilience {
 //     a request header's value or the peer's identity
 //     (docs/per-caller-limits.md); a refusal is counted and answered as the
 //     concurrency or rate limit's, its message naming the key.
+// Each of these asks under its policy's enforcement mode, read once per call
+// (ScopeLimits::enforcement): in shadow, a call it would reject is counted,
+// logged and let through, and takes nothing from it; off, it is not asked
+// (EnforcedLimits, throttle_shadow.cc, docs/shadow-mode-server.md).
 // On a guarded callback-API method of a server whose only interceptors are
 // ours, the call is decided before gRPC has made its interceptors
 // (DecideOnArrival() below): a rejected call then has none, and its guard
