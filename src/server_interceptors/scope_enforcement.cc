@@ -70,11 +70,16 @@ uint32_t ScopeEnforcement::Pack(const EnforcementModes& modes) {
 
 EnforcementModes ScopeEnforcement::Load() const {
   const uint32_t packed = packed_.load(std::memory_order_relaxed);
+  // The slots of Slot(), unpacked with shifts: this is on every call's path.
+  auto at = [packed](int slot) {
+    return static_cast<EnforcementMode>((packed >> (2 * slot)) & 3u);
+  };
   EnforcementModes modes;
-  if (packed == 0) return modes;  // every policy enforced
-  for (EnforcedPolicy policy : kPolicies) {
-    *Field(modes, policy) = static_cast<EnforcementMode>((packed >> (2 * Slot(policy))) & 3u);
-  }
+  modes.throttle = at(0);
+  modes.shares = at(1);
+  modes.cpu = at(2);
+  modes.per_caller = at(3);
+  modes.global = at(4);
   return modes;
 }
 

@@ -272,7 +272,8 @@ void ThrottleInterceptor::Admit() {
     return;
   }
   // A caller over its own limits takes nothing from the method's.
-  if (limits.per_caller != nullptr && modes_.per_caller != EnforcementMode::kOff && !AdmitCaller()) {
+  if (limits.per_caller != nullptr && modes_.per_caller != EnforcementMode::kOff &&
+      !AdmitCaller()) {
     return;
   }
   if (limits.concurrency != nullptr) {

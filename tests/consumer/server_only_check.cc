@@ -163,7 +163,8 @@ int main() {
       "/shop.v1.Inventory/ListItems", resilience::EnforcedPolicy::kThrottle,
       resilience::EnforcementMode::kShadow);
   const grpc::Status third = List(*stub);
-  const resilience::ServerMethodStats list_stats = resilience->Stats("/shop.v1.Inventory/ListItems");
+  const resilience::ServerMethodStats list_stats =
+      resilience->Stats("/shop.v1.Inventory/ListItems");
   const absl::Status breaker = resilience->SetEnforcement(
       "/shop.v1.Inventory/ListItems", resilience::EnforcedPolicy::kBreaker,
       resilience::EnforcementMode::kOff);
