@@ -90,14 +90,18 @@ void ServerResilienceImpl::ShadowStatus(const ServerMethodState& s, const Server
                                         ServerMethodStatus& row) {
   row.shadow_rejected = stats.shadow_throttle + stats.shadow_shares + stats.shadow_cpu +
                         stats.shadow_per_caller + stats.shadow_global;
-  if (s.limits == nullptr) return;
-  const EnforcementModes modes = s.limits->enforcement.Load();
+  if (s.limits != nullptr) row.enforcement = EnforcementText(s.limits->enforcement.Load());
+}
+
+std::string ServerResilienceImpl::EnforcementText(const EnforcementModes& modes) {
+  std::string text;
   for (EnforcedPolicy policy : ScopeEnforcement::kPolicies) {
     const EnforcementMode mode = ModeOf(modes, policy);
     if (mode == EnforcementMode::kEnforce) continue;
-    absl::StrAppend(&row.enforcement, row.enforcement.empty() ? "" : ", ",
-                    EnforcedPolicyName(policy), ": ", EnforcementModeName(mode));
+    absl::StrAppend(&text, text.empty() ? "" : ", ", EnforcedPolicyName(policy), ": ",
+                    EnforcementModeName(mode));
   }
+  return text;
 }
 
 void ServerResilienceImpl::ApplyEnforcement(const PolicyTable& before, const PolicyTable& after) {

@@ -327,6 +327,8 @@ class ServerResilienceImpl {
   // The status row's enforcement and shadow_rejected.
   static void ShadowStatus(const ServerMethodState& s, const ServerMethodStats& stats,
                            ServerMethodStatus& row);
+  // "throttle: shadow, cpu: off": the policies `modes` do not enforce.
+  static std::string EnforcementText(const EnforcementModes& modes);
   std::shared_ptr<ScopeLimits> MakeLimits(absl::string_view scope,
                                           const ThrottleSettings& settings,
                                           const ScopeLimits* previous)

@@ -144,6 +144,12 @@ TEST_P(ShadowServerTest, SetEnforcementSaysWhatIsWrong) {
   EXPECT_TRUE(
       state_->SetEnforcement(kGet, EnforcedPolicy::kCriticalityShares, EnforcementMode::kOff)
           .ok());
+  // Listed before its first call with the modes in force.
+  StatusReport report;
+  state_->AppendStatus(report, "cache");
+  const ServerMethodStatus* row = Row(report, kGet);
+  ASSERT_NE(row, nullptr);
+  EXPECT_EQ(row->enforcement, "criticalityShares: off");
 }
 
 INSTANTIATE_TEST_SUITE_P(SyncAndCallbackApis, ShadowServerTest, ::testing::Bool(),
