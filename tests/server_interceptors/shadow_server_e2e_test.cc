@@ -120,6 +120,29 @@ TEST_P(ShadowServerTest, UpdateSwitchesModesInPlaceAndKeepsAnOperatorsMode) {
   EXPECT_EQ(state_->Stats(kGet).rejected_rate, 1);
 }
 
+// perCaller in shadow, the method's own rate enforced: a tenant over its
+// own rate is served and counted; the enforcing limit after it still
+// judges (and takes a token for) every call.
+TEST_P(ShadowServerTest, ShadowPerCallerLimitIsJudgedBeforeTheEnforcingRate) {
+  SimulatedClock clock;  // never advances: the buckets' tokens are their burst
+  Start(GetPolicy(R"({"ratePerSecond": 1, "burst": 4,
+                      "perCaller": {"key": {"header": "x-tenant-id"}, "ratePerSecond": 1,
+                                    "burst": 2, "enforcement": "shadow"}})"),
+        clock);
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE(GetWithHeader(*stub_, "x-tenant-id", "a").ok());
+  EXPECT_EQ(state_->Stats(kGet).shadow_per_caller, 2);
+  // The method's bucket took a token for each of the four: empty now.
+  EXPECT_EQ(GetWithHeader(*stub_, "x-tenant-id", "b").error_code(),
+            grpc::StatusCode::RESOURCE_EXHAUSTED);
+  const ServerMethodStats stats = state_->Stats(kGet);
+  EXPECT_EQ(stats.rejected_rate, 1);
+  EXPECT_EQ(stats.shadow_per_caller, 2);
+  EXPECT_EQ(stats.shadow_throttle, 0);
+  EXPECT_THAT(Metrics(*state_),
+              HasSubstr("grpc_resilience_server_shadow_rejections_total{grpc_method=\""
+                        "/cache.v1.CacheService/Get\",policy=\"perCaller\"} 2"));
+}
+
 TEST_P(ShadowServerTest, SetEnforcementSaysWhatIsWrong) {
   Start(GetPolicy(R"({"maxConcurrency": 2})"));
   absl::Status s =
