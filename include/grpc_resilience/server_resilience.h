@@ -193,12 +193,13 @@ class GRPC_RESILIENCE_EXPORT ServerResilience {
   /// perCaller.global) or kGlobal. The mode lasts until an Update() whose
   /// file changes that block's `enforcement` (an update that leaves it as it
   /// was keeps the operator's mode). Written to stderr as an operator's
-  /// action. Errors: InvalidArgument for kBreaker and kBulkhead (client
+  /// action, with `origin` naming who asked ("api", or the admin endpoint's
+  /// "admin endpoint, peer <address>"). Errors: InvalidArgument for kBreaker and kBulkhead (client
   /// policies: ClientResilience); NotFound when no throttle applies to
   /// `method`, or its throttle has no such block (no perCaller, cpu or
   /// global); both name the method and the policy. Thread-safe.
   absl::Status SetEnforcement(absl::string_view method, EnforcedPolicy policy,
-                              EnforcementMode mode);
+                              EnforcementMode mode, absl::string_view origin = "api");
 
   /// The generation of the policies in force: 1 as started, one more per
   /// Update().

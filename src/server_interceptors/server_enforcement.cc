@@ -127,7 +127,7 @@ void ServerResilienceImpl::ApplyEnforcement(const PolicyTable& before, const Pol
 }
 
 absl::Status ServerResilienceImpl::SetEnforcement(absl::string_view method, EnforcedPolicy policy,
-                                                  EnforcementMode mode) {
+                                                  EnforcementMode mode, absl::string_view origin) {
   const std::string what = absl::StrCat("SetEnforcement(\"", method, "\", ",
                                         EnforcedPolicyName(policy), ", ",
                                         EnforcementModeName(mode), ")");
@@ -166,7 +166,7 @@ absl::Status ServerResilienceImpl::SetEnforcement(absl::string_view method, Enfo
   }
   const std::string line = absl::StrCat(
       "grpc_resilience: operator: ", BlockPath(policy), " of scope \"", scope, "\" (", method,
-      "): ", EnforcementModeName(from), " -> ", EnforcementModeName(mode), "\n");
+      "): ", EnforcementModeName(from), " -> ", EnforcementModeName(mode), " (", origin, ")\n");
   std::fwrite(line.data(), 1, line.size(), stderr);  // one write: lines do not interleave
   return absl::OkStatus();
 }

@@ -171,7 +171,8 @@ class ServerResilienceImpl {
       ABSL_LOCKS_EXCLUDED(update_mu_, generation_mu_, mu_);
   // SetEnforcement(): see ServerResilience (server_enforcement.cc).
   absl::Status SetEnforcement(absl::string_view method, EnforcedPolicy policy,
-                              EnforcementMode mode) ABSL_LOCKS_EXCLUDED(update_mu_, mu_);
+                              EnforcementMode mode, absl::string_view origin)
+      ABSL_LOCKS_EXCLUDED(update_mu_, mu_);
   // Policy files that failed to load in ReloadFile() (nothing changed).
   int64_t failed_reloads() const { return failed_reloads_.load(std::memory_order_relaxed); }
 
