@@ -9,6 +9,10 @@
 //   served_throttle_no_report  the same with "loadReport": false
 //   served_passthrough  the cache service with one server interceptor that
 //                     only calls Proceed(): what any interceptor costs gRPC
+//   served_throttle_shadow  served_throttle with the throttle in shadow mode
+//                     ("enforcement": "shadow"; docs/shadow-mode-server.md)
+//   shadow_would_reject  the rejected mode's throttle in shadow: every call
+//                     counted as one it would have rejected, and served
 //   rejected          the same wiring, every call rejected by the throttle
 //                     (ratePerSecond 0.001: the warm-up takes the one token)
 //   floor             no interceptors; a handler that answers at once the
@@ -60,7 +64,7 @@
 
 ABSL_FLAG(std::string, serve, "",
           "Child: serve MODE (served, served_throttle, served_throttle_no_report, "
-          "served_passthrough, rejected, floor).");
+          "served_passthrough, served_throttle_shadow, shadow_would_reject, rejected, floor).");
 ABSL_FLAG(std::string, port_file, "", "Child: where to write the port.");
 ABSL_FLAG(int, calls, 2000, "Measured calls per mode.");
 ABSL_FLAG(int, warmup_calls, 200, "Calls before the measured ones.");
@@ -79,6 +83,12 @@ constexpr char kThrottled[] =
 constexpr char kThrottledNoReport[] =
     R"({"methodConfig": [{"name": [{"service": "cache.v1.CacheService"}],
         "throttle": {"maxConcurrency": 1000, "loadReport": false}}]})";
+constexpr char kThrottledShadow[] =
+    R"({"methodConfig": [{"name": [{"service": "cache.v1.CacheService"}],
+        "throttle": {"maxConcurrency": 1000, "enforcement": "shadow"}}]})";
+constexpr char kRejectingShadow[] =
+    R"({"methodConfig": [{"name": [{"service": "cache.v1.CacheService"}],
+        "throttle": {"ratePerSecond": 0.001, "burst": 1, "enforcement": "shadow"}}]})";
 constexpr char kRejecting[] =
     R"({"methodConfig": [{"name": [{"service": "cache.v1.CacheService"}],
         "throttle": {"ratePerSecond": 0.001, "burst": 1}}]})";
@@ -158,6 +168,8 @@ std::unique_ptr<Served> Serve(const std::string& mode, const Answer& floor_answe
       absl::StatusOr<resilience::PolicySet> policies = resilience::PolicySet::FromJsonString(
           mode == "rejected"                    ? kRejecting
           : mode == "served_throttle_no_report" ? kThrottledNoReport
+          : mode == "served_throttle_shadow"    ? kThrottledShadow
+          : mode == "shadow_would_reject"       ? kRejectingShadow
                                                 : kThrottled);
       if (!policies.ok()) return nullptr;
       s->resilience = resilience::AddServerInterceptors(builder, *policies);
@@ -284,6 +296,15 @@ int main(int argc, char** argv) {
         ir["served_throttle"] / 1000, ir["served_throttle_no_report"] / 1000,
         ir["served_passthrough"] / 1000, ir["served"] / 1000, report / 1000,
         100 * report / ir["served_throttle_no_report"]);
+  }
+  if (ir.count("served_throttle") && ir.count("served_throttle_shadow")) {
+    std::printf("\nshadow: served_throttle_shadow / served_throttle = %.3f",
+                ir["served_throttle_shadow"] / ir["served_throttle"]);
+    if (ir.count("shadow_would_reject")) {
+      std::printf(", shadow_would_reject / served_throttle = %.3f",
+                  ir["shadow_would_reject"] / ir["served_throttle"]);
+    }
+    std::printf(" (target <= 1.02)\n");
   }
   if (!ir.count("served") || !ir.count("served_throttle") || !ir.count("rejected") ||
       !ir.count("floor")) {

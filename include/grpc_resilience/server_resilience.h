@@ -31,6 +31,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "grpc_resilience/criticality_level.h"
+#include "grpc_resilience/enforcement_mode.h"
 #include "grpc_resilience/export.h"
 #include "grpc_resilience/metrics.h"
 #include "grpc_resilience/policy.h"
@@ -71,6 +72,15 @@ struct GRPC_RESILIENCE_EXPORT ServerMethodStats {
   int64_t faults_delayed = 0;  ///< calls fault injection delayed
   /// Delayed calls whose deadline passed during the delay: handler skipped.
   int64_t expired_while_delayed = 0;
+  /// Calls a policy in shadow would have rejected and let through
+  /// (docs/shadow-mode-server.md), by policy: the throttle's own limits
+  /// (maxConcurrency, adaptive, ratePerSecond), criticalityShares, the CPU
+  /// gate, perCaller (with perCaller.global), the fleet-wide limit.
+  int64_t shadow_throttle = 0;
+  int64_t shadow_shares = 0;      ///< criticalityShares in shadow (see shadow_throttle)
+  int64_t shadow_cpu = 0;         ///< throttle.cpu in shadow (see shadow_throttle)
+  int64_t shadow_per_caller = 0;  ///< throttle.perCaller in shadow (see shadow_throttle)
+  int64_t shadow_global = 0;      ///< throttle.global in shadow (see shadow_throttle)
   /// With metrics on: the calls answered, by the status sent
   /// (CallsWithCode()), rejected ones included, and the handler latency of
   /// admitted calls (admission to status).
@@ -177,6 +187,27 @@ class GRPC_RESILIENCE_EXPORT ServerResilience {
   /// events listener.
   absl::StatusOr<PolicyUpdate> ReloadFile(const std::string& path,
                                           const PolicySet::LoadOptions& options = {});
+
+  /// SetEnforcement()
+  ///
+  /// Switches a server policy between enforce, shadow and off at runtime,
+  /// in place: its limits keep their state (docs/shadow-mode-server.md).
+  /// `method` is either a method ("/pkg.Service/Method": the scope whose
+  /// throttle applies to it, which may be its whole service's or the
+  /// default's, so every method of that scope switches) or a scope as the
+  /// policy file names it ("pkg.Service/Method", "pkg.Service/", or "" for
+  /// the default entry). `policy`: kThrottle (maxConcurrency, adaptive,
+  /// ratePerSecond), kCriticalityShares, kCpu, kPerCaller (with
+  /// perCaller.global) or kGlobal. The mode lasts until an Update() whose
+  /// file changes that block's `enforcement` (an update that leaves it as it
+  /// was keeps the operator's mode). Written to stderr as an operator's
+  /// action, with `origin` naming who asked ("api", or the admin endpoint's
+  /// "admin endpoint, peer <address>"). Errors: InvalidArgument for kBreaker and kBulkhead (client
+  /// policies: ClientResilience); NotFound when no throttle applies to
+  /// `method`, or its throttle has no such block (no perCaller, cpu or
+  /// global); both name the method and the policy. Thread-safe.
+  absl::Status SetEnforcement(absl::string_view method, EnforcedPolicy policy,
+                              EnforcementMode mode, absl::string_view origin = "api");
 
   /// The generation of the policies in force: 1 as started, one more per
   /// Update().

@@ -87,6 +87,13 @@ struct GRPC_RESILIENCE_EXPORT ServerMethodStatus {
   bool adaptive_limit = false;  ///< whether that limit is adaptive
   double rate_limit = 0;  ///< the scope's ratePerSecond; 0: no rate limit
   int rate_burst = 0;     ///< the scope's rate burst; 0: no rate limit
+  /// The throttle's policies that do not enforce, with their mode
+  /// ("throttle: shadow, cpu: off"; docs/shadow-mode-server.md); empty when
+  /// every one enforces.
+  std::string enforcement;
+  /// Calls its policies in shadow would have rejected and let through
+  /// (ServerMethodStats::shadow_throttle and the others, summed).
+  int64_t shadow_rejected = 0;
   /// Per second since the previous report of the same page (RatesSince());
   /// nullopt when there is none.
   ///@{

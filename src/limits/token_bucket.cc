@@ -71,6 +71,15 @@ bool TokenBucket::TryAcquire(const CriticalityShares& shares, Criticality level,
                    shares.BucketCapacity(capacity_ns_, interval_ns_, level), retry_after);
 }
 
+bool TokenBucket::HasToken() const {
+  const int64_t now_ns = absl::ToUnixNanos(clock_.Now());
+  int64_t next;
+  int64_t ahead;
+  return !__builtin_add_overflow(std::max(tat_ns_.load(std::memory_order_relaxed), now_ns),
+                                 interval_ns_, &next) &&
+         !__builtin_sub_overflow(next, now_ns, &ahead) && ahead <= capacity_ns_;
+}
+
 bool TokenBucket::TakeToken(std::atomic<int64_t>& tat_ns, int64_t now_ns, int64_t interval_ns,
                             int64_t capacity_ns, absl::Duration* retry_after) {
   int64_t tat = tat_ns.load(std::memory_order_relaxed);

@@ -93,6 +93,12 @@ class TokenBucket {
   bool TryAcquire(const CriticalityShares& shares, Criticality level,
                   absl::Duration* retry_after = nullptr);
 
+  // HasToken()
+  //
+  // Whether TryAcquire() (the whole bucket) would find a token now; takes
+  // nothing (a shadow share's refusal is told from the bucket's own).
+  bool HasToken() const;
+
   // TakeToken()
   //
   // The GCRA step on a bucket kept elsewhere: takes a token from the bucket

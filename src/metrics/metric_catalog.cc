@@ -18,6 +18,8 @@ constexpr absl::string_view kProbeOutcomes[] = {"serving", "not_serving", "unrea
                                                 "unknown"};
 constexpr absl::string_view kServerRejectionCauses[] = {"concurrency", "rate",     "cpu", "retry",
                                                           "deadline",    "injected_abort"};
+constexpr absl::string_view kServerShadowPolicies[] = {"throttle", "criticalityShares", "cpu",
+                                                         "perCaller", "global"};
 constexpr absl::string_view kCriticalityNames[] = {"CRITICAL_PLUS", "CRITICAL", "SHEDDABLE_PLUS",
                                                    "SHEDDABLE"};
 constexpr absl::string_view kPerCallerCauses[] = {"concurrency", "rate", "global_rate"};
@@ -53,6 +55,8 @@ constexpr MetricLabelSpec kServerByCause[] = {{"grpc_method", {}},
                                               {"cause", kServerRejectionCauses}};
 constexpr MetricLabelSpec kServerByCriticality[] = {{"grpc_method", {}},
                                                     {"criticality", kCriticalityNames}};
+constexpr MetricLabelSpec kServerByShadowPolicy[] = {{"grpc_method", {}},
+                                                     {"policy", kServerShadowPolicies}};
 constexpr MetricLabelSpec kScope[] = {{"scope", {}}};
 constexpr MetricLabelSpec kScopeByCause[] = {{"scope", {}}, {"cause", kPerCallerCauses}};
 constexpr MetricLabelSpec kKey[] = {{"key", {}}};
@@ -156,6 +160,11 @@ constexpr MetricSpec kCatalog[] = {
      "Calls whose resilience-criticality header named no level (judged at the method's "
      "default).",
      kServer},
+    {MetricId::kServerShadowRejections, "grpc_resilience_server_shadow_rejections_total",
+     T::kCounter,
+     "Calls a server policy in shadow mode would have rejected and let through, by policy (shown "
+     "for a policy in shadow, or once it counted one).",
+     kServerByShadowPolicy},
     // Per-caller limits.
     {MetricId::kServerPerCallerKeys, "grpc_resilience_server_per_caller_keys", T::kGauge,
      "Caller keys the scope's throttle.perCaller tracks now (at most its maxKeys).", kScope},

@@ -49,6 +49,7 @@ enum class MetricId {
   kServerPolicyReloadFailures,
   kServerRejectionsByCriticality,
   kServerCriticalityInvalid,
+  kServerShadowRejections,
   // Per-caller limits, per throttle scope (ServerResilience::AppendMetrics()).
   kServerPerCallerKeys,
   kServerPerCallerKeysEvicted,

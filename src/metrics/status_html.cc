@@ -179,7 +179,8 @@ void AppendServers(const StatusReport& r, std::string& out) {
   absl::StrAppend(&out,
                   "<table id=server><tr><th>server</th><th>method</th><th>in flight</th>"
                   "<th>concurrency limit</th><th>rate limit</th><th>admitted</th>"
-                  "<th>rejected</th><th>calls/s</th><th>rejected/s</th></tr>");
+                  "<th>rejected</th><th>calls/s</th><th>rejected/s</th>"
+                  "<th>shadow: would have rejected</th></tr>");
   for (const ServerMethodStatus& s : r.server_methods) {
     const bool binding = s.concurrency_limit > 0 && s.in_flight >= s.concurrency_limit;
     const std::string limit =
@@ -194,7 +195,10 @@ void AppendServers(const StatusReport& r, std::string& out) {
         Cell(s.server), Cell(s.method), absl::StrFormat("<td class=num>%d</td>", s.in_flight),
         Cell(limit), Cell(rate),
         absl::StrFormat("<td class=num>%d</td><td class=num>%d</td>", s.admitted, s.rejected),
-        RateCell(s.calls_per_second), RateCell(s.rejections_per_second), "</tr>");
+        RateCell(s.calls_per_second), RateCell(s.rejections_per_second),
+        Cell(s.enforcement.empty() ? std::string("none (all enforced)")
+                                   : absl::StrCat(s.shadow_rejected, " (", s.enforcement, ")")),
+        "</tr>");
   }
   absl::StrAppend(&out, "</table>");
 }

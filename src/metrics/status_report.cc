@@ -119,6 +119,8 @@ std::string StatusReport::ToJson() const {
     w.Key("adaptive_limit").Bool(s.adaptive_limit);
     w.Key("rate_limit").Number(s.rate_limit);
     w.Key("rate_burst").Number(s.rate_burst);
+    w.Key("enforcement").String(s.enforcement);
+    w.Key("shadow_rejected").Number(s.shadow_rejected);
     w.Key("calls_per_second").Optional(s.calls_per_second);
     w.Key("rejections_per_second").Optional(s.rejections_per_second);
     w.EndObject();

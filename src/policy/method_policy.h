@@ -267,10 +267,12 @@ struct MethodPolicy {
   struct CanonicalForms {
     std::string whole;     // every setting
     std::string client;    // what a client applies: all but throttle, fault, criticality
-    std::string server;    // what a server applies: throttle, faultInjection, criticality
+    // What a server applies: throttle, faultInjection, criticality; the
+    // throttle's `enforcement` fields aside (set in place, the limits kept).
+    std::string server;
     std::string breaker;   // breaker
     std::string retry;     // retryPolicy, hedgingPolicy, retryBudget, timeout
-    std::string throttle;  // throttle
+    std::string throttle;  // throttle, its `enforcement` fields aside
     std::string fault;     // faultInjection
   };
   CanonicalForms canonical;

@@ -200,6 +200,18 @@ std::string Deterministic(const pb::MethodConfig& message) {
   return out;
 }
 
+// The throttle's `enforcement` fields cleared: a server applies them in
+// place, its limits keeping their state (ServerResilience::Update()).
+void ClearThrottleEnforcement(pb::MethodConfig& part) {
+  if (!part.has_throttle()) return;
+  pb::ThrottlePolicy& t = *part.mutable_throttle();
+  t.clear_enforcement();
+  if (t.has_criticality_shares()) t.mutable_criticality_shares()->clear_enforcement();
+  if (t.has_cpu()) t.mutable_cpu()->clear_enforcement();
+  if (t.has_global()) t.mutable_global()->clear_enforcement();
+  if (t.has_per_caller()) t.mutable_per_caller()->clear_enforcement();
+}
+
 // The entry's settings without its names, whole and by part.
 MethodPolicy::CanonicalForms CanonicalFormsOf(const pb::MethodConfig& entry) {
   MethodPolicy::CanonicalForms forms;
@@ -214,6 +226,7 @@ MethodPolicy::CanonicalForms CanonicalFormsOf(const pb::MethodConfig& entry) {
   if (entry.has_throttle()) *part.mutable_throttle() = entry.throttle();
   if (entry.has_fault_injection()) *part.mutable_fault_injection() = entry.fault_injection();
   if (entry.has_criticality()) *part.mutable_criticality() = entry.criticality();
+  ClearThrottleEnforcement(part);
   forms.server = Deterministic(part);
   part.Clear();
   if (entry.has_breaker()) *part.mutable_breaker() = entry.breaker();
@@ -227,6 +240,7 @@ MethodPolicy::CanonicalForms CanonicalFormsOf(const pb::MethodConfig& entry) {
   forms.retry = Deterministic(part);
   part.Clear();
   if (entry.has_throttle()) *part.mutable_throttle() = entry.throttle();
+  ClearThrottleEnforcement(part);
   forms.throttle = Deterministic(part);
   part.Clear();
   if (entry.has_fault_injection()) *part.mutable_fault_injection() = entry.fault_injection();

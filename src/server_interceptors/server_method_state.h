@@ -35,6 +35,8 @@
 #include "src/metrics/method_meter.h"
 #include "src/policy/method_policy.h"
 #include "src/server_interceptors/rejection_messages.h"
+#include "src/server_interceptors/scope_enforcement.h"
+#include "src/server_interceptors/shadow_log.h"
 
 namespace resilience {
 
@@ -64,7 +66,15 @@ namespace resilience {
   X(faults_aborted)                                                                 \
   X(faults_delayed)                                                                 \
   /* Delayed calls whose deadline passed during the delay: handler skipped. */      \
-  X(expired_while_delayed)
+  X(expired_while_delayed)                                                          \
+  /* Calls a policy in shadow would have rejected (and let through), by */          \
+  /* policy: the throttle's own limits, criticalityShares, cpu, perCaller, */      \
+  /* global (docs/shadow-mode-server.md). */                                        \
+  X(shadow_throttle)                                                                \
+  X(shadow_shares)                                                                  \
+  X(shadow_cpu)                                                                     \
+  X(shadow_per_caller)                                                              \
+  X(shadow_global)
 
 // The limits of one scope: a method, a whole service, or the default.
 struct ScopeLimits {
@@ -117,6 +127,11 @@ struct ScopeLimits {
   // (the report's eps), on the throttle's clock.
   bool load_report = false;
   EventRate rejection_rate;
+  // Each policy's enforce, shadow or off, switched in place
+  // (ServerResilience::Update(), SetEnforcement()); the calls they would
+  // have rejected in shadow, logged.
+  ScopeEnforcement enforcement;
+  ShadowLog shadow_log;
 };
 
 // ServerMethodTally

@@ -108,6 +108,7 @@ absl::StatusOr<PolicyUpdate> ServerResilienceImpl::Update(const PolicySet& polic
     if (form == current->form && same_scope) return current;
     return Resolve(name.c_str(), *next, current.get()).state;
   });
+  ApplyEnforcement(before, after);
   PolicyDiff diff = PolicyDiff::Of(before, after, std::move(names), ServerPolicy,
                                    &MethodPolicy::CanonicalForms::server);
   PolicyUpdate update;

@@ -38,6 +38,11 @@ bool ServerResilience::metrics() const { return impl_->metrics(); }
 
 PolicySet ServerResilience::policies() const { return impl_->policies(); }
 
+absl::Status ServerResilience::SetEnforcement(absl::string_view method, EnforcedPolicy policy,
+                                              EnforcementMode mode, absl::string_view origin) {
+  return impl_->SetEnforcement(method, policy, mode, origin);
+}
+
 absl::StatusOr<PolicyUpdate> ServerResilience::Update(const PolicySet& policies) {
   return impl_->Update(policies);
 }

@@ -148,6 +148,10 @@ std::shared_ptr<ScopeLimits> ServerResilienceImpl::MakeLimits(absl::string_view 
     limits->retry_shedding = RetryShedding(settings.criticality_shares, *settings.retry_shedding);
   }
   limits->load_report = settings.load_report;
+  // A rebuilt scope keeps its modes (ApplyEnforcement() then sets those the
+  // update changed); a new one starts with the file's.
+  limits->enforcement.SetAll(previous != nullptr ? previous->enforcement.Load()
+                                                 : ScopeEnforcement::Of(settings));
   if (settings.cpu_threshold.has_value()) {
     limits->cpu_threshold = settings.cpu_threshold;
     limits->cpu_meter = &cpu_meter_;
@@ -377,6 +381,7 @@ void ServerResilienceImpl::AppendMetrics(PrometheusText& text) {
       MetricCatalog::Declare(text, MetricId::kServerRejectionsByCriticality);
   PrometheusText::Family& invalid_criticality =
       MetricCatalog::Declare(text, MetricId::kServerCriticalityInvalid);
+  PrometheusText::Family& shadow = MetricCatalog::Declare(text, MetricId::kServerShadowRejections);
 
   for (const std::shared_ptr<const ServerMethodState>& s : SortedStates()) {
     const MetricLabel method{"grpc_method", s->method};
@@ -432,6 +437,7 @@ void ServerResilienceImpl::AppendMetrics(PrometheusText& text) {
       }
       invalid_criticality.Sample({method}, s->criticality_invalid.load(std::memory_order_relaxed));
     }
+    AppendShadowSamples(*s, shadow);
   }
   // The per-caller limits by scope, then the fleet-wide limits by Redis key
   // (each declared only when a policy has one).

@@ -169,6 +169,10 @@ class ServerResilienceImpl {
   absl::StatusOr<PolicyUpdate> ReloadFile(const std::string& path,
                                           const PolicySet::LoadOptions& options)
       ABSL_LOCKS_EXCLUDED(update_mu_, generation_mu_, mu_);
+  // SetEnforcement(): see ServerResilience (server_enforcement.cc).
+  absl::Status SetEnforcement(absl::string_view method, EnforcedPolicy policy,
+                              EnforcementMode mode, absl::string_view origin)
+      ABSL_LOCKS_EXCLUDED(update_mu_, mu_);
   // Policy files that failed to load in ReloadFile() (nothing changed).
   int64_t failed_reloads() const { return failed_reloads_.load(std::memory_order_relaxed); }
 
@@ -313,6 +317,19 @@ class ServerResilienceImpl {
   std::shared_ptr<ScopeLimits> LimitsFor(absl::string_view scope, const ThrottleSettings& settings,
                                          const std::string& form)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Update()'s part for `enforcement` (server_enforcement.cc): each made
+  // scope takes the mode of every block whose `enforcement` differs between
+  // `before` and `after`, in place; the others keep theirs (an operator's).
+  void ApplyEnforcement(const PolicyTable& before, const PolicyTable& after)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // The method's grpc_resilience_server_shadow_rejections_total samples:
+  // a policy in shadow, or one that counted (server_enforcement.cc).
+  static void AppendShadowSamples(const ServerMethodState& s, PrometheusText::Family& family);
+  // The status row's enforcement and shadow_rejected.
+  static void ShadowStatus(const ServerMethodState& s, const ServerMethodStats& stats,
+                           ServerMethodStatus& row);
+  // "throttle: shadow, cpu: off": the policies `modes` do not enforce.
+  static std::string EnforcementText(const EnforcementModes& modes);
   std::shared_ptr<ScopeLimits> MakeLimits(absl::string_view scope,
                                           const ThrottleSettings& settings,
                                           const ScopeLimits* previous)

@@ -50,6 +50,7 @@ void ServerResilienceImpl::AppendStatus(StatusReport& report, absl::string_view 
     // Where the limiter stands (an adaptive one moves).
     row.concurrency_limit = stats.concurrency_limit;
     row.adaptive_limit = s->limits != nullptr && s->limits->adaptive;
+    ShadowStatus(*s, stats, row);
     listed.insert(row.method);
     report.server_methods.push_back(std::move(row));
   }
@@ -69,10 +70,14 @@ void ServerResilienceImpl::AppendStatus(StatusReport& report, absl::string_view 
     if (match.policy->throttle) {
       MutexLock lock(&mu_);
       auto it = scopes_.find(match.scope);
-      if (it != scopes_.end() && it->second != nullptr && it->second->concurrency != nullptr &&
-          it->second->form == match.policy->canonical.throttle) {
+      const bool made = it != scopes_.end() && it->second != nullptr &&
+                        it->second->form == match.policy->canonical.throttle;
+      if (made && it->second->concurrency != nullptr) {
         row.concurrency_limit = it->second->concurrency->limit();
       }
+      // The modes in force (an operator's), else the file's.
+      row.enforcement = EnforcementText(made ? it->second->enforcement.Load()
+                                             : ScopeEnforcement::Of(*match.policy->throttle));
     }
     report.server_methods.push_back(std::move(row));
   }

@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "grpcpp/security/auth_context.h"
 #include "src/grpc_common/metadata_keys.h"
+#include "src/server_interceptors/enforced_limits.h"
 #include "src/server_interceptors/throttle_interceptor.h"
 
 namespace resilience {
@@ -87,9 +88,12 @@ void ThrottleInterceptor::ReadCallerKey(const Metadata* received) {
 bool ThrottleInterceptor::AdmitCaller() {
   ScopeLimits& limits = *state_->limits;
   PerCallerLimits::Admission admission =
-      limits.per_caller->TryAcquire(caller_key_, Shares(), level_);
+      limits.per_caller->TryAcquire(caller_key_, EnforcedLimits::Shares(Shares(), modes_), level_);
   if (admission.verdict == PerCallerLimits::Verdict::kAdmitted) {
     caller_slot_ = std::move(admission.slot);
+    return true;
+  }
+  if (Shadowed(EnforcedPolicy::kPerCaller, modes_.per_caller, CallerCause(admission.verdict))) {
     return true;
   }
   // The stored key: printable and bounded whatever the caller sent.
@@ -129,6 +133,7 @@ bool ThrottleInterceptor::AdmitByCpu() {
   if (level_ != Criticality::kSheddable && level_ != Criticality::kSheddablePlus) return true;
   const double utilisation = limits.cpu_meter->Utilisation();
   if (!CpuUtilisationMeter::Sheds(utilisation, *limits.cpu_threshold, level_)) return true;
+  if (Shadowed(EnforcedPolicy::kCpu, modes_.cpu, "cpu")) return true;
   state_->rejected_cpu.fetch_add(1, std::memory_order_relaxed);
   NoteRejection("cpu");
   owned_message_ = absl::StrCat(info_->method(), ": CPU utilisation ",

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "src/grpc_common/metadata_keys.h"
 #include "src/policy/outcome_classifier.h"
+#include "src/server_interceptors/enforced_limits.h"
 #include "src/server_interceptors/load_report_trailer.h"
 
 namespace resilience {
@@ -17,42 +18,6 @@ using grpc::experimental::InterceptionHookPoints;
 
 }  // namespace
 
-void ThrottleInterceptor::NoteRejection(absl::string_view cause) {
-  ScopeLimits& limits = *state_->limits;
-  if (state_->events == nullptr) return;
-  const int64_t now_ns = absl::ToUnixNanos(start_);
-  limits.last_rejection_ns.store(now_ns, std::memory_order_relaxed);
-  limits.episode_rejections.fetch_add(1, std::memory_order_relaxed);
-  // A relaxed read first: a saturated scope's rejections stay plain stores.
-  if (limits.saturated.load(std::memory_order_relaxed)) return;
-  if (limits.saturated.exchange(true, std::memory_order_acq_rel)) return;
-  limits.saturated_since_ns.store(now_ns, std::memory_order_relaxed);
-  PostEvent(ThrottleEvent{ThrottleEvent::Kind::kSaturated, state_->method, limits.scope, cause,
-                         clock_.WallNow()});
-}
-
-void ThrottleInterceptor::NoteAdmission() {
-  ScopeLimits& limits = *state_->limits;
-  // The admit path of a scope that is not saturated is this one load.
-  if (state_->events == nullptr || !limits.saturated.load(std::memory_order_relaxed)) return;
-  const absl::Time last_rejection =
-      absl::FromUnixNanos(limits.last_rejection_ns.load(std::memory_order_relaxed));
-  if (start_ - last_rejection < kThrottleQuietPeriod) return;
-  if (!limits.saturated.exchange(false, std::memory_order_acq_rel)) return;
-  const absl::Time since =
-      absl::FromUnixNanos(limits.saturated_since_ns.load(std::memory_order_relaxed));
-  ThrottleEvent event{ThrottleEvent::Kind::kRecovered, state_->method, limits.scope, "",
-                      clock_.WallNow()};
-  event.saturated_for = std::max(last_rejection - since, absl::ZeroDuration());
-  event.rejected = limits.episode_rejections.exchange(0, std::memory_order_relaxed);
-  PostEvent(std::move(event));
-}
-
-void ThrottleInterceptor::PostEvent(ThrottleEvent event) {
-  // The listener outlives the executor (ServerResilienceImpl::listener_).
-  ResilienceEvents* const listener = state_->listener;
-  state_->events->Post(
-      [listener, event = std::move(event)] { listener->OnThrottleSaturation(event); });
 }
 
 void ThrottleInterceptor::Reject(absl::string_view message, absl::Duration pushback) {
@@ -122,6 +87,7 @@ void ThrottleInterceptor::RejectByConcurrency(absl::string_view message) {
 void ThrottleInterceptor::Admit() {
   start_ = clock_.Now();
   ScopeLimits& limits = *state_->limits;
+  modes_ = limits.enforcement.Load();
   if (!limits.unusable.empty()) {
     state_->rejected_rate.fetch_add(1, std::memory_order_relaxed);
     Reject(state_->rejections.unusable(), limits.max_pushback);
@@ -130,14 +96,20 @@ void ThrottleInterceptor::Admit() {
   // A call that cannot finish in time takes nothing from the limits.
   if (state_->deadline_admission != nullptr && !AdmitByDeadline()) return;
   // A busy process refuses sheddable calls before they cost more CPU.
-  if (limits.cpu_threshold.has_value() && !AdmitByCpu()) return;
+  if (limits.cpu_threshold.has_value() && modes_.cpu != EnforcementMode::kOff && !AdmitByCpu()) {
+    return;
+  }
   // A caller over its own limits takes nothing from the method's.
-  if (limits.per_caller != nullptr && !AdmitCaller()) return;
+  if (limits.per_caller != nullptr && modes_.per_caller != EnforcementMode::kOff &&
+      !AdmitCaller()) {
+    return;
+  }
   // A retried attempt's shares under throttle.retryShedding, else the level's.
   const CriticalityShares& shares = Shares();
   const RejectionMessages& messages = ShedAsRetry() ? state_->retry_rejections : state_->rejections;
   if (limits.concurrency != nullptr) {
-    if (!shares.TryAcquire(*limits.concurrency, level_)) {
+    const LimitDecision slot = EnforcedLimits::Slot(limits, shares, modes_, level_);
+    if (slot.kind == LimitDecision::Kind::kRefused) {
       const int64_t limit = limits.concurrency->limit();
       const std::string* message = messages.concurrency(limit, level_);
       if (message == nullptr) {  // adaptive, or resized since the state was built
@@ -149,21 +121,24 @@ void ThrottleInterceptor::Admit() {
       RejectByConcurrency(*message);
       return;
     }
-    holds_slot_ = true;
+    holds_slot_ = slot.kind == LimitDecision::Kind::kTaken;
+    Shadow(slot, "concurrency");
   }
   if (limits.rate != nullptr) {
-    absl::Duration retry_after;
-    if (!limits.rate->TryAcquire(shares, level_, &retry_after)) {
-      RejectByRate("rate", messages.rate(level_), retry_after);
+    const LimitDecision token = EnforcedLimits::Token(limits, shares, modes_, level_);
+    if (token.kind == LimitDecision::Kind::kRefused) {
+      RejectByRate("rate", messages.rate(level_), token.retry_after);
       return;
     }
+    Shadow(token, "rate");
   }
   if (limits.global != nullptr) {
-    absl::Duration retry_after;
-    if (!limits.global->limiter().TryAcquire(shares, level_, &retry_after)) {
-      RejectByRate("global_rate", messages.global_rate(level_), retry_after);
+    const LimitDecision token = EnforcedLimits::Global(limits, shares, modes_, level_);
+    if (token.kind == LimitDecision::Kind::kRefused) {
+      RejectByRate("global_rate", messages.global_rate(level_), token.retry_after);
       return;
     }
+    Shadow(token, "global_rate");
   }
   admitted_ = true;
   NoteAdmission();

@@ -16,6 +16,7 @@
 #include "grpcpp/support/server_interceptor.h"
 #include "src/breaker/outcome.h"
 #include "src/server_interceptors/call_verdicts.h"
+#include "src/server_interceptors/enforced_limits.h"
 #include "src/server_interceptors/server_chain_factory.h"
 #include "src/server_interceptors/server_resilience_impl.h"
 
@@ -49,6 +50,11 @@ namespace resilience {
 // (concurrency, rate, fleet-wide, per caller; the CPU gate judges by level
 // only), and its rejections are counted as rejected_retry; with its
 // doNotRetry, every rejection's pushback is "-1" (gRFC A6: do not retry).
+//
+// Each of these asks under its policy's enforcement mode, read once per call
+// (ScopeLimits::enforcement): in shadow, a call it would reject is counted,
+// logged and let through, and takes nothing from it; off, it is not asked
+// (EnforcedLimits, throttle_shadow.cc, docs/shadow-mode-server.md).
 // On a guarded callback-API method of a server whose only interceptors are
 // ours, the call is decided before gRPC has made its interceptors
 // (DecideOnArrival() below): a rejected call then has none, and its guard
@@ -155,6 +161,17 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
   // told to the events listener, then Reject() with the scope's expected
   // call duration as the pushback.
   void RejectByConcurrency(absl::string_view message);
+  // Shadow mode (throttle_shadow.cc, docs/shadow-mode-server.md).
+  // A limit's decision: kShadowed is counted, logged and let through (then
+  // Shadowed()); any other, nothing.
+  void Shadow(const LimitDecision& decision, absl::string_view cause);
+  // `policy` would reject the call for `cause`: true when `mode` is shadow
+  // (counted, logged, and what the policies that do not enforce hold for
+  // the call given back, as their rejection would have; the shadow
+  // policies after it no longer judge it), false when it enforces.
+  bool Shadowed(EnforcedPolicy policy, EnforcementMode mode, absl::string_view cause);
+  // The cause of a per-caller refusal, as the metrics name it.
+  static absl::string_view CallerCause(PerCallerLimits::Verdict verdict);
   // Tell the events listener when the scope starts rejecting (`cause`),
   // and when it admits a call after kThrottleQuietPeriod without rejecting.
   void NoteRejection(absl::string_view cause);
@@ -180,6 +197,8 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
   // When the call arrived, on the throttle's clock (monotonic): the start
   // of its latency for the limiter, the duration estimate and the metrics.
   absl::Time start_;
+  // The enforcement modes the call is judged with (read at admission).
+  EnforcementModes modes_;
   // The level the limits judge the call at (ReadCriticality()).
   Criticality level_ = Criticality::kCritical;
   // A retried attempt of a scope that sheds retries (ReadRetry()).

@@ -12,7 +12,9 @@
 //     and the library to link;
 //   - GetItem is rejected RESOURCE_EXHAUSTED with the same words, and its
 //     handler never runs;
-//   - ListItems: the first call is served, the second rejected by the rate.
+//   - ListItems: the first call is served, the second rejected by the rate;
+//     with its throttle switched to shadow (SetEnforcement()), the third is
+//     served and counted as one it would have rejected.
 // Prints one line per check; exits 0 only if all hold. Every call has a
 // deadline, and an alarm ends the process if anything hangs.
 
@@ -154,6 +156,23 @@ int main() {
         "policy update",
         update.ok() ? "generation " + std::to_string(update->generation) + ": " + update->Summary()
                     : update.status().ToString());
+
+  // Shadow mode at runtime: ListItems' rate limit only counts what it
+  // would have rejected; a client policy is refused with a reason.
+  const absl::Status shadow = resilience->SetEnforcement(
+      "/shop.v1.Inventory/ListItems", resilience::EnforcedPolicy::kThrottle,
+      resilience::EnforcementMode::kShadow);
+  const grpc::Status third = List(*stub);
+  const resilience::ServerMethodStats list_stats =
+      resilience->Stats("/shop.v1.Inventory/ListItems");
+  const absl::Status breaker = resilience->SetEnforcement(
+      "/shop.v1.Inventory/ListItems", resilience::EnforcedPolicy::kBreaker,
+      resilience::EnforcementMode::kOff);
+  Check(shadow.ok() && third.ok() && list_stats.shadow_throttle == 1 &&
+            breaker.code() == absl::StatusCode::kInvalidArgument,
+        "SetEnforcement shadow",
+        shadow.ToString() + "; code " + std::to_string(third.error_code()) + "; shadow " +
+            std::to_string(list_stats.shadow_throttle) + "; breaker: " + breaker.ToString());
 
   resilience->DrainAndShutdown(*server, absl::Now() + absl::Seconds(1));
   std::printf("%s\n", failures == 0 ? "server_only_check: all checks hold"
