@@ -186,6 +186,7 @@ MethodCache<ClientMethodState>::Resolution ClientResilienceImpl::Resolve(
       state->bulkhead = std::make_shared<Bulkhead>(*policy.bulkhead, clock_);
     }
   }
+  ApplyFileEnforcement(*state, &policy, "");  // silent: Update() told of its switches
   return {std::move(state), linked || named};
 }
 
@@ -267,6 +268,10 @@ ClientMethodStats ClientResilienceImpl::StatsOf(const ClientMethodState& from) {
   ClientMethodStats to;
   GRPC_RESILIENCE_CLIENT_COUNTERS(GRPC_RESILIENCE_LOAD_COUNTER)
   to.calls_by_code = from.meter.StatusCounts();
+  to.shadow_rejected_by_breaker = from.tally->enforcement.breaker_total();
+  to.shadow_rejected_by_bulkhead = from.tally->enforcement.bulkhead_total();
+  to.breaker_enforcement = from.tally->enforcement.breaker();
+  to.bulkhead_enforcement = from.tally->enforcement.bulkhead();
   to.latency = from.meter.Latencies();
   if (from.recovery_probe != nullptr) {
     const RecoveryProbe::Stats probes = from.recovery_probe->stats();
@@ -373,6 +378,7 @@ void ClientResilienceImpl::AppendMetrics(PrometheusText& text) {
   PrometheusText::Family& rejections =
       MetricCatalog::Declare(text, MetricId::kClientLocalRejections);
   PrometheusText::Family& fallbacks = MetricCatalog::Declare(text, MetricId::kClientFallbacks);
+  PrometheusText::Family& shadow = MetricCatalog::Declare(text, MetricId::kClientShadowRejections);
   PrometheusText::Family& timeouts = MetricCatalog::Declare(text, MetricId::kClientAttemptTimeouts);
   PrometheusText::Family& breaker_state =
       MetricCatalog::Declare(text, MetricId::kClientBreakerState);
@@ -434,6 +440,7 @@ void ClientResilienceImpl::AppendMetrics(PrometheusText& text) {
             labels({{"from", BreakerStateName(t.from)}, {"to", BreakerStateName(t.to)}}), count);
       }
     }
+    s->tally->enforcement.AppendSamples(shadow, base, s->breaker != nullptr, s->bulkhead != nullptr);
     if (s->bulkhead != nullptr) {
       rejections.Sample(labels({{"cause", "bulkhead"}}),
                         s->rejected_by_bulkhead.load(std::memory_order_relaxed));

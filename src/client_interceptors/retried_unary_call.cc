@@ -211,13 +211,20 @@ void RetriedUnaryCall::OnSlotGranted() {
 }
 
 void RetriedUnaryCall::LeaveBulkhead() {
-  bool holds;
+  bool holds, queued;
   {
     MutexLock lock(&mu_);
     holds = holds_slot_;
     holds_slot_ = false;
+    queued = shadow_queued_;
+    shadow_queued_ = false;
   }
   if (holds) state_->bulkhead->Leave();  // may start a waiting call, here
+  // Shadow: a slot handed over meanwhile is given back; a wait that would
+  // have ended first was a rejection.
+  if (queued && state_->bulkhead->EndShadow(slot_wait_) == Bulkhead::ShadowEnd::kExpired) {
+    counters_.ShadowRejectedByBulkhead(ShadowBulkheadReason::kWaitExpired);
+  }
 }
 
 void RetriedUnaryCall::Release() {

@@ -23,6 +23,12 @@ void RetriedUnaryCall::Begin(Actions& actions) {
 void RetriedUnaryCall::EnterBulkhead(Actions& actions) {
   Bulkhead& bulkhead = *state_->bulkhead;
   const absl::Duration time_left = call_deadline_ - env_.clock->WallNow();
+  const EnforcementMode mode = state_->tally->enforcement.bulkhead();
+  if (mode != EnforcementMode::kEnforce) {
+    EnterShadowBulkhead(mode, time_left);
+    Begin(actions);
+    return;
+  }
   switch (const Bulkhead::Entry entry = bulkhead.Enter(slot_wait_, time_left)) {
     case Bulkhead::Entry::kAdmitted:
       holds_slot_ = true;
@@ -47,6 +53,24 @@ void RetriedUnaryCall::EnterBulkhead(Actions& actions) {
       Finish(BulkheadRejectionStatus(method_, bulkhead.options(), entry, absl::ZeroDuration(),
                                      false),
              actions);
+      return;
+  }
+}
+
+void RetriedUnaryCall::EnterShadowBulkhead(EnforcementMode mode, absl::Duration time_left) {
+  if (mode != EnforcementMode::kShadow) return;  // off: no slot, nothing counted
+  switch (state_->bulkhead->EnterShadow(slot_wait_, time_left)) {
+    case Bulkhead::Entry::kAdmitted:
+      holds_slot_ = true;
+      return;
+    case Bulkhead::Entry::kQueued:
+      shadow_queued_ = true;  // judged at the call's end (LeaveBulkhead())
+      return;
+    case Bulkhead::Entry::kQueueFull:
+      counters_.ShadowRejectedByBulkhead(ShadowBulkheadReason::kQueueFull);
+      return;
+    case Bulkhead::Entry::kNoTimeToWait:
+      counters_.ShadowRejectedByBulkhead(ShadowBulkheadReason::kNoTimeToWait);
       return;
   }
 }
@@ -122,7 +146,11 @@ void RetriedUnaryCall::Launch(Actions& actions) {
     for (const auto& earlier : attempts_) {
       if (earlier->route.endpoint != nullptr) tried.push_back(earlier->route.endpoint.get());
     }
-    a.route = env_.router->Pick(*state_->picker, state_->endpoint_breakers.get(), tried,
+    // Only an enforcing breaker takes endpoints out of the picker's tiers
+    // (a shadow or switched-off one gates nothing: docs/shadow-mode.md).
+    const bool gates = state_->tally->enforcement.breaker() == EnforcementMode::kEnforce;
+    a.route = env_.router->Pick(*state_->picker,
+                                gates ? state_->endpoint_breakers.get() : nullptr, tried,
                                 made > 0);
     if (a.route.all_forced_open) {
       a.admission = Admission();  // no attempt: neutral to the breaker
