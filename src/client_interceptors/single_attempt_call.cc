@@ -52,6 +52,7 @@ SingleAttemptCall::~SingleAttemptCall() {
   // Waits for a Fire() in progress (not from inside it).
   if (scheduled) env_.timeouts->Cancel(&slot_wait_);
   if (holds_slot_) state_.bulkhead->Leave();  // a call that never reached its end
+  EndShadowBulkhead();  // out of the queue before the waiter goes
 }
 
 void SingleAttemptCall::Intercept(grpc::experimental::InterceptorBatchMethods* methods) {
@@ -115,6 +116,12 @@ bool SingleAttemptCall::Start(grpc::experimental::InterceptorBatchMethods* metho
     // A wait ends by the call's deadline: the caller's, or the policy's.
     const absl::Duration time_left =
         std::min(CallerDeadlineOf(*info_->client_context()), sent_at_ + limit_) - sent_at_;
+    if (const EnforcementMode mode = state_.tally->enforcement.bulkhead();
+        mode != EnforcementMode::kEnforce) {
+      EnterShadowBulkhead(mode, time_left);
+      Begin();
+      return true;
+    }
     Bulkhead& bulkhead = *state_.bulkhead;
     MutexLock lock(&wait_mu_);
     switch (const Bulkhead::Entry entry = bulkhead.Enter(slot_wait_, time_left)) {
@@ -145,6 +152,32 @@ bool SingleAttemptCall::Start(grpc::experimental::InterceptorBatchMethods* metho
   }
   Begin();
   return true;
+}
+
+void SingleAttemptCall::EnterShadowBulkhead(EnforcementMode mode, absl::Duration time_left) {
+  if (mode != EnforcementMode::kShadow) return;  // off: no slot, nothing counted
+  switch (state_.bulkhead->EnterShadow(slot_wait_, time_left)) {
+    case Bulkhead::Entry::kAdmitted:
+      holds_slot_ = true;
+      return;
+    case Bulkhead::Entry::kQueued:
+      shadow_queued_ = true;
+      return;
+    case Bulkhead::Entry::kQueueFull:
+      counters_.ShadowRejectedByBulkhead(ShadowBulkheadReason::kQueueFull);
+      return;
+    case Bulkhead::Entry::kNoTimeToWait:
+      counters_.ShadowRejectedByBulkhead(ShadowBulkheadReason::kNoTimeToWait);
+      return;
+  }
+}
+
+void SingleAttemptCall::EndShadowBulkhead() {
+  if (!shadow_queued_) return;
+  shadow_queued_ = false;
+  if (state_.bulkhead->EndShadow(slot_wait_) == Bulkhead::ShadowEnd::kExpired) {
+    counters_.ShadowRejectedByBulkhead(ShadowBulkheadReason::kWaitExpired);
+  }
 }
 
 void SingleAttemptCall::Begin() {
@@ -319,6 +352,7 @@ void SingleAttemptCall::End(grpc::experimental::InterceptorBatchMethods* methods
     holds_slot_ = false;
     state_.bulkhead->Leave();  // may resume the next waiting call, here
   }
+  EndShadowBulkhead();
   if (env_.events != nullptr && env_.events->pending()) {
     env_.DeliverEvents(internal::CallerBlocks(methods));
   }

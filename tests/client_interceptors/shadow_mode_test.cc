@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/strings/match.h"
+#include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "grpc_resilience/fallback.h"
@@ -169,13 +170,26 @@ TEST_F(ShadowModeTest, SetEnforcementNamesWhatIsWrong) {
   EXPECT_THAT(events_->lines(), Contains(HasSubstr("not applied: enforcement shadow of")));
 }
 
-// A shadow bulkhead of one slot: calls one after another each take the
-// slot; nothing is refused (the concurrent case is the replay test's).
-TEST_F(ShadowModeTest, ShadowBulkheadLetsCallsRun) {
+// A shadow bulkhead of one slot: while a slow call holds it, another call
+// finds no slot and no queue; it runs anyway and is counted (queue_full).
+TEST_F(ShadowModeTest, ShadowBulkheadLetsACallWithoutASlotRun) {
   Connect(Policy("enforce"), clock_, events_);
-  for (int i = 0; i < 3; ++i) ExpectPasses();
+  service_.SlowNext(1, absl::Seconds(1));
+  grpc::ClientContext slow_context;
+  slow_context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
+  resilience::test::Req request;
+  request.set_text("hi");
+  resilience::test::Resp response;
+  absl::Notification slow_done;
+  stub_->async()->Unary(&slow_context, &request, &response,
+                        [&slow_done](grpc::Status) { slow_done.Notify(); });
+  // In its handler: it holds the slot (and took the slow answer).
+  ASSERT_TRUE(Eventually([&] { return service_.handled() >= 1; }));
+  ExpectPasses();
   EXPECT_EQ(Stats().rejected_by_bulkhead, 0);
+  EXPECT_EQ(Stats().shadow_rejected_by_bulkhead, 1);
   EXPECT_EQ(Stats().bulkhead_enforcement, EnforcementMode::kShadow);
+  ASSERT_TRUE(slow_done.WaitForNotificationWithTimeout(absl::Seconds(30)));
   ASSERT_TRUE(
       resilience_->SetEnforcement(kUnary, EnforcedPolicy::kBulkhead, EnforcementMode::kEnforce)
           .ok());
