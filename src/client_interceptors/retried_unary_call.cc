@@ -8,6 +8,7 @@
 #include "grpcpp/support/client_callback.h"
 #include "src/client_interceptors/grpc_internals.h"
 #include "src/client_interceptors/local_rejection.h"
+#include "src/client_interceptors/shadow_bulkhead.h"
 
 namespace resilience {
 namespace {
@@ -222,9 +223,7 @@ void RetriedUnaryCall::LeaveBulkhead() {
   if (holds) state_->bulkhead->Leave();  // may start a waiting call, here
   // Shadow: a slot handed over meanwhile is given back; a wait that would
   // have ended first was a rejection.
-  if (queued && state_->bulkhead->EndShadow(slot_wait_) == Bulkhead::ShadowEnd::kExpired) {
-    counters_.ShadowRejectedByBulkhead(ShadowBulkheadReason::kWaitExpired);
-  }
+  if (queued) EndShadowBulkhead(*state_->bulkhead, slot_wait_, counters_);
 }
 
 void RetriedUnaryCall::Release() {

@@ -9,6 +9,7 @@
 #include "grpcpp/client_context.h"
 #include "src/client_interceptors/health_name_check.h"
 #include "src/client_interceptors/retried_unary_call.h"
+#include "src/client_interceptors/shadow_bulkhead.h"
 #include "src/grpc_common/reported_load.h"
 
 namespace resilience {
@@ -58,21 +59,10 @@ void RetriedUnaryCall::EnterBulkhead(Actions& actions) {
 }
 
 void RetriedUnaryCall::EnterShadowBulkhead(EnforcementMode mode, absl::Duration time_left) {
-  if (mode != EnforcementMode::kShadow) return;  // off: no slot, nothing counted
-  switch (state_->bulkhead->EnterShadow(slot_wait_, time_left)) {
-    case Bulkhead::Entry::kAdmitted:
-      holds_slot_ = true;
-      return;
-    case Bulkhead::Entry::kQueued:
-      shadow_queued_ = true;  // judged at the call's end (LeaveBulkhead())
-      return;
-    case Bulkhead::Entry::kQueueFull:
-      counters_.ShadowRejectedByBulkhead(ShadowBulkheadReason::kQueueFull);
-      return;
-    case Bulkhead::Entry::kNoTimeToWait:
-      counters_.ShadowRejectedByBulkhead(ShadowBulkheadReason::kNoTimeToWait);
-      return;
-  }
+  const ShadowBulkheadHold hold =
+      resilience::EnterShadowBulkhead(mode, *state_->bulkhead, slot_wait_, time_left, counters_);
+  holds_slot_ = hold.slot;
+  shadow_queued_ = hold.queued;  // judged at the call's end (LeaveBulkhead())
 }
 
 void RetriedUnaryCall::WaitEnded(Actions& actions) {

@@ -11,6 +11,7 @@
 #include "src/client_interceptors/local_rejection.h"
 #include "src/client_interceptors/local_status.h"
 #include "src/client_interceptors/retry_throttle_feed.h"
+#include "src/client_interceptors/shadow_bulkhead.h"
 #include "src/grpc_common/metadata_keys.h"
 
 namespace resilience {
@@ -155,29 +156,16 @@ bool SingleAttemptCall::Start(grpc::experimental::InterceptorBatchMethods* metho
 }
 
 void SingleAttemptCall::EnterShadowBulkhead(EnforcementMode mode, absl::Duration time_left) {
-  if (mode != EnforcementMode::kShadow) return;  // off: no slot, nothing counted
-  switch (state_.bulkhead->EnterShadow(slot_wait_, time_left)) {
-    case Bulkhead::Entry::kAdmitted:
-      holds_slot_ = true;
-      return;
-    case Bulkhead::Entry::kQueued:
-      shadow_queued_ = true;
-      return;
-    case Bulkhead::Entry::kQueueFull:
-      counters_.ShadowRejectedByBulkhead(ShadowBulkheadReason::kQueueFull);
-      return;
-    case Bulkhead::Entry::kNoTimeToWait:
-      counters_.ShadowRejectedByBulkhead(ShadowBulkheadReason::kNoTimeToWait);
-      return;
-  }
+  const ShadowBulkheadHold hold =
+      resilience::EnterShadowBulkhead(mode, *state_.bulkhead, slot_wait_, time_left, counters_);
+  holds_slot_ = hold.slot;
+  shadow_queued_ = hold.queued;
 }
 
 void SingleAttemptCall::EndShadowBulkhead() {
   if (!shadow_queued_) return;
   shadow_queued_ = false;
-  if (state_.bulkhead->EndShadow(slot_wait_) == Bulkhead::ShadowEnd::kExpired) {
-    counters_.ShadowRejectedByBulkhead(ShadowBulkheadReason::kWaitExpired);
-  }
+  resilience::EndShadowBulkhead(*state_.bulkhead, slot_wait_, counters_);
 }
 
 void SingleAttemptCall::Begin() {
