@@ -3,11 +3,16 @@
 // timeout, the full chain (retry -> timeout -> breaker) with metrics on and
 // off, a method without a policy with metrics on (the metrics-only
 // interceptor) and off (no interceptor), and the floor of any retry
-// interceptor (one that hijacks and re-issues once, nothing else).
+// interceptor (one that hijacks and re-issues once, nothing else), and a
+// breaker with a bulkhead enforcing and in shadow mode (docs/shadow-mode.md).
 // Alternating rounds; reports the median calls/s, p50 and p99 of each and
 // the ratios to bare (median and range of the per-round ratios).
 //
 //   client_chain_bench [--seconds=2] [--rounds=5] [--concurrency=8] [--only=N]
+//                      [--calls=N]
+//
+// With --only and --calls, one round of exactly that many calls (for
+// callgrind: two counts, the difference per call).
 //
 // --help prints the flags and exits 0; a bad flag exits 2 with one line.
 
@@ -29,7 +34,9 @@
 ABSL_FLAG(double, seconds, 2, "Length of each round.");
 ABSL_FLAG(int, rounds, 5, "Rounds per configuration (alternating).");
 ABSL_FLAG(int, concurrency, 8, "Closed-loop clients.");
-ABSL_FLAG(int, only, -1, "Run only this configuration (0-7), e.g. under perf.");
+ABSL_FLAG(int, only, -1, "Run only this configuration (0-9), e.g. under perf.");
+ABSL_FLAG(int64_t, calls, 0,
+          "With --only: one round of exactly this many calls instead of --seconds (0: off).");
 
 namespace {
 
@@ -57,9 +64,11 @@ constexpr char kUsage[] =
     "The client chain's cost on the success path: unary Get over loopback on a bare\n"
     "channel, with breaker only, breaker + timeout, the full chain with metrics on and\n"
     "off, a method without a policy with metrics on and off, and the floor of any\n"
-    "retry interceptor (hijack and re-issue once), in alternating\n"
-    "rounds; prints the median calls/s, p50 and p99 of each and the ratios to bare.\n\n"
-    "  client_chain_bench [--seconds=2] [--rounds=5] [--concurrency=8] [--only=N]";
+    "retry interceptor (hijack and re-issue once), and a breaker with a bulkhead\n"
+    "enforcing and in shadow mode, in alternating rounds; prints the median calls/s,\n"
+    "p50 and p99 of each and the ratios to bare.\n\n"
+    "  client_chain_bench [--seconds=2] [--rounds=5] [--concurrency=8] [--only=N]\n"
+    "                     [--calls=N]";
 
 int main(int argc, char** argv) {
   example_cli::ParseFlagsOrExit(argc, argv, kUsage);
@@ -74,9 +83,14 @@ int main(int argc, char** argv) {
     return example_cli::UsageError(
         absl::StrCat("--concurrency: must be in [1, 1024], got ", concurrency));
   }
-  if (const int only = absl::GetFlag(FLAGS_only); only < -1 || only > 7) {
+  if (const int only = absl::GetFlag(FLAGS_only); only < -1 || only > 9) {
     return example_cli::UsageError(
-        absl::StrCat("--only: must be a configuration in [0, 7] (or -1: all), got ", only));
+        absl::StrCat("--only: must be a configuration in [0, 9] (or -1: all), got ", only));
+  }
+  if (const int64_t calls = absl::GetFlag(FLAGS_calls);
+      calls < 0 || (calls > 0 && absl::GetFlag(FLAGS_only) < 0)) {
+    return example_cli::UsageError(
+        absl::StrCat("--calls: must be >= 0, and needs --only, got ", calls));
   }
   cache_service::CacheStore store({});
   cache_service::CacheServiceImpl service(&store);
@@ -100,6 +114,11 @@ int main(int argc, char** argv) {
       {"no policy", kNoPolicy},
       {"no policy, no metrics", kNoPolicy, false},
       {"hijack floor", nullptr, false, true},
+      {"breaker+bulkhead enforce", R"({"methodConfig": [{"name": [{"service": "cache.v1.CacheService"}],
+          "breaker": {"sre": {}}, "bulkhead": {"maxConcurrency": 64}}]})"},
+      {"breaker+bulkhead shadow", R"({"methodConfig": [{"name": [{"service": "cache.v1.CacheService"}],
+          "breaker": {"sre": {}, "enforcement": "shadow"},
+          "bulkhead": {"maxConcurrency": 64, "enforcement": "shadow"}}]})"},
   };
   std::vector<std::shared_ptr<grpc::Channel>> channels;
   for (const Config& c : configs) {
@@ -132,7 +151,12 @@ int main(int argc, char** argv) {
   // A caller deadline well past the policy's timeout, so that the timeout
   // is really armed on every call.
   load.call_timeout = absl::Seconds(30);
-  for (int round = 0; round < absl::GetFlag(FLAGS_rounds); ++round) {
+  if (const int64_t calls = absl::GetFlag(FLAGS_calls); calls > 0) {
+    load.calls = calls;
+    load.duration = absl::ZeroDuration();
+  }
+  const int rounds = absl::GetFlag(FLAGS_calls) > 0 ? 1 : absl::GetFlag(FLAGS_rounds);
+  for (int round = 0; round < rounds; ++round) {
     for (size_t i = 0; i < configs.size(); ++i) {
       const int only = absl::GetFlag(FLAGS_only);
       if (only >= 0 && static_cast<size_t>(only) != i) continue;

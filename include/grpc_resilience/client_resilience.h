@@ -28,6 +28,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "grpc_resilience/enforcement_mode.h"
 #include "grpc_resilience/events.h"
 #include "grpc_resilience/export.h"
 #include "grpc_resilience/metrics.h"
@@ -92,6 +93,17 @@ struct GRPC_RESILIENCE_EXPORT ClientMethodStats {
   /// Breaker state changes, [from][to] indexed by BreakerState
   /// (kClosed, kOpen, kHalfOpen).
   std::array<std::array<int64_t, 3>, 3> breaker_transitions{};
+  /// Shadow mode (docs/shadow-mode.md): calls the method's breaker (with its
+  /// endpoint breakers) would have rejected and let through, and the same
+  /// for its bulkhead (queue full, no time to wait, or its wait would have
+  /// ended without a slot). Real rejections are in rejected_by_breaker and
+  /// rejected_by_bulkhead.
+  int64_t shadow_rejected_by_breaker = 0;
+  int64_t shadow_rejected_by_bulkhead = 0;  ///< see shadow_rejected_by_breaker
+  /// The enforcement modes of the method's breaker and bulkhead now
+  /// (kEnforce when it has none).
+  EnforcementMode breaker_enforcement = EnforcementMode::kEnforce;
+  EnforcementMode bulkhead_enforcement = EnforcementMode::kEnforce;  ///< see breaker_enforcement
 
   /// The calls that ended with `code` (a grpc::StatusCode's number; any
   /// number above 16 counts in one "other" slot).
@@ -219,6 +231,24 @@ class GRPC_RESILIENCE_EXPORT ClientResilience {
   /// flight end as usual.
   absl::Status ControlBreaker(absl::string_view method, BreakerCommand command,
                               absl::string_view origin = "api");
+
+  /// SetEnforcement()
+  ///
+  /// An operator's enforcement mode for `policy` (kBreaker: the method's
+  /// breaker and its endpoint breakers; kBulkhead) of `method` on this
+  /// channel: kEnforce, kShadow (decides, counts and reports what it would
+  /// have rejected, lets every call through) or kOff, in place: the
+  /// breaker's and bulkhead's state is kept (docs/shadow-mode.md). The mode
+  /// holds until changed again here or until an Update() changes the
+  /// policy's `enforcement` in the file (an update that leaves it as it was
+  /// keeps this one). NotFound when no policy of this channel gives `method`
+  /// that policy; InvalidArgument for a server's policy (kThrottle,
+  /// kPerCaller, kCpu, kGlobal, kCriticalityShares). Every request becomes
+  /// an OperatorEvent (with `enforcement` set) for Options::events, with
+  /// `origin`. Thread-safe; calls in flight finish under the mode they
+  /// started with.
+  absl::Status SetEnforcement(absl::string_view method, EnforcedPolicy policy,
+                              EnforcementMode mode, absl::string_view origin = "api");
 
   /// ControlEndpointBreaker()
   ///

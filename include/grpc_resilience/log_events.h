@@ -46,6 +46,7 @@ class GRPC_RESILIENCE_EXPORT LogEvents final : public ResilienceEvents {
   void OnOperatorAction(const OperatorEvent& event) override;
   void OnPolicyReload(const PolicyReloadEvent& event) override;
   void OnHealthCheckProblem(const HealthCheckEvent& event) override;
+  void OnShadowDecisions(const ShadowDecisionEvent& event) override;
   ///@}
 
  private:

@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "grpc_resilience/breaker_state.h"
+#include "grpc_resilience/enforcement_mode.h"
 #include "grpc_resilience/export.h"
 #include "grpc_resilience/status_report.h"
 
@@ -33,6 +34,22 @@ struct GRPC_RESILIENCE_EXPORT BreakerCommandRequest {
   std::string endpoint;
   BreakerCommand command;  ///< the command field's word, parsed
   /// `"admin endpoint, peer <address>:<port>"`: for ControlBreaker()'s origin.
+  std::string origin;
+};
+
+/// An admin request for a policy's enforcement mode (docs/shadow-mode.md),
+/// as MetricsHttpServer::Options::admin.enforcement gets it.
+struct GRPC_RESILIENCE_EXPORT EnforcementRequest {
+  /// ClientResilience::name() of the channel whose policy it is; empty when
+  /// `server` names a server instead.
+  std::string channel;
+  /// Optional field "server": a server's policy (ServerResilience), by the
+  /// name it was registered with; empty for a channel's.
+  std::string server;
+  std::string method;       ///< "/pkg.Service/Method"
+  EnforcedPolicy policy;    ///< the policy field's word, parsed
+  EnforcementMode mode;     ///< the mode field's word, parsed
+  /// `"admin endpoint, peer <address>:<port>"`: for SetEnforcement()'s origin.
   std::string origin;
 };
 
@@ -53,6 +70,11 @@ struct GRPC_RESILIENCE_EXPORT BreakerCommandRequest {
 ///                             first: since Start(), which takes a report)
 ///   GET or HEAD /status.json  the same data as JSON (StatusReport::ToJson())
 /// With Options::admin.enabled:
+///   POST /admin/enforcement?channel=C&method=M&policy=P&mode=E
+///                             (or server=S instead of channel): calls
+///                             admin.enforcement with policy P (breaker,
+///                             bulkhead, throttle, ...) and mode E (enforce,
+///                             shadow, off); the same checks as below
 ///   POST /admin/breaker?channel=C&method=M&command=K[&endpoint=E]
 ///                             (or the same fields as a form body) runs
 ///                             admin.control with command K (BreakerCommand's
@@ -148,6 +170,10 @@ class GRPC_RESILIENCE_EXPORT MetricsHttpServer {
       /// Carries out a command (e.g. ClientResilience::ControlBreaker() of
       /// the channel named request.channel); required when enabled.
       std::function<absl::Status(const BreakerCommandRequest&)> control;
+      /// Sets a policy's enforcement mode (POST /admin/enforcement; e.g.
+      /// ClientResilience::SetEnforcement() of the channel named
+      /// request.channel). Unset: that route answers 404.
+      std::function<absl::Status(const EnforcementRequest&)> enforcement;
     };
     Admin admin;  ///< the admin endpoint; off by default
   };

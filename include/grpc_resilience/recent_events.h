@@ -51,6 +51,7 @@ class GRPC_RESILIENCE_EXPORT RecentEvents final : public ResilienceEvents {
   void OnOperatorAction(const OperatorEvent& event) override;
   void OnPolicyReload(const PolicyReloadEvent& event) override;
   void OnHealthCheckProblem(const HealthCheckEvent& event) override;
+  void OnShadowDecisions(const ShadowDecisionEvent& event) override;
   ///@}
 
   /// The kept events, newest first, into report.recent_events (after what it

@@ -11,11 +11,13 @@
 #define GRPC_RESILIENCE_RESILIENCE_EVENTS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "grpc_resilience/breaker_state.h"
+#include "grpc_resilience/enforcement_mode.h"
 #include "grpc_resilience/export.h"
 #include "grpc_resilience/policy_update.h"
 
@@ -56,7 +58,9 @@ struct GRPC_RESILIENCE_EXPORT ThrottleEvent {
 };
 
 /// An operator's command to a client breaker (ClientResilience::
-/// ControlBreaker(), e.g. through the admin endpoint), and how it ended.
+/// ControlBreaker(), e.g. through the admin endpoint), or an operator's
+/// enforcement mode for a policy (ClientResilience::SetEnforcement():
+/// `enforcement` is set), and how it ended.
 struct GRPC_RESILIENCE_EXPORT OperatorEvent {
   std::string channel;  ///< ClientResilience::name()
   std::string method;   ///< "/pkg.Service/Method"
@@ -71,6 +75,28 @@ struct GRPC_RESILIENCE_EXPORT OperatorEvent {
   std::string error;  ///< not applied: why (the Status's message)
   /// The breaker just after the command (when applied).
   BreakerSnapshot snapshot;
+  /// Set for SetEnforcement(): the mode asked for `policy` (then `command`
+  /// means nothing) and the mode it replaced (when applied).
+  std::optional<EnforcementMode> enforcement;
+  EnforcedPolicy policy = EnforcedPolicy::kBreaker;  ///< see `enforcement`
+  EnforcementMode previous = EnforcementMode::kEnforce;  ///< see `enforcement`
+};
+
+/// A policy in shadow mode (docs/shadow-mode.md) would have rejected calls
+/// and let them through: reported at the first such decision, then at most
+/// once per 10 s with the count since the last report, so that a storm of
+/// shadow decisions makes one line per policy and interval.
+struct GRPC_RESILIENCE_EXPORT ShadowDecisionEvent {
+  /// Whose policy: `"channel <name>"` or "server".
+  std::string component;
+  std::string method;  ///< "/pkg.Service/Method"
+  EnforcedPolicy policy = EnforcedPolicy::kBreaker;  ///< which policy decided
+  int64_t would_have_rejected = 0;  ///< calls since the last report (`since`)
+  int64_t total = 0;                ///< calls since the method's policy was made
+  absl::Time since;                 ///< the last report (or `at`, the first time)
+  absl::Time at;                    ///< this decision
+  /// Why the latest call would have been rejected ("open", "queue_full", ...).
+  std::string last_reason;
 };
 
 /// Policies were reloaded (ClientResilience::Update() / ReloadFile(), the
@@ -132,6 +158,9 @@ class GRPC_RESILIENCE_EXPORT ResilienceEvents {
   virtual void OnPolicyReload(const PolicyReloadEvent& /*event*/) {}
   /// On the library's events thread, once per endpoint and problem found.
   virtual void OnHealthCheckProblem(const HealthCheckEvent& /*event*/) {}
+  /// On the library's events thread: a shadow policy would have rejected
+  /// calls (at most one per policy and 10 s).
+  virtual void OnShadowDecisions(const ShadowDecisionEvent& /*event*/) {}
 };
 
 /// FormatEvent()
@@ -177,6 +206,13 @@ GRPC_RESILIENCE_EXPORT std::string FormatEvent(const PolicyReloadEvent& event);
 ///   service (...)
 /// \endcode
 GRPC_RESILIENCE_EXPORT std::string FormatEvent(const HealthCheckEvent& event);
+/// The same for a shadow policy's decisions:
+/// \code{.unparsed}
+///   shadow breaker of /cache.v1.CacheService/Get on channel localhost:50051
+///   would have rejected 1234 calls in 10s (1300 in all; last: open), let
+///   through
+/// \endcode
+GRPC_RESILIENCE_EXPORT std::string FormatEvent(const ShadowDecisionEvent& event);
 
 }  // namespace resilience
 

@@ -116,6 +116,15 @@ class GRPC_RESILIENCE_EXPORT ResilienceRegistry {
   /// naming the channel and the registered ones when none has that name.
   absl::Status Control(const BreakerCommandRequest& request) const;
 
+  /// SetEnforcement()
+  ///
+  /// Sets a policy's enforcement mode (docs/shadow-mode.md) on the channel
+  /// named request.channel: ClientResilience::SetEnforcement() (its errors
+  /// as they are). NotFound naming the channel and the registered ones when
+  /// none has that name; Unimplemented for request.server (a server's
+  /// policies are not reached through the registry yet).
+  absl::Status SetEnforcement(const EnforcementRequest& request) const;
+
   /// Render()
   ///
   /// A MetricsHttpServer render callback: AppendMetrics() into a fresh
@@ -124,11 +133,11 @@ class GRPC_RESILIENCE_EXPORT ResilienceRegistry {
 
   /// ServeOptions()
   ///
-  /// `options` with status set to Status() and admin.control to Control()
-  /// (the admin endpoint stays as options.admin.enabled says, with
-  /// MetricsHttpServer's request rules). InvalidArgument when `options`
-  /// already has a status or an admin.control callback: the registry would
-  /// replace it.
+  /// `options` with status set to Status(), admin.control to Control() and
+  /// admin.enforcement to SetEnforcement() (the admin endpoint stays as
+  /// options.admin.enabled says, with MetricsHttpServer's request rules).
+  /// InvalidArgument when `options` already has a status, an admin.control
+  /// or an admin.enforcement callback: the registry would replace it.
   absl::StatusOr<MetricsHttpServer::Options> ServeOptions(
       MetricsHttpServer::Options options) const;
 
@@ -136,7 +145,7 @@ class GRPC_RESILIENCE_EXPORT ResilienceRegistry {
   ///
   /// MetricsHttpServer::Start(ServeOptions(options), Render()): /metrics,
   /// /status, /status.json and (when options.admin.enabled)
-  /// /admin/breaker for every registered object. ServeOptions()'s and
+  /// /admin/breaker and /admin/enforcement for every registered object. ServeOptions()'s and
   /// Start()'s errors.
   absl::StatusOr<std::unique_ptr<MetricsHttpServer>> Serve(
       MetricsHttpServer::Options options) const;

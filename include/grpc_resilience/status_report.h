@@ -69,6 +69,15 @@ struct GRPC_RESILIENCE_EXPORT ClientMethodStatus {
   /// nullopt when there is none.
   std::optional<double> calls_per_second;
   std::optional<double> rejections_per_second;  ///< local rejections per second, likewise
+  /// The enforcement modes ("enforce", "shadow", "off"; docs/shadow-mode.md)
+  /// of the method's breaker and bulkhead; empty without one. A breaker that
+  /// is off decides nothing: its state is not shown.
+  std::string breaker_enforcement;
+  std::string bulkhead_enforcement;  ///< see breaker_enforcement
+  /// Calls its breaker or bulkhead in shadow mode would have rejected and
+  /// let through (ClientMethodStats::shadow_rejected_by_breaker +
+  /// shadow_rejected_by_bulkhead).
+  int64_t shadow_rejected = 0;
 };
 
 /// One method of a server.

@@ -17,6 +17,7 @@
 #include "grpc_resilience/criticality_level.h"
 
 #include "src/breaker/breaker.h"
+#include "src/breaker/enforced_admission.h"
 #include "src/breaker/endpoint_breakers.h"
 #include "src/client_interceptors/call_counters.h"
 #include "src/client_interceptors/client_method_state.h"
@@ -47,6 +48,12 @@ namespace resilience {
 // that no half-open probe is spent on a channel that can reach no server,
 // and hurries the channel's reconnection while it is not
 // (ReconnectWatch::Hurry()).
+//
+// Enforcement (breaker.enforcement, MethodEnforcement, read per attempt):
+// kShadow turns a rejection the stage would return into an admission that
+// records nothing (the attempt goes out; neither the method's breaker nor
+// its endpoints' hear of it, as they would not have under enforce) and
+// counts it; kOff asks no breaker and records nothing (docs/shadow-mode.md).
 class BreakerStage {
  public:
   explicit BreakerStage(const ClientMethodState& state)
@@ -56,7 +63,8 @@ class BreakerStage {
         probe_(state.probe_sender != nullptr ? state.recovery_probe.get() : nullptr),
         sender_(state.probe_sender),
         reconnect_(state.reconnect),
-        tally_(&state.tally) {}
+        tally_(&state.tally),
+        enforcement_(&state.tally->enforcement) {}
 
   bool enabled() const { return breaker_ != nullptr; }
 
@@ -83,11 +91,15 @@ class BreakerStage {
   }
 
   // An admission for the next attempt on `channel` (admitted when there is
-  // no breaker). A rejection of the method's breaker is waived (counted in
-  // `counters`) when it has per-endpoint breakers and the service is not
-  // failing, unless the breaker is forced open.
+  // no breaker, or it is off). A rejection of the method's breaker is waived
+  // (counted in `counters`) when it has per-endpoint breakers and the
+  // service is not failing, unless the breaker is forced open; in shadow
+  // mode any other rejection lets the attempt go too, counted as a shadow
+  // one, and its outcome is recorded nowhere (EnforcedAdmission()).
   Admission Admit(CallCounters& counters, grpc::ChannelInterface* channel) {
     if (breaker_ == nullptr) return Admission();
+    const EnforcementMode mode = enforcement_->breaker();
+    if (mode == EnforcementMode::kOff) return Admission();
     bool disconnected = false;
     Admission admission = breaker_->AllowWithConnection(level_, [&] {
       // READY, or IDLE (a call connects it); not CONNECTING nor
@@ -101,6 +113,10 @@ class BreakerStage {
     if (!admission.admitted()) MaybeProbe();
     if (admission.admitted() || endpoints_ == nullptr ||
         admission.reason() == RejectReason::kForcedOpen || endpoints_->ServiceFailing()) {
+      if (admission.admitted() || mode == EnforcementMode::kEnforce) return admission;
+      RejectReason would = RejectReason::kNone;
+      admission = EnforcedAdmission(std::move(admission), mode, &would);
+      counters.ShadowRejectedByBreaker(would);
       return admission;
     }
     counters.BreakerRejectionWaived();
@@ -212,6 +228,7 @@ class BreakerStage {
   ReconnectWatch* const reconnect_;
   // The state's (which the call keeps): the probes' callbacks copy it.
   const std::shared_ptr<ClientMethodTally>* const tally_;
+  const MethodEnforcement* const enforcement_;
   // The call's criticality (ReadCriticality()).
   Criticality level_ = Criticality::kCritical;
 };

@@ -51,6 +51,14 @@ class CallCounters {
   void NotRetriedStub() { Add(state_.not_retried_stub_calls); }
   void BulkheadWaited() { Add(state_.bulkhead_waits); }
   void RejectedByBulkhead() { Add(state_.rejected_by_bulkhead); }
+  // Shadow mode: the breaker or the bulkhead would have rejected the call
+  // (or attempt) and let it through (MethodEnforcement).
+  void ShadowRejectedByBreaker(RejectReason reason) {
+    state_.tally->enforcement.CountBreaker(reason, clock_.Now());
+  }
+  void ShadowRejectedByBulkhead(ShadowBulkheadReason reason) {
+    state_.tally->enforcement.CountBulkhead(reason, clock_.Now());
+  }
   // The call was answered by its method's fallback (its original status is
   // still what CallEnded() counts).
   void FellBack(FallbackCause cause) {

@@ -18,6 +18,7 @@
 #include "src/breaker/breaker.h"
 #include "src/breaker/endpoint_breakers.h"
 #include "src/breaker/recovery_probe.h"
+#include "src/client_interceptors/method_enforcement.h"
 #include "src/client_interceptors/reconnect_watch.h"
 #include "src/core/random_source.h"
 #include "src/limits/bulkhead.h"
@@ -121,6 +122,10 @@ struct ClientMethodTally {
   // [answer]: breaker 0 the method's, 1 its endpoints' (summed); answer by
   // RecoveryProbe::Answer. Counted by the probe's callback (BreakerStage).
   std::array<std::array<std::atomic<int64_t>, 4>, 2> health_probes{};
+  // The enforcement modes of the method's breaker and bulkhead and their
+  // shadow decisions: kept across updates like the counters, so that a
+  // switch (an operator's, or the file's) applies in place.
+  MethodEnforcement enforcement;
 };
 
 // What the interceptors of one method need, resolved once per method and

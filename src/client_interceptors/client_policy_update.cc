@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "src/client_interceptors/breaker_event_queue.h"
 #include "src/client_interceptors/client_resilience_impl.h"
 #include "src/policy/policy_diff.h"
 
@@ -127,6 +128,7 @@ absl::StatusOr<PolicyUpdate> ClientResilienceImpl::Update(const PolicySet& polic
     generation_ = next;
   }
   std::set<std::string> names;
+  std::vector<OperatorEvent> switched;  // enforcement modes the file changed
   methods_.Replace([&](const std::string& name, std::shared_ptr<ClientMethodState> current)
                        -> std::shared_ptr<ClientMethodState> {
     names.insert(name);
@@ -140,6 +142,8 @@ absl::StatusOr<PolicyUpdate> ClientResilienceImpl::Update(const PolicySet& polic
             : policy != nullptr && policy->canonical.client == current->policy->canonical.client;
     // Unchanged: the same object, every part kept. Its policy still points
     // into the set it was made from (which it holds): the same settings.
+    // The modes first, on the tally the next state shares: switched in place.
+    ApplyFileEnforcement(*current, policy, source, &switched);
     if (same_policy && current->throttle == next->throttle.get()) return current;
     return Resolve(name.c_str(), *next, current.get()).state;
   });
@@ -180,6 +184,9 @@ absl::StatusOr<PolicyUpdate> ClientResilienceImpl::Update(const PolicySet& polic
     event.applied = true;
     event.update = update;
     options_.events->OnPolicyReload(event);
+    // A breaker switched off was reset: its transition first.
+    if (breaker_events_ != nullptr) breaker_events_->Deliver();
+    for (const OperatorEvent& e : switched) options_.events->OnOperatorAction(e);
   }
   return update;
 }

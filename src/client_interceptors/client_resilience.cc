@@ -49,6 +49,11 @@ absl::Status ClientResilience::ControlBreaker(absl::string_view method, BreakerC
   return impl_->ControlBreaker(method, command, origin);
 }
 
+absl::Status ClientResilience::SetEnforcement(absl::string_view method, EnforcedPolicy policy,
+                                              EnforcementMode mode, absl::string_view origin) {
+  return impl_->SetEnforcement(method, policy, mode, origin);
+}
+
 absl::Status ClientResilience::ControlEndpointBreaker(absl::string_view method,
                                                      absl::string_view endpoint,
                                                      BreakerCommand command,

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -131,6 +132,9 @@ class ClientResilienceImpl {
   absl::Status ControlEndpointBreaker(absl::string_view method, absl::string_view endpoint,
                                       BreakerCommand command, absl::string_view origin);
   void AppendStatus(StatusReport& report);
+  // SetEnforcement(): see ClientResilience (client_enforcement.cc).
+  absl::Status SetEnforcement(absl::string_view method, EnforcedPolicy policy,
+                              EnforcementMode mode, absl::string_view origin);
 
   // The channel's retryThrottling (gRFC A6), fed by every call on the
   // channel whatever its method; null when the policy file has none.
@@ -198,6 +202,25 @@ class ClientResilienceImpl {
   MethodCache<ClientMethodState>::Resolution Resolve(const char* method,
                                                      const Generation& generation,
                                                      const ClientMethodState* previous = nullptr);
+  // The state of `method` for an operator's command: the one made so far,
+  // else made now when a policy gives it what is `wanted` and the name is a
+  // real method (`known`: linked into the process, named in the file, or
+  // called already); null otherwise (client_resilience_operations.cc).
+  std::shared_ptr<ClientMethodState> StateForOperator(
+      absl::string_view method, bool& known,
+      absl::FunctionRef<bool(const MethodPolicy&)> wanted);
+  // `policy`'s enforcement modes of `state`'s breaker and bulkhead (null:
+  // none; the reports are bound to the method either way),
+  // applied in place where the file changed them (MethodEnforcement); each
+  // switch is added to `switched` (null: none kept) as a policy file's
+  // OperatorEvent (`source`), for the listener once no lock is held.
+  void ApplyFileEnforcement(const ClientMethodState& state, const MethodPolicy* policy,
+                            absl::string_view source,
+                            std::vector<OperatorEvent>* switched = nullptr);
+  // The breakers of `state` as an enforcement switch to `mode` leaves them:
+  // switched off, they forget their window (kReset) and close.
+  void OnEnforcementSwitched(const ClientMethodState& state, EnforcedPolicy policy,
+                             EnforcementMode mode);
   // The breaker of `state`'s policy, its transitions counted in the state's
   // tally and queued for the events listener.
   std::unique_ptr<Breaker> MakeBreaker(const ClientMethodState& state);

@@ -23,21 +23,11 @@ absl::Status ClientResilienceImpl::ControlBreaker(absl::string_view method,
   event.method = std::string(method);
   event.command = command;
   event.origin = std::string(origin);
-  std::shared_ptr<ClientMethodState> s = methods_.Get(method);
-  bool known = s != nullptr;
-  if (s == nullptr) {
-    // Not called yet: made now if a policy gives it a breaker and the name
-    // is a real method (linked into the process, or named in the file), not
-    // a typo that a service-wide entry would cover.
-    const std::shared_ptr<const Generation> generation = CurrentGeneration();
-    const PolicyTable::Match match = PolicySetAccess::Table(generation->policies).Find(method);
-    const bool named = !match.scope.empty() && match.scope.back() != '/';
-    known = named || MethodCatalog::Linked().Find(method) != nullptr;
-    if (known && match.policy != nullptr && match.policy->breaker.kind != BreakerKind::kNone) {
-      s = methods_.FindByName(method,
-                              [this](const char* name) { return Resolve(name, *CurrentGeneration()); });
-    }
-  }
+  bool known = false;
+  std::shared_ptr<ClientMethodState> s =
+      StateForOperator(method, known, [](const MethodPolicy& policy) {
+        return policy.breaker.kind != BreakerKind::kNone;
+      });
   absl::Status status;
   if (!known) {
     status = absl::NotFoundError(absl::StrCat(
@@ -61,6 +51,23 @@ absl::Status ClientResilienceImpl::ControlBreaker(absl::string_view method,
   if (breaker_events_ != nullptr) breaker_events_->Deliver();
   if (options_.events != nullptr) options_.events->OnOperatorAction(event);
   return status;
+}
+
+std::shared_ptr<ClientMethodState> ClientResilienceImpl::StateForOperator(
+    absl::string_view method, bool& known, absl::FunctionRef<bool(const MethodPolicy&)> wanted) {
+  std::shared_ptr<ClientMethodState> s = methods_.Get(method);
+  known = s != nullptr;
+  if (s != nullptr) return s;
+  // Not called yet: made now if a policy gives it what is `wanted` and the
+  // name is a real method (linked into the process, or named in the file),
+  // not a typo that a service-wide entry would cover.
+  const std::shared_ptr<const Generation> generation = CurrentGeneration();
+  const PolicyTable::Match match = PolicySetAccess::Table(generation->policies).Find(method);
+  const bool named = !match.scope.empty() && match.scope.back() != '/';
+  known = named || MethodCatalog::Linked().Find(method) != nullptr;
+  if (!known || match.policy == nullptr || !wanted(*match.policy)) return nullptr;
+  return methods_.FindByName(method,
+                             [this](const char* name) { return Resolve(name, *CurrentGeneration()); });
 }
 
 absl::Status ClientResilienceImpl::ControlEndpointBreaker(absl::string_view method,
@@ -125,6 +132,14 @@ void ClientResilienceImpl::AppendStatus(StatusReport& report) {
     row.retries = s->retries.load(std::memory_order_relaxed);
     row.rejected_locally = s->rejected_by_breaker.load(std::memory_order_relaxed) +
                            s->rejected_by_bulkhead.load(std::memory_order_relaxed);
+    const MethodEnforcement& enforcement = s->tally->enforcement;
+    if (s->breaker != nullptr) {
+      row.breaker_enforcement = std::string(EnforcementModeName(enforcement.breaker()));
+    }
+    if (s->bulkhead != nullptr) {
+      row.bulkhead_enforcement = std::string(EnforcementModeName(enforcement.bulkhead()));
+    }
+    row.shadow_rejected = enforcement.breaker_total() + enforcement.bulkhead_total();
     if (s->endpoint_breakers != nullptr) {
       for (EndpointBreakers::EndpointState& e : s->endpoint_breakers->Snapshot()) {
         row.endpoints.push_back(

@@ -8,6 +8,7 @@
 #include "grpcpp/support/client_callback.h"
 #include "src/client_interceptors/grpc_internals.h"
 #include "src/client_interceptors/local_rejection.h"
+#include "src/client_interceptors/shadow_bulkhead.h"
 
 namespace resilience {
 namespace {
@@ -211,13 +212,18 @@ void RetriedUnaryCall::OnSlotGranted() {
 }
 
 void RetriedUnaryCall::LeaveBulkhead() {
-  bool holds;
+  bool holds, queued;
   {
     MutexLock lock(&mu_);
     holds = holds_slot_;
     holds_slot_ = false;
+    queued = shadow_queued_;
+    shadow_queued_ = false;
   }
   if (holds) state_->bulkhead->Leave();  // may start a waiting call, here
+  // Shadow: a slot handed over meanwhile is given back; a wait that would
+  // have ended first was a rejection.
+  if (queued) EndShadowBulkhead(*state_->bulkhead, slot_wait_, counters_);
 }
 
 void RetriedUnaryCall::Release() {

@@ -213,6 +213,10 @@ class RetriedUnaryCall final : public grpc::experimental::Interceptor {
   // The bulkhead's part of the start: Begin() now, wait for a slot, or
   // reject the call.
   void EnterBulkhead(Actions& actions) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A bulkhead in shadow mode (`mode`; nothing when off): its decision is
+  // noted and counted, the call goes at once whatever it is.
+  void EnterShadowBulkhead(EnforcementMode mode, absl::Duration time_left)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The wait's timer came (fired, or cancelled by the grant or the caller).
   void WaitEnded(Actions& actions) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Ended(Attempt& attempt, Actions& actions) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -300,6 +304,9 @@ class RetriedUnaryCall final : public grpc::experimental::Interceptor {
   bool wait_over_ ABSL_GUARDED_BY(mu_) = false;  // its timer's event came
   bool granted_ ABSL_GUARDED_BY(mu_) = false;
   bool holds_slot_ ABSL_GUARDED_BY(mu_) = false;
+  // Shadow bulkhead: the call holds a place in its queue (EndShadow() at
+  // the call's end).
+  bool shadow_queued_ ABSL_GUARDED_BY(mu_) = false;
   bool wait_by_deadline_ ABSL_GUARDED_BY(mu_) = false;
   absl::Time wait_from_ ABSL_GUARDED_BY(mu_);  // bulkhead clock
   bool bulkhead_rejected_ ABSL_GUARDED_BY(mu_) = false;

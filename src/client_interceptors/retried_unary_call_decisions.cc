@@ -9,6 +9,7 @@
 #include "grpcpp/client_context.h"
 #include "src/client_interceptors/health_name_check.h"
 #include "src/client_interceptors/retried_unary_call.h"
+#include "src/client_interceptors/shadow_bulkhead.h"
 #include "src/grpc_common/reported_load.h"
 
 namespace resilience {
@@ -23,6 +24,12 @@ void RetriedUnaryCall::Begin(Actions& actions) {
 void RetriedUnaryCall::EnterBulkhead(Actions& actions) {
   Bulkhead& bulkhead = *state_->bulkhead;
   const absl::Duration time_left = call_deadline_ - env_.clock->WallNow();
+  const EnforcementMode mode = state_->tally->enforcement.bulkhead();
+  if (mode != EnforcementMode::kEnforce) {
+    EnterShadowBulkhead(mode, time_left);
+    Begin(actions);
+    return;
+  }
   switch (const Bulkhead::Entry entry = bulkhead.Enter(slot_wait_, time_left)) {
     case Bulkhead::Entry::kAdmitted:
       holds_slot_ = true;
@@ -49,6 +56,13 @@ void RetriedUnaryCall::EnterBulkhead(Actions& actions) {
              actions);
       return;
   }
+}
+
+void RetriedUnaryCall::EnterShadowBulkhead(EnforcementMode mode, absl::Duration time_left) {
+  const ShadowBulkheadHold hold =
+      resilience::EnterShadowBulkhead(mode, *state_->bulkhead, slot_wait_, time_left, counters_);
+  holds_slot_ = hold.slot;
+  shadow_queued_ = hold.queued;  // judged at the call's end (LeaveBulkhead())
 }
 
 void RetriedUnaryCall::WaitEnded(Actions& actions) {
@@ -122,7 +136,11 @@ void RetriedUnaryCall::Launch(Actions& actions) {
     for (const auto& earlier : attempts_) {
       if (earlier->route.endpoint != nullptr) tried.push_back(earlier->route.endpoint.get());
     }
-    a.route = env_.router->Pick(*state_->picker, state_->endpoint_breakers.get(), tried,
+    // Only an enforcing breaker takes endpoints out of the picker's tiers
+    // (a shadow or switched-off one gates nothing: docs/shadow-mode.md).
+    const bool gates = state_->tally->enforcement.breaker() == EnforcementMode::kEnforce;
+    a.route = env_.router->Pick(*state_->picker,
+                                gates ? state_->endpoint_breakers.get() : nullptr, tried,
                                 made > 0);
     if (a.route.all_forced_open) {
       a.admission = Admission();  // no attempt: neutral to the breaker

@@ -11,6 +11,7 @@
 #include "src/client_interceptors/local_rejection.h"
 #include "src/client_interceptors/local_status.h"
 #include "src/client_interceptors/retry_throttle_feed.h"
+#include "src/client_interceptors/shadow_bulkhead.h"
 #include "src/grpc_common/metadata_keys.h"
 
 namespace resilience {
@@ -52,6 +53,7 @@ SingleAttemptCall::~SingleAttemptCall() {
   // Waits for a Fire() in progress (not from inside it).
   if (scheduled) env_.timeouts->Cancel(&slot_wait_);
   if (holds_slot_) state_.bulkhead->Leave();  // a call that never reached its end
+  EndShadowBulkhead();  // out of the queue before the waiter goes
 }
 
 void SingleAttemptCall::Intercept(grpc::experimental::InterceptorBatchMethods* methods) {
@@ -115,6 +117,12 @@ bool SingleAttemptCall::Start(grpc::experimental::InterceptorBatchMethods* metho
     // A wait ends by the call's deadline: the caller's, or the policy's.
     const absl::Duration time_left =
         std::min(CallerDeadlineOf(*info_->client_context()), sent_at_ + limit_) - sent_at_;
+    if (const EnforcementMode mode = state_.tally->enforcement.bulkhead();
+        mode != EnforcementMode::kEnforce) {
+      EnterShadowBulkhead(mode, time_left);
+      Begin();
+      return true;
+    }
     Bulkhead& bulkhead = *state_.bulkhead;
     MutexLock lock(&wait_mu_);
     switch (const Bulkhead::Entry entry = bulkhead.Enter(slot_wait_, time_left)) {
@@ -145,6 +153,19 @@ bool SingleAttemptCall::Start(grpc::experimental::InterceptorBatchMethods* metho
   }
   Begin();
   return true;
+}
+
+void SingleAttemptCall::EnterShadowBulkhead(EnforcementMode mode, absl::Duration time_left) {
+  const ShadowBulkheadHold hold =
+      resilience::EnterShadowBulkhead(mode, *state_.bulkhead, slot_wait_, time_left, counters_);
+  holds_slot_ = hold.slot;
+  shadow_queued_ = hold.queued;
+}
+
+void SingleAttemptCall::EndShadowBulkhead() {
+  if (!shadow_queued_) return;
+  shadow_queued_ = false;
+  resilience::EndShadowBulkhead(*state_.bulkhead, slot_wait_, counters_);
 }
 
 void SingleAttemptCall::Begin() {
@@ -319,6 +340,7 @@ void SingleAttemptCall::End(grpc::experimental::InterceptorBatchMethods* methods
     holds_slot_ = false;
     state_.bulkhead->Leave();  // may resume the next waiting call, here
   }
+  EndShadowBulkhead();
   if (env_.events != nullptr && env_.events->pending()) {
     env_.DeliverEvents(internal::CallerBlocks(methods));
   }

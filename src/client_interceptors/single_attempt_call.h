@@ -90,6 +90,11 @@ class SingleAttemptCall final : public grpc::experimental::Interceptor {
   bool Start(grpc::experimental::InterceptorBatchMethods* methods);
   // The stages after the bulkhead: timeout and breaker.
   void Begin();
+  // A bulkhead in shadow mode (`mode`; nothing when off): its decision is
+  // noted and counted, the call goes at once whatever it is
+  // (docs/shadow-mode.md). EndShadowBulkhead() at the call's end.
+  void EnterShadowBulkhead(EnforcementMode mode, absl::Duration time_left);
+  void EndShadowBulkhead();
   void OnSlotGranted();
   void OnWaitTimer();
   void CancelWait();
@@ -141,6 +146,7 @@ class SingleAttemptCall final : public grpc::experimental::Interceptor {
   // Bulkhead (plan.bulkhead).
   const bool bulkhead_;
   bool holds_slot_ = false;  // handed over by the wait's end, read at End()
+  bool shadow_queued_ = false;  // a shadow bulkhead's queue place (EndShadowBulkhead())
   SlotWait slot_wait_{this};
   // The first batch, kept while the call waits.
   grpc::experimental::InterceptorBatchMethods* waiting_batch_ = nullptr;

@@ -35,6 +35,11 @@ void RecentEvents::OnHealthCheckProblem(const HealthCheckEvent& event) {
   if (next_ != nullptr) next_->OnHealthCheckProblem(event);
 }
 
+void RecentEvents::OnShadowDecisions(const ShadowDecisionEvent& event) {
+  Keep(FormatEvent(event));
+  if (next_ != nullptr) next_->OnShadowDecisions(event);
+}
+
 void RecentEvents::Keep(std::string text) {
   if (capacity_ == 0) return;
   // Events carry the library's monotonic times; the page shows wall time.

@@ -59,6 +59,14 @@ std::string FormatEvent(const ThrottleEvent& event) {
 }
 
 std::string FormatEvent(const OperatorEvent& event) {
+  if (event.enforcement.has_value()) {
+    const std::string head = absl::StrCat(
+        "operator enforcement ", EnforcementModeName(*event.enforcement), " of ",
+        EnforcedPolicyName(event.policy), " ", event.method, " on ", event.channel, " (",
+        event.origin, "): ");
+    if (!event.applied) return absl::StrCat(head, "not applied: ", event.error);
+    return absl::StrCat(head, "was ", EnforcementModeName(event.previous));
+  }
   const std::string head =
       absl::StrCat("operator ", BreakerCommandName(event.command), " of breaker ", event.method,
                    event.endpoint.empty() ? "" : absl::StrCat(" endpoint ", event.endpoint),
@@ -92,6 +100,14 @@ std::string FormatEvent(const PolicyReloadEvent& event) {
   return line;
 }
 
+std::string FormatEvent(const ShadowDecisionEvent& event) {
+  return absl::StrCat("shadow ", EnforcedPolicyName(event.policy), " of ", event.method, " on ",
+                      event.component, " would have rejected ", event.would_have_rejected,
+                      " calls in ",
+                      absl::FormatDuration(absl::Trunc(event.at - event.since, absl::Seconds(1))),
+                      " (", event.total, " in all; last: ", event.last_reason, "), let through");
+}
+
 std::string FormatEvent(const HealthCheckEvent& event) {
   return absl::StrCat("health check on ", event.channel, " at endpoint ", event.endpoint,
                       ": service name \"", absl::CHexEscape(event.service), "\" ", event.problem);
@@ -102,6 +118,7 @@ void LogEvents::OnBreakerTransition(const BreakerEvent& event) { Write(FormatEve
 void LogEvents::OnThrottleSaturation(const ThrottleEvent& event) { Write(FormatEvent(event)); }
 
 void LogEvents::OnOperatorAction(const OperatorEvent& event) { Write(FormatEvent(event)); }
+void LogEvents::OnShadowDecisions(const ShadowDecisionEvent& event) { Write(FormatEvent(event)); }
 
 void LogEvents::OnPolicyReload(const PolicyReloadEvent& event) { Write(FormatEvent(event)); }
 

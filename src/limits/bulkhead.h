@@ -8,6 +8,7 @@
 #define GRPC_RESILIENCE_SRC_LIMITS_BULKHEAD_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -34,9 +35,9 @@ namespace resilience {
 // is rejected), false that a slot was granted first (the call holds it).
 // EndWait() also takes a waiter out of the queue when its call is cancelled.
 //
-// No allocation: the queue is intrusive (the waiter is its own link). Times
-// are on `clock`'s Now() (monotonic): a wait is a duration. This class is
-// thread-safe.
+// No allocation but for shadow mode's deferred releases: the queue is
+// intrusive (the waiter is its own link). Times are on `clock`'s Now()
+// (monotonic): a wait is a duration. This class is thread-safe.
 //
 // Example:
 //   Bulkhead bulkhead(options, clock);
@@ -45,6 +46,17 @@ namespace resilience {
 //     case Bulkhead::Entry::kQueued: arm(waiter.wait_until()); break;
 //     default: reject();
 //   }
+//
+// Shadow mode (Options::enforcement kShadow, docs/shadow-mode.md): the call
+// object asks EnterShadow() instead and runs the call at once whatever the
+// answer; the bulkhead keeps its slots and queue as if it enforced them. A
+// call that would have waited holds its place in the queue (without a timer:
+// no latency is added) and takes the slot Leave() hands it as a waiter would,
+// without SlotGranted(); its EndShadow() at the call's end says whether it
+// got one, was still within its wait, or would have been rejected (its wait
+// ended first). A slot so granted is given back as late as the enforced
+// call would have ended (its real end plus the wait it would have had):
+// the slots then track an enforcing bulkhead's.
 class Bulkhead {
  public:
   struct Options {
@@ -85,6 +97,9 @@ class Bulkhead {
     friend class Bulkhead;
     enum class State { kIdle, kQueued, kGranted, kEnded };
     State state_ = State::kIdle;  // guarded by the bulkhead's mu_
+    bool shadow_ = false;         // queued by EnterShadow(): no SlotGranted()
+    absl::Time entered_;          // when it was queued
+    absl::Time granted_at_;       // when a slot was handed to it
     absl::Time wait_until_;
     Waiter* next_ = nullptr;  // the queue's links, guarded likewise
     Waiter* prev_ = nullptr;
@@ -130,12 +145,39 @@ class Bulkhead {
   // A call that held a slot (admitted, or granted after a wait) ended.
   void Leave() ABSL_LOCKS_EXCLUDED(mu_);
 
+  // EnterShadow()
+  //
+  // Enter()'s decision, slots and queue, for a call that runs now whatever
+  // it says (shadow mode): kAdmitted: it holds a slot (Leave() at its end);
+  // kQueued: it holds a place in the queue until EndShadow(); kQueueFull,
+  // kNoTimeToWait: the bulkhead would have rejected it, it holds nothing.
+  Entry EnterShadow(Waiter& waiter, absl::Duration time_left) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // EndShadow()
+  //
+  // The call EnterShadow() queued ended: kGranted: Leave() had handed it a
+  // slot, given back once the wait it would have had is over again (a
+  // deferred release; the only case that may allocate); kWaiting: it was still waiting within its wait
+  // (taken out of the queue); kExpired: its wait ended without a slot, it
+  // would have been rejected.
+  enum class ShadowEnd { kGranted, kWaiting, kExpired };
+  ShadowEnd EndShadow(Waiter& waiter) ABSL_LOCKS_EXCLUDED(mu_);
+
   Stats stats() const ABSL_LOCKS_EXCLUDED(mu_);
   const Options& options() const { return options_; }
   Clock& clock() const { return clock_; }
 
  private:
+  Entry EnterLocked(Waiter& waiter, absl::Duration time_left) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Unlink(Waiter& waiter) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A slot freed at `at`: handed to the queue's head whose wait has not
+  // ended by then (a waiter that is not a shadow one is put on `notify`),
+  // else back to the pool.
+  void Release(absl::Time at, Waiter*& notify) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The shadow slots whose deferred release is due by `now`, in time order.
+  void ReleaseDue(absl::Time now, Waiter*& notify) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // SlotGranted() of each waiter on the list, outside the lock.
+  static void Notify(Waiter* granted);
 
   const Options options_;
   Clock& clock_;
@@ -145,6 +187,11 @@ class Bulkhead {
   Waiter* head_ ABSL_GUARDED_BY(mu_) = nullptr;  // oldest
   Waiter* tail_ ABSL_GUARDED_BY(mu_) = nullptr;
   Stats counts_ ABSL_GUARDED_BY(mu_);
+  // Shadow: slots of calls granted after a would-be wait, given back when
+  // the call would have ended had it started at its grant (a min-heap of
+  // those times; each holds a slot, so at most max_concurrency of them).
+  // Applied by the next Enter(), Leave(), EndWait() or EndShadow().
+  std::vector<absl::Time> deferred_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace resilience

@@ -12,6 +12,11 @@ constexpr absl::string_view kRefusedReasons[] = {"budget", "pushback"};
 constexpr absl::string_view kLocalRejectionCauses[] = {"breaker", "bulkhead"};
 // FallbackCauseName()'s values, in FallbackCause's order.
 constexpr absl::string_view kFallbackCauses[] = {"breaker", "bulkhead", "retry_budget", "failed"};
+constexpr absl::string_view kShadowPolicies[] = {"breaker", "bulkhead"};
+constexpr absl::string_view kShadowReasons[] = {
+    "open",          "half_open_probe_limit", "half_open_probe_interval", "awaiting_connection",
+    "forced_open",   "dropped",               "queue_full",               "no_time_to_wait",
+    "wait_expired"};
 constexpr absl::string_view kBreakerStates[] = {"closed", "open", "half-open"};
 constexpr absl::string_view kProbedBreakers[] = {"method", "endpoint"};
 constexpr absl::string_view kProbeOutcomes[] = {"serving", "not_serving", "unreachable",
@@ -38,6 +43,8 @@ constexpr MetricLabelSpec kClientByCause[] = {
     {"grpc_method", {}}, {"channel", {}}, {"cause", kLocalRejectionCauses}};
 constexpr MetricLabelSpec kClientByFallbackCause[] = {
     {"grpc_method", {}}, {"channel", {}}, {"cause", kFallbackCauses}};
+constexpr MetricLabelSpec kClientByShadowReason[] = {
+    {"grpc_method", {}}, {"channel", {}}, {"policy", kShadowPolicies}, {"reason", kShadowReasons}};
 constexpr MetricLabelSpec kClientByState[] = {
     {"grpc_method", {}}, {"channel", {}}, {"state", kBreakerStates}};
 constexpr MetricLabelSpec kClientByEndpointState[] = {
@@ -90,6 +97,11 @@ constexpr MetricSpec kCatalog[] = {
      "Calls answered by the method's fallback instead of their failure, by cause (the failure "
      "is still counted in calls_total).",
      kClientByFallbackCause},
+    {MetricId::kClientShadowRejections, "grpc_resilience_client_shadow_rejections_total",
+     T::kCounter,
+     "Calls a policy in shadow mode would have rejected and let through, by policy and reason "
+     "(real rejections are in local_rejections_total).",
+     kClientByShadowReason},
     {MetricId::kClientAttemptTimeouts, "grpc_resilience_client_attempt_timeouts_total", T::kCounter,
      "Attempts ended by their per-attempt timeout (not the call's deadline).", kClient},
     {MetricId::kClientBreakerState, "grpc_resilience_client_breaker_state", T::kGauge,

@@ -27,6 +27,7 @@ enum class MetricId {
   kClientUnretriedCalls,
   kClientLocalRejections,
   kClientFallbacks,
+  kClientShadowRejections,
   kClientAttemptTimeouts,
   kClientBreakerState,
   kClientBreakerDropProbability,

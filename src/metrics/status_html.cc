@@ -108,19 +108,28 @@ void AppendClients(const StatusReport& r, std::string& out) {
   absl::StrAppend(&out,
                   "<table id=client><tr><th>channel</th><th>method</th><th>breaker</th>"
                   "<th>state</th><th>mode</th><th>in state</th><th>window calls</th>"
-                  "<th>failure rate</th><th>calls/s</th><th>rejected locally/s</th></tr>");
+                  "<th>failure rate</th><th>calls/s</th><th>rejected locally/s</th>"
+                  "<th>enforcement</th><th>shadow rejected</th></tr>");
   for (const ClientMethodStatus& c : r.client_methods) {
     const std::string row_class = c.breaker.has_value() ? RowClass(*c.breaker) : "";
     absl::StrAppend(&out, "<tr class=\"", row_class, "\" data-channel=\"", Escape(c.channel),
                     "\" data-method=\"", Escape(c.method), "\">", Cell(c.channel),
                     Cell(c.method));
-    if (c.breaker.has_value()) {
+    if (c.breaker.has_value() && c.breaker_enforcement == "off") {
+      absl::StrAppend(&out, Cell(c.breaker_kind), "<td class=none colspan=5>off</td>");
+    } else if (c.breaker.has_value()) {
       absl::StrAppend(&out, Cell(c.breaker_kind), BreakerCells(*c.breaker));
     } else {
       absl::StrAppend(&out, "<td class=none colspan=6>no breaker</td>");
     }
+    // "breaker shadow, bulkhead enforce"; empty without either.
+    std::string modes;
+    if (!c.breaker_enforcement.empty()) absl::StrAppend(&modes, "breaker ", c.breaker_enforcement);
+    if (!c.bulkhead_enforcement.empty()) {
+      absl::StrAppend(&modes, modes.empty() ? "" : ", ", "bulkhead ", c.bulkhead_enforcement);
+    }
     absl::StrAppend(&out, RateCell(c.calls_per_second), RateCell(c.rejections_per_second),
-                    "</tr>");
+                    Cell(modes), Cell(absl::StrCat(c.shadow_rejected)), "</tr>");
     AppendEndpoints(c, out);
   }
   absl::StrAppend(&out, "</table>");

@@ -103,6 +103,9 @@ std::string StatusReport::ToJson() const {
     w.Key("rejected_locally").Number(c.rejected_locally);
     w.Key("calls_per_second").Optional(c.calls_per_second);
     w.Key("rejections_per_second").Optional(c.rejections_per_second);
+    w.Key("breaker_enforcement").String(c.breaker_enforcement);
+    w.Key("bulkhead_enforcement").String(c.bulkhead_enforcement);
+    w.Key("shadow_rejected").Number(c.shadow_rejected);
     w.EndObject();
   }
   w.EndArray();

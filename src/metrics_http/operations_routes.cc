@@ -140,6 +140,10 @@ std::optional<HttpResponse> OperationsRoutes::Handle(const HttpRequest& request)
     return Status(request.path == kStatusJsonPath, head);
   }
   if (options_.admin.enabled && request.path == kAdminBreakerPath) return Admin(request);
+  if (options_.admin.enabled && options_.admin.enforcement &&
+      request.path == kAdminEnforcementPath) {
+    return AdminEnforcement(request);
+  }
   return std::nullopt;
 }
 
@@ -202,7 +206,25 @@ std::optional<HttpResponse> OperationsRoutes::RefuseBrowserRequest(
   return std::nullopt;
 }
 
-HttpResponse OperationsRoutes::Admin(const HttpRequest& request) {
+absl::Status OperationsRoutes::Guarded(absl::string_view callback,
+                                       absl::FunctionRef<absl::Status()> call) {
+  try {
+    return call();
+  } catch (...) {
+    return absl::InternalError(absl::StrCat("the ", callback, " callback threw"));
+  }
+}
+
+std::optional<std::string> OperationsRoutes::AdminField(const HttpRequest& request,
+                                                        absl::string_view name) {
+  if (std::optional<std::string> v = FormField(request.query, name)) return v;
+  if (absl::StartsWith(request.content_type, "application/x-www-form-urlencoded")) {
+    return FormField(request.body, name);
+  }
+  return std::nullopt;
+}
+
+std::optional<HttpResponse> OperationsRoutes::RefuseAdmin(const HttpRequest& request) const {
   if (!options_.admin.allow_remote && !IsLoopback(request.peer_address)) {
     return Error(403, absl::StrCat("admin requests are served to loopback peers only, not ",
                                    request.peer_address,
@@ -231,12 +253,12 @@ HttpResponse OperationsRoutes::Admin(const HttpRequest& request) {
     r.headers.emplace_back("Allow", "POST");
     return r;
   }
-  const bool form = absl::StartsWith(request.content_type, "application/x-www-form-urlencoded");
-  const auto field = [&](absl::string_view name) -> std::optional<std::string> {
-    if (std::optional<std::string> v = FormField(request.query, name)) return v;
-    if (form) return FormField(request.body, name);
-    return std::nullopt;
-  };
+  return std::nullopt;
+}
+
+HttpResponse OperationsRoutes::Admin(const HttpRequest& request) {
+  if (std::optional<HttpResponse> refused = RefuseAdmin(request)) return *refused;
+  const auto field = [&request](absl::string_view name) { return AdminField(request, name); };
   BreakerCommandRequest command;
   for (auto [name, target] : {std::pair<absl::string_view, std::string*>{"channel", &command.channel},
                               {"method", &command.method}}) {
@@ -258,12 +280,7 @@ HttpResponse OperationsRoutes::Admin(const HttpRequest& request) {
   command.command = *parsed;
   command.origin = absl::StrCat("admin endpoint, peer ", request.peer_address, ":",
                                 request.peer_port);
-  absl::Status status;
-  try {
-    status = options_.admin.control(command);
-  } catch (...) {
-    status = absl::InternalError("the control callback threw");
-  }
+  const absl::Status status = Guarded("control", [&] { return options_.admin.control(command); });
   if (!status.ok()) return Error(HttpStatusOf(status), status.message());
   JsonWriter w;
   w.BeginObject();
@@ -272,6 +289,54 @@ HttpResponse OperationsRoutes::Admin(const HttpRequest& request) {
   w.Key("method").String(command.method);
   if (!command.endpoint.empty()) w.Key("endpoint").String(command.endpoint);
   w.Key("command").String(BreakerCommandName(command.command));
+  w.EndObject();
+  return JsonAnswer(200, w.Take());
+}
+
+HttpResponse OperationsRoutes::AdminEnforcement(const HttpRequest& request) {
+  if (std::optional<HttpResponse> refused = RefuseAdmin(request)) return *refused;
+  const auto field = [&request](absl::string_view name) { return AdminField(request, name); };
+  constexpr absl::string_view kUsage = "?channel=C&method=M&policy=P&mode=E";
+  EnforcementRequest r;
+  r.channel = field("channel").value_or("");
+  r.server = field("server").value_or("");
+  if (r.channel.empty() == r.server.empty()) {
+    return Error(400, absl::StrCat("admin request: give one of the fields 'channel' and 'server' (",
+                                   kAdminEnforcementPath, kUsage, ")"));
+  }
+  std::optional<std::string> method = field("method");
+  if (!method.has_value()) {
+    return Error(400, absl::StrCat("admin request: field 'method' is missing (",
+                                   kAdminEnforcementPath, kUsage, ")"));
+  }
+  r.method = *std::move(method);
+  const std::optional<std::string> policy = field("policy");
+  const std::optional<EnforcedPolicy> parsed_policy =
+      policy.has_value() ? ParseEnforcedPolicy(*policy) : std::nullopt;
+  if (!parsed_policy.has_value()) {
+    return Error(400, absl::StrCat("admin request: policy '", policy.value_or(""),
+                                   "' is not one of breaker, bulkhead, throttle, perCaller, cpu,"
+                                   " global, criticalityShares"));
+  }
+  const std::optional<std::string> mode = field("mode");
+  const std::optional<EnforcementMode> parsed_mode =
+      mode.has_value() ? ParseEnforcementMode(*mode) : std::nullopt;
+  if (!parsed_mode.has_value()) {
+    return Error(400, absl::StrCat("admin request: mode '", mode.value_or(""),
+                                   "' is not one of enforce, shadow, off"));
+  }
+  r.policy = *parsed_policy;
+  r.mode = *parsed_mode;
+  r.origin = absl::StrCat("admin endpoint, peer ", request.peer_address, ":", request.peer_port);
+  const absl::Status status = Guarded("enforcement", [&] { return options_.admin.enforcement(r); });
+  if (!status.ok()) return Error(HttpStatusOf(status), status.message());
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("applied").Bool(true);
+  w.Key(r.server.empty() ? "channel" : "server").String(r.server.empty() ? r.channel : r.server);
+  w.Key("method").String(r.method);
+  w.Key("policy").String(EnforcedPolicyName(r.policy));
+  w.Key("mode").String(EnforcementModeName(r.mode));
   w.EndObject();
   return JsonAnswer(200, w.Take());
 }

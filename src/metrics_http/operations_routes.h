@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "grpc_resilience/metrics_http.h"
 #include "src/core/mutex.h"
@@ -56,6 +58,7 @@ class OperationsRoutes {
   static constexpr absl::string_view kStatusPath = "/status";
   static constexpr absl::string_view kStatusJsonPath = "/status.json";
   static constexpr absl::string_view kAdminBreakerPath = "/admin/breaker";
+  static constexpr absl::string_view kAdminEnforcementPath = "/admin/enforcement";
 
   explicit OperationsRoutes(const MetricsHttpServer::Options& options);
 
@@ -84,6 +87,15 @@ class OperationsRoutes {
   // options_.status(), dated now when it did not say when.
   StatusReport Report() const;
   HttpResponse Admin(const HttpRequest& request);
+  // POST /admin/enforcement, after RefuseAdmin().
+  HttpResponse AdminEnforcement(const HttpRequest& request);
+  // Every admin route's checks (loopback, browser, token, POST): the
+  // response refusing `request`, nullopt when it may go on.
+  std::optional<HttpResponse> RefuseAdmin(const HttpRequest& request) const;
+  // An admin request's field `name`: from the query, else from a form body.
+  static std::optional<std::string> AdminField(const HttpRequest& request, absl::string_view name);
+  // `call()`, an admin callback named `callback`; Internal if it throws.
+  static absl::Status Guarded(absl::string_view callback, absl::FunctionRef<absl::Status()> call);
   // A 403 when `request` may come from a web page of another site (its
   // Origin, its Sec-Fetch-Site, its Host); nullopt when it may go on.
   std::optional<HttpResponse> RefuseBrowserRequest(const HttpRequest& request) const;

@@ -60,24 +60,43 @@ struct ResilienceRegistry::State {
     return report;
   }
 
-  absl::Status Control(const BreakerCommandRequest& request) const {
-    const Snapshot s = Take();
+  // The registered channel named `channel`; NotFound naming it and the
+  // registered ones when none has that name.
+  static absl::StatusOr<std::shared_ptr<ClientResilience>> ChannelNamed(const Snapshot& s,
+                                                                        absl::string_view channel) {
     std::vector<std::string> names;
     for (const auto& client : s.clients) {
-      if (client->name() == request.channel) {
-        if (!request.endpoint.empty()) {
-          return client->ControlEndpointBreaker(request.method, request.endpoint, request.command,
-                                                request.origin);
-        }
-        return client->ControlBreaker(request.method, request.command, request.origin);
-      }
+      if (client->name() == channel) return client;
       names.push_back(absl::StrCat("'", client->name(), "'"));
     }
     return absl::NotFoundError(
-        names.empty()
-            ? absl::StrCat("no channel '", request.channel, "': no channel is registered")
-            : absl::StrCat("no channel '", request.channel, "'; the channels are ",
-                           absl::StrJoin(names, ", ")));
+        names.empty() ? absl::StrCat("no channel '", channel, "': no channel is registered")
+                      : absl::StrCat("no channel '", channel, "'; the channels are ",
+                                     absl::StrJoin(names, ", ")));
+  }
+
+  absl::Status Control(const BreakerCommandRequest& request) const {
+    const absl::StatusOr<std::shared_ptr<ClientResilience>> client =
+        ChannelNamed(Take(), request.channel);
+    if (!client.ok()) return client.status();
+    if (!request.endpoint.empty()) {
+      return (*client)->ControlEndpointBreaker(request.method, request.endpoint, request.command,
+                                               request.origin);
+    }
+    return (*client)->ControlBreaker(request.method, request.command, request.origin);
+  }
+
+  absl::Status SetEnforcement(const EnforcementRequest& request) const {
+    if (!request.server.empty()) {
+      // A server's policies: ServerResilience::SetEnforcement(), wired here.
+      return absl::UnimplementedError(absl::StrCat(
+          "enforcement of ", EnforcedPolicyName(request.policy), " on server '", request.server,
+          "': servers do not take enforcement modes through the registry yet"));
+    }
+    const absl::StatusOr<std::shared_ptr<ClientResilience>> client =
+        ChannelNamed(Take(), request.channel);
+    if (!client.ok()) return client.status();
+    return (*client)->SetEnforcement(request.method, request.policy, request.mode, request.origin);
   }
 
   mutable Mutex mu;
@@ -171,6 +190,10 @@ absl::Status ResilienceRegistry::Control(const BreakerCommandRequest& request) c
   return state_->Control(request);
 }
 
+absl::Status ResilienceRegistry::SetEnforcement(const EnforcementRequest& request) const {
+  return state_->SetEnforcement(request);
+}
+
 MetricsHttpServer::RenderFunction ResilienceRegistry::Render() const {
   return [state = state_] {
     PrometheusText text;
@@ -191,9 +214,17 @@ absl::StatusOr<MetricsHttpServer::Options> ResilienceRegistry::ServeOptions(
         "ResilienceRegistry::ServeOptions: options.admin.control is set; the registry fills it, "
         "leave it empty");
   }
+  if (options.admin.enforcement) {
+    return absl::InvalidArgumentError(
+        "ResilienceRegistry::ServeOptions: options.admin.enforcement is set; the registry fills "
+        "it, leave it empty");
+  }
   options.status = [state = state_] { return state->Status(); };
   options.admin.control = [state = state_](const BreakerCommandRequest& request) {
     return state->Control(request);
+  };
+  options.admin.enforcement = [state = state_](const EnforcementRequest& request) {
+    return state->SetEnforcement(request);
   };
   return options;
 }

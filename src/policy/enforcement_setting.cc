@@ -15,4 +15,10 @@ absl::StatusOr<EnforcementMode> ReadEnforcement(absl::string_view value, absl::s
                    internal::Printable(value, 64), "\""));
 }
 
+::resilience::v1::MethodConfig WithoutClientEnforcement(::resilience::v1::MethodConfig entry) {
+  if (entry.has_breaker()) entry.mutable_breaker()->clear_enforcement();
+  if (entry.has_bulkhead()) entry.mutable_bulkhead()->clear_enforcement();
+  return entry;
+}
+
 }  // namespace resilience

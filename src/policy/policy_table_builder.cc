@@ -2,6 +2,7 @@
 //
 // PolicyTableBuilder: the file, its entries and names, the shared checks.
 
+#include "src/policy/enforcement_setting.h"
 #include "src/policy/policy_table_builder.h"
 
 #include <algorithm>
@@ -221,7 +222,7 @@ MethodPolicy::CanonicalForms CanonicalFormsOf(const pb::MethodConfig& entry) {
   part.clear_throttle();
   part.clear_fault_injection();
   part.clear_criticality();
-  forms.client = Deterministic(part);
+  forms.client = Deterministic(WithoutClientEnforcement(part));
   part.Clear();
   if (entry.has_throttle()) *part.mutable_throttle() = entry.throttle();
   if (entry.has_fault_injection()) *part.mutable_fault_injection() = entry.fault_injection();
@@ -230,7 +231,7 @@ MethodPolicy::CanonicalForms CanonicalFormsOf(const pb::MethodConfig& entry) {
   forms.server = Deterministic(part);
   part.Clear();
   if (entry.has_breaker()) *part.mutable_breaker() = entry.breaker();
-  forms.breaker = Deterministic(part);
+  forms.breaker = Deterministic(WithoutClientEnforcement(part));
   part.Clear();
   if (entry.has_retry_policy()) *part.mutable_retry_policy() = entry.retry_policy();
   if (entry.has_hedging_policy()) *part.mutable_hedging_policy() = entry.hedging_policy();

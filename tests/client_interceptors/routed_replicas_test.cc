@@ -142,6 +142,32 @@ TEST_F(RoutedReplicasTest, AForcedOpenEndpointGetsNoAttempt) {
                                   absl::Seconds(20)));
 }
 
+// Only an enforcing breaker gates the picker (docs/shadow-mode.md): with
+// breaker.enforcement switched to shadow, an endpoint whose breaker is
+// forced open gets attempts again; back to enforce, none.
+TEST_F(RoutedReplicasTest, AShadowEndpointBreakerTakesNoEndpointOut) {
+  Start();
+  Connect(kRouted);
+  EXPECT_EQ(Failures(30), 0);
+  ASSERT_TRUE(
+      channel_.resilience->ControlEndpointBreaker(kUnary, Endpoint(1), BreakerCommand::kForceOpen)
+          .ok());
+  ASSERT_TRUE(channel_.resilience
+                  ->SetEnforcement(kUnary, EnforcedPolicy::kBreaker, EnforcementMode::kShadow)
+                  .ok());
+  const int64_t before = Reached(1);
+  // Picked again (p2c weighs it back in as it would a recovered one).
+  EXPECT_TRUE(testing::Eventually([&] { return Call().ok() && Reached(1) > before; },
+                                  absl::Seconds(20)))
+      << "the forced-open endpoint is picked in shadow mode";
+  ASSERT_TRUE(channel_.resilience
+                  ->SetEnforcement(kUnary, EnforcedPolicy::kBreaker, EnforcementMode::kEnforce)
+                  .ok());
+  const int64_t enforced = Reached(1);
+  EXPECT_EQ(Failures(100), 0);
+  EXPECT_EQ(Reached(1), enforced);
+}
+
 TEST_F(RoutedReplicasTest, AMethodWithoutRetriesIsRoutedToo) {
   Start();
   Connect(kRoutedNoRetries);

@@ -15,7 +15,10 @@
 //   - the metrics text the program builds with grpc_resilience/metrics.h is
 //     valid;
 //   - a policy file watched with grpc_resilience/policy_file_watcher.h is
-//     reloaded into the channel on request (as on SIGHUP).
+//     reloaded into the channel on request (as on SIGHUP);
+//   - the breaker the file puts in shadow mode is switched to enforce by
+//     SetEnforcement() (grpc_resilience/enforcement_mode.h), and a server's
+//     policy is refused.
 // Prints one line per check; exits 0 only if all hold. Every call has a
 // deadline, and an alarm ends the process if anything hangs.
 
@@ -31,6 +34,7 @@
 
 #include "grpc_resilience/client.h"
 #include "grpc_resilience/criticality.h"
+#include "grpc_resilience/enforcement_mode.h"
 #include "grpc_resilience/fallback.h"
 #include "grpc_resilience/metrics.h"
 #include "grpc_resilience/policy.h"
@@ -45,7 +49,8 @@ constexpr char kClientPolicies[] = R"json({
     "name": [{"service": "shop.v1.Inventory", "method": "GetItem"}],
     "timeout": "5s",
     "retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.01s", "maxBackoff": "0.05s",
-                    "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}
+                    "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]},
+    "breaker": {"sre": {}, "enforcement": "shadow"}
   }]
 })json";
 
@@ -219,6 +224,26 @@ int main() {
     Check(status.ok() && service.propagated.load(), "criticality",
           std::string("SetCriticality() seen and propagated by the handler: ") +
               (service.propagated.load() ? "yes" : "no"));
+  }
+
+  {
+    const char* const kGetItem = "/shop.v1.Inventory/GetItem";
+    const resilience::EnforcementMode before =
+        channel.resilience->Stats(kGetItem).breaker_enforcement;
+    const absl::Status set = channel.resilience->SetEnforcement(
+        kGetItem, resilience::EnforcedPolicy::kBreaker, resilience::EnforcementMode::kEnforce);
+    const absl::Status server_side = channel.resilience->SetEnforcement(
+        kGetItem, resilience::EnforcedPolicy::kThrottle, resilience::EnforcementMode::kShadow);
+    Check(before == resilience::EnforcementMode::kShadow && set.ok() &&
+              channel.resilience->Stats(kGetItem).breaker_enforcement ==
+                  resilience::EnforcementMode::kEnforce &&
+              server_side.code() == absl::StatusCode::kInvalidArgument,
+          "enforcement",
+          std::string("breaker ") +
+              std::string(resilience::EnforcementModeName(before)) + " -> " +
+              std::string(resilience::EnforcementModeName(
+                  channel.resilience->Stats(kGetItem).breaker_enforcement)) +
+              "; throttle: " + server_side.ToString());
   }
 
   resilience::PrometheusText text;

@@ -330,5 +330,63 @@ TEST(OperationsRoutesStaticTest, FormFields) {
   EXPECT_EQ(OperationsRoutes::FormField("a=%4", "a"), std::nullopt);
 }
 
+// POST /admin/enforcement: the same checks as the breaker commands (one
+// code path), then the parsed request reaches admin.enforcement.
+TEST_F(OperationsRoutesTest, EnforcementRouteParsesAndGuards) {
+  std::vector<EnforcementRequest> got;
+  options_.admin.enforcement = [&got](const EnforcementRequest& r) {
+    got.push_back(r);
+    return absl::OkStatus();
+  };
+  OperationsRoutes routes(options_);
+  const auto post = [](std::string query, std::string peer = "127.0.0.1") {
+    HttpRequest r = Post(std::move(query), std::move(peer));
+    r.path = "/admin/enforcement";
+    return r;
+  };
+  std::optional<HttpResponse> r =
+      routes.Handle(post("channel=c&method=%2Fm&policy=breaker&mode=shadow"));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 200) << r->body;
+  EXPECT_THAT(r->body, HasSubstr("\"mode\":\"shadow\""));
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].channel, "c");
+  EXPECT_EQ(got[0].server, "");
+  EXPECT_EQ(got[0].method, "/m");
+  EXPECT_EQ(got[0].policy, EnforcedPolicy::kBreaker);
+  EXPECT_EQ(got[0].mode, EnforcementMode::kShadow);
+  EXPECT_EQ(got[0].origin, "admin endpoint, peer 127.0.0.1:40000");
+  // A server's policy, addressed by `server`.
+  r = routes.Handle(post("server=s&method=%2Fm&policy=throttle&mode=enforce"));
+  EXPECT_EQ(r->status, 200) << r->body;
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[1].server, "s");
+  EXPECT_EQ(got[1].policy, EnforcedPolicy::kThrottle);
+  // Bad fields name what is wrong.
+  r = routes.Handle(post("channel=c&method=%2Fm&policy=breakr&mode=shadow"));
+  EXPECT_EQ(r->status, 400);
+  EXPECT_THAT(r->body, HasSubstr("policy 'breakr' is not one of breaker, bulkhead"));
+  r = routes.Handle(post("channel=c&method=%2Fm&policy=breaker&mode=dry"));
+  EXPECT_EQ(r->status, 400);
+  EXPECT_THAT(r->body, HasSubstr("mode 'dry' is not one of enforce, shadow, off"));
+  r = routes.Handle(post("method=%2Fm&policy=breaker&mode=off"));
+  EXPECT_EQ(r->status, 400);
+  EXPECT_THAT(r->body, HasSubstr("'channel' and 'server'"));
+  // The admin endpoint's protections hold here too.
+  EXPECT_EQ(routes.Handle(post("channel=c&method=%2Fm&policy=breaker&mode=off", "10.1.2.3"))
+                ->status,
+            403);
+  HttpRequest forged = post("channel=c&method=%2Fm&policy=breaker&mode=off");
+  forged.admin_header = false;
+  EXPECT_EQ(routes.Handle(forged)->status, 403);
+  forged = post("channel=c&method=%2Fm&policy=breaker&mode=off");
+  forged.origin = "http://evil.example";
+  EXPECT_EQ(routes.Handle(forged)->status, 403);
+  HttpRequest get = post("channel=c&method=%2Fm&policy=breaker&mode=off");
+  get.method = "GET";
+  EXPECT_EQ(routes.Handle(get)->status, 405);
+  EXPECT_EQ(got.size(), 2u);  // none of those reached the callback
+}
+
 }  // namespace
 }  // namespace resilience

@@ -182,6 +182,45 @@ TEST_F(ResilienceRegistryTest, ServesEveryRegisteredObject) {
   EXPECT_THAT(scrape->body, ::testing::Not(HasSubstr("grpc_resilience_server_")));
 }
 
+// POST /admin/enforcement through the registry reaches the named
+// channel's SetEnforcement(): its breaker goes to shadow mode in place.
+TEST_F(ResilienceRegistryTest, EnforcementRouteReachesTheChannel) {
+  ASSERT_NE(test_server_, nullptr);
+  ResilientChannel a = Channel("a");
+  ResilienceRegistry registry;
+  ASSERT_TRUE(registry.Add(a.resilience).ok());
+  registry.SetEvents(recent_);
+  MetricsHttpServer::Options options;
+  options.admin.enabled = true;
+  absl::StatusOr<std::unique_ptr<MetricsHttpServer>> http = registry.Serve(options);
+  ASSERT_TRUE(http.ok()) << http.status();
+  const int port = (*http)->port();
+  const auto post = [port](const std::string& query) {
+    return Exchange(port, absl::StrCat("POST /admin/enforcement?", query,
+                                       " HTTP/1.1\r\nHost: 127.0.0.1:", port,
+                                       "\r\nX-Resilience-Admin: 1\r\nContent-Length: 0\r\n\r\n"));
+  };
+  std::optional<HttpResponse> r =
+      post("channel=a&method=%2Fcache.v1.CacheService%2FGet&policy=breaker&mode=shadow");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(a.resilience->Stats(kGet).breaker_enforcement, EnforcementMode::kShadow);
+  google::protobuf::Struct json = StatusJson(port);
+  EXPECT_THAT(json.DebugString(), HasSubstr("operator enforcement shadow of breaker"));
+  // Errors as SetEnforcement() says them, with their HTTP status.
+  r = post("channel=a&method=%2Fcache.v1.CacheService%2FGet&policy=bulkhead&mode=shadow");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 404);
+  EXPECT_THAT(r->body, HasSubstr("a bulkhead"));
+  r = post("channel=a&method=%2Fcache.v1.CacheService%2FGet&policy=throttle&mode=shadow");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 400);
+  r = post("channel=z&method=%2Fcache.v1.CacheService%2FGet&policy=breaker&mode=off");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 404);
+  EXPECT_THAT(r->body, HasSubstr("no channel 'z'; the channels are 'a'"));
+}
+
 // The registry holds its objects weakly: one destroyed while registered is
 // dropped, and the served callbacks outlive the registry itself.
 TEST_F(ResilienceRegistryTest, DestroyedObjectsAndRegistryAreNotTouched) {

@@ -20,6 +20,7 @@ class RecordingEvents final : public ResilienceEvents {
   void OnOperatorAction(const OperatorEvent& event) override { Keep(FormatEvent(event)); }
   void OnPolicyReload(const PolicyReloadEvent& event) override { Keep(FormatEvent(event)); }
   void OnHealthCheckProblem(const HealthCheckEvent& event) override { Keep(FormatEvent(event)); }
+  void OnShadowDecisions(const ShadowDecisionEvent& event) override { Keep(FormatEvent(event)); }
 
   std::vector<std::string> lines() {
     MutexLock lock(&mu_);
