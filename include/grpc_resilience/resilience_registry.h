@@ -119,10 +119,11 @@ class GRPC_RESILIENCE_EXPORT ResilienceRegistry {
   /// SetEnforcement()
   ///
   /// Sets a policy's enforcement mode (docs/shadow-mode.md) on the channel
-  /// named request.channel: ClientResilience::SetEnforcement() (its errors
-  /// as they are). NotFound naming the channel and the registered ones when
-  /// none has that name; Unimplemented for request.server (a server's
-  /// policies are not reached through the registry yet).
+  /// named request.channel (ClientResilience::SetEnforcement()) or, with
+  /// request.server, on the server registered under that name
+  /// (ServerResilience::SetEnforcement()); their errors as they are.
+  /// NotFound naming the channel or server and the registered ones when
+  /// none has that name.
   absl::Status SetEnforcement(const EnforcementRequest& request) const;
 
   /// Render()

@@ -88,10 +88,17 @@ struct ResilienceRegistry::State {
 
   absl::Status SetEnforcement(const EnforcementRequest& request) const {
     if (!request.server.empty()) {
-      // A server's policies: ServerResilience::SetEnforcement(), wired here.
-      return absl::UnimplementedError(absl::StrCat(
-          "enforcement of ", EnforcedPolicyName(request.policy), " on server '", request.server,
-          "': servers do not take enforcement modes through the registry yet"));
+      const Snapshot s = Take();
+      if (s.server == nullptr) {
+        return absl::NotFoundError(
+            absl::StrCat("no server '", request.server, "': no server is registered"));
+      }
+      if (s.server_name != request.server) {
+        return absl::NotFoundError(absl::StrCat("no server '", request.server,
+                                                "'; the server is '", s.server_name, "'"));
+      }
+      return s.server->SetEnforcement(request.method, request.policy, request.mode,
+                                      request.origin);
     }
     const absl::StatusOr<std::shared_ptr<ClientResilience>> client =
         ChannelNamed(Take(), request.channel);

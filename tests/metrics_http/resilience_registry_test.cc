@@ -221,6 +221,42 @@ TEST_F(ResilienceRegistryTest, EnforcementRouteReachesTheChannel) {
   EXPECT_THAT(r->body, HasSubstr("no channel 'z'; the channels are 'a'"));
 }
 
+// The same route reaches the registered server's throttle by its name.
+TEST_F(ResilienceRegistryTest, EnforcementRouteReachesTheServer) {
+  ASSERT_NE(test_server_, nullptr);
+  ASSERT_TRUE(server_
+                  ->Update(Policies(R"({"methodConfig": [{
+                      "name": [{"service": "cache.v1.CacheService", "method": "Get"}],
+                      "throttle": {"maxConcurrency": 4}}]})"))
+                  .ok());
+  ResilienceRegistry registry;
+  ASSERT_TRUE(registry.Add(server_, "s").ok());
+  MetricsHttpServer::Options options;
+  options.admin.enabled = true;
+  absl::StatusOr<std::unique_ptr<MetricsHttpServer>> http = registry.Serve(options);
+  ASSERT_TRUE(http.ok()) << http.status();
+  const int port = (*http)->port();
+  const auto post = [port](const std::string& query) {
+    return Exchange(port, absl::StrCat("POST /admin/enforcement?", query,
+                                       " HTTP/1.1\r\nHost: 127.0.0.1:", port,
+                                       "\r\nX-Resilience-Admin: 1\r\nContent-Length: 0\r\n\r\n"));
+  };
+  std::optional<HttpResponse> r =
+      post("server=s&method=%2Fcache.v1.CacheService%2FGet&policy=throttle&mode=shadow");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 200) << r->body;
+  EXPECT_THAT(r->body, HasSubstr("\"server\":\"s\""));
+  EXPECT_THAT(StatusJson(port).DebugString(), HasSubstr("throttle: shadow"));
+  // A client policy on a server, and a server that is not registered.
+  r = post("server=s&method=%2Fcache.v1.CacheService%2FGet&policy=breaker&mode=shadow");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 400) << r->body;
+  r = post("server=t&method=%2Fcache.v1.CacheService%2FGet&policy=throttle&mode=off");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 404);
+  EXPECT_THAT(r->body, HasSubstr("no server 't'; the server is 's'"));
+}
+
 // The registry holds its objects weakly: one destroyed while registered is
 // dropped, and the served callbacks outlive the registry itself.
 TEST_F(ResilienceRegistryTest, DestroyedObjectsAndRegistryAreNotTouched) {
