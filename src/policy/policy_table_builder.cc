@@ -2,7 +2,6 @@
 //
 // PolicyTableBuilder: the file, its entries and names, the shared checks.
 
-#include "src/policy/enforcement_setting.h"
 #include "src/policy/policy_table_builder.h"
 
 #include <algorithm>
@@ -12,8 +11,6 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -27,6 +24,7 @@
 #include "src/policy/hedging_settings.h"
 #include "src/policy/json_text.h"
 #include "src/policy/load_balancing_checker.h"
+#include "src/policy/policy_canonical_forms.h"
 #include "src/policy/status_codes.h"
 #include "src/retry/backoff.h"
 #include "src/retry/retry_budget.h"
@@ -185,72 +183,6 @@ absl::StatusOr<absl::StatusCode> PolicyTableBuilder::Code(absl::string_view path
   return code;
 }
 
-namespace {
-
-// `message` serialized deterministically (field order, no map order left
-// to chance): equal for two messages that set the same fields to the same
-// values.
-std::string Deterministic(const pb::MethodConfig& message) {
-  std::string out;
-  {
-    google::protobuf::io::StringOutputStream stream(&out);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.SetSerializationDeterministic(true);
-    message.SerializeToCodedStream(&coded);
-  }
-  return out;
-}
-
-// The throttle's `enforcement` fields cleared: a server applies them in
-// place, its limits keeping their state (ServerResilience::Update()).
-void ClearThrottleEnforcement(pb::MethodConfig& part) {
-  if (!part.has_throttle()) return;
-  pb::ThrottlePolicy& t = *part.mutable_throttle();
-  t.clear_enforcement();
-  if (t.has_criticality_shares()) t.mutable_criticality_shares()->clear_enforcement();
-  if (t.has_cpu()) t.mutable_cpu()->clear_enforcement();
-  if (t.has_global()) t.mutable_global()->clear_enforcement();
-  if (t.has_per_caller()) t.mutable_per_caller()->clear_enforcement();
-}
-
-// The entry's settings without its names, whole and by part.
-MethodPolicy::CanonicalForms CanonicalFormsOf(const pb::MethodConfig& entry) {
-  MethodPolicy::CanonicalForms forms;
-  pb::MethodConfig part = entry;
-  part.clear_name();
-  forms.whole = Deterministic(part);
-  part.clear_throttle();
-  part.clear_fault_injection();
-  part.clear_criticality();
-  forms.client = Deterministic(WithoutClientEnforcement(part));
-  part.Clear();
-  if (entry.has_throttle()) *part.mutable_throttle() = entry.throttle();
-  if (entry.has_fault_injection()) *part.mutable_fault_injection() = entry.fault_injection();
-  if (entry.has_criticality()) *part.mutable_criticality() = entry.criticality();
-  ClearThrottleEnforcement(part);
-  forms.server = Deterministic(part);
-  part.Clear();
-  if (entry.has_breaker()) *part.mutable_breaker() = entry.breaker();
-  forms.breaker = Deterministic(WithoutClientEnforcement(part));
-  part.Clear();
-  if (entry.has_retry_policy()) *part.mutable_retry_policy() = entry.retry_policy();
-  if (entry.has_hedging_policy()) *part.mutable_hedging_policy() = entry.hedging_policy();
-  if (entry.has_retry_budget()) *part.mutable_retry_budget() = entry.retry_budget();
-  if (entry.has_timeout()) *part.mutable_timeout() = entry.timeout();
-  if (entry.has_deadline()) *part.mutable_deadline() = entry.deadline();
-  forms.retry = Deterministic(part);
-  part.Clear();
-  if (entry.has_throttle()) *part.mutable_throttle() = entry.throttle();
-  ClearThrottleEnforcement(part);
-  forms.throttle = Deterministic(part);
-  part.Clear();
-  if (entry.has_fault_injection()) *part.mutable_fault_injection() = entry.fault_injection();
-  forms.fault = Deterministic(part);
-  return forms;
-}
-
-}  // namespace
-
 absl::Status PolicyTableBuilder::AddEntry(const pb::MethodConfig& entry, const std::string& path) {
   MethodPolicy policy;
   policy.source = path;
@@ -361,7 +293,7 @@ absl::Status PolicyTableBuilder::AddEntry(const pb::MethodConfig& entry, const s
   if (entry.has_breaker()) {
     AppendBreakerTimingWarnings(entry.breaker(), policy, path, set_.warnings_);
   }
-  policy.canonical = CanonicalFormsOf(entry);
+  policy.canonical = PolicyCanonicalForms(entry);
   const size_t index = set_.policies_.size();
   set_.policies_.push_back(std::move(policy));
   for (int n = 0; n < entry.name_size(); ++n) {

@@ -18,8 +18,6 @@ using grpc::experimental::InterceptionHookPoints;
 
 }  // namespace
 
-}
-
 void ThrottleInterceptor::Reject(absl::string_view message, absl::Duration pushback) {
   const ScopeLimits& limits = *state_->limits;
   caller_slot_.Release();  // taken before another limit said no
