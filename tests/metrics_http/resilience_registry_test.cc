@@ -81,8 +81,10 @@ class ResilienceRegistryTest : public ::testing::Test {
                                   Policies(kPolicies), std::move(options));
   }
 
-  std::optional<HttpResponse> Command(int port, const std::string& query) {
-    return Exchange(port, absl::StrCat("POST /admin/breaker?", query,
+  // A POST to the admin route /admin/<route> (breaker, enforcement).
+  std::optional<HttpResponse> Command(int port, const std::string& query,
+                                      const std::string& route = "breaker") {
+    return Exchange(port, absl::StrCat("POST /admin/", route, "?", query,
                                        " HTTP/1.1\r\nHost: 127.0.0.1:", port,
                                        "\r\nX-Resilience-Admin: 1\r\nContent-Length: 0\r\n\r\n"));
   }
@@ -195,10 +197,8 @@ TEST_F(ResilienceRegistryTest, EnforcementRouteReachesTheChannel) {
   absl::StatusOr<std::unique_ptr<MetricsHttpServer>> http = registry.Serve(options);
   ASSERT_TRUE(http.ok()) << http.status();
   const int port = (*http)->port();
-  const auto post = [port](const std::string& query) {
-    return Exchange(port, absl::StrCat("POST /admin/enforcement?", query,
-                                       " HTTP/1.1\r\nHost: 127.0.0.1:", port,
-                                       "\r\nX-Resilience-Admin: 1\r\nContent-Length: 0\r\n\r\n"));
+  const auto post = [this, port](const std::string& query) {
+    return Command(port, query, "enforcement");
   };
   std::optional<HttpResponse> r =
       post("channel=a&method=%2Fcache.v1.CacheService%2FGet&policy=breaker&mode=shadow");
@@ -236,10 +236,8 @@ TEST_F(ResilienceRegistryTest, EnforcementRouteReachesTheServer) {
   absl::StatusOr<std::unique_ptr<MetricsHttpServer>> http = registry.Serve(options);
   ASSERT_TRUE(http.ok()) << http.status();
   const int port = (*http)->port();
-  const auto post = [port](const std::string& query) {
-    return Exchange(port, absl::StrCat("POST /admin/enforcement?", query,
-                                       " HTTP/1.1\r\nHost: 127.0.0.1:", port,
-                                       "\r\nX-Resilience-Admin: 1\r\nContent-Length: 0\r\n\r\n"));
+  const auto post = [this, port](const std::string& query) {
+    return Command(port, query, "enforcement");
   };
   std::optional<HttpResponse> r =
       post("server=s&method=%2Fcache.v1.CacheService%2FGet&policy=throttle&mode=shadow");
