@@ -85,7 +85,8 @@ struct GRPC_RESILIENCE_EXPORT OperatorEvent {
 /// A policy in shadow mode (docs/shadow-mode.md) would have rejected calls
 /// and let them through: reported at the first such decision, then at most
 /// once per 10 s with the count since the last report, so that a storm of
-/// shadow decisions makes one line per policy and interval.
+/// shadow decisions makes one line per policy and interval (on a server,
+/// per throttle scope: the method and policy are the latest call's).
 struct GRPC_RESILIENCE_EXPORT ShadowDecisionEvent {
   /// Whose policy: `"channel <name>"` or "server".
   std::string component;

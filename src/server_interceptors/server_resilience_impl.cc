@@ -145,6 +145,23 @@ std::shared_ptr<ScopeLimits> ServerResilienceImpl::MakeLimits(absl::string_view 
     limits->retry_shedding = RetryShedding(settings.criticality_shares, *settings.retry_shedding);
   }
   limits->load_report = settings.load_report;
+  if (listener_ != nullptr) {
+    // Shadow decisions go to the listener, on its thread, instead of stderr
+    // (the listener outlives the executor, as for throttle events).
+    limits->shadow_log.SetSink([listener = listener_.get(),
+                                events = events_.get()](const ShadowLog::Report& r) {
+      ShadowDecisionEvent event;
+      event.component = "server";
+      event.method = std::string(r.method);
+      event.policy = ParseEnforcedPolicy(r.policy).value_or(EnforcedPolicy::kThrottle);
+      event.would_have_rejected = r.counted;
+      event.total = r.total;
+      event.since = r.since;
+      event.at = r.at;
+      event.last_reason = std::string(r.cause);
+      events->Post([listener, event = std::move(event)] { listener->OnShadowDecisions(event); });
+    });
+  }
   // A rebuilt scope keeps its modes (ApplyEnforcement() then sets those the
   // update changed); a new one starts with the file's.
   limits->enforcement.SetAll(previous != nullptr ? previous->enforcement.Load()

@@ -197,7 +197,11 @@ TEST(ScopeEnforcementTest, EnforcementIsNotPartOfTheThrottlesForm) {
 
 TEST(ShadowLogTest, OneLineAtFirstThenAtMostOnePerIntervalWithTheCount) {
   std::vector<std::string> lines;
-  ShadowLog log([&](const std::string& line) { lines.push_back(line); });
+  std::vector<int64_t> totals;
+  ShadowLog log([&](const ShadowLog::Report& report) {
+    lines.push_back(ShadowLog::Text(report));
+    totals.push_back(report.total);
+  });
   const absl::Time t0 = absl::FromUnixSeconds(1'000'000);
   log.Note(t0, "/cache.v1.CacheService/Get", "throttle", "concurrency");
   ASSERT_EQ(lines.size(), 1u);
@@ -210,6 +214,7 @@ TEST(ShadowLogTest, OneLineAtFirstThenAtMostOnePerIntervalWithTheCount) {
   log.Note(t0 + ShadowLog::kInterval, "/m", "perCaller", "rate");
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_THAT(lines[1], HasSubstr("perCaller would have rejected this call (rate); 6 calls"));
+  EXPECT_THAT(totals, ::testing::ElementsAre(1, 7));
 }
 
 }  // namespace

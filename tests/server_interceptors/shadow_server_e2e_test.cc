@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
 #include "grpc_resilience/prometheus_text.h"
 #include "grpc_resilience/status_report.h"
@@ -173,6 +174,40 @@ TEST_P(ShadowServerTest, SetEnforcementSaysWhatIsWrong) {
   const ServerMethodStatus* row = Row(report, kGet);
   ASSERT_NE(row, nullptr);
   EXPECT_EQ(row->enforcement, "criticalityShares: off");
+}
+
+// The shadow decisions a listener heard.
+class ShadowListener : public ResilienceEvents {
+ public:
+  void OnShadowDecisions(const ShadowDecisionEvent& event) override {
+    absl::MutexLock lock(&mu_);
+    events_.push_back(event);
+  }
+  std::vector<ShadowDecisionEvent> events() const {
+    absl::MutexLock lock(&mu_);
+    return events_;
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  std::vector<ShadowDecisionEvent> events_ ABSL_GUARDED_BY(mu_);
+};
+
+TEST_P(ShadowServerTest, ShadowDecisionsReachTheServersListener) {
+  SimulatedClock clock;  // never advances: one report, at the first decision
+  auto listener = std::make_shared<ShadowListener>();
+  Start(GetPolicy(R"({"ratePerSecond": 1, "burst": 1, "enforcement": "shadow"})"), clock,
+        listener);
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(Get("fast").ok());
+  EXPECT_EQ(state_->Stats(kGet).shadow_throttle, 2);
+  state_->FlushEvents();
+  const std::vector<ShadowDecisionEvent> events = listener->events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].component, "server");
+  EXPECT_EQ(events[0].method, kGet);
+  EXPECT_EQ(events[0].policy, EnforcedPolicy::kThrottle);
+  EXPECT_EQ(events[0].would_have_rejected, 1);
+  EXPECT_EQ(events[0].last_reason, "rate");
 }
 
 INSTANTIATE_TEST_SUITE_P(SyncAndCallbackApis, ShadowServerTest, ::testing::Bool(),
