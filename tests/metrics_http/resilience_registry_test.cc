@@ -81,6 +81,16 @@ class ResilienceRegistryTest : public ::testing::Test {
                                   Policies(kPolicies), std::move(options));
   }
 
+  // `registry` served with the admin endpoint on; null (a test failure)
+  // when it cannot start.
+  static std::unique_ptr<MetricsHttpServer> ServeAdmin(const ResilienceRegistry& registry) {
+    MetricsHttpServer::Options options;
+    options.admin.enabled = true;
+    absl::StatusOr<std::unique_ptr<MetricsHttpServer>> http = registry.Serve(options);
+    EXPECT_TRUE(http.ok()) << http.status();
+    return http.ok() ? *std::move(http) : nullptr;
+  }
+
   // A POST to the admin route /admin/<route> (breaker, enforcement).
   std::optional<HttpResponse> Command(int port, const std::string& query,
                                       const std::string& route = "breaker") {
@@ -120,11 +130,9 @@ TEST_F(ResilienceRegistryTest, ServesEveryRegisteredObject) {
   EXPECT_EQ(registry.Add(std::shared_ptr<ClientResilience>()).code(),
             absl::StatusCode::kInvalidArgument);
 
-  MetricsHttpServer::Options options;
-  options.admin.enabled = true;
-  absl::StatusOr<std::unique_ptr<MetricsHttpServer>> http = registry.Serve(options);
-  ASSERT_TRUE(http.ok()) << http.status();
-  const int port = (*http)->port();
+  std::unique_ptr<MetricsHttpServer> http = ServeAdmin(registry);
+  ASSERT_NE(http, nullptr);
+  const int port = http->port();
 
   auto stub = cache::v1::CacheService::NewStub(a.channel);
   std::string value;
@@ -192,11 +200,9 @@ TEST_F(ResilienceRegistryTest, EnforcementRouteReachesTheChannel) {
   ResilienceRegistry registry;
   ASSERT_TRUE(registry.Add(a.resilience).ok());
   registry.SetEvents(recent_);
-  MetricsHttpServer::Options options;
-  options.admin.enabled = true;
-  absl::StatusOr<std::unique_ptr<MetricsHttpServer>> http = registry.Serve(options);
-  ASSERT_TRUE(http.ok()) << http.status();
-  const int port = (*http)->port();
+  std::unique_ptr<MetricsHttpServer> http = ServeAdmin(registry);
+  ASSERT_NE(http, nullptr);
+  const int port = http->port();
   const auto post = [this, port](const std::string& query) {
     return Command(port, query, "enforcement");
   };
@@ -231,11 +237,9 @@ TEST_F(ResilienceRegistryTest, EnforcementRouteReachesTheServer) {
                   .ok());
   ResilienceRegistry registry;
   ASSERT_TRUE(registry.Add(server_, "s").ok());
-  MetricsHttpServer::Options options;
-  options.admin.enabled = true;
-  absl::StatusOr<std::unique_ptr<MetricsHttpServer>> http = registry.Serve(options);
-  ASSERT_TRUE(http.ok()) << http.status();
-  const int port = (*http)->port();
+  std::unique_ptr<MetricsHttpServer> http = ServeAdmin(registry);
+  ASSERT_NE(http, nullptr);
+  const int port = http->port();
   const auto post = [this, port](const std::string& query) {
     return Command(port, query, "enforcement");
   };
@@ -266,11 +270,8 @@ TEST_F(ResilienceRegistryTest, DestroyedObjectsAndRegistryAreNotTouched) {
     ResilientChannel a = Channel("a");
     watched = a.resilience;
     ASSERT_TRUE(registry.Add(a.resilience).ok());
-    MetricsHttpServer::Options options;
-    options.admin.enabled = true;
-    absl::StatusOr<std::unique_ptr<MetricsHttpServer>> started = registry.Serve(options);
-    ASSERT_TRUE(started.ok()) << started.status();
-    http = *std::move(started);
+    http = ServeAdmin(registry);
+    ASSERT_NE(http, nullptr);
     EXPECT_EQ(registry.ChannelNames(), std::vector<std::string>{"a"});
   }  // the channel, then the registry, destroyed; the server still serves
   EXPECT_TRUE(watched.expired());
