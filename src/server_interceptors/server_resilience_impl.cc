@@ -153,7 +153,7 @@ std::shared_ptr<ScopeLimits> ServerResilienceImpl::MakeLimits(absl::string_view 
       ShadowDecisionEvent event;
       event.component = "server";
       event.method = std::string(r.method);
-      event.policy = ParseEnforcedPolicy(r.policy).value_or(EnforcedPolicy::kThrottle);
+      event.policy = r.policy;
       event.would_have_rejected = r.counted;
       event.total = r.total;
       event.since = r.since;

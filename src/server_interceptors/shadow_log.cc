@@ -19,7 +19,7 @@ ShadowLog::ShadowLog(Sink sink) : sink_(sink != nullptr ? std::move(sink) : ToSt
 
 void ShadowLog::SetSink(Sink sink) { sink_ = sink != nullptr ? std::move(sink) : ToStderr; }
 
-void ShadowLog::Note(absl::Time now, absl::string_view method, absl::string_view policy,
+void ShadowLog::Note(absl::Time now, absl::string_view method, EnforcedPolicy policy,
                      absl::string_view cause) {
   pending_.fetch_add(1, std::memory_order_relaxed);
   total_.fetch_add(1, std::memory_order_relaxed);
@@ -39,7 +39,7 @@ void ShadowLog::Note(absl::Time now, absl::string_view method, absl::string_view
 }
 
 std::string ShadowLog::Text(const Report& r) {
-  return absl::StrCat("shadow: ", r.method, ": ", r.policy, " would have rejected this call (",
+  return absl::StrCat("shadow: ", r.method, ": ", EnforcedPolicyName(r.policy), " would have rejected this call (",
                       r.cause, "); ", r.counted, r.counted == 1 ? " call" : " calls",
                       " would have been rejected in this scope since the last such line (at most "
                       "one per ",

@@ -13,6 +13,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "grpc_resilience/enforcement_mode.h"
 
 namespace resilience {
 
@@ -32,7 +33,7 @@ class ShadowLog {
   // One report: valid during the sink's call.
   struct Report {
     absl::string_view method;  // the latest call's
-    absl::string_view policy;  // EnforcedPolicyName()
+    EnforcedPolicy policy = EnforcedPolicy::kThrottle;
     absl::string_view cause;   // "concurrency", "rate", ...
     int64_t counted = 0;       // calls since the previous report
     int64_t total = 0;         // calls since the log was made
@@ -48,9 +49,9 @@ class ShadowLog {
   // Replaces the sink: only before the log is shared with calls.
   void SetSink(Sink sink);
 
-  // One call `method` would have been rejected by `policy` ("throttle",
-  // "cpu", ...) for `cause` ("concurrency", "rate", ...) at `now`.
-  void Note(absl::Time now, absl::string_view method, absl::string_view policy,
+  // One call `method` would have been rejected by `policy` for `cause`
+  // ("concurrency", "rate", ...) at `now`.
+  void Note(absl::Time now, absl::string_view method, EnforcedPolicy policy,
             absl::string_view cause);
 
   // The report as one line of text (the default sink's, without its prefix).

@@ -44,7 +44,7 @@ bool ThrottleInterceptor::Shadowed(EnforcedPolicy policy, EnforcementMode mode,
   }
   counter->fetch_add(1, std::memory_order_relaxed);
   ScopeLimits& limits = *state_->limits;
-  limits.shadow_log.Note(start_, info_->method(), EnforcedPolicyName(policy), cause);
+  limits.shadow_log.Note(start_, info_->method(), policy, cause);
   // What the rejection would have given back, in the policies that do not
   // enforce (an enforcing one keeps what the call, which runs, holds).
   if (holds_slot_ && modes_.throttle != EnforcementMode::kEnforce) {

@@ -203,15 +203,15 @@ TEST(ShadowLogTest, OneLineAtFirstThenAtMostOnePerIntervalWithTheCount) {
     totals.push_back(report.total);
   });
   const absl::Time t0 = absl::FromUnixSeconds(1'000'000);
-  log.Note(t0, "/cache.v1.CacheService/Get", "throttle", "concurrency");
+  log.Note(t0, "/cache.v1.CacheService/Get", EnforcedPolicy::kThrottle, "concurrency");
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_EQ(lines[0],
             "shadow: /cache.v1.CacheService/Get: throttle would have rejected this call "
             "(concurrency); 1 call would have been rejected in this scope since the last such "
             "line (at most one per 10s)");
-  for (int i = 0; i < 5; ++i) log.Note(t0 + absl::Seconds(i + 1), "/m", "cpu", "cpu");
+  for (int i = 0; i < 5; ++i) log.Note(t0 + absl::Seconds(i + 1), "/m", EnforcedPolicy::kCpu, "cpu");
   EXPECT_EQ(lines.size(), 1u);
-  log.Note(t0 + ShadowLog::kInterval, "/m", "perCaller", "rate");
+  log.Note(t0 + ShadowLog::kInterval, "/m", EnforcedPolicy::kPerCaller, "rate");
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_THAT(lines[1], HasSubstr("perCaller would have rejected this call (rate); 6 calls"));
   EXPECT_THAT(totals, ::testing::ElementsAre(1, 7));
