@@ -170,8 +170,12 @@ void ThrottleInterceptor::Finish(Ending ending) {
   caller_slot_.Release();
   // Only a call that was answered in time took as long as it measured.
   if (ending == Ending::kAnswered || ending == Ending::kFailed) limits.durations.Finished(latency);
-  // The handler ran to its end, late or not: how long the method takes.
-  if (ending != Ending::kCancelled && state_->deadline_admission != nullptr) {
+  // The handler ran to its end, late or not, or for a client that left
+  // (one that left at its own deadline often reads as cancelled here: its
+  // RST_STREAM comes before the server's copy of the deadline passes):
+  // how long the method takes.
+  if ((ending != Ending::kCancelled || handler_finished_) &&
+      state_->deadline_admission != nullptr) {
     state_->deadline_admission->Record(latency);
   }
   state_->in_flight.fetch_sub(1, std::memory_order_relaxed);
@@ -220,6 +224,7 @@ void ThrottleInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods*
       // the callback API its reactor's OnCancel() runs before the
       // interceptors hear POST_RECV_CLOSE, so that answer comes first.
       if (admitted_) {
+        handler_finished_ = code != grpc::StatusCode::CANCELLED;
         const Ending unanswered = Unanswered();
         if (unanswered == Ending::kExpired || closed_unanswered_ ||
             code == grpc::StatusCode::CANCELLED) {

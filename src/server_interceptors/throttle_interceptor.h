@@ -218,6 +218,9 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
   bool status_sent_ = false;
   // POST_RECV_CLOSE came before PRE_SEND_STATUS.
   bool closed_unanswered_ = false;
+  // The handler ran to its end and answered (anything but CANCELLED, which
+  // is how a handler stops early for a call it saw cancelled).
+  bool handler_finished_ = false;
   // The rejection's status message: one of the method's RejectionMessages
   // (formatted once per method), or owned_message_ (an adaptive
   // concurrency limit's, which names the limit at the time).
