@@ -71,33 +71,15 @@ def blank(text):
     out = []
     i, n = 0, len(text)
     at_line_start = True  # only whitespace since the last newline
+    directive = False     # in a preprocessor line (continuations included)
     while i < n:
         c = text[i]
         if c == "\n":
             out.append(c)
+            directive = directive and i > 0 and text[i - 1] == "\\"
             i += 1
             at_line_start = True
             continue
-        if at_line_start and c == "#":
-            # A preprocessor line, with its backslash continuations; a
-            # comment inside it ends it as usual.
-            while i < n and text[i] != "\n":
-                if text[i] == "\\" and i + 1 < n and text[i + 1] == "\n":
-                    out.append("\n")
-                    i += 2
-                    continue
-                if text.startswith("/*", i):
-                    end = text.find("*/", i + 2)
-                    end = n if end < 0 else end + 2
-                    out.append(_newlines(text[i:end]))
-                    i = end
-                    continue
-                if text.startswith("//", i):
-                    break
-                i += 1
-            continue
-        if not c.isspace():
-            at_line_start = False
         if text.startswith("//", i):
             end = text.find("\n", i)
             i = n if end < 0 else end
@@ -105,8 +87,15 @@ def blank(text):
         if text.startswith("/*", i):
             end = text.find("*/", i + 2)
             end = n if end < 0 else end + 2
-            out.append(_newlines(text[i:end]))
+            out.append(" " + _newlines(text[i:end]))
             i = end
+            continue
+        if at_line_start and c == "#":
+            directive = True
+        if not c.isspace():
+            at_line_start = False
+        if directive:
+            i += 1
             continue
         m = re.match(r'(?:u8|u|U|L)?R"([^()\\\s]{0,16})\(', text[i:i + 24])
         if m and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
@@ -422,16 +411,10 @@ def scan(text):
                     functions.append(Function(data[0], data[1], line))
                     scopes.pop()
             continue
-        if kind == "skip":
-            if tok == "{":
-                scopes[-1][1] += 1
-            elif tok == "}":
-                scopes[-1][1] -= 1
-                if scopes[-1][1] == 0:
-                    scopes.pop()
-            continue
-        if kind == "head":
-            head.append((tok, line))
+        if kind in ("skip", "head"):
+            # Braces counted to their match; a head's are part of the head.
+            if kind == "head":
+                head.append((tok, line))
             if tok == "{":
                 scopes[-1][1] += 1
             elif tok == "}":

@@ -1,11 +1,10 @@
 // ThreeStateBreaker::Options' rules (ThreeStateBreaker::Validate()): each
 // message names the field, the rule and the value.
 
-#include "src/breaker/three_state_breaker.h"
-
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "src/breaker/three_state_breaker.h"
 
 namespace resilience {
 namespace {

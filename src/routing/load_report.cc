@@ -12,18 +12,7 @@
 namespace resilience {
 namespace {
 
-using load_report_wire::kFixed64;
-using load_report_wire::kLengthDelimited;
-using load_report_wire::kCpuUtilization;
-using load_report_wire::kMemUtilization;
-using load_report_wire::kRequestCost;
-using load_report_wire::kUtilization;
-using load_report_wire::kRpsFractional;
-using load_report_wire::kEps;
-using load_report_wire::kNamedMetrics;
-using load_report_wire::kApplicationUtilization;
-using load_report_wire::kEntryKey;
-using load_report_wire::kEntryValue;
+namespace wire = load_report_wire;
 
 size_t VarintSize(uint64_t v) {
   size_t n = 1;
@@ -78,19 +67,19 @@ size_t MapSize(const std::map<std::string, double>& map) {
 char* PutDouble(uint32_t field, double value, char* p) {
   const uint64_t bits = Bits(value);
   if (bits == 0) return p;
-  *p++ = Tag(field, kFixed64);
+  *p++ = Tag(field, wire::kFixed64);
   return PutFixed64(bits, p);
 }
 
 char* PutMap(uint32_t field, const std::map<std::string, double>& map, char* p) {
   for (const auto& [key, value] : map) {
-    *p++ = Tag(field, kLengthDelimited);
+    *p++ = Tag(field, wire::kLengthDelimited);
     p = PutVarint(EntrySize(key), p);
-    *p++ = Tag(kEntryKey, kLengthDelimited);
+    *p++ = Tag(wire::kEntryKey, wire::kLengthDelimited);
     p = PutVarint(key.size(), p);
     if (!key.empty()) std::memcpy(p, key.data(), key.size());
     p += key.size();
-    *p++ = Tag(kEntryValue, kFixed64);
+    *p++ = Tag(wire::kEntryValue, wire::kFixed64);
     p = PutFixed64(Bits(value), p);
   }
   return p;
@@ -135,14 +124,14 @@ void AppendLoadReport(const LoadReport& report, std::string* out) {
   const size_t old = out->size();
   out->resize(old + size);
   char* p = &(*out)[old];
-  p = PutDouble(kCpuUtilization, report.cpu_utilization, p);
-  p = PutDouble(kMemUtilization, report.mem_utilization, p);
-  p = PutMap(kRequestCost, report.request_cost, p);
-  p = PutMap(kUtilization, report.utilization, p);
-  p = PutDouble(kRpsFractional, report.rps_fractional, p);
-  p = PutDouble(kEps, report.eps, p);
-  p = PutMap(kNamedMetrics, report.named_metrics, p);
-  PutDouble(kApplicationUtilization, report.application_utilization, p);
+  p = PutDouble(wire::kCpuUtilization, report.cpu_utilization, p);
+  p = PutDouble(wire::kMemUtilization, report.mem_utilization, p);
+  p = PutMap(wire::kRequestCost, report.request_cost, p);
+  p = PutMap(wire::kUtilization, report.utilization, p);
+  p = PutDouble(wire::kRpsFractional, report.rps_fractional, p);
+  p = PutDouble(wire::kEps, report.eps, p);
+  p = PutMap(wire::kNamedMetrics, report.named_metrics, p);
+  PutDouble(wire::kApplicationUtilization, report.application_utilization, p);
 }
 
 std::string SerializeLoadReport(const LoadReport& report) {

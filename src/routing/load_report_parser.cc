@@ -1,8 +1,5 @@
-// ParseLoadReport() (src/routing/load_report.h): a serialized
-// OrcaLoadReport read field by field, every read bounds-checked, each error
-// naming the field and the byte.
-
-#include "src/routing/load_report.h"
+// ParseLoadReport(): a serialized OrcaLoadReport read field by field, every
+// read bounds-checked, each error naming the field and the byte.
 
 #include <cstdint>
 #include <cstring>
@@ -12,47 +9,33 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "src/routing/load_report.h"
 #include "src/routing/load_report_wire.h"
 
 namespace resilience {
 namespace {
 
-using load_report_wire::kVarint;
-using load_report_wire::kFixed64;
-using load_report_wire::kLengthDelimited;
-using load_report_wire::kStartGroup;
-using load_report_wire::kEndGroup;
-using load_report_wire::kFixed32;
-using load_report_wire::kCpuUtilization;
-using load_report_wire::kMemUtilization;
-using load_report_wire::kRequestCost;
-using load_report_wire::kUtilization;
-using load_report_wire::kRpsFractional;
-using load_report_wire::kEps;
-using load_report_wire::kNamedMetrics;
-using load_report_wire::kApplicationUtilization;
-using load_report_wire::kEntryKey;
-using load_report_wire::kEntryValue;
+namespace wire = load_report_wire;
 
 constexpr char kPrefix[] = "load report: ";
 
 const char* FieldName(uint32_t field) {
   switch (field) {
-    case kCpuUtilization:
+    case wire::kCpuUtilization:
       return "cpu_utilization";
-    case kMemUtilization:
+    case wire::kMemUtilization:
       return "mem_utilization";
-    case kRequestCost:
+    case wire::kRequestCost:
       return "request_cost";
-    case kUtilization:
+    case wire::kUtilization:
       return "utilization";
-    case kRpsFractional:
+    case wire::kRpsFractional:
       return "rps_fractional";
-    case kEps:
+    case wire::kEps:
       return "eps";
-    case kNamedMetrics:
+    case wire::kNamedMetrics:
       return "named_metrics";
-    case kApplicationUtilization:
+    case wire::kApplicationUtilization:
       return "application_utilization";
     default:
       return "unknown";
@@ -100,10 +83,10 @@ class Reader {
 // entry (`inside` non-empty, naming the entry) the entry's own fields are
 // "key" (1) and "value" (2).
 std::string Where(uint32_t field, size_t at, const std::string& inside) {
-  const char* name = inside.empty()         ? FieldName(field)
-                     : field == kEntryKey   ? "key"
-                     : field == kEntryValue ? "value"
-                                            : "unknown";
+  const char* name = inside.empty()               ? FieldName(field)
+                     : field == wire::kEntryKey   ? "key"
+                     : field == wire::kEntryValue ? "value"
+                                                  : "unknown";
   return absl::StrCat(kPrefix, inside, "field ", field, " (", name, ") at byte ", at);
 }
 
@@ -135,21 +118,21 @@ absl::Status Skip(const Reader& in, size_t* pos, size_t end, uint32_t field, uin
   };
   uint64_t length = 0;
   switch (wire_type) {
-    case kVarint:
+    case wire::kVarint:
       if (!in.Varint(pos, end, &length)) {
         return absl::InvalidArgumentError(
             absl::StrCat(Where(field, at, inside), ": truncated varint"));
       }
       return absl::OkStatus();
-    case kFixed64:
+    case wire::kFixed64:
       if (end - *pos < 8) return past_end(8);
       *pos += 8;
       return absl::OkStatus();
-    case kFixed32:
+    case wire::kFixed32:
       if (end - *pos < 4) return past_end(4);
       *pos += 4;
       return absl::OkStatus();
-    case kLengthDelimited:
+    case wire::kLengthDelimited:
       if (!in.Varint(pos, end, &length)) {
         return absl::InvalidArgumentError(
             absl::StrCat(Where(field, at, inside), ": truncated length"));
@@ -157,8 +140,8 @@ absl::Status Skip(const Reader& in, size_t* pos, size_t end, uint32_t field, uin
       if (length > end - *pos) return past_end(length);
       *pos += length;
       return absl::OkStatus();
-    case kStartGroup:
-    case kEndGroup:
+    case wire::kStartGroup:
+    case wire::kEndGroup:
       return absl::InvalidArgumentError(absl::StrCat(Where(field, at, inside), ": wire type ",
                                                      wire_type, " (group) is not supported"));
     default:
@@ -171,13 +154,13 @@ absl::Status WrongType(uint32_t field, size_t at, uint32_t got, uint32_t want,
                        const std::string& inside) {
   return absl::InvalidArgumentError(
       absl::StrCat(Where(field, at, inside), ": wire type ", got, ", expected ", want,
-                   want == kFixed64 ? " (64-bit)" : " (length-delimited)"));
+                   want == wire::kFixed64 ? " (64-bit)" : " (length-delimited)"));
 }
 
 // A double field's value at `*pos` (its tag at `at`).
 absl::Status ReadDouble(const Reader& in, size_t* pos, size_t end, uint32_t field,
                         uint32_t wire_type, size_t at, const std::string& inside, double* out) {
-  if (wire_type != kFixed64) return WrongType(field, at, wire_type, kFixed64, inside);
+  if (wire_type != wire::kFixed64) return WrongType(field, at, wire_type, wire::kFixed64, inside);
   if (end - *pos < 8) {
     return absl::InvalidArgumentError(absl::StrCat(
         Where(field, at, inside), ": 8 bytes run past the end (", end - *pos, " left)"));
@@ -190,8 +173,8 @@ absl::Status ReadDouble(const Reader& in, size_t* pos, size_t end, uint32_t fiel
 // A length-delimited value at `*pos`: its bounds [*begin, *pos) after.
 absl::Status ReadLength(const Reader& in, size_t* pos, size_t end, uint32_t field,
                         uint32_t wire_type, size_t at, const std::string& inside, size_t* begin) {
-  if (wire_type != kLengthDelimited) {
-    return WrongType(field, at, wire_type, kLengthDelimited, inside);
+  if (wire_type != wire::kLengthDelimited) {
+    return WrongType(field, at, wire_type, wire::kLengthDelimited, inside);
   }
   uint64_t length = 0;
   if (!in.Varint(pos, end, &length)) {
@@ -221,11 +204,11 @@ absl::Status ReadEntry(const Reader& in, size_t begin, size_t end, uint32_t map_
     uint32_t field = 0, wire_type = 0;
     if (absl::Status s = ReadTag(in, &pos, end, inside, &field, &wire_type); !s.ok()) return s;
     absl::Status s;
-    if (field == kEntryKey) {
+    if (field == wire::kEntryKey) {
       size_t key_begin = 0;
       s = ReadLength(in, &pos, end, field, wire_type, tag_at, inside, &key_begin);
       if (s.ok()) key.assign(in.Sub(key_begin, pos - key_begin).data(), pos - key_begin);
-    } else if (field == kEntryValue) {
+    } else if (field == wire::kEntryValue) {
       s = ReadDouble(in, &pos, end, field, wire_type, tag_at, inside, &value);
     } else {
       s = Skip(in, &pos, end, field, wire_type, tag_at, inside);
@@ -250,30 +233,30 @@ absl::StatusOr<LoadReport> ParseLoadReport(absl::string_view bytes) {
     if (absl::Status s = ReadTag(in, &pos, end, top, &field, &wire_type); !s.ok()) return s;
     absl::Status s;
     switch (field) {
-      case kCpuUtilization:
+      case wire::kCpuUtilization:
         s = ReadDouble(in, &pos, end, field, wire_type, at, top, &report.cpu_utilization);
         break;
-      case kMemUtilization:
+      case wire::kMemUtilization:
         s = ReadDouble(in, &pos, end, field, wire_type, at, top, &report.mem_utilization);
         break;
-      case kRpsFractional:
+      case wire::kRpsFractional:
         s = ReadDouble(in, &pos, end, field, wire_type, at, top, &report.rps_fractional);
         break;
-      case kEps:
+      case wire::kEps:
         s = ReadDouble(in, &pos, end, field, wire_type, at, top, &report.eps);
         break;
-      case kApplicationUtilization:
+      case wire::kApplicationUtilization:
         s = ReadDouble(in, &pos, end, field, wire_type, at, top, &report.application_utilization);
         break;
-      case kRequestCost:
-      case kUtilization:
-      case kNamedMetrics: {
+      case wire::kRequestCost:
+      case wire::kUtilization:
+      case wire::kNamedMetrics: {
         size_t begin = 0;
         s = ReadLength(in, &pos, end, field, wire_type, at, top, &begin);
         if (!s.ok()) break;
-        std::map<std::string, double>* map = field == kRequestCost   ? &report.request_cost
-                                             : field == kUtilization ? &report.utilization
-                                                                     : &report.named_metrics;
+        std::map<std::string, double>* map = field == wire::kRequestCost   ? &report.request_cost
+                                             : field == wire::kUtilization ? &report.utilization
+                                                                           : &report.named_metrics;
         s = ReadEntry(in, begin, pos, field, at, map);
         break;
       }
