@@ -53,11 +53,14 @@ KEYWORDS_BEFORE_PARENS = {
     "decltype", "alignas", "noexcept", "__attribute__", "sizeof", "alignof",
     "static_assert", "requires", "throw",
 }
-TYPE_KEYWORDS = {
+# Words before a "(" that make it no function name (a function pointer
+# "void (*f)()", a statement).
+NOT_NAMES = {
     "void", "int", "char", "bool", "short", "long", "float", "double",
     "unsigned", "signed", "auto", "const", "volatile", "return", "if", "for",
     "while", "switch", "catch",
 }
+IDENT = re.compile(r"^[A-Za-z_]\w*$")
 MACRO = re.compile(r"^[A-Z][A-Z0-9_]{2,}$")
 TOKEN = re.compile(
     r'""|[A-Za-z_]\w*|\d[\w.\']*|::|->|\.\.\.|[^\s\w]', re.S)
@@ -227,7 +230,7 @@ def function_name(head):
             if angle > 0:
                 i = matching(head, i, "(", ")") + 1
                 continue
-            if not re.match(r"^[A-Za-z_]\w*$", prev) or prev in TYPE_KEYWORDS:
+            if not IDENT.match(prev) or prev in NOT_NAMES:
                 return None
             return qualify(head, i - 1, prev), i
         if tok == "<":
@@ -243,12 +246,10 @@ def function_name(head):
 def qualify(head, i, name):
     """name preceded by its A::B:: qualifiers (and "~") in the head."""
     j = i - 1
-    if name.startswith("operator"):
-        pass
-    elif j >= 0 and head[j][0] == "~":
+    if not name.startswith("operator") and j >= 0 and head[j][0] == "~":
         name = "~" + name
         j -= 1
-    while j >= 1 and head[j][0] == "::" and re.match(r"^[A-Za-z_]\w*$", head[j - 1][0]):
+    while j >= 1 and head[j][0] == "::" and IDENT.match(head[j - 1][0]):
         name = head[j - 1][0] + "::" + name
         j -= 2
     return name
@@ -280,7 +281,7 @@ def is_lambda_body(head):
         return None
     before = toks[k - 1] if k > 0 else ""
     # a[i] { and [[attribute]] are not lambdas.
-    if (re.match(r"^[A-Za-z_]\w*$", before) and before != "return") or before in (")", "]", "["):
+    if (IDENT.match(before) and before != "return") or before in (")", "]", "["):
         return None
     if k + 1 < len(toks) and toks[k + 1] == "[":
         return None
@@ -312,7 +313,7 @@ def variable_name(head):
             angle -= 1
         elif angle == 0 and tok in ("=", "(", "{"):
             break
-        elif angle == 0 and re.match(r"^[A-Za-z_]\w*$", tok):
+        elif angle == 0 and IDENT.match(tok):
             name = tok
     return name or "(anonymous)"
 
@@ -479,7 +480,7 @@ def scan(text):
             # template arguments of a specialisation ("<"), not a macro.
             cut = [t for t, _ in decl]
             upto = min([cut.index(t) for t in (":", "<") if t in cut] + [len(cut)])
-            idents = [t for t in cut[1:upto] if re.match(r"^[A-Za-z_]\w*$", t)
+            idents = [t for t in cut[1:upto] if IDENT.match(t)
                       and t not in ("final", "alignas", "struct", "union") and not MACRO.match(t)]
             name = idents[-1] if idents else "(anonymous)"
             cls = Class(name, decl[0][1], public=first != "class")
@@ -493,7 +494,7 @@ def scan(text):
             start = is_lambda_body(head)
             scopes.append(["func", [variable_name(decl) + " (lambda)", head[start][1], 1]])
         elif paren_depth(head) > 0 or (in_init_list(head) and head and (
-                re.match(r"^[A-Za-z_]\w*$", head[-1][0]) or head[-1][0] == ">")):
+                IDENT.match(head[-1][0]) or head[-1][0] == ">")):
             # A brace inside the parameters (a default argument, a lambda
             # there included) or a member's brace initialiser in a
             # constructor's init list: part of the head.
