@@ -131,6 +131,7 @@ class ThreeStateBreaker final : public Breaker {
   // `clock` must outlive the breaker.
   static absl::StatusOr<std::unique_ptr<ThreeStateBreaker>> Create(const Options& options,
                                                                   Clock& clock);
+  // The rules of Options (three_state_breaker_options.cc).
   static absl::Status Validate(const Options& options);
 
   Admission Allow() override ABSL_LOCKS_EXCLUDED(mu_);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -15,234 +14,34 @@ namespace resilience {
 
 namespace {
 
-// The least latency estimate a cost uses, in seconds: zero-latency samples
-// (a simulated server, a clock that did not move) must not make the calls
-// in flight count for nothing.
-constexpr double kLeastLatency = 1e-6;
-// The lowest 1 - error share and 1 - load the factors divide by: an
-// endpoint failing every attempt costs 2500 times a healthy one's
-// (1 / 0.02^2), one reporting full load 20 times.
-constexpr double kLeastSuccessShare = 0.02;
-constexpr double kLeastHeadroom = 0.05;
-// A decayed weight below this is no sample left.
-constexpr double kNoWeight = 1e-12;
-// The weight a peak latency sample keeps (EndpointState::Record()).
-constexpr double kPeakWeight = 8;
-
 // Times are nanoseconds since the Unix epoch on the picker's clock.
 int64_t Nanos(absl::Time t) { return absl::ToUnixNanos(t); }
-double Seconds(int64_t nanos) { return static_cast<double>(nanos) * 1e-9; }
-constexpr int64_t kFullWeight = std::numeric_limits<int64_t>::min();
 
-// Every current endpoint's raw estimates, summed: an estimate with no sample
-// yet or not refreshed for a while takes (or moves toward) the mean of the
-// others'.
-struct Totals {
-  double latency = 0;
-  int latencies = 0;
-  double error = 0;
-  int errors = 0;
-  double load = 0;
-  int loads = 0;
-};
+using Totals = EndpointEstimate::Totals;
 
-// The mean of the others' values, given the total, the count and whether
-// (and with what) the endpoint itself is in them; `fallback` when no other.
-double MeanOfOthers(double total, int count, bool own_counted, double own, double fallback) {
-  if (own_counted) {
-    total -= own;
-    --count;
-  }
-  return count > 0 ? total / count : fallback;
-}
-
-// `own` moved toward `toward` once it went unrefreshed for longer than
-// `tau`, linearly, reaching it one more `tau` later. Reaching it, not only
-// nearing it: an endpoint at the others' mean wins against every one above
-// the mean, even when no call is in flight anywhere.
-double Aged(double own, double toward, double idle_seconds, double tau_seconds) {
-  if (idle_seconds <= tau_seconds) return own;
-  const double beta = std::min(1.0, (idle_seconds - tau_seconds) / tau_seconds);
-  return own + (toward - own) * beta;
-}
-
-// The weight of a sample taken `dt_ns` ago, for the time constant `tau`.
-// Samples usually end microseconds apart: there four terms of the series
-// are exact to 1e-9 and a tenth of exp()'s cost.
-double Decay(int64_t dt_ns, double tau_seconds) {
-  const double x = Seconds(std::max<int64_t>(0, dt_ns)) / tau_seconds;
-  if (x < 0.01) return 1 - x * (1 - x * (0.5 - x / 6));
-  return std::exp(-x);
+EndpointEstimate::Tuning TuningOf(const EndpointPicker::Options& options) {
+  return EndpointEstimate::Tuning{
+      absl::ToInt64Nanoseconds(options.slow_start),
+      absl::ToInt64Nanoseconds(options.latency_decay),
+      absl::ToInt64Nanoseconds(options.error_decay),
+      absl::ToDoubleSeconds(options.latency_decay),
+      absl::ToDoubleSeconds(options.error_decay),
+      absl::ToDoubleSeconds(options.failure_latency),
+      absl::ToDoubleSeconds(options.initial_latency),
+  };
 }
 
 }  // namespace
 
-struct EndpointPicker::EndpointState {
-  // What a cost is made of, now.
-  struct Estimates {
-    double latency = 0;  // seconds
-    double error_share = 0;
-    double load = 0;
-    double weight = 1;
-  };
-
+// An endpoint's estimates (src/routing/endpoint_estimate.h) and what the
+// picker counts and shows of it.
+struct EndpointPicker::EndpointState : EndpointEstimate {
   absl::Time joined;
-  // Start of the slow start (kFullWeight: none).
-  int64_t ramp_from = kFullWeight;
   // False once SetEndpoints() left it out (a handle only).
   bool in_set = true;
-  int in_flight = 0;
   int64_t picks = 0;
   int64_t retries_here = 0;
   Out out = Out::kNo;
-  // Peak EWMA of the latency: the sum of the samples (seconds) and of their
-  // weights exp(-age / latency_decay), as of latency_at. A weighted mean
-  // rather than "estimate += alpha * (x - estimate)", so that samples ending
-  // at the same instant each count. No weight: no sample.
-  double latency_sum = 0;
-  double latency_weight = 0;
-  int64_t latency_at = 0;
-  // The error share: failures over attempts, each weighted
-  // exp(-age / error_decay).
-  double failures = 0;
-  double attempts = 0;
-  int64_t errors_at = 0;
-  // The last reported utilization, and our calls in flight there when it
-  // was written (the reporting one included).
-  std::optional<double> load;
-  int load_calls = 1;
-  int64_t load_at = 0;
-
-  bool HasLatency() const { return latency_weight > kNoWeight; }
-  bool HasErrors() const { return attempts > kNoWeight; }
-  double OwnLatency() const { return latency_sum / latency_weight; }
-  double OwnErrorShare() const { return failures / attempts; }
-
-  void Reset() {
-    latency_sum = latency_weight = failures = attempts = 0;
-    load.reset();
-  }
-
-  void AddTo(Totals& totals) const {
-    if (HasLatency()) {
-      totals.latency += OwnLatency();
-      ++totals.latencies;
-    }
-    if (HasErrors()) {
-      totals.error += OwnErrorShare();
-      ++totals.errors;
-    }
-    if (load.has_value()) {
-      totals.load += *load;
-      ++totals.loads;
-    }
-  }
-
-  // Whether the latency or error estimate is ageing (Record() then starts
-  // from the aged values, as Pick() saw them).
-  bool Ageing(int64_t now, const Tuning& t) const {
-    return (HasLatency() && now - latency_at > t.latency_decay_ns) ||
-           (HasErrors() && now - errors_at > t.error_decay_ns);
-  }
-
-  // Whether Now() needs the others' estimates.
-  bool NeedsOthers(int64_t now, const Tuning& t) const {
-    return !HasLatency() || Ageing(now, t) ||
-           (load.has_value() && now - load_at > t.latency_decay_ns);
-  }
-
-  // The aged latency and error estimates made the raw ones.
-  void SettleAgeing(int64_t now, const Tuning& t, const Totals& totals) {
-    const Estimates e = Now(now, t, &totals);
-    if (HasLatency()) latency_sum = e.latency * latency_weight;
-    if (HasErrors()) failures = e.error_share * attempts;
-  }
-
-  // `totals` may be null when !NeedsOthers().
-  Estimates Now(int64_t now, const Tuning& t, const Totals* totals) const {
-    Estimates e;
-    const double latency_tau = t.latency_decay_s;
-    if (!HasLatency()) {
-      e.latency = MeanOfOthers(totals->latency, totals->latencies, false, 0, t.initial_latency_s);
-    } else {
-      e.latency = OwnLatency();
-      const double idle = Seconds(now - latency_at);
-      if (idle > latency_tau) {
-        const double toward =
-            MeanOfOthers(totals->latency, totals->latencies, true, e.latency, e.latency);
-        e.latency = Aged(e.latency, toward, idle, latency_tau);
-      }
-    }
-    if (HasErrors()) {
-      e.error_share = OwnErrorShare();
-      const double idle = Seconds(now - errors_at);
-      const double tau = t.error_decay_s;
-      if (idle > tau) {
-        const double toward = MeanOfOthers(totals->error, totals->errors, true, e.error_share, 0);
-        e.error_share = Aged(e.error_share, toward, idle, tau);
-      }
-    }
-    if (load.has_value()) {
-      e.load = *load;
-      const double idle = Seconds(now - load_at);
-      if (idle > latency_tau) {
-        const double toward = MeanOfOthers(totals->load, totals->loads, true, e.load, 0);
-        e.load = Aged(e.load, toward, idle, latency_tau);
-      }
-      // A report is as old as the last answer; calls sent since weigh on
-      // the server already. Each call beyond those the report counted adds
-      // the report's load per call of ours, the most a call can add (all
-      // of it when we are the server's only client): without it, picks
-      // between two answers all go to a replica whose report looked good.
-      const int added = in_flight - (load_calls - 1);
-      if (added > 0) e.load += added * *load / load_calls;
-    }
-    if (ramp_from != kFullWeight && t.slow_start_ns > 0) {
-      const double ramp = static_cast<double>(now - ramp_from) / t.slow_start_ns;
-      e.weight = 0.1 + 0.9 * std::clamp(ramp, 0.0, 1.0);
-    }
-    return e;
-  }
-
-  double Cost(const Estimates& e) const {
-    const double success = std::max(kLeastSuccessShare, 1 - e.error_share);
-    const double headroom = std::max(kLeastHeadroom, 1 - e.load);
-    return (in_flight + 1) * std::max(kLeastLatency, e.latency) / (success * success) /
-           headroom / e.weight;
-  }
-
-  void Record(int64_t now, absl::Duration latency, bool failed, const Tuning& t) {
-    double x = Seconds(std::max<int64_t>(0, absl::ToInt64Nanoseconds(latency)));
-    if (failed) x = std::max(x, t.failure_latency_s);
-    // Latency: a sample above the estimate is taken at once, with the
-    // weight of at most kPeakWeight samples: the next lower ones bring it
-    // down within a few calls. Keeping the whole weight (thousands of
-    // samples a second) kept a fast replica that stalled once looking slow
-    // for seconds, and on a busy host every replica stalls now and then:
-    // a 10x slow replica then looked no worse and kept 1.6 % of the calls.
-    if (HasLatency()) {
-      const double d = Decay(now - latency_at, t.latency_decay_s);
-      latency_sum *= d;
-      latency_weight *= d;
-    }
-    if (!HasLatency() || x > OwnLatency()) {
-      latency_weight = std::min(latency_weight, kPeakWeight - 1) + 1;
-      latency_sum = x * latency_weight;
-    } else {
-      latency_sum += x;
-      latency_weight += 1;
-    }
-    latency_at = now;
-    // Errors.
-    if (HasErrors()) {
-      const double d = Decay(now - errors_at, t.error_decay_s);
-      failures *= d;
-      attempts *= d;
-    }
-    attempts += 1;
-    if (failed) failures += 1;
-    errors_at = now;
-  }
 };
 
 EndpointPicker::Endpoint::Endpoint(std::string name)
@@ -280,17 +79,11 @@ absl::Status EndpointPicker::Validate(const Options& options) {
   return absl::OkStatus();
 }
 
-EndpointPicker::Tuning::Tuning(const Options& options)
-    : slow_start_ns(absl::ToInt64Nanoseconds(options.slow_start)),
-      latency_decay_ns(absl::ToInt64Nanoseconds(options.latency_decay)),
-      error_decay_ns(absl::ToInt64Nanoseconds(options.error_decay)),
-      latency_decay_s(absl::ToDoubleSeconds(options.latency_decay)),
-      error_decay_s(absl::ToDoubleSeconds(options.error_decay)),
-      failure_latency_s(absl::ToDoubleSeconds(options.failure_latency)),
-      initial_latency_s(absl::ToDoubleSeconds(options.initial_latency)) {}
-
 EndpointPicker::EndpointPicker(Options options, Clock& clock)
-    : options_(std::move(options)), tuning_(options_), clock_(clock), random_(options_.seed) {}
+    : options_(std::move(options)),
+      tuning_(TuningOf(options_)),
+      clock_(clock),
+      random_(options_.seed) {}
 
 EndpointPicker::~EndpointPicker() = default;
 
@@ -427,7 +220,7 @@ std::vector<EndpointPicker::EndpointStats> EndpointPicker::Snapshot() {
   stats.reserve(endpoints_.size());
   for (const std::shared_ptr<Endpoint>& endpoint : endpoints_) {
     const EndpointState& state = StateOf(*endpoint);
-    const EndpointState::Estimates e = state.Now(now, tuning_, &totals);
+    const EndpointEstimate::Estimates e = state.Now(now, tuning_, &totals);
     EndpointStats s;
     s.name = endpoint->name();
     s.picks = state.picks;

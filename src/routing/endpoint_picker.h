@@ -24,6 +24,7 @@
 #include "src/core/clock.h"
 #include "src/core/mutex.h"
 #include "src/core/random_source.h"
+#include "src/routing/endpoint_estimate.h"
 
 namespace resilience {
 
@@ -175,26 +176,15 @@ class EndpointPicker {
   std::vector<EndpointStats> Snapshot() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  // options_ in the units of the arithmetic (endpoint_picker.cc): absl's
-  // Duration conversions cost more than the rest of a pick.
-  struct Tuning {
-    explicit Tuning(const Options& options);
-    int64_t slow_start_ns;
-    int64_t latency_decay_ns;
-    int64_t error_decay_ns;
-    double latency_decay_s;
-    double error_decay_s;
-    double failure_latency_s;
-    double initial_latency_s;
-  };
-
-  // An endpoint's estimates and counters (endpoint_picker.cc), which mu_
-  // guards: every access goes through StateOf(), so that clang checks it.
+  // An endpoint's estimates (src/routing/endpoint_estimate.h) and counters
+  // (endpoint_picker.cc), which mu_ guards: every access goes through
+  // StateOf(), so that clang checks it.
   struct EndpointState;
   EndpointState& StateOf(const Endpoint& endpoint) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Options options_;
-  const Tuning tuning_;
+  // options_ in the units of the arithmetic.
+  const EndpointEstimate::Tuning tuning_;
   Clock& clock_;
   SplitMixRandom random_;
   Mutex mu_;
