@@ -3,7 +3,6 @@
 // state across an update: docs/operations.md, "Reloading policies".
 
 #include <algorithm>
-#include <set>
 #include <utility>
 #include <vector>
 
@@ -11,7 +10,6 @@
 #include "absl/strings/str_join.h"
 #include "src/client_interceptors/breaker_event_queue.h"
 #include "src/client_interceptors/client_resilience_impl.h"
-#include "src/policy/policy_diff.h"
 
 namespace resilience {
 namespace {
@@ -70,6 +68,37 @@ std::vector<std::string> LoadBalancingChanges(const LoadBalancingSettings& was,
   return changes;
 }
 
+// What an update from `before` to `after` cannot apply on the live channel
+// `channel` (`changed`: the methods whose policy changed).
+std::vector<std::string> UpdateWarnings(absl::string_view channel, const PolicyTable& before,
+                                        const PolicyTable& after,
+                                        const std::vector<std::string>& changed) {
+  std::vector<std::string> warnings;
+  for (const std::string& name : changed) {
+    if (before.Find(name).policy->wait_for_ready != after.Find(name).policy->wait_for_ready) {
+      warnings.push_back(absl::StrCat(
+          name, ": waitForReady changed; it is part of the channel's service config, set when "
+                "the channel was created: a new channel applies it"));
+    }
+  }
+  if (!SameThrottling(before.retry_throttling(), after.retry_throttling())) {
+    warnings.push_back(
+        "retryThrottling changed: the library's retries and hedges use the new bucket (full) "
+        "now; gRPC's built-in retries of streaming calls keep the channel's service config "
+        "from its creation");
+  }
+  if (std::vector<std::string> fixed =
+          LoadBalancingChanges(before.load_balancing(), after.load_balancing());
+      !fixed.empty()) {
+    warnings.push_back(absl::StrCat(
+        "channel ", channel, ": ", absl::StrJoin(fixed, "; "),
+        ": not applied: gRPC 1.51 cannot change a live channel's service config, the channel "
+        "keeps the one it was created with; a restart (a new channel) applies ",
+        fixed.size() == 1 ? "it" : "them"));
+  }
+  return warnings;
+}
+
 }  // namespace
 
 std::shared_ptr<RetryBudget> ClientResilienceImpl::MakeRetryThrottle(const PolicySet& policies) {
@@ -77,11 +106,6 @@ std::shared_ptr<RetryBudget> ClientResilienceImpl::MakeRetryThrottle(const Polic
       PolicySetAccess::Table(policies).retry_throttling();
   if (!settings.has_value()) return nullptr;
   return std::make_shared<RetryBudget>(settings->max_tokens, settings->token_ratio);
-}
-
-std::shared_ptr<const ClientResilienceImpl::Generation> ClientResilienceImpl::CurrentGeneration() {
-  MutexLock lock(&generation_mu_);
-  return generation_;
 }
 
 PolicySet ClientResilienceImpl::policies() { return CurrentGeneration()->policies; }
@@ -116,67 +140,28 @@ absl::StatusOr<PolicyUpdate> ClientResilienceImpl::Update(const PolicySet& polic
   const PolicyTable& after = PolicySetAccess::Table(policies);
   auto next = std::make_shared<Generation>();
   next->policies = policies;
-  next->number = old->number + 1;
   // The same retryThrottling keeps its bucket and its tokens.
   next->throttle = SameThrottling(before.retry_throttling(), after.retry_throttling())
                        ? old->throttle
                        : MakeRetryThrottle(policies);
-  // From now on, a method resolved for the first time gets the new
-  // policies; Replace() then moves every method resolved before.
-  {
-    MutexLock lock(&generation_mu_);
-    generation_ = next;
-  }
-  std::set<std::string> names;
   std::vector<OperatorEvent> switched;  // enforcement modes the file changed
-  methods_.Replace([&](const std::string& name, std::shared_ptr<ClientMethodState> current)
-                       -> std::shared_ptr<ClientMethodState> {
-    names.insert(name);
-    // Resolved since the swap above: already the new policies'.
-    if (current != nullptr && &PolicySetAccess::Table(current->policies) == &after) return current;
-    if (current == nullptr) return Resolve(name.c_str(), *next).state;
+  // What a method keeps: its state whole when its policy and the channel's
+  // throttle are the same (its policy still points into the set it was made
+  // from, which it holds: the same settings). The modes first, on the tally
+  // the next state shares: switched in place.
+  const auto keep = [&](const std::string& name, const ClientMethodState& current,
+                        const Generation& generation) {
     const MethodPolicy* const policy = after.Find(name).policy;
     const bool same_policy =
-        current->policy == nullptr
+        current.policy == nullptr
             ? policy == nullptr
-            : policy != nullptr && policy->canonical.client == current->policy->canonical.client;
-    // Unchanged: the same object, every part kept. Its policy still points
-    // into the set it was made from (which it holds): the same settings.
-    // The modes first, on the tally the next state shares: switched in place.
-    ApplyFileEnforcement(*current, policy, source, &switched);
-    if (same_policy && current->throttle == next->throttle.get()) return current;
-    return Resolve(name.c_str(), *next, current.get()).state;
-  });
-  PolicyDiff diff = PolicyDiff::Of(before, after, std::move(names), ClientPolicy,
-                                   &MethodPolicy::CanonicalForms::client);
-  PolicyUpdate update;
-  update.generation = next->number;
-  update.changed = std::move(diff.changed);
-  update.added = std::move(diff.added);
-  update.removed = std::move(diff.removed);
-  update.unchanged = diff.unchanged;
-  for (const std::string& name : update.changed) {
-    if (before.Find(name).policy->wait_for_ready != after.Find(name).policy->wait_for_ready) {
-      update.warnings.push_back(absl::StrCat(
-          name, ": waitForReady changed; it is part of the channel's service config, set when "
-                "the channel was created: a new channel applies it"));
-    }
-  }
-  if (!SameThrottling(before.retry_throttling(), after.retry_throttling())) {
-    update.warnings.push_back(
-        "retryThrottling changed: the library's retries and hedges use the new bucket (full) "
-        "now; gRPC's built-in retries of streaming calls keep the channel's service config "
-        "from its creation");
-  }
-  if (std::vector<std::string> fixed =
-          LoadBalancingChanges(before.load_balancing(), after.load_balancing());
-      !fixed.empty()) {
-    update.warnings.push_back(absl::StrCat(
-        "channel ", options_.name, ": ", absl::StrJoin(fixed, "; "),
-        ": not applied: gRPC 1.51 cannot change a live channel's service config, the channel "
-        "keeps the one it was created with; a restart (a new channel) applies ",
-        fixed.size() == 1 ? "it" : "them"));
-  }
+            : policy != nullptr && policy->canonical.client == current.policy->canonical.client;
+    ApplyFileEnforcement(current, policy, source, &switched);
+    return same_policy && current.throttle == generation.throttle.get();
+  };
+  PolicyUpdate update = decltype(methods_)::UpdateOf<PolicyUpdate>(
+      methods_.Update(next, keep, ClientPolicy, &MethodPolicy::CanonicalForms::client));
+  update.warnings = UpdateWarnings(options_.name, before, after, update.changed);
   if (options_.events != nullptr) {
     PolicyReloadEvent event;
     event.component = absl::StrCat("channel ", options_.name);

@@ -27,13 +27,18 @@ ClientResilienceImpl::ClientResilienceImpl(PolicySet policies, Options options, 
       clock_(clock),
       breaker_events_(options_.events != nullptr
                           ? std::make_shared<BreakerEventQueue>(options_.events)
-                          : nullptr) {
-  auto first = std::make_shared<Generation>();
-  first->throttle = MakeRetryThrottle(policies);
-  first->policies = std::move(policies);
-  MutexLock lock(&generation_mu_);
-  generation_ = std::move(first);
-}
+                          : nullptr),
+      methods_(
+          [&policies] {
+            auto first = std::make_shared<Generation>();
+            first->throttle = MakeRetryThrottle(policies);
+            first->policies = std::move(policies);
+            return first;
+          }(),
+          [this](const char* method, const Generation& generation,
+                 const ClientMethodState* previous) {
+            return Resolve(method, generation, previous);
+          }) {}
 
 void ClientResilienceImpl::EnableHealthProbes(const std::string& target,
                                               std::shared_ptr<grpc::ChannelCredentials> credentials,
@@ -172,24 +177,16 @@ MethodCache<ClientMethodState>::Resolution ClientResilienceImpl::Resolve(
     }
   }
   if (policy.bulkhead.has_value()) {
-    const std::optional<Bulkhead::Options>& before =
-        had_policy ? previous->policy->bulkhead : std::nullopt;
-    if (before.has_value() && before->max_concurrency == policy.bulkhead->max_concurrency &&
-        before->max_queue == policy.bulkhead->max_queue &&
-        before->max_wait == policy.bulkhead->max_wait) {
-      // The same bulkhead: the same slots and queue.
-      state->bulkhead = previous->bulkhead;
-    } else {
-      state->bulkhead = std::make_shared<Bulkhead>(*policy.bulkhead, clock_);
-    }
+    state->bulkhead = limiters_.MakeBulkhead(
+        *policy.bulkhead, had_policy ? previous->policy->bulkhead : std::nullopt,
+        had_policy ? previous->bulkhead : nullptr);
   }
   ApplyFileEnforcement(*state, &policy, "");  // silent: Update() told of its switches
   return {std::move(state), linked || named};
 }
 
 std::unique_ptr<Breaker> ClientResilienceImpl::MakeBreaker(const ClientMethodState& state) {
-  BreakerSettings breaker = state.policy->breaker;
-  if (breaker.kind == BreakerKind::kNone) return nullptr;
+  if (state.policy->breaker.kind == BreakerKind::kNone) return nullptr;
   // Counts every transition in the method's tally, and queues it for the
   // events listener if there is one: the breaker calls this outside its own
   // locks, but the call that asked it may hold its own; the call delivers
@@ -206,9 +203,7 @@ std::unique_ptr<Breaker> ClientResilienceImpl::MakeBreaker(const ClientMethodSta
       breaker_events_->Push(BreakerEvent{options_.name, method, transition, (*self)->Snapshot(), {}});
     }
   };
-  breaker.sre.listener = listener;
-  breaker.three_state.listener = std::move(listener);
-  std::unique_ptr<Breaker> made = CreateBreaker(breaker, clock_, options_.seed);
+  std::unique_ptr<Breaker> made = limiters_.MakeBreaker(state.policy->breaker, std::move(listener));
   // Set before the breaker is reachable by any call (the state is not
   // published yet), so before its first transition.
   *self = made.get();
@@ -224,10 +219,7 @@ std::unique_ptr<EndpointBreakers> ClientResilienceImpl::MakeEndpointBreakers(
   }
   // Each endpoint's breaker: the method's settings, its own listener.
   options.make = [this, settings = state.policy->breaker](BreakerListener listener) {
-    BreakerSettings mine = settings;
-    mine.sre.listener = listener;
-    mine.three_state.listener = std::move(listener);
-    return CreateBreaker(mine, clock_, options_.seed);
+    return limiters_.MakeBreaker(settings, std::move(listener));
   };
   // Queued like the method's own transitions, with the endpoint named.
   options.listener = [this, method = state.method](const std::string& endpoint,
@@ -258,8 +250,7 @@ std::vector<EndpointBreakerStats> ClientResilienceImpl::EndpointStats(absl::stri
 }
 
 std::shared_ptr<ClientMethodState> ClientResilienceImpl::ForMethod(const char* method) {
-  return methods_.Find(method,
-                       [this](const char* name) { return Resolve(name, *CurrentGeneration()); });
+  return methods_.Find(method);
 }
 
 ClientMethodStats ClientResilienceImpl::StatsOf(const ClientMethodState& from) {

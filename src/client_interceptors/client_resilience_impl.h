@@ -31,6 +31,8 @@
 #include "src/client_interceptors/health_name_check.h"
 #include "src/client_interceptors/health_probe_sender.h"
 #include "src/core/method_cache.h"
+#include "src/engine/limiter_factory.h"
+#include "src/engine/method_registry.h"
 #include "src/core/mutex.h"
 #include "grpc_resilience/policy_update.h"
 #include "grpc_resilience/events.h"
@@ -138,22 +140,22 @@ class ClientResilienceImpl {
 
   // The channel's retryThrottling (gRFC A6), fed by every call on the
   // channel whatever its method; null when the policy file has none.
-  std::shared_ptr<const RetryBudget> retry_throttle() ABSL_LOCKS_EXCLUDED(generation_mu_);
+  std::shared_ptr<const RetryBudget> retry_throttle();
   // Its settings, from the policy file; nullopt when it has none.
-  std::optional<RetryBudgetSettings> retry_throttling() ABSL_LOCKS_EXCLUDED(generation_mu_);
+  std::optional<RetryBudgetSettings> retry_throttling();
   // Both, of one generation; nullopt when it has none.
-  std::optional<RetryThrottleState> retry_throttle_state() ABSL_LOCKS_EXCLUDED(generation_mu_);
+  std::optional<RetryThrottleState> retry_throttle_state();
 
   // Update() / ReloadFile(): see ClientResilience (client_policy_update.cc).
   absl::StatusOr<PolicyUpdate> Update(const PolicySet& policies, absl::string_view source = "")
-      ABSL_LOCKS_EXCLUDED(update_mu_, generation_mu_);
+      ABSL_LOCKS_EXCLUDED(update_mu_);
   absl::StatusOr<PolicyUpdate> ReloadFile(const std::string& path,
                                           const PolicySet::LoadOptions& options)
-      ABSL_LOCKS_EXCLUDED(update_mu_, generation_mu_);
+      ABSL_LOCKS_EXCLUDED(update_mu_);
   // The policies in force and their generation (1: the ones given at
   // construction; each successful Update() adds one).
-  PolicySet policies() ABSL_LOCKS_EXCLUDED(generation_mu_);
-  int64_t generation() ABSL_LOCKS_EXCLUDED(generation_mu_);
+  PolicySet policies();
+  int64_t generation();
   // Policy files that failed to load in ReloadFile() (nothing changed).
   int64_t failed_reloads() const { return failed_reloads_.load(std::memory_order_relaxed); }
   // The fallbacks registered from code (SetFallback(), fallback.h).
@@ -191,7 +193,7 @@ class ClientResilienceImpl {
     std::shared_ptr<RetryBudget> throttle;
     int64_t number = 1;
   };
-  std::shared_ptr<const Generation> CurrentGeneration() ABSL_LOCKS_EXCLUDED(generation_mu_);
+  std::shared_ptr<const Generation> CurrentGeneration() { return methods_.Current(); }
   // The channel's retryThrottling bucket for `policies`; null when they
   // have none.
   static std::shared_ptr<RetryBudget> MakeRetryThrottle(const PolicySet& policies);
@@ -227,10 +229,10 @@ class ClientResilienceImpl {
 
   const Options options_;
   Clock& clock_;
+  // Makes the methods' breakers and bulkheads.
+  const LimiterFactory limiters_{clock_, options_.seed};
   // Serializes Update()s.
-  Mutex update_mu_ ABSL_ACQUIRED_BEFORE(generation_mu_);
-  Mutex generation_mu_;
-  std::shared_ptr<const Generation> generation_ ABSL_GUARDED_BY(generation_mu_);
+  Mutex update_mu_;
   std::atomic<int64_t> failed_reloads_{0};
   // ListTargetEndpoints()'s count.
   std::atomic<int> listed_endpoints_{0};
@@ -240,7 +242,8 @@ class ClientResilienceImpl {
   // Set once before any call (EnableRouting()); its endpoints' channels
   // outlive the calls, which hold them.
   std::unique_ptr<EndpointRouter> router_;
-  MethodCache<ClientMethodState> methods_;
+  // Each method's state, and the generation in force.
+  MethodRegistry<ClientMethodState, Generation> methods_;
   // With a healthCheckConfig.serviceName; before probe_sender_, whose
   // probes' answers it takes.
   std::unique_ptr<HealthNameCheck> health_name_check_;

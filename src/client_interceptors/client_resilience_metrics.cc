@@ -9,7 +9,7 @@
 
 #include "src/client_interceptors/client_resilience_impl.h"
 #include "src/client_interceptors/fallback_stage.h"
-#include "src/metrics/metric_catalog.h"
+#include "src/metrics/metric_families.h"
 
 namespace resilience {
 
@@ -29,7 +29,7 @@ struct TransitionKind {
 };
 // The outcome label of RecoveryProbe::Answer's values, in its order.
 constexpr std::array<absl::string_view, 4> kProbeOutcomes = {"serving", "not_serving",
-                                                              "unreachable", "unknown"};
+                                                             "unreachable", "unknown"};
 
 constexpr TransitionKind kTransitions[] = {
     {BreakerState::kClosed, BreakerState::kOpen, true, true},
@@ -39,7 +39,6 @@ constexpr TransitionKind kTransitions[] = {
     {BreakerState::kOpen, BreakerState::kClosed, true, false},
     {BreakerState::kClosed, BreakerState::kHalfOpen, false, false},
 };
-
 
 // Endpoints by their breaker's state: the first kEndpointLabels by name one
 // by one, the rest summed under "other" (bounded label cardinality).
@@ -67,38 +66,73 @@ void AppendEndpointStates(EndpointBreakers& breakers, PrometheusText::Family& fa
   }
 }
 
+// The method's retry and hedging samples (a unary call that may be
+// retried).
+template <typename Labels>
+void AppendRetrySamples(const ClientMethodState& s, const MetricFamilies& f, const Labels& labels) {
+  using M = MetricId;
+  const std::vector<MetricLabel> base = labels({});
+  f[M::kClientRetries].Sample(base, s.retries.load(std::memory_order_relaxed));
+  if (s.hedging_decider != nullptr) {
+    f[M::kClientHedges].Sample(base, s.hedges.load(std::memory_order_relaxed));
+  }
+  f[M::kClientRetriesRefused].Sample(labels({{"reason", "budget"}}),
+                                     s.retry_budget_exhausted.load(std::memory_order_relaxed));
+  f[M::kClientRetriesRefused].Sample(labels({{"reason", "pushback"}}),
+                                     s.pushback_stops.load(std::memory_order_relaxed));
+  f[M::kClientUnretriedCalls].Sample(base,
+                                     s.not_retried_stub_calls.load(std::memory_order_relaxed));
+}
+
+// The method's breaker: its rejections, state, drop probability and
+// transitions.
+template <typename Labels>
+void AppendBreakerSamples(const ClientMethodState& s, const MetricFamilies& f,
+                          const Labels& labels) {
+  using M = MetricId;
+  f[M::kClientLocalRejections].Sample(labels({{"cause", "breaker"}}),
+                                      s.rejected_by_breaker.load(std::memory_order_relaxed));
+  const BreakerSnapshot snapshot = s.breaker->Snapshot();
+  for (BreakerState state : kBreakerStates) {
+    f[M::kClientBreakerState].Sample(labels({{"state", BreakerStateName(state)}}),
+                                     snapshot.state == state ? 1 : 0);
+  }
+  f[M::kClientBreakerDropProbability].Sample(labels({}), snapshot.drop_probability);
+  const bool sre = s.policy->breaker.kind == BreakerKind::kSre;
+  for (const TransitionKind& t : kTransitions) {
+    const int64_t count =
+        s.breaker_transitions[static_cast<size_t>(t.from)][static_cast<size_t>(t.to)].load(
+            std::memory_order_relaxed);
+    if (count == 0 && !(sre ? t.sre : t.three_state)) continue;
+    f[M::kClientBreakerTransitions].Sample(
+        labels({{"from", BreakerStateName(t.from)}, {"to", BreakerStateName(t.to)}}), count);
+  }
+}
+
+// The answers of the method's recovery probes, by breaker (the method's,
+// the endpoints').
+template <typename Labels>
+void AppendProbeSamples(const ClientMethodState& s, PrometheusText::Family& probes,
+                        const Labels& labels) {
+  const bool probed[2] = {
+      s.recovery_probe != nullptr,
+      s.endpoint_breakers != nullptr && s.endpoint_breakers->options().recovery_probe.has_value()};
+  for (size_t breaker = 0; breaker < 2; ++breaker) {
+    if (!probed[breaker]) continue;
+    for (size_t answer = 0; answer < kProbeOutcomes.size(); ++answer) {
+      probes.Sample(labels({{"breaker", breaker == 0 ? "method" : "endpoint"},
+                            {"outcome", kProbeOutcomes[answer]}}),
+                    s.tally->health_probes[breaker][answer].load(std::memory_order_relaxed));
+    }
+  }
+}
+
 }  // namespace
 
 void ClientResilienceImpl::AppendMetrics(PrometheusText& text) {
-  // Declared first, all of them and always in this order, so that the
-  // families come out in the same order whatever is called.
-  PrometheusText::Family& calls = MetricCatalog::Declare(text, MetricId::kClientCalls);
-  PrometheusText::Family& attempts = MetricCatalog::Declare(text, MetricId::kClientAttempts);
-  PrometheusText::Family& retries = MetricCatalog::Declare(text, MetricId::kClientRetries);
-  PrometheusText::Family& hedges = MetricCatalog::Declare(text, MetricId::kClientHedges);
-  PrometheusText::Family& refused = MetricCatalog::Declare(text, MetricId::kClientRetriesRefused);
-  PrometheusText::Family& unretried = MetricCatalog::Declare(text, MetricId::kClientUnretriedCalls);
-  PrometheusText::Family& rejections =
-      MetricCatalog::Declare(text, MetricId::kClientLocalRejections);
-  PrometheusText::Family& fallbacks = MetricCatalog::Declare(text, MetricId::kClientFallbacks);
-  PrometheusText::Family& shadow = MetricCatalog::Declare(text, MetricId::kClientShadowRejections);
-  PrometheusText::Family& timeouts = MetricCatalog::Declare(text, MetricId::kClientAttemptTimeouts);
-  PrometheusText::Family& breaker_state =
-      MetricCatalog::Declare(text, MetricId::kClientBreakerState);
-  PrometheusText::Family& drop_probability =
-      MetricCatalog::Declare(text, MetricId::kClientBreakerDropProbability);
-  PrometheusText::Family& transitions =
-      MetricCatalog::Declare(text, MetricId::kClientBreakerTransitions);
-  PrometheusText::Family& waived =
-      MetricCatalog::Declare(text, MetricId::kClientBreakerRejectionsWaived);
-  PrometheusText::Family& endpoints = MetricCatalog::Declare(text, MetricId::kClientEndpointBreakers);
-  PrometheusText::Family& probes = MetricCatalog::Declare(text, MetricId::kClientHealthProbes);
-  PrometheusText::Family& duration = MetricCatalog::Declare(text, MetricId::kClientCallDuration);
-  PrometheusText::Family& generation =
-      MetricCatalog::Declare(text, MetricId::kClientPolicyGeneration);
-  PrometheusText::Family& reload_failures =
-      MetricCatalog::Declare(text, MetricId::kClientPolicyReloadFailures);
-
+  // Every family of the client's group first, in catalog order.
+  const MetricFamilies f(text, MetricGroup::kClient);
+  using M = MetricId;
   const absl::string_view channel = options_.name;
   for (const std::shared_ptr<const ClientMethodState>& s : SortedStates()) {
     const absl::string_view method = s->method;
@@ -108,69 +142,31 @@ void ClientResilienceImpl::AppendMetrics(PrometheusText& text) {
       return all;
     };
     const std::vector<MetricLabel> base = labels({});
-    if (s->metrics) s->meter.AppendCalls(calls, base);
-    attempts.Sample(base, s->attempts.load(std::memory_order_relaxed));
-    if (s->wraps_unary) {
-      retries.Sample(base, s->retries.load(std::memory_order_relaxed));
-      if (s->hedging_decider != nullptr) {
-        hedges.Sample(base, s->hedges.load(std::memory_order_relaxed));
-      }
-      refused.Sample(labels({{"reason", "budget"}}),
-                     s->retry_budget_exhausted.load(std::memory_order_relaxed));
-      refused.Sample(labels({{"reason", "pushback"}}),
-                     s->pushback_stops.load(std::memory_order_relaxed));
-      unretried.Sample(base, s->not_retried_stub_calls.load(std::memory_order_relaxed));
-    }
+    if (s->metrics) s->meter.AppendCalls(f[M::kClientCalls], base);
+    f[M::kClientAttempts].Sample(base, s->attempts.load(std::memory_order_relaxed));
+    if (s->wraps_unary) AppendRetrySamples(*s, f, labels);
     if (s->retry.per_attempt_timeout.has_value()) {
-      timeouts.Sample(base, s->attempt_timeouts.load(std::memory_order_relaxed));
+      f[M::kClientAttemptTimeouts].Sample(base,
+                                          s->attempt_timeouts.load(std::memory_order_relaxed));
     }
-    if (s->breaker != nullptr) {
-      rejections.Sample(labels({{"cause", "breaker"}}),
-                        s->rejected_by_breaker.load(std::memory_order_relaxed));
-      const BreakerSnapshot snapshot = s->breaker->Snapshot();
-      for (BreakerState state : kBreakerStates) {
-        breaker_state.Sample(labels({{"state", BreakerStateName(state)}}),
-                             snapshot.state == state ? 1 : 0);
-      }
-      drop_probability.Sample(base, snapshot.drop_probability);
-      const bool sre = s->policy->breaker.kind == BreakerKind::kSre;
-      for (const TransitionKind& t : kTransitions) {
-        const int64_t count =
-            s->breaker_transitions[static_cast<size_t>(t.from)][static_cast<size_t>(t.to)].load(
-                std::memory_order_relaxed);
-        if (count == 0 && !(sre ? t.sre : t.three_state)) continue;
-        transitions.Sample(
-            labels({{"from", BreakerStateName(t.from)}, {"to", BreakerStateName(t.to)}}), count);
-      }
-    }
-    s->tally->enforcement.AppendSamples(shadow, base, s->breaker != nullptr, s->bulkhead != nullptr);
+    if (s->breaker != nullptr) AppendBreakerSamples(*s, f, labels);
+    s->tally->enforcement.AppendSamples(f[M::kClientShadowRejections], base, s->breaker != nullptr,
+                                        s->bulkhead != nullptr);
     if (s->bulkhead != nullptr) {
-      rejections.Sample(labels({{"cause", "bulkhead"}}),
-                        s->rejected_by_bulkhead.load(std::memory_order_relaxed));
+      f[M::kClientLocalRejections].Sample(labels({{"cause", "bulkhead"}}),
+                                          s->rejected_by_bulkhead.load(std::memory_order_relaxed));
     }
-    AppendFallbackSamples(fallbacks, *s, fallbacks_, base);
+    AppendFallbackSamples(f[M::kClientFallbacks], *s, fallbacks_, base);
     if (s->endpoint_breakers != nullptr) {
-      waived.Sample(base, s->breaker_rejections_waived.load(std::memory_order_relaxed));
-      AppendEndpointStates(*s->endpoint_breakers, endpoints, labels);
+      f[M::kClientBreakerRejectionsWaived].Sample(
+          base, s->breaker_rejections_waived.load(std::memory_order_relaxed));
+      AppendEndpointStates(*s->endpoint_breakers, f[M::kClientEndpointBreakers], labels);
     }
-    if (s->probe_sender != nullptr) {
-      const bool probed[2] = {
-          s->recovery_probe != nullptr,
-          s->endpoint_breakers != nullptr &&
-              s->endpoint_breakers->options().recovery_probe.has_value()};
-      for (size_t breaker = 0; breaker < 2; ++breaker) {
-        if (!probed[breaker]) continue;
-        for (size_t answer = 0; answer < kProbeOutcomes.size(); ++answer) {
-          probes.Sample(labels({{"breaker", breaker == 0 ? "method" : "endpoint"},
-                                {"outcome", kProbeOutcomes[answer]}}),
-                        s->tally->health_probes[breaker][answer].load(std::memory_order_relaxed));
-        }
-      }
-    }
-    if (s->metrics) s->meter.AppendLatency(duration, base);
+    if (s->probe_sender != nullptr) AppendProbeSamples(*s, f[M::kClientHealthProbes], labels);
+    if (s->metrics) s->meter.AppendLatency(f[M::kClientCallDuration], base);
   }
-  generation.Sample({{"channel", channel}}, this->generation());
-  reload_failures.Sample({{"channel", channel}}, failed_reloads());
+  f[M::kClientPolicyGeneration].Sample({{"channel", channel}}, this->generation());
+  f[M::kClientPolicyReloadFailures].Sample({{"channel", channel}}, failed_reloads());
 }
 
 }  // namespace resilience

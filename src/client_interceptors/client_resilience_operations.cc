@@ -66,8 +66,7 @@ std::shared_ptr<ClientMethodState> ClientResilienceImpl::StateForOperator(
   const bool named = !match.scope.empty() && match.scope.back() != '/';
   known = named || MethodCatalog::Linked().Find(method) != nullptr;
   if (!known || match.policy == nullptr || !wanted(*match.policy)) return nullptr;
-  return methods_.FindByName(method,
-                             [this](const char* name) { return Resolve(name, *CurrentGeneration()); });
+  return methods_.FindByName(method);
 }
 
 absl::Status ClientResilienceImpl::ControlEndpointBreaker(absl::string_view method,
@@ -116,8 +115,7 @@ void ClientResilienceImpl::AppendStatus(StatusReport& report) {
   for (const std::string& method :
        PolicySetAccess::Table(generation->policies).ConfiguredMethods(MethodCatalog::Linked())) {
     if (methods_.Get(method) != nullptr) continue;
-    methods_.FindByName(method,
-                        [this](const char* name) { return Resolve(name, *CurrentGeneration()); });
+    methods_.FindByName(method);
   }
   for (const std::shared_ptr<const ClientMethodState>& s : SortedStates()) {
     ClientMethodStatus row;

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "src/metrics/metric_catalog.h"
+#include "src/metrics/metric_families.h"
 
 namespace resilience {
 
@@ -51,32 +51,22 @@ void AppendGlobalLimitMetrics(
     into.using_store = into.using_store && row.using_store;
   }
   rows = std::move(merged);
-  PrometheusText::Family& using_store =
-      MetricCatalog::Declare(text, MetricId::kGlobalLimitUsingStore);
-  PrometheusText::Family& admitted = MetricCatalog::Declare(text, MetricId::kGlobalLimitAdmitted);
-  PrometheusText::Family& leased = MetricCatalog::Declare(text, MetricId::kGlobalLimitTokensLeased);
-  PrometheusText::Family& expired =
-      MetricCatalog::Declare(text, MetricId::kGlobalLimitTokensExpired);
-  PrometheusText::Family& failures =
-      MetricCatalog::Declare(text, MetricId::kGlobalLimitLeaseFailures);
-  PrometheusText::Family& transitions =
-      MetricCatalog::Declare(text, MetricId::kGlobalLimitTransitions);
-  PrometheusText::Family& repairs =
-      MetricCatalog::Declare(text, MetricId::kGlobalLimitBucketRepairs);
+  const MetricFamilies f(text, MetricGroup::kGlobalLimits);
+  using M = MetricId;
   for (const Row& row : rows) {
     const MetricLabel key{"key", row.key};
     const GlobalRateLimiterStats& s = row.stats;
-    using_store.Sample({key}, row.using_store ? 1 : 0);
-    admitted.Sample({key, {"source", "lease"}}, s.admitted_leased);
-    admitted.Sample({key, {"source", "local_share"}}, s.admitted_local);
-    leased.Sample({key}, s.tokens_leased);
-    expired.Sample({key}, s.tokens_expired);
-    failures.Sample({key}, s.lease_failures);
-    transitions.Sample({key, {"to", "local_share"}}, s.fallbacks);
-    transitions.Sample({key, {"to", "global"}}, s.recoveries);
-    repairs.Sample({key, {"kind", "key_lost"}}, s.keys_lost);
-    repairs.Sample({key, {"kind", "bad_value"}}, s.bad_values);
-    repairs.Sample({key, {"kind", "clock_back"}}, s.clock_steps);
+    f[M::kGlobalLimitUsingStore].Sample({key}, row.using_store ? 1 : 0);
+    f[M::kGlobalLimitAdmitted].Sample({key, {"source", "lease"}}, s.admitted_leased);
+    f[M::kGlobalLimitAdmitted].Sample({key, {"source", "local_share"}}, s.admitted_local);
+    f[M::kGlobalLimitTokensLeased].Sample({key}, s.tokens_leased);
+    f[M::kGlobalLimitTokensExpired].Sample({key}, s.tokens_expired);
+    f[M::kGlobalLimitLeaseFailures].Sample({key}, s.lease_failures);
+    f[M::kGlobalLimitTransitions].Sample({key, {"to", "local_share"}}, s.fallbacks);
+    f[M::kGlobalLimitTransitions].Sample({key, {"to", "global"}}, s.recoveries);
+    f[M::kGlobalLimitBucketRepairs].Sample({key, {"kind", "key_lost"}}, s.keys_lost);
+    f[M::kGlobalLimitBucketRepairs].Sample({key, {"kind", "bad_value"}}, s.bad_values);
+    f[M::kGlobalLimitBucketRepairs].Sample({key, {"kind", "clock_back"}}, s.clock_steps);
   }
 }
 

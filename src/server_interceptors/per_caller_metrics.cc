@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "src/metrics/metric_catalog.h"
+#include "src/metrics/metric_families.h"
 
 namespace resilience {
 
@@ -12,21 +12,15 @@ void AppendPerCallerMetrics(
   if (scopes.empty()) return;
   std::sort(scopes.begin(), scopes.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
-  PrometheusText::Family& keys = MetricCatalog::Declare(text, MetricId::kServerPerCallerKeys);
-  PrometheusText::Family& evicted =
-      MetricCatalog::Declare(text, MetricId::kServerPerCallerKeysEvicted);
-  PrometheusText::Family& hashed =
-      MetricCatalog::Declare(text, MetricId::kServerPerCallerKeysHashed);
-  PrometheusText::Family& overflow =
-      MetricCatalog::Declare(text, MetricId::kServerPerCallerOverflow);
-  PrometheusText::Family& rejections =
-      MetricCatalog::Declare(text, MetricId::kServerPerCallerRejections);
+  const MetricFamilies f(text, MetricGroup::kServerPerCaller);
+  using M = MetricId;
+  PrometheusText::Family& rejections = f[M::kServerPerCallerRejections];
   for (const auto& [scope, limits] : scopes) {
     const MetricLabel label{"scope", scope};
-    keys.Sample({label}, limits->keys_tracked());
-    evicted.Sample({label}, limits->evicted());
-    hashed.Sample({label}, limits->hashed());
-    overflow.Sample({label}, limits->overflowed());
+    f[M::kServerPerCallerKeys].Sample({label}, limits->keys_tracked());
+    f[M::kServerPerCallerKeysEvicted].Sample({label}, limits->evicted());
+    f[M::kServerPerCallerKeysHashed].Sample({label}, limits->hashed());
+    f[M::kServerPerCallerOverflow].Sample({label}, limits->overflowed());
     rejections.Sample({label, {"cause", "concurrency"}}, limits->rejected_concurrency());
     rejections.Sample({label, {"cause", "rate"}}, limits->rejected_rate());
     if (limits->fleet_queue() != nullptr) {

@@ -139,7 +139,7 @@ absl::Status ServerResilienceImpl::SetEnforcement(absl::string_view method, Enfo
   }
   // Not while an Update() moves the scopes to new policies.
   MutexLock serial(&update_mu_);
-  const std::shared_ptr<const Generation> generation = CurrentGeneration();
+  const std::shared_ptr<const Generation> generation = methods_.Current();
   const PolicyTable& table = PolicySetAccess::Table(generation->policies);
   const PolicyTable::Match match =
       absl::StartsWith(method, "/") ? table.Find(method) : FindScope(table, method);

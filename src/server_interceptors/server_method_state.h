@@ -22,6 +22,7 @@
 #include "src/core/counter_list.h"
 #include "src/core/random_source.h"
 #include "src/core/serial_executor.h"
+#include "src/engine/scope_limiters.h"
 #include "src/global_limits/global_rate_limit.h"
 #include "src/limits/call_duration_estimate.h"
 #include "src/limits/concurrency_limiter.h"
@@ -76,24 +77,13 @@ namespace resilience {
   X(shadow_per_caller)                                                              \
   X(shadow_global)
 
-// The limits of one scope: a method, a whole service, or the default.
-struct ScopeLimits {
+// The limits of one scope: a method, a whole service, or the default. Its
+// limiters (ScopeLimiters, made by LimiterFactory) are shared with the
+// scope's next ScopeLimits when a policy update leaves them meaningful
+// (ServerResilienceImpl::LimitsFor()); the rest is the server's.
+struct ScopeLimits : ScopeLimiters {
   std::string scope;
-  // Fixed (maxConcurrency) or adaptive (throttle.adaptive); null: no limit.
-  // Shared with the scope's next ScopeLimits when a policy update leaves
-  // them meaningful (ServerResilienceImpl::LimitsFor()): calls in flight
-  // release their slot into the limiter they took it from.
-  std::shared_ptr<ConcurrencyLimiter> concurrency;
-  bool adaptive = false;  // `concurrency` moves on its own
-  std::shared_ptr<TokenBucket> rate;                     // null: no limit
-  std::shared_ptr<GlobalRateLimit> global;               // null: no fleet-wide limit
-  // throttle.perCaller: a bucket per caller key; null: none. Shared with
-  // the scope's next ScopeLimits when an update leaves its settings as they
-  // were (its keys keep their calls in flight and their tokens).
-  std::shared_ptr<PerCallerLimits> per_caller;
-  // The request header holding the caller key; empty: the peer's identity.
-  std::string caller_header;
-  // How each limit above sheds the less critical calls first.
+  // How each of the limiters sheds the less critical calls first.
   CriticalityShares shares;
   // throttle.retryShedding: the shares retried attempts are judged by, and
   // whether rejections say "do not retry"; off by default.
@@ -106,9 +96,6 @@ struct ScopeLimits {
   // The throttle's settings these were made for
   // (MethodPolicy::CanonicalForms::throttle).
   std::string form;
-  // Why the limits could not be built (then every call is rejected); empty
-  // when they could.
-  std::string unusable;
   // For ResilienceEvents: rejecting, and not yet kThrottleQuietPeriod
   // without a rejection since. The times are the clock's, in nanoseconds
   // since the epoch; `episode_rejections` counts since the episode began.

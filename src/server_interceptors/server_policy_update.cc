@@ -3,10 +3,8 @@
 // (server_resilience_impl.h). What a method keeps of its state across an
 // update: docs/operations.md, "Reloading policies".
 
-#include <set>
 #include <utility>
 
-#include "src/policy/policy_diff.h"
 #include "src/server_interceptors/server_resilience_impl.h"
 
 namespace resilience {
@@ -30,14 +28,9 @@ thread_local CallLookup kept_lookup;
 
 }  // namespace
 
-std::shared_ptr<const ServerResilienceImpl::Generation> ServerResilienceImpl::CurrentGeneration() {
-  MutexLock lock(&generation_mu_);
-  return generation_;
-}
+PolicySet ServerResilienceImpl::policies() { return methods_.Current()->policies; }
 
-PolicySet ServerResilienceImpl::policies() { return CurrentGeneration()->policies; }
-
-int64_t ServerResilienceImpl::generation() { return CurrentGeneration()->number; }
+int64_t ServerResilienceImpl::generation() { return methods_.Current()->number; }
 
 void ServerResilienceImpl::SetAnyPolicies(const PolicySet& policies) {
   bool throttle = false;
@@ -68,55 +61,72 @@ void ServerResilienceImpl::ForgetKeptLookup() { kept_lookup = CallLookup{}; }
 std::shared_ptr<ScopeLimits> ServerResilienceImpl::LimitsFor(absl::string_view scope,
                                                              const ThrottleSettings& settings,
                                                              const std::string& form) {
-  std::shared_ptr<ScopeLimits>& limits = scopes_[scope];
-  if (limits != nullptr && limits->form == form) return limits;
-  limits = MakeLimits(scope, settings, limits.get());
+  std::shared_ptr<ScopeLimits>& current = scopes_[scope];
+  if (current != nullptr && current->form == form) return current;
+  const ScopeLimits* const previous = current.get();
+  auto limits = std::make_shared<ScopeLimits>();
+  // Its limiters, sharing those of `previous` that stay meaningful.
+  static_cast<ScopeLimiters&>(*limits) = limiters_.ForScope(scope, settings, previous);
+  limits->scope = std::string(scope);
+  limits->min_pushback = settings.min_pushback;
+  limits->max_pushback = settings.max_pushback;
+  limits->shares = settings.criticality_shares;
+  if (settings.retry_shedding.has_value()) {
+    limits->retry_shedding = RetryShedding(settings.criticality_shares, *settings.retry_shedding);
+  }
+  limits->load_report = settings.load_report;
+  if (listener_ != nullptr) {
+    // Shadow decisions go to the listener, on its thread, instead of stderr
+    // (the listener outlives the executor, as for throttle events).
+    limits->shadow_log.SetSink([listener = listener_.get(),
+                                events = events_.get()](const ShadowLog::Report& r) {
+      ShadowDecisionEvent event;
+      event.component = "server";
+      event.method = std::string(r.method);
+      event.policy = r.policy;
+      event.would_have_rejected = r.counted;
+      event.total = r.total;
+      event.since = r.since;
+      event.at = r.at;
+      event.last_reason = std::string(r.cause);
+      events->Post([listener, event = std::move(event)] { listener->OnShadowDecisions(event); });
+    });
+  }
+  // A rebuilt scope keeps its modes (ApplyEnforcement() then sets those the
+  // update changed); a new one starts with the file's.
+  limits->enforcement.SetAll(previous != nullptr ? previous->enforcement.Load()
+                                                 : ScopeEnforcement::Of(settings));
+  if (settings.cpu_threshold.has_value()) {
+    limits->cpu_threshold = settings.cpu_threshold;
+    limits->cpu_meter = &cpu_meter_;
+  }
   limits->form = form;
+  current = limits;
   return limits;
 }
 
 absl::StatusOr<PolicyUpdate> ServerResilienceImpl::Update(const PolicySet& policies,
                                                           absl::string_view source) {
   MutexLock serial(&update_mu_);
-  const std::shared_ptr<const Generation> old = CurrentGeneration();
-  const PolicyTable& before = PolicySetAccess::Table(old->policies);
   const PolicyTable& after = PolicySetAccess::Table(policies);
   auto next = std::make_shared<Generation>();
   next->policies = policies;
-  next->number = old->number + 1;
   SetAnyPolicies(policies);
-  // From now on, a method resolved for the first time gets the new
-  // policies; Replace() then moves every method resolved before.
-  {
-    MutexLock lock(&generation_mu_);
-    generation_ = next;
-  }
-  std::set<std::string> names;
-  methods_.Replace([&](const std::string& name, std::shared_ptr<ServerMethodState> current)
-                       -> std::shared_ptr<ServerMethodState> {
-    names.insert(name);
-    if (current == nullptr) return Resolve(name.c_str(), *next).state;
-    // Resolved since the swap above: already the new policies'.
-    if (&PolicySetAccess::Table(current->policies) == &after) return current;
+  // What a method keeps: its state whole for the same policy of the same
+  // scope (a throttle's limits are the scope's).
+  const auto keep = [&](const std::string& name, const ServerMethodState& current,
+                        const Generation&) {
     const MethodPolicy* const policy = ServerPolicy(after, name);
     const std::string form = policy == nullptr ? "" : policy->canonical.server;
-    // The same policy for the same scope (a throttle's limits are the
-    // scope's): the same object, every part kept.
-    const bool same_scope = policy == nullptr || !policy->throttle ||
-                            (current->limits != nullptr &&
-                             current->limits->scope == after.Find(name).scope);
-    if (form == current->form && same_scope) return current;
-    return Resolve(name.c_str(), *next, current.get()).state;
-  });
-  ApplyEnforcement(before, after);
-  PolicyDiff diff = PolicyDiff::Of(before, after, std::move(names), ServerPolicy,
-                                   &MethodPolicy::CanonicalForms::server);
-  PolicyUpdate update;
-  update.generation = next->number;
-  update.changed = std::move(diff.changed);
-  update.added = std::move(diff.added);
-  update.removed = std::move(diff.removed);
-  update.unchanged = diff.unchanged;
+    const bool same_scope =
+        policy == nullptr || !policy->throttle ||
+        (current.limits != nullptr && current.limits->scope == after.Find(name).scope);
+    return form == current.form && same_scope;
+  };
+  MethodRegistry<ServerMethodState, Generation>::Swap swap =
+      methods_.Update(next, keep, ServerPolicy, &MethodPolicy::CanonicalForms::server);
+  ApplyEnforcement(PolicySetAccess::Table(swap.before->policies), after);
+  PolicyUpdate update = decltype(methods_)::UpdateOf<PolicyUpdate>(std::move(swap));
   if (fleet_limits_ == nullptr) {
     for (const MethodPolicy& policy : after.policies()) {
       if (!policy.throttle) continue;

@@ -33,18 +33,36 @@ ServerResilienceImpl::ServerResilienceImpl(PolicySet policies, Clock& clock,
       listener_(std::move(events)),
       events_(listener_ == nullptr ? nullptr : std::make_unique<SerialExecutor>()),
       metrics_(metrics),
-      not_serving_grace_(not_serving_grace) {
+      not_serving_grace_(not_serving_grace),
+      methods_(std::make_shared<Generation>(Generation{std::move(policies)}),
+               [this](const char* method, const Generation& generation,
+                      const ServerMethodState* previous) {
+                 return Resolve(method, generation, previous);
+               }) {
   unknown_->method = std::string(kUnknownMethod);
   unknown_->metrics = metrics_;
   unknown_->clock = &clock_;
-  SetAnyPolicies(policies);
-  auto first = std::make_shared<Generation>();
-  first->policies = std::move(policies);
-  MutexLock lock(&generation_mu_);
-  generation_ = std::move(first);
+  SetAnyPolicies(methods_.Current()->policies);
 }
 
 namespace {
+
+// The rejection messages of `method` under `limits`, judged by `shares`
+// (`retried`: a retried attempt's, under throttle.retryShedding).
+RejectionMessages MessagesFor(const std::string& method, const ScopeLimits& limits,
+                              const CriticalityShares& shares, bool retried) {
+  return RejectionMessages(
+      method, shares,
+      limits.rate != nullptr ? std::optional<double>(limits.rate->rate_per_second())
+                             : std::nullopt,
+      limits.global != nullptr
+          ? std::optional<double>(limits.global->limiter().options().rate_per_second)
+          : std::nullopt,
+      limits.concurrency != nullptr && !limits.adaptive
+          ? std::optional<int64_t>(limits.concurrency->limit())
+          : std::nullopt,
+      limits.unusable, retried);
+}
 
 // Drain() and DrainAndShutdown() wait for real calls and real connections,
 // against a wall-clock deadline that gRPC's Shutdown() shares: the real
@@ -132,116 +150,8 @@ void ServerResilienceImpl::DrainAndShutdown(grpc::Server& server, absl::Time dea
   release.join();
 }
 
-std::shared_ptr<ScopeLimits> ServerResilienceImpl::MakeLimits(absl::string_view scope,
-                                                              const ThrottleSettings& settings,
-                                                              const ScopeLimits* previous) {
-  auto limits = std::make_shared<ScopeLimits>();
-  limits->scope = std::string(scope);
-  limits->min_pushback = settings.min_pushback;
-  limits->max_pushback = settings.max_pushback;
-  limits->adaptive = settings.adaptive.has_value();
-  limits->shares = settings.criticality_shares;
-  if (settings.retry_shedding.has_value()) {
-    limits->retry_shedding = RetryShedding(settings.criticality_shares, *settings.retry_shedding);
-  }
-  limits->load_report = settings.load_report;
-  if (listener_ != nullptr) {
-    // Shadow decisions go to the listener, on its thread, instead of stderr
-    // (the listener outlives the executor, as for throttle events).
-    limits->shadow_log.SetSink([listener = listener_.get(),
-                                events = events_.get()](const ShadowLog::Report& r) {
-      ShadowDecisionEvent event;
-      event.component = "server";
-      event.method = std::string(r.method);
-      event.policy = r.policy;
-      event.would_have_rejected = r.counted;
-      event.total = r.total;
-      event.since = r.since;
-      event.at = r.at;
-      event.last_reason = std::string(r.cause);
-      events->Post([listener, event = std::move(event)] { listener->OnShadowDecisions(event); });
-    });
-  }
-  // A rebuilt scope keeps its modes (ApplyEnforcement() then sets those the
-  // update changed); a new one starts with the file's.
-  limits->enforcement.SetAll(previous != nullptr ? previous->enforcement.Load()
-                                                 : ScopeEnforcement::Of(settings));
-  if (settings.cpu_threshold.has_value()) {
-    limits->cpu_threshold = settings.cpu_threshold;
-    limits->cpu_meter = &cpu_meter_;
-  }
-  // A fixed limit that stays fixed keeps its limiter, resized: the calls in
-  // flight hold their slots in it and release them there.
-  if (previous != nullptr && previous->concurrency != nullptr && !previous->adaptive &&
-      !limits->adaptive && settings.max_concurrency > 0 &&
-      previous->concurrency->Resize(settings.max_concurrency)) {
-    limits->concurrency = previous->concurrency;
-  } else {
-    limits->concurrency = CreateConcurrencyLimiter(settings, clock_);
-  }
-  if (settings.rate_per_second > 0 && previous != nullptr && previous->rate != nullptr &&
-      previous->rate->rate_per_second() == settings.rate_per_second &&
-      previous->rate->burst() == settings.burst) {
-    limits->rate = previous->rate;  // the same rate keeps its tokens
-  } else if (settings.rate_per_second > 0) {
-    // The policy loader checks rate and burst with the bucket's own rules,
-    // so this cannot fail for a loaded policy; if it did, the scope would
-    // admit nothing and say why rather than crash or admit everything.
-    absl::StatusOr<std::unique_ptr<TokenBucket>> bucket =
-        TokenBucket::Create(settings.rate_per_second, settings.burst, clock_);
-    if (bucket.ok()) {
-      limits->rate = *std::move(bucket);
-    } else {
-      limits->unusable = std::string(bucket.status().message());
-    }
-  }
-  if (settings.per_caller && limits->unusable.empty()) {
-    limits->caller_header = settings.per_caller->header;
-    const PerCallerLimits::Options& o = settings.per_caller->limits;
-    const PerCallerLimits* kept = previous != nullptr ? previous->per_caller.get() : nullptr;
-    // A fleet-wide limit per key is made anew with any change of the
-    // throttle (its keys start again at their local share).
-    if (kept != nullptr && previous->caller_header == limits->caller_header &&
-        !o.fleet && !kept->options().fleet &&
-        kept->options().max_concurrency == o.max_concurrency &&
-        kept->options().rate_per_second == o.rate_per_second &&
-        kept->options().burst == o.burst && kept->options().max_keys == o.max_keys) {
-      limits->per_caller = previous->per_caller;  // the same keys, slots and tokens
-    } else if (settings.per_caller->global && fleet_limits_ == nullptr) {
-      limits->unusable = FleetLimitBackend::MissingMessage(settings.per_caller->global->path);
-    } else {
-      absl::StatusOr<std::unique_ptr<PerCallerLimits>> per_caller =
-          settings.per_caller->global
-              ? PerCallerFleetLimits(*settings.per_caller, scope, clock_, *fleet_limits_)
-              // As the bucket above: cannot fail for a loaded policy.
-              : PerCallerLimits::Create(o, clock_);
-      if (per_caller.ok()) {
-        limits->per_caller = *std::move(per_caller);
-      } else {
-        limits->unusable = std::string(per_caller.status().message());
-      }
-    }
-  }
-  if (settings.global && limits->unusable.empty() && fleet_limits_ == nullptr) {
-    // A limit that cannot be enforced admits nothing and says why, as an
-    // unusable bucket does (AddServerInterceptors() warned at start).
-    limits->unusable = FleetLimitBackend::MissingMessage(settings.global->path);
-  } else if (settings.global && limits->unusable.empty()) {
-    // Starts the store client's thread; never waits on the store.
-    absl::StatusOr<std::unique_ptr<GlobalRateLimit>> global =
-        GlobalRateLimit::Create(*settings.global, scope, clock_, *fleet_limits_);
-    if (global.ok()) {
-      limits->global = *std::move(global);
-    } else {
-      limits->unusable = std::string(global.status().message());
-    }
-  }
-  return limits;
-}
-
 std::shared_ptr<ServerMethodState> ServerResilienceImpl::ForMethod(const char* method) {
-  std::shared_ptr<ServerMethodState> state = methods_.Find(
-      method, [this](const char* name) { return Resolve(name, *CurrentGeneration()); });
+  std::shared_ptr<ServerMethodState> state = methods_.Find(method);
   // Names no one vouches for (and any past MethodCache's bound) are counted
   // together.
   if (state == nullptr && metrics_) return unknown_;
@@ -298,23 +208,11 @@ MethodCache<ServerMethodState>::Resolution ServerResilienceImpl::Resolve(
       state->deadline_admission =
           same ? previous->deadline_admission : std::make_shared<DeadlineAdmission>(*deadline);
     }
-    ScopeLimits& limits = *state->limits;
-    const auto messages = [&](const CriticalityShares& shares, bool retried) {
-      return RejectionMessages(
-          state->method, shares,
-          limits.rate != nullptr ? std::optional<double>(limits.rate->rate_per_second())
-                                 : std::nullopt,
-          limits.global != nullptr
-              ? std::optional<double>(limits.global->limiter().options().rate_per_second)
-              : std::nullopt,
-          limits.concurrency != nullptr && !limits.adaptive
-              ? std::optional<int64_t>(limits.concurrency->limit())
-              : std::nullopt,
-          limits.unusable, retried);
-    };
-    state->rejections = messages(limits.shares, false);
+    const ScopeLimits& limits = *state->limits;
+    state->rejections = MessagesFor(state->method, limits, limits.shares, false);
     if (limits.retry_shedding.sheds_retries()) {
-      state->retry_rejections = messages(limits.retry_shedding.retry_shares(), true);
+      state->retry_rejections =
+          MessagesFor(state->method, limits, limits.retry_shedding.retry_shares(), true);
     }
   }
   return {std::move(state), named};

@@ -42,6 +42,8 @@
 #include "src/global_limits/fleet_limit_backend.h"
 #include "src/global_limits/global_rate_limit.h"
 #include "src/core/method_cache.h"
+#include "src/engine/limiter_factory.h"
+#include "src/engine/method_registry.h"
 #include "grpc_resilience/policy_update.h"
 #include "grpc_resilience/events.h"
 #include "src/core/counter_list.h"
@@ -161,14 +163,14 @@ class ServerResilienceImpl {
 
   // The policies in force and their generation (1: the ones given at
   // construction; each successful Update() adds one).
-  PolicySet policies() ABSL_LOCKS_EXCLUDED(generation_mu_);
-  int64_t generation() ABSL_LOCKS_EXCLUDED(generation_mu_);
+  PolicySet policies();
+  int64_t generation();
   // Update() / ReloadFile(): see ServerResilience (server_policy_update.cc).
   absl::StatusOr<PolicyUpdate> Update(const PolicySet& policies, absl::string_view source = "")
-      ABSL_LOCKS_EXCLUDED(update_mu_, generation_mu_, mu_);
+      ABSL_LOCKS_EXCLUDED(update_mu_, mu_);
   absl::StatusOr<PolicyUpdate> ReloadFile(const std::string& path,
                                           const PolicySet::LoadOptions& options)
-      ABSL_LOCKS_EXCLUDED(update_mu_, generation_mu_, mu_);
+      ABSL_LOCKS_EXCLUDED(update_mu_, mu_);
   // SetEnforcement(): see ServerResilience (server_enforcement.cc).
   absl::Status SetEnforcement(absl::string_view method, EnforcedPolicy policy,
                               EnforcementMode mode, absl::string_view origin)
@@ -307,13 +309,13 @@ class ServerResilienceImpl {
     PolicySet policies;
     int64_t number = 1;
   };
-  std::shared_ptr<const Generation> CurrentGeneration() ABSL_LOCKS_EXCLUDED(generation_mu_);
   void SetAnyPolicies(const PolicySet& policies);
 
   // The limits of `scope` for `settings` (whose canonical form is `form`):
-  // the scope's current ones when made for the same form; else new ones
-  // that take over what stays meaningful from the current (a fixed limit's
-  // limiter, resized, with its calls in flight; an unchanged rate's bucket).
+  // the scope's current ones when made for the same form; else new ones:
+  // the limiters from limiters_ (LimiterFactory::ForScope(), keeping those
+  // of the current that stay meaningful), the rest from the settings and
+  // the server (modes, CPU meter, where shadow decisions go).
   std::shared_ptr<ScopeLimits> LimitsFor(absl::string_view scope, const ThrottleSettings& settings,
                                          const std::string& form)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -330,10 +332,6 @@ class ServerResilienceImpl {
                            ServerMethodStatus& row);
   // "throttle: shadow, cpu: off": the policies `modes` do not enforce.
   static std::string EnforcementText(const EnforcementModes& modes);
-  std::shared_ptr<ScopeLimits> MakeLimits(absl::string_view scope,
-                                          const ThrottleSettings& settings,
-                                          const ScopeLimits* previous)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The state of `method` under `generation`; `previous` (may be null): the
   // method's state so far, whose counters the new one continues.
   MethodCache<ServerMethodState>::Resolution Resolve(const char* method,
@@ -345,11 +343,11 @@ class ServerResilienceImpl {
   // The process's CPU utilisation, for every scope with throttle.cpu.
   CpuUtilisationMeter cpu_meter_{clock_, ProcessCpuTimeSource::Get()};
   // Serializes Update()s.
-  Mutex update_mu_ ABSL_ACQUIRED_BEFORE(generation_mu_);
-  Mutex generation_mu_;
-  std::shared_ptr<const Generation> generation_ ABSL_GUARDED_BY(generation_mu_);
+  Mutex update_mu_;
   std::atomic<int64_t> failed_reloads_{0};
   const std::shared_ptr<const FleetLimitBackend> fleet_limits_;  // null: none
+  // Makes the scopes' limiters (LimitsFor()).
+  const LimiterFactory limiters_{clock_, /*seed=*/0, fleet_limits_};
   // Both null without a listener; events_ (declared after listener_) runs
   // the deliveries still queued when it is destroyed.
   const std::shared_ptr<ResilienceEvents> listener_;
@@ -359,7 +357,8 @@ class ServerResilienceImpl {
   const bool metrics_;
   bool decide_on_arrival_ = false;
   const absl::Duration not_serving_grace_;
-  MethodCache<ServerMethodState> methods_;
+  // Each method's state, and the generation in force.
+  MethodRegistry<ServerMethodState, Generation> methods_;
   // The calls of the names counted under kUnknownMethod.
   const std::shared_ptr<ServerMethodState> unknown_ = std::make_shared<ServerMethodState>();
   Mutex mu_;

@@ -57,7 +57,7 @@ void ServerResilienceImpl::AppendStatus(StatusReport& report, absl::string_view 
   // The methods the policies name, not called yet: listed from the start
   // with the limits their first call will meet (the scope's limiter when
   // another method of the scope made it).
-  const std::shared_ptr<const Generation> generation = CurrentGeneration();
+  const std::shared_ptr<const Generation> generation = methods_.Current();
   const PolicyTable& table = PolicySetAccess::Table(generation->policies);
   for (const std::string& method : table.ConfiguredMethods(MethodCatalog::Linked())) {
     if (listed.contains(method)) continue;

@@ -25,7 +25,7 @@ namespace resilience {
 // the previous report. The default sink writes Text() to stderr
 // ("grpc_resilience: " in front); a server with a ResilienceEvents listener
 // sets one that posts a ShadowDecisionEvent (ServerResilienceImpl::
-// MakeLimits()). Thread-safe, lock-free: a call that does not report is
+// LimitsFor()). Thread-safe, lock-free: a call that does not report is
 // three atomic operations.
 class ShadowLog {
  public:
