@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "google/protobuf/descriptor.h"
@@ -15,45 +16,46 @@ namespace resilience {
 
 using internal::JsonNumber;
 using internal::Printable;
+using Kind = JsonValue::Kind;
 
-absl::Status ShapeChecker::Check(const google::protobuf::Value& root) {
-  if (root.kind_case() != google::protobuf::Value::kStructValue) {
+absl::Status ShapeChecker::Check(const JsonValue& root) {
+  if (root.kind != Kind::kObject) {
     return Mismatch("", "an object such as {\"methodConfig\": [...]}", root);
   }
-  return Object(root.struct_value(), *v1::PolicyFile::descriptor(), "");
+  return Object(root, *v1::PolicyFile::descriptor(), "");
 }
 
-absl::Status ShapeChecker::Object(const google::protobuf::Struct& object,
-                                  const google::protobuf::Descriptor& type, const std::string& path) {
+absl::Status ShapeChecker::Object(const Value& object, const google::protobuf::Descriptor& type,
+                                  const std::string& path) {
   for (int i = 0; i < type.field_count(); ++i) {
     const FieldDescriptor& field = *type.field(i);
-    const auto json = object.fields().find(field.json_name());
-    const auto proto = field.name() == field.json_name() ? object.fields().end()
-                                                         : object.fields().find(field.name());
-    if (json != object.fields().end() && proto != object.fields().end()) {
+    const Value* json = object.Find(field.json_name());
+    const Value* proto = field.name() == field.json_name() ? nullptr : object.Find(field.name());
+    if (json != nullptr && proto != nullptr) {
       return absl::InvalidArgumentError(absl::StrCat(
           "policy JSON: ", path, path.empty() ? "" : ": ", "\"", field.json_name(),
           "\" and \"", field.name(), "\" are the same field; write it once, as \"",
           field.json_name(), "\""));
     }
-    const auto it = json != object.fields().end() ? json : proto;
-    if (it == object.fields().end()) continue;
-    const std::string field_path = absl::StrCat(path, path.empty() ? "" : ".", it->first);
-    const Value& value = it->second;
-    if (value.kind_case() == Value::kNullValue) continue;  // as if left out
-    if (!field.is_repeated()) {
-      if (absl::Status s = One(value, field, field_path); !s.ok()) return s;
-      continue;
-    }
-    if (value.kind_case() != Value::kListValue) return Mismatch(field_path, "an array", value);
-    for (int k = 0; k < value.list_value().values_size(); ++k) {
-      const std::string element_path = absl::StrCat(field_path, "[", k, "]");
-      const Value& element = value.list_value().values(k);
-      if (element.kind_case() == Value::kNullValue) {
-        return Mismatch(element_path, Expected(field), element);
-      }
-      if (absl::Status s = One(element, field, element_path); !s.ok()) return s;
-    }
+    const Value* value = json != nullptr ? json : proto;
+    if (value == nullptr || value->kind == Kind::kNull) continue;  // null: as if left out
+    const std::string field_path = absl::StrCat(path, path.empty() ? "" : ".",
+                                                json != nullptr ? field.json_name() : field.name());
+    absl::Status s = field.is_repeated() ? Repeated(*value, field, field_path)
+                                         : One(*value, field, field_path);
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ShapeChecker::Repeated(const Value& value, const FieldDescriptor& field,
+                                    const std::string& path) {
+  if (value.kind != Kind::kArray) return Mismatch(path, "an array", value);
+  for (size_t k = 0; k < value.elements.size(); ++k) {
+    const std::string element_path = absl::StrCat(path, "[", k, "]");
+    const Value& element = value.elements[k];
+    if (element.kind == Kind::kNull) return Mismatch(element_path, Expected(field), element);
+    if (absl::Status s = One(element, field, element_path); !s.ok()) return s;
   }
   return absl::OkStatus();
 }
@@ -78,49 +80,45 @@ std::string ShapeChecker::Expected(const FieldDescriptor& field) {
 
 absl::Status ShapeChecker::One(const Value& value, const FieldDescriptor& field,
                                const std::string& path) {
-  const Value::KindCase kind = value.kind_case();
+  bool ok = false;
   switch (field.type()) {
     case FieldDescriptor::TYPE_MESSAGE: {
       const google::protobuf::Descriptor* type = field.message_type();
       if (type == google::protobuf::Duration::descriptor()) {
-        if (kind != Value::kStringValue || !DurationText(value.string_value())) {
-          return Mismatch(path, Expected(field), value);
-        }
-        return absl::OkStatus();
+        ok = value.kind == Kind::kString && DurationText(value.text);
+      } else if (value.kind == Kind::kObject) {
+        if (type == google::protobuf::Struct::descriptor()) return absl::OkStatus();  // free-form
+        return Object(value, *type, path);
       }
-      if (kind != Value::kStructValue) return Mismatch(path, Expected(field), value);
-      if (type == google::protobuf::Struct::descriptor()) return absl::OkStatus();  // free-form
-      return Object(value.struct_value(), *type, path);
+      break;
     }
     case FieldDescriptor::TYPE_STRING:
     case FieldDescriptor::TYPE_BYTES:
-      if (kind != Value::kStringValue) return Mismatch(path, Expected(field), value);
-      return absl::OkStatus();
+      ok = value.kind == Kind::kString;
+      break;
     case FieldDescriptor::TYPE_BOOL:
-      if (kind != Value::kBoolValue) return Mismatch(path, Expected(field), value);
-      return absl::OkStatus();
+      ok = value.kind == Kind::kBool;
+      break;
     case FieldDescriptor::TYPE_ENUM:
-      if (kind != Value::kStringValue && kind != Value::kNumberValue) {
-        return Mismatch(path, Expected(field), value);
-      }
-      return absl::OkStatus();
-    default: {  // numbers
-      if (kind == Value::kNumberValue) return absl::OkStatus();
-      // proto3 JSON also takes a number as a string, and "NaN",
-      // "Infinity", "-Infinity" for floating point; protobuf checks the
-      // range. Anything else (protobuf reads "0x1" as 1) is refused.
-      const bool floating = field.cpp_type() == FieldDescriptor::CPPTYPE_DOUBLE ||
-                            field.cpp_type() == FieldDescriptor::CPPTYPE_FLOAT;
-      if (kind == Value::kStringValue) {
-        const std::string& text = value.string_value();
-        if (JsonNumber(text, nullptr) ||
-            (floating && (text == "NaN" || text == "Infinity" || text == "-Infinity"))) {
-          return absl::OkStatus();
-        }
-      }
-      return Mismatch(path, Expected(field), value);
-    }
+      ok = value.kind == Kind::kString || value.kind == Kind::kNumber;
+      break;
+    default:
+      ok = NumberLike(value, field);
   }
+  return ok ? absl::OkStatus() : Mismatch(path, Expected(field), value);
+}
+
+bool ShapeChecker::NumberLike(const Value& value, const FieldDescriptor& field) {
+  if (value.kind == Kind::kNumber) return true;
+  // proto3 JSON also takes a number as a string, and "NaN", "Infinity",
+  // "-Infinity" for floating point; protobuf checks the range. Anything
+  // else (protobuf reads "0x1" as 1) is refused.
+  const bool floating = field.cpp_type() == FieldDescriptor::CPPTYPE_DOUBLE ||
+                        field.cpp_type() == FieldDescriptor::CPPTYPE_FLOAT;
+  const std::string& text = value.text;
+  return value.kind == Kind::kString &&
+         (JsonNumber(text, nullptr) ||
+          (floating && (text == "NaN" || text == "Infinity" || text == "-Infinity")));
 }
 
 bool ShapeChecker::DurationText(absl::string_view text) {
@@ -138,22 +136,24 @@ bool ShapeChecker::DurationText(absl::string_view text) {
 }
 
 std::string ShapeChecker::Describe(const Value& value) {
-  switch (value.kind_case()) {
-    case Value::kNullValue:
+  switch (value.kind) {
+    case Kind::kNull:
       return "null";
-    case Value::kBoolValue:
-      return value.bool_value() ? "true" : "false";
-    case Value::kNumberValue:
-      return absl::StrCat(value.number_value());
-    case Value::kStringValue:
-      return absl::StrCat("\"", Printable(value.string_value(), 64), "\"");
-    case Value::kStructValue:
+    case Kind::kBool:
+      return value.text;
+    case Kind::kNumber: {
+      double number = 0;
+      if (!absl::SimpleAtod(value.text, &number)) return value.text;
+      return absl::StrCat(number);
+    }
+    case Kind::kString:
+      return absl::StrCat("\"", Printable(value.text, 64), "\"");
+    case Kind::kObject:
       return "an object";
-    case Value::kListValue:
+    case Kind::kArray:
       return "an array";
-    default:
-      return "nothing";
   }
+  return "nothing";
 }
 
 absl::Status ShapeChecker::Mismatch(const std::string& path, absl::string_view expected,

@@ -11,18 +11,18 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 
+#include "src/policy/json_value.h"
+
 namespace google::protobuf {
 class Descriptor;
 class FieldDescriptor;
-class Struct;
-class Value;
 }  // namespace google::protobuf
 
 namespace resilience {
 
 // ShapeChecker
 //
-// Walks the JSON (parsed into a google::protobuf::Value) against the
+// Walks the JSON (the JsonScanner's tree) against the
 // PolicyFile schema (proto/resilience/v1/policy.proto) and refuses a value
 // of the wrong kind where protobuf's parser would quietly reinterpret it: a
 // single value or nested arrays where an array belongs (it flattens them),
@@ -33,9 +33,6 @@ namespace resilience {
 // schema order, so the first mismatch reported does not depend on hashing.
 // Keys the schema does not know are left to protobuf's parser. Recursion is
 // bounded by the schema's depth.
-//
-// Walks google.protobuf.Struct maps: the file that defines it is compiled
-// without ThreadSanitizer (src/policy/CMakeLists.txt says why).
 //
 // Example:
 //   if (absl::Status s = ShapeChecker::Check(value); !s.ok()) return s;
@@ -50,15 +47,19 @@ class ShapeChecker {
   // OK when every value of `root` has the kind its field wants; otherwise
   // InvalidArgument "policy JSON: <path>: expected <kind>, got <value>"
   // (the value made printable and cut short), the first in schema order.
-  static absl::Status Check(const google::protobuf::Value& root);
+  static absl::Status Check(const JsonValue& root);
 
  private:
   using FieldDescriptor = google::protobuf::FieldDescriptor;
-  using Value = google::protobuf::Value;
+  using Value = JsonValue;
 
   // The fields of `type` in `object`, at `path`.
-  static absl::Status Object(const google::protobuf::Struct& object,
-                             const google::protobuf::Descriptor& type, const std::string& path);
+  static absl::Status Object(const Value& object, const google::protobuf::Descriptor& type,
+                             const std::string& path);
+
+  // A repeated field's value: an array of values of its kind, none null.
+  static absl::Status Repeated(const Value& value, const FieldDescriptor& field,
+                               const std::string& path);
 
   // What a single value of `field` must look like.
   static std::string Expected(const FieldDescriptor& field);
@@ -66,6 +67,8 @@ class ShapeChecker {
   // One value of `field` (an element, if repeated), not null.
   static absl::Status One(const Value& value, const FieldDescriptor& field,
                           const std::string& path);
+  // A number field's value: a number, or a string protobuf reads as one.
+  static bool NumberLike(const Value& value, const FieldDescriptor& field);
 
   // -?[0-9]+(\.[0-9]{1,9})?s: the duration form protobuf writes; its parser
   // also reads " 1s", "+1s" and "1.s". Range is checked later.

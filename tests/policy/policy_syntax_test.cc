@@ -310,5 +310,33 @@ TEST(PolicyTableSyntaxTest, AByteOrderMarkIsIgnoredAndAStrayByteIsShownWithItsPo
   EXPECT_THAT(truncated.status().message(), ::testing::HasSubstr("found the end of the text"));
 }
 
+// The loader reads the text once, into its own tree: the syntax errors
+// protobuf's parser used to report (often "at line 1, column 1", without a
+// path) name the JSON path and where the error is, as the others do.
+TEST(PolicyTableSyntaxTest, EverySyntaxErrorNamesItsPathAndPosition) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"methodConfig": [1 2]})",
+       R"(policy JSON: methodConfig: expected ',' or ']', found "2]}" at line 1, column 21)"},
+      {R"({"loadBalancingPolicy": "abc)",
+       "policy JSON: loadBalancingPolicy: unterminated string at line 1, column 25"},
+      {R"({"a" 1})", R"(policy JSON: expected ':' after the key, found "1}" at line 1, column 6)"},
+      {R"({1: 2})",
+       R"(policy JSON: expected a key in double quotes, found "1: 2}" at line 1, column 2)"},
+      {R"({} x)",
+       R"(policy JSON: unexpected "x" after the end of the JSON value at line 1, column 4)"},
+      {R"({"retryThrottling": {"maxTokens": 10, "tokenRatio": 1e400}})",
+       "policy JSON: retryThrottling.tokenRatio: number 1e400 exceeds the range of double at "
+       "line 1, column 53"},
+      {R"({"loadBalancingPolicy": "\ud800"})",
+       "policy JSON: loadBalancingPolicy: unpaired surrogate escape in a string (not valid "
+       "UTF-16) at line 1, column 26"},
+      {R"({"retryThrottling": {"maxTokens": 01}})",
+       "policy JSON: retryThrottling.maxTokens: invalid number 01 at line 1, column 35"},
+  };
+  for (const auto& [json, expected] : cases) {
+    EXPECT_EQ(ErrorOf(json), expected) << json;
+  }
+}
+
 }  // namespace
 }  // namespace resilience
