@@ -73,14 +73,6 @@ class PolicyTableBuilder {
   // with its JSON path.
   void Warn(std::string message) { set_.warnings_.push_back(std::move(message)); }
 
-  // A long injected delay in front of a concurrency limit: on gRPC 1.51's
-  // callback API a caller that cancels during the delay is not seen before
-  // the delay ends (no cancellation reaches a call whose handler has not
-  // started), so its slot stays taken that long. Said at load, so that the
-  // trade-off is chosen, not met in production.
-  void WarnIfDelaysHoldSlots(const MethodPolicy& policy, const std::string& path);
-  static constexpr absl::Duration kLongHeldDelay = absl::Seconds(1);
-
   // A gRPC service config setting grpc-resilience does not apply.
   void NotApplied(absl::string_view path, absl::string_view hint = "");
 
@@ -127,13 +119,24 @@ class PolicyTableBuilder {
 
   static absl::StatusOr<absl::StatusCode> Code(absl::string_view path, absl::string_view name);
 
+  // One methodConfig entry at `path`: its settings, in file order of the
+  // schema (the first error wins), then PolicyLint over the result, then its
+  // names.
   absl::Status AddEntry(const v1::MethodConfig& entry, const std::string& path);
+  // timeout, or its deprecated alias deadline.
+  absl::Status ReadTimeout(const v1::MethodConfig& entry, const std::string& path,
+                           MethodPolicy& policy);
+  // retryPolicy and retryBudget.
+  absl::Status ReadRetries(const v1::MethodConfig& entry, const std::string& path,
+                           MethodPolicy& policy);
+  // waitForReady, breaker, criticality, throttle, bulkhead, fallback,
+  // faultInjection, the message sizes and hedgingPolicy.
+  absl::Status ReadOthers(const v1::MethodConfig& entry, const std::string& path,
+                          MethodPolicy& policy);
+  // The entry's names, for the policy at `index`: each once in the file.
+  absl::Status AddNames(const v1::MethodConfig& entry, const std::string& path, size_t index);
 
-  // `timeout` is the entry's (from `timeout_path`), for the warning about a
-  // perAttemptTimeout that can never fire.
-  absl::StatusOr<RetrySettings> Retry(const v1::RetryPolicy& p, const std::string& path,
-                                      std::optional<absl::Duration> timeout,
-                                      const std::string& timeout_path);
+  absl::StatusOr<RetrySettings> Retry(const v1::RetryPolicy& p, const std::string& path);
 
   absl::Status Breaker(const v1::BreakerPolicy& p, const std::string& path, BreakerSettings& out);
   // breaker.recoveryProbe, after the breaker's kind is known.

@@ -19,7 +19,6 @@
 #include "src/limits/fixed_concurrency_limiter.h"
 #include "src/limits/gradient_concurrency_limiter.h"
 #include "src/limits/token_bucket.h"
-#include "src/policy/breaker_timing_warnings.h"
 #include "src/policy/deadline_admission_settings.h"
 #include "src/policy/enforcement_setting.h"
 #include "src/policy/hedging_settings.h"
