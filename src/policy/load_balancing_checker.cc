@@ -191,64 +191,36 @@ absl::Status CheckList(const ListValue& list, const std::string& path, Walk& wal
                        std::initializer_list<absl::string_view> allowed = {},
                        int first_index = 0);
 
-// One {"<name>": {config}} of a list at `path` ("loadBalancingConfig[0]").
-absl::Status CheckEntry(const Value& entry, const std::string& path, Walk& walk,
-                        absl::string_view* name_out,
-                        std::initializer_list<absl::string_view> allowed) {
-  if (entry.kind_case() != Value::kStructValue || entry.struct_value().fields_size() != 1) {
-    return Bad(path, absl::StrCat("must be an object with one field, the policy's name, got ",
-                                  entry.kind_case() == Value::kStructValue
-                                      ? absl::StrCat("an object with ",
-                                                     entry.struct_value().fields_size(), " fields")
-                                      : Describe(entry)));
-  }
-  const auto& [name, config] = *entry.struct_value().fields().begin();
-  const std::string config_path = absl::StrCat(path, ".", Printable(name, 64));
-  const auto* known = std::find(std::begin(kPolicies), std::end(kPolicies), name);
-  if (std::find(std::begin(kXdsPolicies), std::end(kXdsPolicies), name) !=
-      std::end(kXdsPolicies)) {
-    return Bad(config_path, "registered by gRPC 1.51 for xDS, which names its children and "
-                            "sets the request hash they need; not for a policy file");
-  }
-  if (known == std::end(kPolicies)) {
-    return Bad(config_path, absl::StrCat("not a load-balancing policy gRPC 1.51 registers (",
-                                         absl::StrJoin(kPolicies, ", "), ")"));
-  }
-  if (allowed.size() > 0 && std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
-    return Bad(config_path, absl::StrCat("not allowed here (", absl::StrJoin(allowed, ", "), ")"));
-  }
-  *name_out = *known;
-  if (config.kind_case() != Value::kStructValue) {
-    return Bad(config_path, absl::StrCat("must be an object, got ", Describe(config)));
-  }
-  const Struct& c = config.struct_value();
-  if (name == "pick_first" || name == "round_robin") {
-    return OnlyFields(c, config_path, name, {});
-  }
+// grpclb's config at `config_path`: serviceName and a childPolicy list of
+// pick_first or round_robin.
+absl::Status CheckGrpclb(const Struct& c, const std::string& config_path, Walk& walk) {
   absl::string_view child;
-  if (name == "grpclb") {
-    if (absl::Status s = OnlyFields(c, config_path, name, {"childPolicy", "serviceName"}); !s.ok()) {
-      return s;
-    }
-    if (auto it = c.fields().find("serviceName");
-        it != c.fields().end() && it->second.kind_case() != Value::kStringValue) {
-      return Bad(absl::StrCat(config_path, ".serviceName"),
-                 absl::StrCat("must be a string, got ", Describe(it->second)));
-    }
-    auto it = c.fields().find("childPolicy");
-    if (it == c.fields().end()) return absl::OkStatus();
-    if (it->second.kind_case() != Value::kListValue) {
-      return Bad(absl::StrCat(config_path, ".childPolicy"),
-                 absl::StrCat("must be an array, got ", Describe(it->second)));
-    }
-    return CheckList(it->second.list_value(), absl::StrCat(config_path, ".childPolicy"), walk,
-                     &child, nullptr, {"pick_first", "round_robin"});
+  if (absl::Status s = OnlyFields(c, config_path, "grpclb", {"childPolicy", "serviceName"});
+      !s.ok()) {
+    return s;
   }
-  // outlier_detection_experimental
-  walk.outlier_detection = true;
+  if (auto it = c.fields().find("serviceName");
+      it != c.fields().end() && it->second.kind_case() != Value::kStringValue) {
+    return Bad(absl::StrCat(config_path, ".serviceName"),
+               absl::StrCat("must be a string, got ", Describe(it->second)));
+  }
+  auto it = c.fields().find("childPolicy");
+  if (it == c.fields().end()) return absl::OkStatus();
+  if (it->second.kind_case() != Value::kListValue) {
+    return Bad(absl::StrCat(config_path, ".childPolicy"),
+               absl::StrCat("must be an array, got ", Describe(it->second)));
+  }
+  return CheckList(it->second.list_value(), absl::StrCat(config_path, ".childPolicy"), walk,
+                   &child, nullptr, {"pick_first", "round_robin"});
+}
+
+// outlier_detection_experimental's config at `config_path` (gRFC A50): its
+// durations and percentages in gRPC's bounds, a childPolicy list required.
+absl::Status CheckOutlierDetection(const Struct& c, const std::string& config_path, Walk& walk) {
+  absl::string_view child;
   const std::string& p = config_path;
   for (absl::Status s :
-       {OnlyFields(c, p, name,
+       {OnlyFields(c, p, "outlier_detection_experimental",
                    {"interval", "baseEjectionTime", "maxEjectionTime", "maxEjectionPercent",
                     "successRateEjection", "failurePercentageEjection", "childPolicy"}),
         Duration(c, p, "interval", kMaxIntervalSeconds),
@@ -289,6 +261,45 @@ absl::Status CheckEntry(const Value& entry, const std::string& path, Walk& walk,
                    nullptr);
 }
 
+// One {"<name>": {config}} of a list at `path` ("loadBalancingConfig[0]").
+absl::Status CheckEntry(const Value& entry, const std::string& path, Walk& walk,
+                        absl::string_view* name_out,
+                        std::initializer_list<absl::string_view> allowed) {
+  if (entry.kind_case() != Value::kStructValue || entry.struct_value().fields_size() != 1) {
+    return Bad(path, absl::StrCat("must be an object with one field, the policy's name, got ",
+                                  entry.kind_case() == Value::kStructValue
+                                      ? absl::StrCat("an object with ",
+                                                     entry.struct_value().fields_size(), " fields")
+                                      : Describe(entry)));
+  }
+  const auto& [name, config] = *entry.struct_value().fields().begin();
+  const std::string config_path = absl::StrCat(path, ".", Printable(name, 64));
+  const auto* known = std::find(std::begin(kPolicies), std::end(kPolicies), name);
+  if (std::find(std::begin(kXdsPolicies), std::end(kXdsPolicies), name) !=
+      std::end(kXdsPolicies)) {
+    return Bad(config_path, "registered by gRPC 1.51 for xDS, which names its children and "
+                            "sets the request hash they need; not for a policy file");
+  }
+  if (known == std::end(kPolicies)) {
+    return Bad(config_path, absl::StrCat("not a load-balancing policy gRPC 1.51 registers (",
+                                         absl::StrJoin(kPolicies, ", "), ")"));
+  }
+  if (allowed.size() > 0 && std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+    return Bad(config_path, absl::StrCat("not allowed here (", absl::StrJoin(allowed, ", "), ")"));
+  }
+  *name_out = *known;
+  if (config.kind_case() != Value::kStructValue) {
+    return Bad(config_path, absl::StrCat("must be an object, got ", Describe(config)));
+  }
+  const Struct& c = config.struct_value();
+  if (name == "pick_first" || name == "round_robin") {
+    return OnlyFields(c, config_path, name, {});
+  }
+  if (name == "grpclb") return CheckGrpclb(c, config_path, walk);
+  walk.outlier_detection = true;  // outlier_detection_experimental
+  return CheckOutlierDetection(c, config_path, walk);
+}
+
 // A list of policies: gRPC uses the first; `*used` is its name. Each
 // entry's JSON goes to `configs` when given.
 absl::Status CheckList(const ListValue& list, const std::string& path, Walk& walk,
@@ -312,6 +323,58 @@ absl::Status CheckList(const ListValue& list, const std::string& path, Walk& wal
           entry_path, ": never used: gRPC takes the first policy of the list it knows (", path,
           "[", first_index, "], ", *used, ")"));
     }
+  }
+  return absl::OkStatus();
+}
+
+// loadBalancingPolicy: a policy that needs no config; unused after a
+// loadBalancingConfig.
+absl::Status CheckNamedPolicy(const v1::PolicyFile& file, LoadBalancingSettings& settings,
+                              std::vector<std::string>& warnings) {
+  if (file.load_balancing_policy().empty()) return absl::OkStatus();
+  const std::string path = "loadBalancingPolicy";
+  settings.policy = absl::AsciiStrToLower(file.load_balancing_policy());
+  // gRPC takes here only policies that need no config.
+  // grpclb requires a config (gRPC 1.51 says so and fails the channel).
+  constexpr absl::string_view kNamed[] = {"pick_first", "round_robin"};
+  if (std::find(std::begin(kNamed), std::end(kNamed), settings.policy) == std::end(kNamed)) {
+    return Bad(path, absl::StrCat("must be one of ", absl::StrJoin(kNamed, ", "),
+                                  " (gRPC 1.51 takes here only policies that need no "
+                                  "config; others go in loadBalancingConfig), got ",
+                                  QuoteJson(Printable(file.load_balancing_policy(), 64))));
+  }
+  if (!settings.configs.empty()) {
+    warnings.push_back(
+        "loadBalancingPolicy: not used: gRPC uses loadBalancingConfig when both are given");
+  } else {
+    settings.root = settings.picker = settings.policy;
+  }
+  return absl::OkStatus();
+}
+
+// healthCheckConfig: its serviceName; without effect under pick_first.
+absl::Status CheckHealthCheck(const v1::PolicyFile& file, LoadBalancingSettings& settings,
+                              std::vector<std::string>& warnings) {
+  if (!file.has_health_check_config()) return absl::OkStatus();
+  const std::string path = "healthCheckConfig";
+  const Struct& h = file.health_check_config();
+  if (absl::Status s = OnlyFields(h, path, path, {"serviceName"}); !s.ok()) return s;
+  auto it = h.fields().find("serviceName");
+  if (it != h.fields().end() && it->second.kind_case() != Value::kStringValue &&
+      it->second.kind_case() != Value::kNullValue) {
+    return Bad(absl::StrCat(path, ".serviceName"),
+               absl::StrCat("must be a string, got ", Describe(it->second)));
+  }
+  settings.health_check_service =
+      it != h.fields().end() && it->second.kind_case() == Value::kStringValue
+          ? it->second.string_value()
+          : "";
+  if (settings.picker.empty() || settings.picker == "pick_first") {
+    warnings.push_back(absl::StrCat(
+        path, ": no effect under pick_first",
+        settings.picker.empty() ? " (gRPC's default, as no loadBalancingConfig is given)" : "",
+        ": gRPC 1.51 checks health under round_robin; add \"loadBalancingConfig\": "
+        "[{\"round_robin\": {}}]"));
   }
   return absl::OkStatus();
 }
@@ -361,47 +424,8 @@ absl::StatusOr<LoadBalancingSettings> LoadBalancingChecker::Check(
       settings.picker = settings.root;
     }
   }
-  if (!file.load_balancing_policy().empty()) {
-    const std::string path = "loadBalancingPolicy";
-    settings.policy = absl::AsciiStrToLower(file.load_balancing_policy());
-    // gRPC takes here only policies that need no config.
-    // grpclb requires a config (gRPC 1.51 says so and fails the channel).
-    constexpr absl::string_view kNamed[] = {"pick_first", "round_robin"};
-    if (std::find(std::begin(kNamed), std::end(kNamed), settings.policy) == std::end(kNamed)) {
-      return Bad(path, absl::StrCat("must be one of ", absl::StrJoin(kNamed, ", "),
-                                    " (gRPC 1.51 takes here only policies that need no "
-                                    "config; others go in loadBalancingConfig), got ",
-                                    QuoteJson(Printable(file.load_balancing_policy(), 64))));
-    }
-    if (!settings.configs.empty()) {
-      warnings.push_back(
-          "loadBalancingPolicy: not used: gRPC uses loadBalancingConfig when both are given");
-    } else {
-      settings.root = settings.picker = settings.policy;
-    }
-  }
-  if (file.has_health_check_config()) {
-    const std::string path = "healthCheckConfig";
-    const Struct& h = file.health_check_config();
-    if (absl::Status s = OnlyFields(h, path, path, {"serviceName"}); !s.ok()) return s;
-    auto it = h.fields().find("serviceName");
-    if (it != h.fields().end() && it->second.kind_case() != Value::kStringValue &&
-        it->second.kind_case() != Value::kNullValue) {
-      return Bad(absl::StrCat(path, ".serviceName"),
-                 absl::StrCat("must be a string, got ", Describe(it->second)));
-    }
-    settings.health_check_service =
-        it != h.fields().end() && it->second.kind_case() == Value::kStringValue
-            ? it->second.string_value()
-            : "";
-    if (settings.picker.empty() || settings.picker == "pick_first") {
-      warnings.push_back(absl::StrCat(
-          path, ": no effect under pick_first",
-          settings.picker.empty() ? " (gRPC's default, as no loadBalancingConfig is given)" : "",
-          ": gRPC 1.51 checks health under round_robin; add \"loadBalancingConfig\": "
-          "[{\"round_robin\": {}}]"));
-    }
-  }
+  if (absl::Status s = CheckNamedPolicy(file, settings, warnings); !s.ok()) return s;
+  if (absl::Status s = CheckHealthCheck(file, settings, warnings); !s.ok()) return s;
   return settings;
 }
 

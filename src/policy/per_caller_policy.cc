@@ -29,11 +29,9 @@ bool UsableHeader(absl::string_view header) {
   return true;
 }
 
-}  // namespace
-
-absl::StatusOr<PerCallerSettings> ReadPerCallerThrottle(const v1::PerCallerThrottle& p,
-                                                        absl::string_view path) {
-  PerCallerSettings settings;
+// perCaller.key: a header's name or the peer, into settings.header.
+absl::Status ReadCallerKey(const v1::PerCallerThrottle& p, absl::string_view path,
+                           PerCallerSettings& settings) {
   const std::string key_path = absl::StrCat(path, ".key");
   if (!p.has_key() || (p.key().header().empty() && !p.key().peer())) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -52,6 +50,15 @@ absl::StatusOr<PerCallerSettings> ReadPerCallerThrottle(const v1::PerCallerThrot
     }
     settings.header = p.key().header();
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<PerCallerSettings> ReadPerCallerThrottle(const v1::PerCallerThrottle& p,
+                                                        absl::string_view path) {
+  PerCallerSettings settings;
+  if (absl::Status s = ReadCallerKey(p, path, settings); !s.ok()) return s;
   if (!p.has_max_concurrency() && !p.has_rate_per_second() && !p.has_global()) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": set maxConcurrency, ratePerSecond, global, or more than one"));

@@ -235,17 +235,6 @@ absl::Status PolicyTableBuilder::ReadRetries(const pb::MethodConfig& entry,
   return absl::OkStatus();
 }
 
-namespace {
-
-// Sets `out` from `read` (a StatusOr) when it is OK; its status.
-template <typename T, typename R>
-absl::Status Assign(R read, T& out) {
-  if (!read.ok()) return read.status();
-  out = *std::move(read);
-  return absl::OkStatus();
-}
-
-}  // namespace
 
 absl::Status PolicyTableBuilder::ReadOthers(const pb::MethodConfig& entry,
                                             const std::string& path, MethodPolicy& policy) {

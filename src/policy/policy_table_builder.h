@@ -119,6 +119,14 @@ class PolicyTableBuilder {
 
   static absl::StatusOr<absl::StatusCode> Code(absl::string_view path, absl::string_view name);
 
+  // Sets `out` from `read` (a StatusOr) when it is OK; returns its status.
+  template <typename T, typename R>
+  static absl::Status Assign(R read, T& out) {
+    if (!read.ok()) return read.status();
+    out = *std::move(read);
+    return absl::OkStatus();
+  }
+
   // One methodConfig entry at `path`: its settings, in file order of the
   // schema (the first error wins), then PolicyLint over the result, then its
   // names.
@@ -139,6 +147,8 @@ class PolicyTableBuilder {
   absl::StatusOr<RetrySettings> Retry(const v1::RetryPolicy& p, const std::string& path);
 
   absl::Status Breaker(const v1::BreakerPolicy& p, const std::string& path, BreakerSettings& out);
+  static absl::Status ReadOutcomeCodes(const v1::BreakerPolicy& p, const std::string& path,
+                                       BreakerSettings& out);
   // breaker.recoveryProbe, after the breaker's kind is known.
   absl::Status RecoveryProbeSettings(const v1::RecoveryProbePolicy& p,
                                      const std::string& breaker_path, BreakerSettings& out);
@@ -156,6 +166,15 @@ class PolicyTableBuilder {
   // (FixedConcurrencyLimiter, TokenBucket), so that whatever loads, their
   // Create() accepts.
   absl::StatusOr<ThrottleSettings> Throttle(const v1::ThrottlePolicy& p, const std::string& path);
+  // adaptive, maxConcurrency, ratePerSecond and burst, the pushback bounds.
+  absl::Status ReadThrottleLimits(const v1::ThrottlePolicy& p, const std::string& path,
+                                  ThrottleSettings& t);
+  // criticalityShares, global, perCaller, cpu, loadReport, deadlineAdmission.
+  absl::Status ReadThrottleBlocks(const v1::ThrottlePolicy& p, const std::string& path,
+                                  ThrottleSettings& t);
+  // throttle.cpu at `path`: its threshold, required.
+  static absl::Status ReadCpu(const v1::CpuThrottle& p, const std::string& path,
+                              ThrottleSettings& t);
   // methodConfig[].criticality: the levels by name, the default at most the
   // ceiling.
   static absl::StatusOr<CriticalitySettings> ReadCriticality(const v1::CriticalityPolicy& p,

@@ -105,27 +105,7 @@ absl::Status PolicyTableBuilder::Breaker(const pb::BreakerPolicy& p, const std::
   absl::StatusOr<EnforcementMode> enforcement = ReadEnforcement(p.enforcement(), path);
   if (!enforcement.ok()) return enforcement.status();
   out.enforcement = *enforcement;
-  bool listed_as_failure[kNumStatusCodes] = {};
-  for (int i = 0; i < p.failure_codes_size(); ++i) {
-    const std::string code_path = absl::StrCat(path, ".failureCodes[", i, "]");
-    absl::StatusOr<absl::StatusCode> code = Code(code_path, p.failure_codes(i));
-    if (!code.ok()) return code.status();
-    // Every successful call would count against the backend.
-    if (*code == absl::StatusCode::kOk) return Invalid(code_path, "an error code", "OK");
-    listed_as_failure[static_cast<int>(*code)] = true;
-    out.classifier.Set(*code, Outcome::kFailure);
-  }
-  for (int i = 0; i < p.success_codes_size(); ++i) {
-    const std::string code_path = absl::StrCat(path, ".successCodes[", i, "]");
-    absl::StatusOr<absl::StatusCode> code = Code(code_path, p.success_codes(i));
-    if (!code.ok()) return code.status();
-    if (listed_as_failure[static_cast<int>(*code)]) {
-      return absl::InvalidArgumentError(absl::StrCat(code_path, ": ",
-                                                     Printable(p.success_codes(i), 64),
-                                                     " is also in ", path, ".failureCodes"));
-    }
-    out.classifier.Set(*code, Outcome::kSuccess);
-  }
+  if (absl::Status s = ReadOutcomeCodes(p, path, out); !s.ok()) return s;
   if (p.has_caller_deadline()) {
     if (p.caller_deadline() == "FAILURE") {
       out.caller_deadline = CallerDeadline::kFailure;
@@ -154,6 +134,34 @@ absl::Status PolicyTableBuilder::Breaker(const pb::BreakerPolicy& p, const std::
     }
   }
   if (p.has_recovery_probe()) return RecoveryProbeSettings(p.recovery_probe(), path, out);
+  return absl::OkStatus();
+}
+
+// breaker.failureCodes and successCodes into the breaker's classifier: error
+// codes only as failures, none in both lists.
+absl::Status PolicyTableBuilder::ReadOutcomeCodes(const pb::BreakerPolicy& p,
+                                                  const std::string& path, BreakerSettings& out) {
+  bool listed_as_failure[kNumStatusCodes] = {};
+  for (int i = 0; i < p.failure_codes_size(); ++i) {
+    const std::string code_path = absl::StrCat(path, ".failureCodes[", i, "]");
+    absl::StatusOr<absl::StatusCode> code = Code(code_path, p.failure_codes(i));
+    if (!code.ok()) return code.status();
+    // Every successful call would count against the backend.
+    if (*code == absl::StatusCode::kOk) return Invalid(code_path, "an error code", "OK");
+    listed_as_failure[static_cast<int>(*code)] = true;
+    out.classifier.Set(*code, Outcome::kFailure);
+  }
+  for (int i = 0; i < p.success_codes_size(); ++i) {
+    const std::string code_path = absl::StrCat(path, ".successCodes[", i, "]");
+    absl::StatusOr<absl::StatusCode> code = Code(code_path, p.success_codes(i));
+    if (!code.ok()) return code.status();
+    if (listed_as_failure[static_cast<int>(*code)]) {
+      return absl::InvalidArgumentError(absl::StrCat(code_path, ": ",
+                                                     Printable(p.success_codes(i), 64),
+                                                     " is also in ", path, ".failureCodes"));
+    }
+    out.classifier.Set(*code, Outcome::kSuccess);
+  }
   return absl::OkStatus();
 }
 

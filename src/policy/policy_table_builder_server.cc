@@ -54,11 +54,27 @@ absl::StatusOr<ThrottleSettings> PolicyTableBuilder::Throttle(const pb::Throttle
         "deadlineAdmission)",
         p.has_load_report() ? "; loadReport alone has no load to report" : ""));
   }
+  if (absl::Status s = ReadThrottleLimits(p, path, t); !s.ok()) return s;
+  if (absl::Status s = ReadThrottleBlocks(p, path, t); !s.ok()) return s;
+  if (absl::Status s = ReadThrottleEnforcement(p, path, t); !s.ok()) return s;
+  if (absl::Status s = ReadRetryShedding(p, path, t); !s.ok()) return s;
+  if (t.max_pushback < t.min_pushback) {
+    return Invalid(path + ".maxPushback",
+                   absl::StrCat(">= minPushback (", absl::FormatDuration(t.min_pushback), ")"),
+                   absl::FormatDuration(t.max_pushback));
+  }
+  return t;
+}
+
+absl::Status PolicyTableBuilder::ReadThrottleLimits(const pb::ThrottlePolicy& p,
+                                                   const std::string& path, ThrottleSettings& t) {
   if (p.has_adaptive()) {
-    absl::StatusOr<AdaptiveLimitSettings> a =
-        AdaptiveLimit(p.adaptive(), path + ".adaptive", p.has_max_concurrency(), path);
-    if (!a.ok()) return a.status();
-    t.adaptive = *a;
+    if (absl::Status s = Assign(
+            AdaptiveLimit(p.adaptive(), path + ".adaptive", p.has_max_concurrency(), path),
+            t.adaptive);
+        !s.ok()) {
+      return s;
+    }
   }
   if (p.has_max_concurrency()) {
     if (absl::Status s = AtPath(FixedConcurrencyLimiter::Validate(p.max_concurrency()), "", path);
@@ -80,56 +96,44 @@ absl::StatusOr<ThrottleSettings> PolicyTableBuilder::Throttle(const pb::Throttle
     t.rate_per_second = rate;
     t.burst = static_cast<int>(burst);  // Validate(): in [1, 1e9]
   }
-  if (absl::Status s = ReadDurations(path, {{"minPushback", p.has_min_pushback(), p.min_pushback(),
-                                             Positive(kMaxPolicyInterval), &t.min_pushback},
-                                            {"maxPushback", p.has_max_pushback(), p.max_pushback(),
-                                             Positive(kMaxPolicyInterval), &t.max_pushback}});
+  return ReadDurations(path, {{"minPushback", p.has_min_pushback(), p.min_pushback(),
+                               Positive(kMaxPolicyInterval), &t.min_pushback},
+                              {"maxPushback", p.has_max_pushback(), p.max_pushback(),
+                               Positive(kMaxPolicyInterval), &t.max_pushback}});
+}
+
+absl::Status PolicyTableBuilder::ReadThrottleBlocks(const pb::ThrottlePolicy& p,
+                                                   const std::string& path, ThrottleSettings& t) {
+  absl::Status s;
+  if (s.ok() && p.has_criticality_shares()) {
+    s = Assign(ReadCriticalityShares(p.criticality_shares(), path + ".criticalityShares"),
+               t.criticality_shares);
+  }
+  if (s.ok() && p.has_global()) {
+    s = Assign(ReadGlobalThrottle(p.global(), path + ".global"), t.global);
+  }
+  if (s.ok() && p.has_per_caller()) {
+    s = Assign(ReadPerCallerThrottle(p.per_caller(), path + ".perCaller"), t.per_caller);
+  }
+  if (s.ok() && p.has_cpu()) s = ReadCpu(p.cpu(), path + ".cpu", t);
+  if (!s.ok()) return s;
+  if (p.has_load_report()) t.load_report = p.load_report();
+  if (!p.has_deadline_admission()) return absl::OkStatus();
+  return Assign(ReadDeadlineAdmission(p.deadline_admission(), path + ".deadlineAdmission"),
+                t.deadline_admission);
+}
+
+absl::Status PolicyTableBuilder::ReadCpu(const pb::CpuThrottle& p, const std::string& path,
+                                         ThrottleSettings& t) {
+  if (!p.has_threshold()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ".threshold: required"));
+  }
+  if (absl::Status s = AtPath(CpuUtilisationMeter::ValidateThreshold(p.threshold()), "", path);
       !s.ok()) {
     return s;
   }
-  if (p.has_criticality_shares()) {
-    absl::StatusOr<CriticalityShares> shares =
-        ReadCriticalityShares(p.criticality_shares(), path + ".criticalityShares");
-    if (!shares.ok()) return shares.status();
-    t.criticality_shares = *shares;
-  }
-  if (p.has_global()) {
-    absl::StatusOr<GlobalThrottleSettings> g = ReadGlobalThrottle(p.global(), path + ".global");
-    if (!g.ok()) return g.status();
-    t.global = *std::move(g);
-  }
-  if (p.has_per_caller()) {
-    absl::StatusOr<PerCallerSettings> per_caller =
-        ReadPerCallerThrottle(p.per_caller(), path + ".perCaller");
-    if (!per_caller.ok()) return per_caller.status();
-    t.per_caller = *std::move(per_caller);
-  }
-  if (p.has_cpu()) {
-    if (!p.cpu().has_threshold()) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ".cpu.threshold: required"));
-    }
-    if (absl::Status s = AtPath(CpuUtilisationMeter::ValidateThreshold(p.cpu().threshold()), "",
-                                path + ".cpu");
-        !s.ok()) {
-      return s;
-    }
-    t.cpu_threshold = p.cpu().threshold();
-  }
-  if (p.has_load_report()) t.load_report = p.load_report();
-  if (p.has_deadline_admission()) {
-    absl::StatusOr<DeadlineAdmission::Options> d =
-        ReadDeadlineAdmission(p.deadline_admission(), path + ".deadlineAdmission");
-    if (!d.ok()) return d.status();
-    t.deadline_admission = *d;
-  }
-  if (absl::Status s = ReadThrottleEnforcement(p, path, t); !s.ok()) return s;
-  if (absl::Status s = ReadRetryShedding(p, path, t); !s.ok()) return s;
-  if (t.max_pushback < t.min_pushback) {
-    return Invalid(path + ".maxPushback",
-                   absl::StrCat(">= minPushback (", absl::FormatDuration(t.min_pushback), ")"),
-                   absl::FormatDuration(t.max_pushback));
-  }
-  return t;
+  t.cpu_threshold = p.threshold();
+  return absl::OkStatus();
 }
 
 // ReadThrottleEnforcement()
