@@ -92,7 +92,6 @@ std::vector<GlobalThrottleScope> PolicyTableBuilder::GlobalThrottleScopes() cons
   return scopes;
 }
 
-// A gRPC service config setting grpc-resilience does not apply.
 void PolicyTableBuilder::NotApplied(absl::string_view path, absl::string_view hint) {
   Warn(absl::StrCat(path, ": accepted for compatibility with gRPC service configs, not applied",
                     hint.empty() ? "" : "; ", hint));
@@ -102,20 +101,11 @@ std::string PolicyTableBuilder::Show(const google::protobuf::Duration& d) {
   return absl::FormatDuration(ToDuration(d));
 }
 
-// A fraction in [0, 1]; NaN fails.
 absl::Status PolicyTableBuilder::CheckFraction(absl::string_view path, double value) {
   if (!(value >= 0.0 && value <= 1.0)) return Invalid(path, "in [0, 1]", value);
   return absl::OkStatus();
 }
 
-// ReadDurations()
-//
-// The one "check, then assign" of the file's durations: each field the
-// file sets, in order, is checked against its range and stored in `*out`;
-// the first out of range is InvalidArgument "<path>.<name>: must be in
-// (0, 1h], got 2h", and the fields after it are left alone. Every duration
-// of the file passes here (or through a core class's Validate()) with an
-// upper bound (kMaxPolicy*), so no later arithmetic on it can overflow.
 absl::Status PolicyTableBuilder::ReadDurations(absl::string_view path,
                                                std::initializer_list<DurationField> fields) {
   for (const DurationField& f : fields) {
@@ -134,14 +124,6 @@ absl::Status PolicyTableBuilder::ReadDurations(absl::string_view path,
   return absl::OkStatus();
 }
 
-// AtPath()
-//
-// A core class's Validate() names its fields in snake_case after a prefix
-// of its own ("sre.max_drop_probability", "backoff.initial_backoff") or
-// none ("rate_per_second"); the file says
-// "methodConfig[0].breaker.sre.maxDropProbability". Rewrites every
-// `prefix` in the message to `path` + "." (with no prefix, puts `path` +
-// "." in front) and the names to JSON's camelCase.
 absl::Status PolicyTableBuilder::AtPath(const absl::Status& s, absl::string_view prefix,
                                         absl::string_view path) {
   if (s.ok()) return s;
@@ -240,7 +222,9 @@ absl::Status PolicyTableBuilder::ReadOthers(const pb::MethodConfig& entry,
                                             const std::string& path, MethodPolicy& policy) {
   if (entry.has_wait_for_ready()) policy.wait_for_ready = entry.wait_for_ready();
   absl::Status s;
-  if (s.ok() && entry.has_breaker()) s = Breaker(entry.breaker(), path + ".breaker", policy.breaker);
+  if (s.ok() && entry.has_breaker()) {
+    s = Breaker(entry.breaker(), path + ".breaker", policy.breaker);
+  }
   if (s.ok() && entry.has_criticality()) {
     s = Assign(ReadCriticality(entry.criticality(), path + ".criticality"), policy.criticality);
   }
@@ -303,8 +287,6 @@ absl::Status PolicyTableBuilder::AddNames(const pb::MethodConfig& entry, const s
   return absl::OkStatus();
 }
 
-// retryThrottling or a retryBudget at `path`: the set fields over
-// RetryBudget::Options' defaults, checked by RetryBudget itself.
 absl::StatusOr<RetryBudgetSettings> PolicyTableBuilder::ReadRetryBudget(
     const pb::RetryThrottling& p, const std::string& path) {
   if (p.has_ttl() || p.has_initial_tokens() || p.has_min_retries_per_second()) {
@@ -360,7 +342,6 @@ void PolicyTableBuilder::WarnIfTokenRatioRounded(const pb::RetryThrottling& p,
                     p.token_ratio(), " is used as ", used));
 }
 
-// The policy makes more than one attempt of a call: retries or hedges.
 bool PolicyTableBuilder::Reissues(const MethodPolicy& policy) {
   return (policy.retry.has_value() && policy.retry->max_attempts > 1) || policy.hedging.has_value();
 }

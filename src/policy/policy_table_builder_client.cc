@@ -200,8 +200,6 @@ absl::Status PolicyTableBuilder::RecoveryProbeSettings(const pb::RecoveryProbePo
   return absl::OkStatus();
 }
 
-// Copies the set fields onto `o` (which holds the defaults), then lets the
-// breaker's own validation speak, with the JSON path in front.
 absl::Status PolicyTableBuilder::Sre(const pb::SreBreakerPolicy& p, const std::string& path,
                                      SreBreaker::Options& o) {
   if (absl::Status s = ReadDurations(
@@ -224,8 +222,6 @@ absl::Status PolicyTableBuilder::Sre(const pb::SreBreakerPolicy& p, const std::s
   return AtPath(SreBreaker::Validate(o), "sre.", path);
 }
 
-// The bounds of the durations are checked here (its Validate() checks how
-// they relate to each other), the rest by ThreeStateBreaker::Validate().
 absl::Status PolicyTableBuilder::ThreeState(const pb::ThreeStateBreakerPolicy& p,
                                             const std::string& path,
                                             ThreeStateBreaker::Options& o) {

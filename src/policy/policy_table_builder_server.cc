@@ -40,9 +40,6 @@ using internal::SnakeToCamel;
 
 }  // namespace
 
-// The limits: each checked by the class that enforces it
-// (FixedConcurrencyLimiter, TokenBucket), so that whatever loads, their
-// Create() accepts.
 absl::StatusOr<ThrottleSettings> PolicyTableBuilder::Throttle(const pb::ThrottlePolicy& p,
                                                               const std::string& path) {
   ThrottleSettings t;
@@ -220,9 +217,6 @@ absl::StatusOr<CriticalitySettings> PolicyTableBuilder::ReadCriticality(
   return c;
 }
 
-// throttle.adaptive: the algorithm's options over their defaults,
-// checked by the limiter's own Validate(). With maxConcurrency too: an
-// error (two concurrency limits, one of them fixed, is a contradiction).
 absl::StatusOr<AdaptiveLimitSettings> PolicyTableBuilder::AdaptiveLimit(
     const pb::AdaptiveThrottle& p, const std::string& path, bool has_max_concurrency,
     const std::string& throttle_path) {
