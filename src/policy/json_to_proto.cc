@@ -15,6 +15,7 @@
 #include "google/protobuf/duration.pb.h"
 #include "google/protobuf/message.h"
 #include "google/protobuf/struct.pb.h"
+#include "resilience/v1/policy.pb.h"
 #include "src/policy/json_text.h"
 
 namespace resilience {
@@ -23,6 +24,8 @@ namespace {
 using google::protobuf::FieldDescriptor;
 using google::protobuf::Message;
 using google::protobuf::Reflection;
+using internal::JsonNumber;
+using internal::Printable;
 using Kind = JsonValue::Kind;
 
 // The longest duration protobuf accepts: 10,000 years.
@@ -123,101 +126,188 @@ bool ToDouble(const JsonValue& value, double* out) {
   return true;
 }
 
+
+std::string Expected(const FieldDescriptor& field) {
+  switch (field.type()) {
+    case FieldDescriptor::TYPE_MESSAGE:
+      if (field.message_type() == google::protobuf::Duration::descriptor()) {
+        return "a duration such as \"0.2s\" (seconds with up to 9 decimals, then s)";
+      }
+      return "an object";
+    case FieldDescriptor::TYPE_STRING:
+      return "a string";
+    case FieldDescriptor::TYPE_BOOL:
+      return "true or false";
+    default:
+      return "a number";
+  }
+}
+
+bool NumberLike(const JsonValue& value, const FieldDescriptor& field) {
+  if (value.kind == Kind::kNumber) return true;
+  // proto3 JSON also takes a number as a string, and "NaN", "Infinity",
+  // "-Infinity" for floating point; protobuf checks the range. Anything
+  // else (protobuf reads "0x1" as 1) is refused.
+  const bool floating = field.cpp_type() == FieldDescriptor::CPPTYPE_DOUBLE ||
+                        field.cpp_type() == FieldDescriptor::CPPTYPE_FLOAT;
+  const std::string& text = value.text;
+  return value.kind == Kind::kString &&
+         (JsonNumber(text, nullptr) ||
+          (floating && (text == "NaN" || text == "Infinity" || text == "-Infinity")));
+}
+
+// -?[0-9]+(\.[0-9]{1,9})?s: the duration form protobuf writes; its parser
+// also reads " 1s", "+1s" and "1.s". Range is checked later.
+bool DurationText(absl::string_view text) {
+  if (!absl::ConsumeSuffix(&text, "s")) return false;
+  absl::ConsumePrefix(&text, "-");
+  const size_t dot = text.find('.');
+  const absl::string_view seconds = text.substr(0, dot);
+  const auto all_digits = [](absl::string_view d) {
+    return !d.empty() && std::all_of(d.begin(), d.end(), absl::ascii_isdigit);
+  };
+  if (!all_digits(seconds)) return false;
+  if (dot == absl::string_view::npos) return true;
+  const absl::string_view fraction = text.substr(dot + 1);
+  return all_digits(fraction) && fraction.size() <= 9;
+}
+
+// `value` as a message shows it: null, true, 3, "text", an object...
+std::string Describe(const JsonValue& value) {
+  switch (value.kind) {
+    case Kind::kNull:
+      return "null";
+    case Kind::kBool:
+      return value.text;
+    case Kind::kNumber: {
+      double number = 0;
+      if (!absl::SimpleAtod(value.text, &number)) return value.text;
+      return absl::StrCat(number);
+    }
+    case Kind::kString:
+      return absl::StrCat("\"", Printable(value.text, 64), "\"");
+    case Kind::kObject:
+      return "an object";
+    case Kind::kArray:
+      return "an array";
+  }
+  return "nothing";
+}
+
 }  // namespace
 
-absl::Status JsonToProto::Fill(const JsonValue& object, Message& out) {
+absl::Status JsonToProto::Fill(const JsonValue& root, v1::PolicyFile& out) {
   JsonToProto filler;
-  filler.Object(object, out, "");
-  return filler.error_;
+  if (root.kind != Kind::kObject) {
+    filler.Mismatch("", "an object such as {\"methodConfig\": [...]}", root);
+  } else {
+    filler.Object(root, out, "");
+  }
+  return filler.shape_error_.ok() ? filler.error_ : filler.shape_error_;
 }
 
 void JsonToProto::Object(const JsonValue& object, Message& out, const std::string& path) {
   const google::protobuf::Descriptor& type = *out.GetDescriptor();
   for (const JsonValue::Member& member : object.members) {
-    const FieldDescriptor* field = nullptr;
-    for (int i = 0; i < type.field_count() && field == nullptr; ++i) {
-      const FieldDescriptor* f = type.field(i);
-      if (f->json_name() == member.key || f->name() == member.key) field = f;
+    int index = 0;
+    while (index < type.field_count() && type.field(index)->json_name() != member.key &&
+           type.field(index)->name() != member.key) {
+      ++index;
     }
-    if (field == nullptr) {
+    if (index == type.field_count()) {
       Error(path, absl::StrCat(member.key, ": Cannot find field."));
       continue;
     }
-    if (member.value.kind == Kind::kNull) continue;  // as if left out
-    const std::string field_path =
-        absl::StrCat(path, path.empty() ? "" : ".", field->json_name());
-    if (!field->is_repeated()) {
-      One(member.value, *field, member.key, out, field_path);
-      continue;
+    const FieldDescriptor& field = *type.field(index);
+    order_.push_back(index);
+    if (member.key == field.json_name() && field.name() != field.json_name() &&
+        object.Find(field.name()) != nullptr) {
+      Shape(absl::StrCat("policy JSON: ", path, path.empty() ? "" : ": ", "\"", field.json_name(),
+                         "\" and \"", field.name(), "\" are the same field; write it once, as \"",
+                         field.json_name(), "\""));
+    } else if (member.value.kind != Kind::kNull) {  // null: as if left out
+      Field(member.value, field, member.key, out, absl::StrCat(path, path.empty() ? "" : ".",
+                                                               member.key));
     }
-    for (size_t k = 0; k < member.value.elements.size(); ++k) {
-      One(member.value.elements[k], *field, member.key, out,
-          absl::StrCat(field_path, "[", k, "]"));
+    order_.pop_back();
+  }
+}
+
+void JsonToProto::Field(const JsonValue& value, const FieldDescriptor& field,
+                        absl::string_view key, Message& out, const std::string& path) {
+  if (!field.is_repeated()) return One(value, field, key, out, path);
+  if (value.kind != Kind::kArray) return Mismatch(path, "an array", value);
+  for (size_t k = 0; k < value.elements.size(); ++k) {
+    order_.push_back(static_cast<int>(k));
+    const std::string element_path = absl::StrCat(path, "[", k, "]");
+    const JsonValue& element = value.elements[k];
+    if (element.kind == Kind::kNull) {
+      Mismatch(element_path, Expected(field), element);
+    } else {
+      One(element, field, key, out, element_path);
     }
+    order_.pop_back();
   }
 }
 
 void JsonToProto::One(const JsonValue& value, const FieldDescriptor& field, absl::string_view key,
                       Message& out, const std::string& path) {
   const Reflection& r = *out.GetReflection();
+  bool ok = true;
   switch (field.cpp_type()) {
-    case FieldDescriptor::CPPTYPE_MESSAGE: {
-      Message& child = field.is_repeated() ? *r.AddMessage(&out, &field)
-                                           : *r.MutableMessage(&out, &field);
+    case FieldDescriptor::CPPTYPE_MESSAGE:
       if (field.message_type() == google::protobuf::Duration::descriptor()) {
-        Duration(value, key, child, path);
-      } else if (auto* s =
-                     google::protobuf::DynamicCastToGenerated<google::protobuf::Struct>(&child)) {
-        for (const JsonValue::Member& m : value.members) {
-          ToValue(m.value, (*s->mutable_fields())[m.key]);
+        if ((ok = value.kind == Kind::kString && DurationText(value.text))) {
+          Duration(value, key, *r.MutableMessage(&out, &field), path);
         }
-      } else {
-        Object(value, child, path);
+      } else if ((ok = value.kind == Kind::kObject)) {
+        Message& child = field.is_repeated() ? *r.AddMessage(&out, &field)
+                                             : *r.MutableMessage(&out, &field);
+        Nested(value, child, path);
       }
-      return;
-    }
+      break;
     case FieldDescriptor::CPPTYPE_STRING:
-      field.is_repeated() ? r.AddString(&out, &field, value.text)
-                          : r.SetString(&out, &field, value.text);
-      return;
+      if ((ok = value.kind == Kind::kString)) {
+        field.is_repeated() ? r.AddString(&out, &field, value.text)
+                            : r.SetString(&out, &field, value.text);
+      }
+      break;
     case FieldDescriptor::CPPTYPE_BOOL:
-      r.SetBool(&out, &field, value.text == "true");
-      return;
+      if ((ok = value.kind == Kind::kBool)) r.SetBool(&out, &field, value.text == "true");
+      break;
     default:
-      Number(value, field, out, path);
+      if ((ok = NumberLike(value, field))) Number(value, field, out, path);
+  }
+  if (!ok) Mismatch(path, Expected(field), value);
+}
+
+void JsonToProto::Nested(const JsonValue& value, Message& child, const std::string& path) {
+  auto* free_form = google::protobuf::DynamicCastToGenerated<google::protobuf::Struct>(&child);
+  if (free_form == nullptr) return Object(value, child, path);
+  for (const JsonValue::Member& m : value.members) {
+    ToValue(m.value, (*free_form->mutable_fields())[m.key]);
   }
 }
 
 void JsonToProto::Number(const JsonValue& value, const FieldDescriptor& field, Message& out,
                          const std::string& path) {
   const Reflection& r = *out.GetReflection();
+  // Converts the value to `v`'s type and sets it with `setter`.
+  const auto set = [&](auto v, auto setter) {
+    const bool ok = ToInteger(value, &v);
+    if (ok) (r.*setter)(&out, &field, v);
+    return ok;
+  };
   bool ok = false;
+  double d = 0;
   switch (field.cpp_type()) {
-    case FieldDescriptor::CPPTYPE_INT32: {
-      int32_t v = 0;
-      if ((ok = ToInteger(value, &v))) r.SetInt32(&out, &field, v);
+    case FieldDescriptor::CPPTYPE_INT32: ok = set(int32_t{0}, &Reflection::SetInt32); break;
+    case FieldDescriptor::CPPTYPE_INT64: ok = set(int64_t{0}, &Reflection::SetInt64); break;
+    case FieldDescriptor::CPPTYPE_UINT32: ok = set(uint32_t{0}, &Reflection::SetUInt32); break;
+    case FieldDescriptor::CPPTYPE_UINT64: ok = set(uint64_t{0}, &Reflection::SetUInt64); break;
+    case FieldDescriptor::CPPTYPE_DOUBLE:
+      if ((ok = ToDouble(value, &d))) r.SetDouble(&out, &field, d);
       break;
-    }
-    case FieldDescriptor::CPPTYPE_INT64: {
-      int64_t v = 0;
-      if ((ok = ToInteger(value, &v))) r.SetInt64(&out, &field, v);
-      break;
-    }
-    case FieldDescriptor::CPPTYPE_UINT32: {
-      uint32_t v = 0;
-      if ((ok = ToInteger(value, &v))) r.SetUInt32(&out, &field, v);
-      break;
-    }
-    case FieldDescriptor::CPPTYPE_UINT64: {
-      uint64_t v = 0;
-      if ((ok = ToInteger(value, &v))) r.SetUInt64(&out, &field, v);
-      break;
-    }
-    case FieldDescriptor::CPPTYPE_DOUBLE: {
-      double v = 0;
-      if ((ok = ToDouble(value, &v))) r.SetDouble(&out, &field, v);
-      break;
-    }
     default:
       break;  // no field of the schema has another type
   }
@@ -284,10 +374,24 @@ void JsonToProto::ToValue(const JsonValue& value, google::protobuf::Value& out) 
   }
 }
 
+void JsonToProto::Mismatch(const std::string& path, absl::string_view expected,
+                           const JsonValue& value) {
+  Shape(absl::StrCat("policy JSON: ", path, path.empty() ? "" : ": ", "expected ", expected,
+                     ", got ", Describe(value)));
+}
+
+void JsonToProto::Shape(std::string message) {
+  if (!shape_error_.ok() && !(order_ < shape_order_)) return;
+  shape_error_ = absl::InvalidArgumentError(message);
+  shape_order_ = order_;
+}
+
 void JsonToProto::Error(const std::string& path, absl::string_view message) {
-  std::string line = absl::StrCat("policy JSON: ", path, path.empty() ? "" : ": ", message);
+  // protobuf named the path with JSON names, however the file wrote them.
+  std::string line = absl::StrCat("policy JSON: ", internal::SnakeToCamel(path),
+                                  path.empty() ? "" : ": ", message);
   line.resize(std::min(line.size(), line.find('\n')));  // the first line, as protobuf's showed
-  error_ = absl::InvalidArgumentError(internal::Printable(line, line.size()));
+  error_ = absl::InvalidArgumentError(Printable(line, line.size()));
 }
 
 }  // namespace resilience

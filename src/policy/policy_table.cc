@@ -34,7 +34,6 @@
 #include "src/policy/json_text.h"
 #include "src/policy/method_catalog.h"
 #include "src/policy/policy_table_builder.h"
-#include "src/policy/shape_checker.h"
 #include "src/policy/status_codes.h"
 #include "src/retry/backoff.h"
 #include "src/retry/retry_budget.h"
@@ -66,12 +65,11 @@ absl::StatusOr<PolicyTable> PolicyTable::FromJsonString(absl::string_view json,
     return absl::InvalidArgumentError(
         absl::StrCat("policy JSON: not valid UTF-8 at ", Position(json, bad), " (byte ", bad, ")"));
   }
-  // The one parse: strict JSON into one tree; then the shape of every value
-  // against the schema (both refuse what protobuf's parser would quietly
-  // accept or reinterpret); then the message, from the tree.
+  // The one parse: strict JSON into one tree; then the message from the
+  // tree, each value's shape checked against the schema (both steps refuse
+  // what protobuf's parser would quietly accept or reinterpret).
   absl::StatusOr<JsonValue> tree = JsonScanner(json).Parse();
   if (!tree.ok()) return tree.status();
-  if (absl::Status s = ShapeChecker::Check(*tree); !s.ok()) return s;
   pb::PolicyFile file;
   if (absl::Status s = JsonToProto::Fill(*tree, file); !s.ok()) return s;
   absl::StatusOr<PolicyTable> set = PolicyTableBuilder().Build(file);
