@@ -17,6 +17,7 @@
 #include "resilience/v1/policy.pb.h"
 #include "src/limits/global_rate_limiter.h"
 #include "src/limits/token_bucket.h"
+#include "src/policy/duration_fields.h"
 #include "src/policy/json_text.h"
 
 namespace resilience {
@@ -31,10 +32,6 @@ absl::Status Invalid(absl::string_view path, absl::string_view field, absl::stri
                      absl::string_view value) {
   return absl::InvalidArgumentError(
       absl::StrCat(path, ".", field, ": must be ", rule, ", got ", value));
-}
-
-absl::Duration ToDuration(const google::protobuf::Duration& d) {
-  return absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos());
 }
 
 bool PrintableAscii(absl::string_view s) {
@@ -294,11 +291,11 @@ absl::StatusOr<GlobalThrottleSettings> ReadGlobalThrottle(const v1::GlobalThrott
   g.burst = burst;
   g.expected_replicas = p.expected_replicas();
   if (p.has_lease_interval()) g.lease_interval = ToDuration(p.lease_interval());
-  if (p.has_timeout()) {
-    g.timeout = ToDuration(p.timeout());
-    if (g.timeout < absl::Milliseconds(1) || g.timeout > kMaxTimeout) {
-      return Invalid(path, "timeout", "in [1ms, 10s]", absl::FormatDuration(g.timeout));
-    }
+  if (absl::Status s = ReadDurations(path, {{"timeout", p.has_timeout(), p.timeout(),
+                                             {absl::Milliseconds(1), false, kMaxTimeout},
+                                             &g.timeout}});
+      !s.ok()) {
+    return s;
   }
   if (absl::Status s = ReadCredentials(p, path, g); !s.ok()) return s;
   if (absl::Status s = GlobalRateLimiter::Validate(LimiterOptions(g)); !s.ok()) {

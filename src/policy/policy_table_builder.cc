@@ -106,24 +106,6 @@ absl::Status PolicyTableBuilder::CheckFraction(absl::string_view path, double va
   return absl::OkStatus();
 }
 
-absl::Status PolicyTableBuilder::ReadDurations(absl::string_view path,
-                                               std::initializer_list<DurationField> fields) {
-  for (const DurationField& f : fields) {
-    if (!f.set) continue;
-    const absl::Duration value = ToDuration(f.value);
-    const bool low_ok = f.range.low_open ? value > f.range.low : value >= f.range.low;
-    if (!low_ok || value > f.range.high) {
-      return Invalid(
-          absl::StrCat(path, ".", f.name),
-          absl::StrCat("in ", f.range.low_open ? "(" : "[", absl::FormatDuration(f.range.low), ", ",
-                       absl::FormatDuration(f.range.high), "]"),
-          absl::FormatDuration(value));
-    }
-    if (f.out != nullptr) *f.out = value;
-  }
-  return absl::OkStatus();
-}
-
 absl::Status PolicyTableBuilder::AtPath(const absl::Status& s, absl::string_view prefix,
                                         absl::string_view path) {
   if (s.ok()) return s;
@@ -131,18 +113,6 @@ absl::Status PolicyTableBuilder::AtPath(const absl::Status& s, absl::string_view
       prefix.empty() ? absl::StrCat(path, ".", s.message())
                      : absl::StrReplaceAll(s.message(), {{prefix, absl::StrCat(path, ".")}});
   return absl::InvalidArgumentError(SnakeToCamel(message));
-}
-
-absl::StatusOr<absl::StatusCode> PolicyTableBuilder::Code(absl::string_view path,
-                                                          absl::string_view name) {
-  absl::StatusOr<absl::StatusCode> code = ParseStatusCodeName(name);
-  if (!code.ok()) {
-    // The message quotes the name: again with the name made printable
-    // (the same name when it is), so that no raw byte reaches it.
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": ", ParseStatusCodeName(Printable(name, 64)).status().message()));
-  }
-  return code;
 }
 
 absl::Status PolicyTableBuilder::AddEntry(const pb::MethodConfig& entry, const std::string& path) {

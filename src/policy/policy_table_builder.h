@@ -21,38 +21,12 @@
 #include "absl/time/time.h"
 #include "google/protobuf/duration.pb.h"
 #include "resilience/v1/policy.pb.h"
+#include "src/policy/duration_fields.h"
 #include "src/policy/global_throttle_policy.h"
 #include "src/policy/method_policy.h"
 #include "src/policy/policy_table.h"
 
 namespace resilience {
-
-inline absl::Duration ToDuration(const google::protobuf::Duration& d) {
-  return absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos());
-}
-
-// The range a duration of the file must be in: [low, high], or (low, high]
-// when `low_open`.
-struct DurationRange {
-  absl::Duration low;
-  bool low_open;
-  absl::Duration high;
-};
-
-// In (0, high].
-constexpr DurationRange Positive(absl::Duration high) {
-  return {absl::ZeroDuration(), /*low_open=*/true, high};
-}
-
-// In [0, high].
-constexpr DurationRange NonNegative(absl::Duration high) {
-  return {absl::ZeroDuration(), /*low_open=*/false, high};
-}
-
-// A rolling window: in [1ms, 1h] (RollingWindow also wants whole
-// milliseconds that divide into the buckets; its Validate() says so).
-inline constexpr DurationRange kWindowRange = {absl::Milliseconds(1), /*low_open=*/false,
-                                               kMaxPolicyInterval};
 
 // Turns a parsed PolicyFile into a PolicyTable, applying defaults and checking
 // every rule; the first error wins. Paths in messages use JSON names. The
@@ -86,26 +60,6 @@ class PolicyTableBuilder {
   // A fraction in [0, 1]; NaN fails.
   static absl::Status CheckFraction(absl::string_view path, double value);
 
-  // One duration field of the file, for ReadDurations().
-  struct DurationField {
-    absl::string_view name;  // its JSON name, after the path given to ReadDurations()
-    bool set;                // the file sets it
-    const google::protobuf::Duration& value;
-    DurationRange range;
-    absl::Duration* out;  // where it goes; null: checked only (a field not applied)
-  };
-
-  // ReadDurations()
-  //
-  // The one "check, then assign" of the file's durations: each field the
-  // file sets, in order, is checked against its range and stored in `*out`;
-  // the first out of range is InvalidArgument "<path>.<name>: must be in
-  // (0, 1h], got 2h", and the fields after it are left alone. Every duration
-  // of the file passes here (or through a core class's Validate()) with an
-  // upper bound (kMaxPolicy*), so no later arithmetic on it can overflow.
-  static absl::Status ReadDurations(absl::string_view path,
-                                    std::initializer_list<DurationField> fields);
-
   // AtPath()
   //
   // A core class's Validate() names its fields in snake_case after a prefix
@@ -116,8 +70,6 @@ class PolicyTableBuilder {
   // "." in front) and the names to JSON's camelCase.
   static absl::Status AtPath(const absl::Status& s, absl::string_view prefix,
                              absl::string_view path);
-
-  static absl::StatusOr<absl::StatusCode> Code(absl::string_view path, absl::string_view name);
 
   // Sets `out` from `read` (a StatusOr) when it is OK; returns its status.
   template <typename T, typename R>

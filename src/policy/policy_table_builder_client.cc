@@ -56,13 +56,11 @@ absl::StatusOr<RetrySettings> PolicyTableBuilder::Retry(const pb::RetryPolicy& p
     return s;
   }
   if (p.retryable_status_codes_size() > 0) {
-    r.retryable_status_codes.clear();
-    for (int i = 0; i < p.retryable_status_codes_size(); ++i) {
-      const std::string code_path = absl::StrCat(path, ".retryableStatusCodes[", i, "]");
-      absl::StatusOr<absl::StatusCode> code = Code(code_path, p.retryable_status_codes(i));
-      if (!code.ok()) return code.status();
-      if (*code == absl::StatusCode::kOk) return Invalid(code_path, "an error code", "OK");
-      r.retryable_status_codes.push_back(*code);
+    if (absl::Status s = Assign(
+            ReadErrorCodes(path + ".retryableStatusCodes", p.retryable_status_codes()),
+            r.retryable_status_codes);
+        !s.ok()) {
+      return s;
     }
   }
   absl::Duration per_attempt_timeout;
@@ -142,18 +140,17 @@ absl::Status PolicyTableBuilder::Breaker(const pb::BreakerPolicy& p, const std::
 absl::Status PolicyTableBuilder::ReadOutcomeCodes(const pb::BreakerPolicy& p,
                                                   const std::string& path, BreakerSettings& out) {
   bool listed_as_failure[kNumStatusCodes] = {};
-  for (int i = 0; i < p.failure_codes_size(); ++i) {
-    const std::string code_path = absl::StrCat(path, ".failureCodes[", i, "]");
-    absl::StatusOr<absl::StatusCode> code = Code(code_path, p.failure_codes(i));
-    if (!code.ok()) return code.status();
-    // Every successful call would count against the backend.
-    if (*code == absl::StatusCode::kOk) return Invalid(code_path, "an error code", "OK");
-    listed_as_failure[static_cast<int>(*code)] = true;
-    out.classifier.Set(*code, Outcome::kFailure);
+  absl::StatusOr<std::vector<absl::StatusCode>> failures =
+      ReadErrorCodes(path + ".failureCodes", p.failure_codes());
+  if (!failures.ok()) return failures.status();
+  for (absl::StatusCode code : *failures) {
+    // Every successful call would count against the backend: not OK.
+    listed_as_failure[static_cast<int>(code)] = true;
+    out.classifier.Set(code, Outcome::kFailure);
   }
   for (int i = 0; i < p.success_codes_size(); ++i) {
     const std::string code_path = absl::StrCat(path, ".successCodes[", i, "]");
-    absl::StatusOr<absl::StatusCode> code = Code(code_path, p.success_codes(i));
+    absl::StatusOr<absl::StatusCode> code = ReadStatusCode(code_path, p.success_codes(i));
     if (!code.ok()) return code.status();
     if (listed_as_failure[static_cast<int>(*code)]) {
       return absl::InvalidArgumentError(absl::StrCat(code_path, ": ",

@@ -297,7 +297,7 @@ absl::StatusOr<FaultInjectionSettings> PolicyTableBuilder::FaultInjection(
     f.delay_fraction = p.delay_fraction();
   }
   if (!p.abort_code().empty()) {
-    absl::StatusOr<absl::StatusCode> code = Code(path + ".abortCode", p.abort_code());
+    absl::StatusOr<absl::StatusCode> code = ReadStatusCode(path + ".abortCode", p.abort_code());
     if (!code.ok()) return code.status();
     if (*code == absl::StatusCode::kOk) return Invalid(path + ".abortCode", "an error code", "OK");
     f.abort_code = *code;
