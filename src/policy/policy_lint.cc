@@ -18,19 +18,38 @@ void PolicyLint::Entry(const pb::MethodConfig& entry, const MethodPolicy& policy
     RetryFindings(entry.retry_policy(), *policy.retry, path + ".retryPolicy", policy.timeout,
                   timeout_path, warnings);
   }
-  const bool reissues =
-      (policy.retry.has_value() && policy.retry->max_attempts > 1) || policy.hedging.has_value();
-  if (entry.has_retry_budget() && !reissues) {
+  if (entry.has_retry_budget() && !Reissues(policy)) {
     warnings.push_back(absl::StrCat(path,
                                     ".retryBudget: the entry neither retries (a retryPolicy with "
                                     "maxAttempts above 1) nor hedges, so it has no effect"));
   }
   if (entry.has_breaker()) BreakerFindings(entry.breaker(), path + ".breaker", warnings);
+  if (policy.throttle.has_value() && entry.throttle().has_adaptive()) {
+    AdaptiveFindings(entry.throttle().adaptive(), path + ".throttle.adaptive", warnings);
+  }
   if (policy.bulkhead.has_value()) {
     BulkheadFindings(entry.bulkhead(), *policy.bulkhead, path + ".bulkhead", warnings);
   }
-  if (policy.fault_injection.has_value()) DelayFindings(policy, path, warnings);
+  if (policy.fault_injection.has_value()) {
+    FaultFindings(entry.fault_injection(), *policy.fault_injection, path + ".faultInjection",
+                  warnings);
+    DelayFindings(policy, path, warnings);
+  }
   if (entry.has_breaker()) AppendBreakerTimingWarnings(entry.breaker(), policy, path, warnings);
+}
+
+void PolicyLint::File(const pb::PolicyFile& file, const std::vector<MethodPolicy>& policies,
+                      std::vector<std::string>& warnings) {
+  if (file.has_retry_throttling() &&
+      std::none_of(policies.begin(), policies.end(), &PolicyLint::Reissues)) {
+    warnings.push_back(
+        "retryThrottling: no methodConfig entry retries (a retryPolicy with maxAttempts above 1) "
+        "or hedges, so it has no effect");
+  }
+}
+
+bool PolicyLint::Reissues(const MethodPolicy& policy) {
+  return (policy.retry.has_value() && policy.retry->max_attempts > 1) || policy.hedging.has_value();
 }
 
 void PolicyLint::RetryFindings(const pb::RetryPolicy& p, const RetrySettings& r,
@@ -111,6 +130,36 @@ void PolicyLint::BulkheadFindings(const pb::BulkheadPolicy& p, const Bulkhead::O
   } else if (o.max_queue == 0 && p.has_max_wait() && o.max_wait > absl::ZeroDuration()) {
     warnings.push_back(absl::StrCat(path, ".maxWait: ", absl::FormatDuration(o.max_wait),
                                     " has no effect with ", path, ".maxQueue 0 (no call waits)"));
+  }
+}
+
+void PolicyLint::AdaptiveFindings(const pb::AdaptiveThrottle& p, const std::string& path,
+                                  std::vector<std::string>& warnings) {
+  // The other algorithm's fields: read by nothing.
+  const bool aimd = p.algorithm() == "AIMD";
+  std::vector<absl::string_view> unused;
+  if (aimd) {
+    if (p.has_baseline_interval()) unused.push_back("baselineInterval");
+    if (p.has_baseline_samples()) unused.push_back("baselineSamples");
+    if (p.has_tolerance()) unused.push_back("tolerance");
+    if (p.has_smoothing()) unused.push_back("smoothing");
+  } else {
+    if (p.has_backoff_ratio()) unused.push_back("backoffRatio");
+    if (p.has_timeout()) unused.push_back("timeout");
+  }
+  if (unused.empty()) return;
+  warnings.push_back(absl::StrCat(path, ": ", absl::StrJoin(unused, ", "),
+                                  unused.size() == 1 ? " is" : " are", " not used by algorithm ",
+                                  aimd ? "AIMD" : "GRADIENT", ", ignored"));
+}
+
+void PolicyLint::FaultFindings(const pb::FaultInjectionPolicy& p, const FaultInjectionSettings& f,
+                               const std::string& path, std::vector<std::string>& warnings) {
+  if (p.has_delay() && f.delay == absl::ZeroDuration()) {
+    warnings.push_back(absl::StrCat(path, ".delay: 0s adds no latency"));
+  } else if (!p.has_delay() && p.abort_code().empty()) {
+    warnings.push_back(
+        absl::StrCat(path, ": sets neither delay nor abortCode, so it injects nothing"));
   }
 }
 

@@ -26,10 +26,11 @@ namespace resilience {
 // perAttemptTimeout not shorter than the timeout or whose end is not
 // retried, maxAttempts 1, jitter with fullJitter); a retryBudget of an entry
 // that neither retries nor hedges; breaker.successCodes listing OK; a
-// threeState maxOpenDuration with openDurationMultiplier 1; a bulkhead's
-// maxQueue or maxWait that cannot act; a long injected delay in front of a
-// concurrency limit; the breaker timings AppendBreakerTimingWarnings()
-// finds.
+// threeState maxOpenDuration with openDurationMultiplier 1; throttle.adaptive
+// fields the chosen algorithm does not read; a bulkhead's maxQueue or
+// maxWait that cannot act; a faultInjection that injects nothing or a 0s
+// delay; a long injected delay in front of a concurrency limit; the breaker
+// timings AppendBreakerTimingWarnings() finds.
 //
 // Example:
 //   PolicyLint::Entry(entry, policy, "methodConfig[0]", warnings);
@@ -41,6 +42,15 @@ class PolicyLint {
 
   static void Entry(const v1::MethodConfig& entry, const MethodPolicy& policy,
                     const std::string& path, std::vector<std::string>& warnings);
+
+  // The file's own findings, after its entries (`policies`): a
+  // retryThrottling that no entry's retries or hedges use.
+  static void File(const v1::PolicyFile& file, const std::vector<MethodPolicy>& policies,
+                   std::vector<std::string>& warnings);
+
+  // Whether `policy` makes more than one attempt of a call: retries
+  // (maxAttempts above 1) or hedges.
+  static bool Reissues(const MethodPolicy& policy);
 
   // An injected delay at least this long in front of a concurrency limit is
   // warned about: on gRPC 1.51's callback API a caller that cancels during
@@ -57,6 +67,10 @@ class PolicyLint {
                               std::vector<std::string>& warnings);
   static void BulkheadFindings(const v1::BulkheadPolicy& p, const Bulkhead::Options& o,
                                const std::string& path, std::vector<std::string>& warnings);
+  static void AdaptiveFindings(const v1::AdaptiveThrottle& p, const std::string& path,
+                               std::vector<std::string>& warnings);
+  static void FaultFindings(const v1::FaultInjectionPolicy& p, const FaultInjectionSettings& f,
+                            const std::string& path, std::vector<std::string>& warnings);
   static void DelayFindings(const MethodPolicy& policy, const std::string& path,
                            std::vector<std::string>& warnings);
 };

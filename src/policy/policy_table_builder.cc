@@ -55,19 +55,15 @@ absl::StatusOr<PolicyTable> PolicyTableBuilder::Build(const pb::PolicyFile& file
         ReadRetryBudget(file.retry_throttling(), "retryThrottling");
     if (!t.ok()) return t.status();
     set_.retry_throttling_ = *t;
-    if (!any_retries_) {
-      Warn(
-          "retryThrottling: no methodConfig entry retries (a retryPolicy with maxAttempts "
-          "above 1) or hedges, so it has no effect");
-    }
   }
+  PolicyLint::File(file, set_.policies_, set_.warnings_);
   // The library's safety default: a method that hedges always keeps a
   // budget of its own, since gRPC's throttle charges failures only and so
   // cannot bound hedges on a backend that is slow without failing; a
   // method that retries keeps one when gRPC's throttle is absent.
   for (MethodPolicy& policy : set_.policies_) {
-    const bool needs_budget =
-        policy.hedging.has_value() || (!file.has_retry_throttling() && Reissues(policy));
+    const bool needs_budget = policy.hedging.has_value() ||
+                              (!file.has_retry_throttling() && PolicyLint::Reissues(policy));
     if (needs_budget && !policy.retry_budget.has_value() && !policy.windowed_budget.has_value()) {
       policy.retry_budget = RetryBudgetSettings();
     }
@@ -171,7 +167,6 @@ absl::Status PolicyTableBuilder::ReadRetries(const pb::MethodConfig& entry,
     if (!retry.ok()) return retry.status();
     policy.retry = *std::move(retry);
   }
-  if (Reissues(policy)) any_retries_ = true;
   if (!entry.has_retry_budget()) return absl::OkStatus();
   if (entry.retry_budget().has_ttl()) {
     absl::StatusOr<WindowedRetryBudget::Options> budget =
@@ -215,7 +210,6 @@ absl::Status PolicyTableBuilder::ReadOthers(const pb::MethodConfig& entry,
   if (entry.has_max_request_message_bytes()) NotApplied(path + ".maxRequestMessageBytes");
   if (entry.has_max_response_message_bytes()) NotApplied(path + ".maxResponseMessageBytes");
   if (!entry.has_hedging_policy()) return absl::OkStatus();
-  any_retries_ = true;  // hedges are throttled too
   return Assign(
       ReadHedgingSettings(entry.hedging_policy(), path + ".hedgingPolicy", set_.warnings_),
       policy.hedging);
@@ -312,8 +306,5 @@ void PolicyTableBuilder::WarnIfTokenRatioRounded(const pb::RetryThrottling& p,
                     p.token_ratio(), " is used as ", used));
 }
 
-bool PolicyTableBuilder::Reissues(const MethodPolicy& policy) {
-  return (policy.retry.has_value() && policy.retry->max_attempts > 1) || policy.hedging.has_value();
-}
 
 }  // namespace resilience

@@ -165,11 +165,7 @@ class PolicyTableBuilder {
   // keeps it (RetryBudget::RatioMilli()): says so, with the value used.
   void WarnIfTokenRatioRounded(const v1::RetryThrottling& p, const std::string& path);
 
-  // The policy makes more than one attempt of a call: retries or hedges.
-  static bool Reissues(const MethodPolicy& policy);
-
   PolicyTable set_;
-  bool any_retries_ = false;  // some entry has a retryPolicy with maxAttempts > 1
   std::string default_path_;
   absl::flat_hash_map<std::string, std::string> name_paths_;  // name -> where
 };

@@ -257,21 +257,6 @@ absl::StatusOr<AdaptiveLimitSettings> PolicyTableBuilder::AdaptiveLimit(
   if (p.has_tolerance()) a.gradient.tolerance = p.tolerance();
   if (p.has_smoothing()) a.gradient.smoothing = p.smoothing();
   if (p.has_backoff_ratio()) a.aimd.backoff_ratio = p.backoff_ratio();
-  // The other algorithm's fields: read by nothing.
-  std::vector<absl::string_view> unused;
-  if (aimd) {
-    if (p.has_baseline_interval()) unused.push_back("baselineInterval");
-    if (p.has_baseline_samples()) unused.push_back("baselineSamples");
-    if (p.has_tolerance()) unused.push_back("tolerance");
-    if (p.has_smoothing()) unused.push_back("smoothing");
-  } else {
-    if (p.has_backoff_ratio()) unused.push_back("backoffRatio");
-    if (p.has_timeout()) unused.push_back("timeout");
-  }
-  if (!unused.empty()) {
-    Warn(absl::StrCat(path, ": ", absl::StrJoin(unused, ", "), unused.size() == 1 ? " is" : " are",
-                      " not used by algorithm ", aimd ? "AIMD" : "GRADIENT", ", ignored"));
-  }
   const absl::Status valid = aimd ? AimdConcurrencyLimiter::Validate(a.aimd)
                                   : GradientConcurrencyLimiter::Validate(a.gradient);
   if (!valid.ok()) return AtPath(valid, "", path);
@@ -313,11 +298,6 @@ absl::StatusOr<FaultInjectionSettings> PolicyTableBuilder::FaultInjection(
     f.abort_fraction = p.abort_fraction();
   }
   if (p.has_seed()) f.seed = p.seed();
-  if (p.has_delay() && f.delay == absl::ZeroDuration()) {
-    Warn(absl::StrCat(path, ".delay: 0s adds no latency"));
-  } else if (!p.has_delay() && p.abort_code().empty()) {
-    Warn(absl::StrCat(path, ": sets neither delay nor abortCode, so it injects nothing"));
-  }
   return f;
 }
 
