@@ -67,8 +67,9 @@ absl::Status OnlyFields(const Struct& object, const std::string& path, absl::str
     if (std::find(known.begin(), known.end(), key) != known.end()) continue;
     return Bad(absl::StrCat(path, ".", Printable(key, 64)),
                absl::StrCat("not a field of ", owner,
-                            known.size() == 0 ? " (it has none)"
-                                              : absl::StrCat(" (", absl::StrJoin(known, ", "), ")")));
+                            known.size() == 0
+                                ? " (it has none)"
+                                : absl::StrCat(" (", absl::StrJoin(known, ", "), ")")));
   }
   return absl::OkStatus();
 }
@@ -98,9 +99,9 @@ absl::Status Duration(const Struct& object, const std::string& path, absl::strin
   ok = ok && !whole.empty() && whole.size() <= 12 && digits(whole) && digits(fraction) &&
        absl::SimpleAtoi(whole, &seconds);
   if (!ok) return Bad(field_path, absl::StrCat(Describe(v), " is not a duration", hint));
-  const bool zero = seconds == 0 && fraction.find_first_not_of('0') == absl::string_view::npos;
-  if (zero || seconds > max_seconds || (seconds == max_seconds && !fraction.empty() &&
-                                        fraction.find_first_not_of('0') != absl::string_view::npos)) {
+  const bool whole_seconds = fraction.find_first_not_of('0') == absl::string_view::npos;
+  if ((seconds == 0 && whole_seconds) || seconds > max_seconds ||
+      (seconds == max_seconds && !whole_seconds)) {
     return Bad(field_path, absl::StrCat("must be in (0s, ", max_seconds, "s], got ", Describe(v)));
   }
   if (out != nullptr) {
