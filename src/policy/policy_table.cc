@@ -6,37 +6,23 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <initializer_list>
 #include <iterator>
 #include <optional>
 #include <sstream>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
-#include "google/protobuf/duration.pb.h"
 #include "resilience/v1/policy.pb.h"
-#include "src/limits/aimd_concurrency_limiter.h"
-#include "src/limits/fixed_concurrency_limiter.h"
-#include "src/limits/gradient_concurrency_limiter.h"
-#include "src/limits/token_bucket.h"
-#include "src/policy/breaker_timing_warnings.h"
 #include "src/policy/builtin_retry_config.h"
-#include "src/policy/hedging_settings.h"
-#include "src/policy/global_throttle_policy.h"
 #include "src/policy/json_scanner.h"
 #include "src/policy/json_to_proto.h"
 #include "src/policy/json_text.h"
 #include "src/policy/method_catalog.h"
 #include "src/policy/policy_table_builder.h"
-#include "src/policy/status_codes.h"
-#include "src/retry/backoff.h"
-#include "src/retry/retry_budget.h"
 
 namespace resilience {
 namespace {
@@ -45,8 +31,6 @@ namespace pb = ::resilience::v1;
 
 using internal::FirstInvalidUtf8;
 using internal::Position;
-using internal::Printable;
-using internal::SnakeToCamel;
 
 }  // namespace
 
