@@ -17,7 +17,7 @@
 #include "resilience/v1/policy.pb.h"
 #include "src/limits/global_rate_limiter.h"
 #include "src/limits/token_bucket.h"
-#include "src/policy/duration_fields.h"
+#include "src/policy/field_readers.h"
 #include "src/policy/json_text.h"
 
 namespace resilience {

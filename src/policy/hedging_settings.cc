@@ -1,7 +1,7 @@
 #include "src/policy/hedging_settings.h"
 
 #include "absl/strings/str_cat.h"
-#include "src/policy/duration_fields.h"
+#include "src/policy/field_readers.h"
 #include "src/policy/status_codes.h"
 
 namespace resilience {

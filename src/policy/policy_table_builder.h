@@ -21,7 +21,7 @@
 #include "absl/time/time.h"
 #include "google/protobuf/duration.pb.h"
 #include "resilience/v1/policy.pb.h"
-#include "src/policy/duration_fields.h"
+#include "src/policy/field_readers.h"
 #include "src/policy/global_throttle_policy.h"
 #include "src/policy/method_policy.h"
 #include "src/policy/policy_table.h"

@@ -18,7 +18,6 @@
 #include "src/limits/cpu_utilisation_meter.h"
 #include "src/limits/fixed_concurrency_limiter.h"
 #include "src/limits/gradient_concurrency_limiter.h"
-#include "src/limits/token_bucket.h"
 #include "src/policy/deadline_admission_settings.h"
 #include "src/policy/enforcement_setting.h"
 #include "src/policy/hedging_settings.h"
@@ -80,19 +79,13 @@ absl::Status PolicyTableBuilder::ReadThrottleLimits(const pb::ThrottlePolicy& p,
     }
     t.max_concurrency = p.max_concurrency();
   }
-  if (p.has_burst() && !p.has_rate_per_second()) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ".burst: needs ratePerSecond"));
+  int64_t burst = 0;
+  if (absl::Status s = ReadTokenRate(path, p.has_rate_per_second(), p.rate_per_second(),
+                                     p.has_burst(), p.burst(), &t.rate_per_second, &burst);
+      !s.ok()) {
+    return s;
   }
-  if (p.has_rate_per_second()) {
-    const double rate = p.rate_per_second();
-    // Without a burst: one second's worth of calls (TokenBucket::DefaultBurst()).
-    const int64_t burst = p.has_burst() ? p.burst() : TokenBucket::DefaultBurst(rate);
-    if (absl::Status s = AtPath(TokenBucket::Validate(rate, burst), "", path); !s.ok()) {
-      return s;
-    }
-    t.rate_per_second = rate;
-    t.burst = static_cast<int>(burst);  // Validate(): in [1, 1e9]
-  }
+  if (p.has_rate_per_second()) t.burst = static_cast<int>(burst);  // Validate(): in [1, 1e9]
   return ReadDurations(path, {{"minPushback", p.has_min_pushback(), p.min_pushback(),
                                Positive(kMaxPolicyInterval), &t.min_pushback},
                               {"maxPushback", p.has_max_pushback(), p.max_pushback(),

@@ -1,11 +1,12 @@
-// File: src/policy/duration_fields.h
+// File: src/policy/field_readers.h
 //
 // The durations of a policy file, read one way by every part of the loader:
 // a table of fields, each checked against its range, then stored.
 
-#ifndef GRPC_RESILIENCE_SRC_POLICY_DURATION_FIELDS_H_
-#define GRPC_RESILIENCE_SRC_POLICY_DURATION_FIELDS_H_
+#ifndef GRPC_RESILIENCE_SRC_POLICY_FIELD_READERS_H_
+#define GRPC_RESILIENCE_SRC_POLICY_FIELD_READERS_H_
 
+#include <cstdint>
 #include <initializer_list>
 
 #include "absl/status/status.h"
@@ -62,6 +63,16 @@ struct DurationField {
 // upper bound (kMaxPolicy*), so no later arithmetic on it can overflow.
 absl::Status ReadDurations(absl::string_view path, std::initializer_list<DurationField> fields);
 
+// ReadTokenRate()
+//
+// A token bucket's ratePerSecond and burst at `path`, when `has_rate`, into
+// `*rate_out` and `*burst_out`: a burst needs the rate ("<path>.burst: needs
+// ratePerSecond"); without one, one second's calls
+// (TokenBucket::DefaultBurst()); TokenBucket::Validate() checks both, its
+// message at `path` in JSON names. Neither set: OK, nothing stored.
+absl::Status ReadTokenRate(absl::string_view path, bool has_rate, double rate, bool has_burst,
+                           int64_t burst, double* rate_out, int64_t* burst_out);
+
 }  // namespace resilience
 
-#endif  // GRPC_RESILIENCE_SRC_POLICY_DURATION_FIELDS_H_
+#endif  // GRPC_RESILIENCE_SRC_POLICY_FIELD_READERS_H_

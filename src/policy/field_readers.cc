@@ -1,6 +1,8 @@
-#include "src/policy/duration_fields.h"
+#include "src/policy/field_readers.h"
 
 #include "absl/strings/str_cat.h"
+#include "src/limits/token_bucket.h"
+#include "src/policy/json_text.h"
 
 namespace resilience {
 
@@ -17,6 +19,21 @@ absl::Status ReadDurations(absl::string_view path, std::initializer_list<Duratio
     }
     if (f.out != nullptr) *f.out = value;
   }
+  return absl::OkStatus();
+}
+
+absl::Status ReadTokenRate(absl::string_view path, bool has_rate, double rate, bool has_burst,
+                           int64_t burst, double* rate_out, int64_t* burst_out) {
+  if (has_burst && !has_rate) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ".burst: needs ratePerSecond"));
+  }
+  if (!has_rate) return absl::OkStatus();
+  if (!has_burst) burst = TokenBucket::DefaultBurst(rate);
+  if (absl::Status s = TokenBucket::Validate(rate, burst); !s.ok()) {
+    return absl::InvalidArgumentError(internal::SnakeToCamel(absl::StrCat(path, ".", s.message())));
+  }
+  *rate_out = rate;
+  *burst_out = burst;
   return absl::OkStatus();
 }
 
