@@ -83,30 +83,15 @@ struct PolicyEntries {
   std::vector<const PolicyTable::Name*> names;
 };
 
-}  // namespace
-
-BuiltInRetryConfig BuiltInRetryConfig::Build(const PolicyTable& policies,
-                                             const MethodCatalog& catalog) {
-  BuiltInRetryConfig config;
-  const std::vector<MethodPolicy>& all = policies.policies();
-  auto index_of = [&all](const MethodPolicy* p) { return static_cast<size_t>(p - all.data()); };
-  std::map<size_t, PolicyEntries> entries;  // by policy index: file order
-
-  // Streams gRPC retries. Their exact keys ("svc/method") are taken.
-  absl::flat_hash_set<std::string> exact_keys;
-  for (const MethodCatalog::Method& method : catalog.methods()) {
-    if (!method.streaming()) continue;
-    const MethodPolicy* policy = policies.Find(method.full_name()).policy;
-    if (!Retries(policy)) continue;
-    entries[index_of(policy)].streams.push_back(&method);
-    exact_keys.insert(absl::StrCat(method.service, "/", method.method));
-    config.retried_streams_.push_back(method.full_name());
-  }
-
-  // waitForReady. `given` is what gRPC's entries say so far, by key ("" the
-  // default, "svc/" a service, "svc/method"): the waitForReady of the entry,
-  // nullopt for an entry without it. Names go from least to most specific,
-  // so that each sees the entries that would otherwise match its methods.
+// Adds to `entries` the names that need an entry of gRPC's for their
+// waitForReady. `given` is what gRPC's entries say so far, by key ("" the
+// default, "svc/" a service, "svc/method"): the waitForReady of the entry,
+// nullopt for an entry without it. Names go from least to most specific,
+// so that each sees the entries that would otherwise match its methods.
+// `exact_keys` are taken by stream entries, which carry their own.
+void AddWaitForReadyNames(const PolicyTable& policies,
+                          const absl::flat_hash_set<std::string>& exact_keys,
+                          std::map<size_t, PolicyEntries>& entries) {
   absl::flat_hash_map<std::string, std::optional<bool>> given;
   std::vector<const PolicyTable::Name*> names;
   for (const PolicyTable::Name& name : policies.names()) names.push_back(&name);
@@ -139,60 +124,98 @@ BuiltInRetryConfig BuiltInRetryConfig::Build(const PolicyTable& policies,
     }
     if (!needed) continue;
     given[key] = policy->wait_for_ready;
-    entries[index_of(policy)].names.push_back(name);
+    entries[static_cast<size_t>(policy - policies.policies().data())].names.push_back(name);
   }
+}
+
+// The warnings of a policy whose streams (`streams`, listed) gRPC's
+// built-in retry retries, for the settings gRPC applies otherwise.
+void AppendStreamWarnings(const MethodPolicy& policy, const std::string& streams,
+                          std::vector<std::string>& warnings) {
+  constexpr int kMaxGrpcAttempts = BuiltInRetryConfig::kMaxGrpcAttempts;
+  constexpr double kGrpcJitter = BuiltInRetryConfig::kGrpcJitter;
+  const RetrySettings& retry = *policy.retry;
+  const std::string path = absl::StrCat(policy.source, ".retryPolicy");
+  if (retry.max_attempts > kMaxGrpcAttempts) {
+    warnings.push_back(absl::StrCat(
+        path, ".maxAttempts: ", retry.max_attempts, " is capped at ", kMaxGrpcAttempts,
+        " (gRPC's limit) for the streams gRPC's built-in retry retries (", streams,
+        "); unary calls keep ", retry.max_attempts));
+  }
+  if (retry.full_jitter) {
+    warnings.push_back(absl::StrCat(
+        path, ".fullJitter: gRPC's built-in retry, which retries the streams ", streams,
+        ", backs off with its own jitter (", ShortestJsonNumber(kGrpcJitter),
+        "); fullJitter applies to unary calls only"));
+  } else if (retry.jitter != kGrpcJitter) {
+    warnings.push_back(absl::StrCat(
+        path, ".jitter: gRPC's built-in retry, which retries the streams ", streams,
+        ", backs off with its own jitter (", ShortestJsonNumber(kGrpcJitter), "); ",
+        ShortestJsonNumber(retry.jitter), " applies to unary calls only"));
+  }
+  if (retry.per_attempt_timeout.has_value()) {
+    warnings.push_back(absl::StrCat(
+        path, ".perAttemptTimeout: not applied to the streams gRPC's built-in retry "
+              "retries (", streams, "); it applies to unary calls only"));
+  }
+}
+
+// gRPC's methodConfig entries for one policy: its retried streams with the
+// retryPolicy, its names that need their waitForReady.
+void AppendEntryConfigs(const MethodPolicy& policy, const PolicyEntries& entry,
+                        std::vector<std::string>& method_configs,
+                        std::vector<std::string>& warnings) {
+  const std::string wait_for_ready =
+      policy.wait_for_ready.has_value()
+          ? absl::StrCat(", \"waitForReady\": ", *policy.wait_for_ready ? "true" : "false")
+          : "";
+  if (!entry.streams.empty()) {
+    std::vector<std::string> json_names, full_names;
+    for (const MethodCatalog::Method* m : entry.streams) {
+      json_names.push_back(JsonName(m->service, m->method));
+      full_names.push_back(m->full_name());
+    }
+    method_configs.push_back(absl::StrCat("{\"name\": [", absl::StrJoin(json_names, ", "), "]",
+                                          wait_for_ready, ", \"retryPolicy\": ",
+                                          RetryPolicyJson(*policy.retry), "}"));
+    AppendStreamWarnings(policy, ListStreams(full_names), warnings);
+  }
+  if (!entry.names.empty()) {
+    std::vector<std::string> json_names;
+    for (const PolicyTable::Name* n : entry.names) {
+      json_names.push_back(JsonName(n->service, n->method));
+    }
+    method_configs.push_back(absl::StrCat("{\"name\": [", absl::StrJoin(json_names, ", "), "]",
+                                          wait_for_ready, "}"));
+  }
+}
+
+}  // namespace
+
+BuiltInRetryConfig BuiltInRetryConfig::Build(const PolicyTable& policies,
+                                             const MethodCatalog& catalog) {
+  BuiltInRetryConfig config;
+  const std::vector<MethodPolicy>& all = policies.policies();
+  auto index_of = [&all](const MethodPolicy* p) { return static_cast<size_t>(p - all.data()); };
+  std::map<size_t, PolicyEntries> entries;  // by policy index: file order
+
+  // Streams gRPC retries. Their exact keys ("svc/method") are taken.
+  absl::flat_hash_set<std::string> exact_keys;
+  for (const MethodCatalog::Method& method : catalog.methods()) {
+    if (!method.streaming()) continue;
+    const MethodPolicy* policy = policies.Find(method.full_name()).policy;
+    if (!Retries(policy)) continue;
+    entries[index_of(policy)].streams.push_back(&method);
+    exact_keys.insert(absl::StrCat(method.service, "/", method.method));
+    config.retried_streams_.push_back(method.full_name());
+  }
+
+  AddWaitForReadyNames(policies, exact_keys, entries);
 
   // The JSON, and the warnings of each policy whose streams gRPC retries.
   std::vector<std::string> method_configs;
   for (const auto& [index, entry] : entries) {
-    const MethodPolicy& policy = all[index];
-    const std::string wait_for_ready =
-        policy.wait_for_ready.has_value()
-            ? absl::StrCat(", \"waitForReady\": ", *policy.wait_for_ready ? "true" : "false")
-            : "";
-    if (!entry.streams.empty()) {
-      std::vector<std::string> json_names, full_names;
-      for (const MethodCatalog::Method* m : entry.streams) {
-        json_names.push_back(JsonName(m->service, m->method));
-        full_names.push_back(m->full_name());
-      }
-      method_configs.push_back(absl::StrCat("{\"name\": [", absl::StrJoin(json_names, ", "), "]",
-                                            wait_for_ready, ", \"retryPolicy\": ",
-                                            RetryPolicyJson(*policy.retry), "}"));
-      const RetrySettings& retry = *policy.retry;
-      const std::string streams = ListStreams(full_names);
-      const std::string path = absl::StrCat(policy.source, ".retryPolicy");
-      if (retry.max_attempts > kMaxGrpcAttempts) {
-        config.warnings_.push_back(absl::StrCat(
-            path, ".maxAttempts: ", retry.max_attempts, " is capped at ", kMaxGrpcAttempts,
-            " (gRPC's limit) for the streams gRPC's built-in retry retries (", streams,
-            "); unary calls keep ", retry.max_attempts));
-      }
-      if (retry.full_jitter) {
-        config.warnings_.push_back(absl::StrCat(
-            path, ".fullJitter: gRPC's built-in retry, which retries the streams ", streams,
-            ", backs off with its own jitter (", ShortestJsonNumber(kGrpcJitter),
-            "); fullJitter applies to unary calls only"));
-      } else if (retry.jitter != kGrpcJitter) {
-        config.warnings_.push_back(absl::StrCat(
-            path, ".jitter: gRPC's built-in retry, which retries the streams ", streams,
-            ", backs off with its own jitter (", ShortestJsonNumber(kGrpcJitter), "); ",
-            ShortestJsonNumber(retry.jitter), " applies to unary calls only"));
-      }
-      if (retry.per_attempt_timeout.has_value()) {
-        config.warnings_.push_back(absl::StrCat(
-            path, ".perAttemptTimeout: not applied to the streams gRPC's built-in retry "
-                  "retries (", streams, "); it applies to unary calls only"));
-      }
-    }
-    if (!entry.names.empty()) {
-      std::vector<std::string> json_names;
-      for (const PolicyTable::Name* n : entry.names) {
-        json_names.push_back(JsonName(n->service, n->method));
-      }
-      method_configs.push_back(absl::StrCat("{\"name\": [", absl::StrJoin(json_names, ", "), "]",
-                                            wait_for_ready, "}"));
-    }
+    AppendEntryConfigs(all[index], entry, method_configs, config.warnings_);
   }
 
   if (method_configs.empty()) return config;

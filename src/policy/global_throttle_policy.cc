@@ -17,6 +17,7 @@
 #include "resilience/v1/policy.pb.h"
 #include "src/limits/global_rate_limiter.h"
 #include "src/limits/token_bucket.h"
+#include "src/policy/field_readers.h"
 #include "src/policy/json_text.h"
 
 namespace resilience {
@@ -31,10 +32,6 @@ absl::Status Invalid(absl::string_view path, absl::string_view field, absl::stri
                      absl::string_view value) {
   return absl::InvalidArgumentError(
       absl::StrCat(path, ".", field, ": must be ", rule, ", got ", value));
-}
-
-absl::Duration ToDuration(const google::protobuf::Duration& d) {
-  return absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos());
 }
 
 bool PrintableAscii(absl::string_view s) {
@@ -232,26 +229,37 @@ absl::Status CheckGlobalThrottleKeys(std::vector<GlobalThrottleScope> scopes) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<GlobalThrottleSettings> ReadGlobalThrottle(const v1::GlobalThrottlePolicy& p,
-                                                          absl::string_view path) {
-  GlobalThrottleSettings g;
-  g.path = std::string(path);
+namespace {
+
+// global.redis: "host:port", into g.host and g.port.
+absl::Status ReadRedis(const std::string& redis, absl::string_view path,
+                       GlobalThrottleSettings& g) {
   // redis: "host:port".
-  const std::string shown = absl::StrCat("\"", internal::Printable(p.redis(), 64), "\"");
-  if (p.redis().empty()) {
+  const std::string shown = absl::StrCat("\"", internal::Printable(redis, 64), "\"");
+  if (redis.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ".redis: required (\"host:port\" of the Redis server)"));
   }
-  const size_t colon = p.redis().rfind(':');
+  const size_t colon = redis.rfind(':');
   int port = 0;
-  if (colon == std::string::npos || !HostName(absl::string_view(p.redis()).substr(0, colon)) ||
-      !absl::SimpleAtoi(absl::string_view(p.redis()).substr(colon + 1), &port) || port < 1 ||
+  if (colon == std::string::npos || !HostName(absl::string_view(redis).substr(0, colon)) ||
+      !absl::SimpleAtoi(absl::string_view(redis).substr(colon + 1), &port) || port < 1 ||
       port > 65535) {
     return Invalid(path, "redis", "\"host:port\" with a host name or IPv4 address and a port in [1, 65535]",
                    shown);
   }
-  g.host = p.redis().substr(0, colon);
+  g.host = redis.substr(0, colon);
   g.port = port;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<GlobalThrottleSettings> ReadGlobalThrottle(const v1::GlobalThrottlePolicy& p,
+                                                          absl::string_view path) {
+  GlobalThrottleSettings g;
+  g.path = std::string(path);
+  if (absl::Status s = ReadRedis(p.redis(), path, g); !s.ok()) return s;
   if (!p.key().empty()) {
     if (p.key().size() > kMaxKeyBytes || !PrintableAscii(p.key())) {
       return Invalid(path, "key", "1 to 256 printable ASCII characters without spaces",
@@ -283,11 +291,11 @@ absl::StatusOr<GlobalThrottleSettings> ReadGlobalThrottle(const v1::GlobalThrott
   g.burst = burst;
   g.expected_replicas = p.expected_replicas();
   if (p.has_lease_interval()) g.lease_interval = ToDuration(p.lease_interval());
-  if (p.has_timeout()) {
-    g.timeout = ToDuration(p.timeout());
-    if (g.timeout < absl::Milliseconds(1) || g.timeout > kMaxTimeout) {
-      return Invalid(path, "timeout", "in [1ms, 10s]", absl::FormatDuration(g.timeout));
-    }
+  if (absl::Status s = ReadDurations(path, {{"timeout", p.has_timeout(), p.timeout(),
+                                             {absl::Milliseconds(1), false, kMaxTimeout},
+                                             &g.timeout}});
+      !s.ok()) {
+    return s;
   }
   if (absl::Status s = ReadCredentials(p, path, g); !s.ok()) return s;
   if (absl::Status s = GlobalRateLimiter::Validate(LimiterOptions(g)); !s.ok()) {

@@ -1,31 +1,15 @@
 #include "src/policy/hedging_settings.h"
 
 #include "absl/strings/str_cat.h"
-#include "src/policy/json_text.h"
+#include "src/policy/field_readers.h"
 #include "src/policy/status_codes.h"
 
 namespace resilience {
 namespace {
 
-absl::Duration ToDuration(const google::protobuf::Duration& d) {
-  return absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos());
-}
-
 template <typename T>
 absl::Status Invalid(absl::string_view path, absl::string_view rule, const T& value) {
   return absl::InvalidArgumentError(absl::StrCat(path, ": must be ", rule, ", got ", value));
-}
-
-// A duration in [0, kMaxPolicyInterval].
-absl::Status ReadInterval(const google::protobuf::Duration& d, const std::string& path,
-                          absl::Duration& out) {
-  const absl::Duration value = ToDuration(d);
-  if (value < absl::ZeroDuration() || value > kMaxPolicyInterval) {
-    return Invalid(path, absl::StrCat("in [0, ", absl::FormatDuration(kMaxPolicyInterval), "]"),
-                   absl::FormatDuration(value));
-  }
-  out = value;
-  return absl::OkStatus();
 }
 
 }  // namespace
@@ -46,25 +30,16 @@ absl::StatusOr<HedgingSettings> ReadHedgingSettings(const resilience::v1::Hedgin
                                     ", as gRPC does"));
     h.max_attempts = HedgingDecider::kMaxAttempts;
   }
-  if (p.has_hedging_delay()) {
-    if (absl::Status s = ReadInterval(p.hedging_delay(), path + ".hedgingDelay", h.delay);
-        !s.ok()) {
-      return s;
-    }
+  if (absl::Status s = ReadDurations(path, {{"hedgingDelay", p.has_hedging_delay(),
+                                             p.hedging_delay(), NonNegative(kMaxPolicyInterval),
+                                             &h.delay}});
+      !s.ok()) {
+    return s;
   }
-  for (int i = 0; i < p.non_fatal_status_codes_size(); ++i) {
-    const std::string code_path = absl::StrCat(path, ".nonFatalStatusCodes[", i, "]");
-    absl::StatusOr<absl::StatusCode> code = ParseStatusCodeName(p.non_fatal_status_codes(i));
-    if (!code.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          code_path, ": ",
-          ParseStatusCodeName(internal::Printable(p.non_fatal_status_codes(i), 64))
-              .status()
-              .message()));
-    }
-    if (*code == absl::StatusCode::kOk) return Invalid(code_path, "an error code", "OK");
-    h.non_fatal_status_codes.push_back(*code);
-  }
+  absl::StatusOr<std::vector<absl::StatusCode>> codes =
+      ReadErrorCodes(path + ".nonFatalStatusCodes", p.non_fatal_status_codes());
+  if (!codes.ok()) return codes.status();
+  h.non_fatal_status_codes = *std::move(codes);  // none by default
   if (p.has_adaptive_delay()) {
     const resilience::v1::AdaptiveHedgingDelay& a = p.adaptive_delay();
     HedgingDecider::AdaptiveDelay adaptive;
@@ -74,11 +49,11 @@ absl::StatusOr<HedgingSettings> ReadHedgingSettings(const resilience::v1::Hedgin
       }
       adaptive.percentile = a.percentile();
     }
-    if (a.has_floor()) {
-      if (absl::Status s = ReadInterval(a.floor(), path + ".adaptiveDelay.floor", adaptive.floor);
-          !s.ok()) {
-        return s;
-      }
+    if (absl::Status s = ReadDurations(path + ".adaptiveDelay",
+                                       {{"floor", a.has_floor(), a.floor(),
+                                         NonNegative(kMaxPolicyInterval), &adaptive.floor}});
+        !s.ok()) {
+      return s;
     }
     h.adaptive_delay = adaptive;
   } else if (h.delay == absl::ZeroDuration()) {

@@ -1,7 +1,7 @@
 // File: src/policy/json_scanner.h
 //
-// A strict JSON (RFC 8259) check of a policy file's text, run before
-// protobuf's parser, which accepts more than JSON.
+// The one parse of a policy file's text: strict JSON (RFC 8259) into a
+// JsonValue tree that carries positions.
 
 #ifndef GRPC_RESILIENCE_SRC_POLICY_JSON_SCANNER_H_
 #define GRPC_RESILIENCE_SRC_POLICY_JSON_SCANNER_H_
@@ -13,28 +13,29 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "src/policy/json_value.h"
 
 namespace resilience {
 
 // JsonScanner
 //
-// Reads the text as strict JSON (RFC 8259) before protobuf's parser does,
-// and refuses what that parser would accept although it is not JSON or is
+// Reads the text as strict JSON (RFC 8259) into a JsonValue, and refuses
+// what protobuf's parser would accept although it is not JSON or is
 // ambiguous: trailing commas, single-quoted strings, unquoted keys,
 // "1." numbers, unknown escapes and raw control characters in strings, a key
 // twice in one object (protobuf keeps the last, or merges two objects), and
-// nesting deeper than kMaxDepth. Each with the JSON path and the position.
-// At anything else that is not JSON it stops without a verdict: protobuf's
-// parser then reports that syntax error as before.
+// nesting deeper than kMaxDepth. Each error names the JSON path and the
+// position: "policy JSON: <path>: <what> at line L, column C".
 //
-// Algorithm: one pass over the text with a stack of the objects and arrays
-// open (at most kMaxDepth), each with the member or element being read and,
-// for objects, the keys seen so far. Recursion (into the first member of a
-// value just opened) goes no deeper than kMaxDepth.
+// Algorithm: recursive descent, as deep as the nesting (at most kMaxDepth),
+// with a stack of the objects and arrays open, each with the member or
+// element being read (for the path) and, for objects, the keys seen so far.
 //
 // Example:
-//   if (absl::Status s = JsonScanner(text).Check(); !s.ok()) return s;
+//   absl::StatusOr<JsonValue> tree = JsonScanner(text).Parse();
+//   if (!tree.ok()) return tree.status();
 //
 // Thread-safety: an instance is one scan, used by one thread; `text` must
 // outlive it.
@@ -51,12 +52,12 @@ class JsonScanner {
   JsonScanner(const JsonScanner&) = delete;
   JsonScanner& operator=(const JsonScanner&) = delete;
 
-  // Check()
+  // Parse()
   //
-  // OK when the text is strict JSON up to where protobuf's parser has
-  // something to say (or to its end); otherwise InvalidArgument "policy
-  // JSON: <path>: <what> at line L, column C". Call it once.
-  absl::Status Check();
+  // The tree of the whole text, or InvalidArgument "policy JSON: <path>:
+  // <what> at line L, column C" for the first thing that is not strict JSON.
+  // Call it once.
+  absl::StatusOr<JsonValue> Parse();
 
  private:
   // An object or array being read.
@@ -77,25 +78,29 @@ class JsonScanner {
   // Stops the scan with `what` at byte `offset`, in the value at the path of
   // the first `levels` frames. Returns false, to be returned.
   bool Stop(size_t offset, size_t levels, absl::string_view what);
-  // Stop(), returning the error.
-  absl::Status Fail(size_t offset, size_t levels, absl::string_view what);
 
   // An object member's key and its ':'. On a key met before, stops.
-  bool Key();
+  bool Key(std::string& key);
 
-  // One value; an object or array is opened (and its first member read), the
-  // loop in Check() goes on with the rest.
-  bool Value();
+  // One value, into `out`.
+  bool Value(JsonValue& out);
+  // An object or array, its '{' or '[' at pos_.
+  bool Container(JsonValue& out, bool object);
+  // One member or element of the container on top of the stack.
+  bool Item(JsonValue& container);
+  // What is at pos_, for a message: a few bytes of it, or the end.
+  std::string Found() const;
   // Stops at a byte that starts no JSON value (or at the end of the text),
   // showing what is there.
   bool NotAValue(size_t levels);
 
-  // A number: RFC 8259's grammar. protobuf also takes "1." and "1.e5";
-  // those stop here, other malformed numbers are protobuf's to report.
-  bool Number(size_t levels);
+  // A number: RFC 8259's grammar, kept as written in `out`.
+  bool Number(std::string& out, size_t levels);
 
-  // A double-quoted string; decoded into `out` when not null (keys).
-  bool String(std::string* out, size_t levels);
+  // A double-quoted string, decoded into `out`.
+  bool String(std::string& out, size_t levels);
+  // The escape at pos_ (a backslash), decoded onto `out`.
+  bool Escape(std::string& out, size_t levels);
 
   // Four hex digits at `at`, as a UTF-16 code unit.
   bool Hex4(size_t at, uint32_t* value) const;
@@ -106,7 +111,7 @@ class JsonScanner {
   const absl::string_view text_;
   size_t pos_ = 0;
   std::vector<Frame> frames_;
-  absl::Status error_;  // set when a scan stops with a verdict
+  absl::Status error_;  // set when the scan stops
 };
 
 }  // namespace resilience

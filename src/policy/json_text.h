@@ -1,7 +1,7 @@
 // File: src/policy/json_text.h
 //
 // Small functions on the text of a policy file that the loader's checks
-// share (JsonScanner, ShapeChecker, PolicyTable): how to show a piece of it in
+// share (JsonScanner, JsonToProto, PolicyTable): how to show a piece of it in
 // a one-line message, where a byte is, whether a string is a JSON number,
 // and the step from proto field names to JSON names. Pure functions, no
 // state: thread-safe.

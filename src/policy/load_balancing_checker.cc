@@ -17,6 +17,7 @@
 #include "absl/strings/string_view.h"
 #include "google/protobuf/struct.pb.h"
 #include "src/policy/json_text.h"
+#include "src/policy/struct_checks.h"
 
 namespace resilience {
 namespace {
@@ -24,9 +25,14 @@ namespace {
 using google::protobuf::ListValue;
 using google::protobuf::Struct;
 using google::protobuf::Value;
+using internal::Bad;
+using internal::Describe;
+using internal::Duration;
+using internal::Integer;
+using internal::OnlyFields;
 using internal::Printable;
 using internal::QuoteJson;
-using internal::ShortestJsonNumber;
+using internal::ToJson;
 
 // The policies a policy file may name, and those gRPC 1.51 registers only
 // for xDS to build.
@@ -43,107 +49,6 @@ constexpr uint64_t kMaxUint32 = 4294967295u;
 // is a typo): an hour for the interval, a day for ejections.
 constexpr int64_t kMaxIntervalSeconds = 3600;
 constexpr int64_t kMaxEjectionSeconds = 86400;
-
-std::string Describe(const Value& value) {
-  switch (value.kind_case()) {
-    case Value::kNullValue: return "null";
-    case Value::kBoolValue: return value.bool_value() ? "true" : "false";
-    case Value::kNumberValue: return ShortestJsonNumber(value.number_value());
-    case Value::kStringValue:
-      return absl::StrCat("\"", Printable(value.string_value(), 64), "\"");
-    case Value::kStructValue: return "an object";
-    case Value::kListValue: return "an array";
-    default: return "nothing";
-  }
-}
-
-absl::Status Bad(absl::string_view path, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat(path, ": ", what));
-}
-
-// `value` as canonical JSON: keys sorted, numbers shortest, no spaces but
-// after ':' and ','.
-std::string ToJson(const Value& value) {
-  switch (value.kind_case()) {
-    case Value::kBoolValue: return value.bool_value() ? "true" : "false";
-    case Value::kNumberValue: return ShortestJsonNumber(value.number_value());
-    case Value::kStringValue: return QuoteJson(value.string_value());
-    case Value::kStructValue: {
-      std::vector<std::string> keys;
-      for (const auto& [key, unused] : value.struct_value().fields()) keys.push_back(key);
-      std::sort(keys.begin(), keys.end());
-      std::vector<std::string> members;
-      for (const std::string& key : keys) {
-        members.push_back(
-            absl::StrCat(QuoteJson(key), ": ", ToJson(value.struct_value().fields().at(key))));
-      }
-      return absl::StrCat("{", absl::StrJoin(members, ", "), "}");
-    }
-    case Value::kListValue: {
-      std::vector<std::string> elements;
-      for (const Value& v : value.list_value().values()) elements.push_back(ToJson(v));
-      return absl::StrCat("[", absl::StrJoin(elements, ", "), "]");
-    }
-    default: return "null";
-  }
-}
-
-// Refuses every field of `object` not in `known`.
-absl::Status OnlyFields(const Struct& object, const std::string& path, absl::string_view owner,
-                        std::initializer_list<absl::string_view> known) {
-  std::vector<std::string> keys;
-  for (const auto& [key, unused] : object.fields()) keys.push_back(key);
-  std::sort(keys.begin(), keys.end());
-  for (const std::string& key : keys) {
-    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
-    return Bad(absl::StrCat(path, ".", Printable(key, 64)),
-               absl::StrCat("not a field of ", owner,
-                            known.size() == 0 ? " (it has none)"
-                                              : absl::StrCat(" (", absl::StrJoin(known, ", "), ")")));
-  }
-  return absl::OkStatus();
-}
-
-// A field gRPC reads as a duration: "<seconds>[.<up to 9 digits>]s".
-absl::Status Duration(const Struct& object, const std::string& path, absl::string_view name,
-                      int64_t max_seconds, absl::Duration* out = nullptr) {
-  auto it = object.fields().find(std::string(name));
-  if (it == object.fields().end()) return absl::OkStatus();
-  const std::string field_path = absl::StrCat(path, ".", name);
-  const Value& v = it->second;
-  const absl::string_view hint = " (gRPC wants seconds and an \"s\", e.g. \"0.5s\")";
-  if (v.kind_case() != Value::kStringValue) {
-    return Bad(field_path, absl::StrCat(Describe(v), " is not a duration", hint));
-  }
-  absl::string_view text = v.string_value();
-  bool ok = absl::ConsumeSuffix(&text, "s") && !text.empty();
-  absl::string_view whole = text, fraction;
-  if (const size_t dot = text.find('.'); ok && dot != absl::string_view::npos) {
-    whole = text.substr(0, dot);
-    fraction = text.substr(dot + 1);
-    ok = !fraction.empty() && fraction.size() <= 9;
-  }
-  auto digits = [](absl::string_view s) {
-    return std::all_of(s.begin(), s.end(), [](char c) { return absl::ascii_isdigit(c); });
-  };
-  int64_t seconds = 0;
-  ok = ok && !whole.empty() && whole.size() <= 12 && digits(whole) && digits(fraction) &&
-       absl::SimpleAtoi(whole, &seconds);
-  if (!ok) return Bad(field_path, absl::StrCat(Describe(v), " is not a duration", hint));
-  const bool zero = seconds == 0 && fraction.find_first_not_of('0') == absl::string_view::npos;
-  if (zero || seconds > max_seconds || (seconds == max_seconds && !fraction.empty() &&
-                                        fraction.find_first_not_of('0') != absl::string_view::npos)) {
-    return Bad(field_path, absl::StrCat("must be in (0s, ", max_seconds, "s], got ", Describe(v)));
-  }
-  if (out != nullptr) {
-    int64_t nanos = 0;
-    std::string digits9(fraction);
-    digits9.resize(9, '0');
-    if (!fraction.empty() && !absl::SimpleAtoi(digits9, &nanos)) nanos = 0;
-    *out = absl::Seconds(seconds) + absl::Nanoseconds(nanos);
-  }
-  return absl::OkStatus();
-}
 
 // The library's own picker, loadBalancingConfig's first entry.
 constexpr absl::string_view kOwnPicker = "resilience_p2c";
@@ -164,22 +69,6 @@ absl::Status CheckOwnPicker(const Struct& entry, LoadBalancingSettings::Routing&
   return absl::OkStatus();
 }
 
-// A field gRPC reads as an unsigned integer, here in [low, high].
-absl::Status Integer(const Struct& object, const std::string& path, absl::string_view name,
-                     uint64_t low, uint64_t high, uint64_t* out = nullptr) {
-  auto it = object.fields().find(std::string(name));
-  if (it == object.fields().end()) return absl::OkStatus();
-  const Value& v = it->second;
-  const double d = v.kind_case() == Value::kNumberValue ? v.number_value() : -1;
-  if (v.kind_case() != Value::kNumberValue || !(d >= static_cast<double>(low)) ||
-      !(d <= static_cast<double>(high)) || std::floor(d) != d) {
-    return Bad(absl::StrCat(path, ".", name),
-               absl::StrCat("must be an integer in [", low, ", ", high, "], got ", Describe(v)));
-  }
-  if (out != nullptr) *out = static_cast<uint64_t>(d);
-  return absl::OkStatus();
-}
-
 // What the walk learns about the list gRPC uses.
 struct Walk {
   std::vector<std::string>* warnings;
@@ -191,64 +80,36 @@ absl::Status CheckList(const ListValue& list, const std::string& path, Walk& wal
                        std::initializer_list<absl::string_view> allowed = {},
                        int first_index = 0);
 
-// One {"<name>": {config}} of a list at `path` ("loadBalancingConfig[0]").
-absl::Status CheckEntry(const Value& entry, const std::string& path, Walk& walk,
-                        absl::string_view* name_out,
-                        std::initializer_list<absl::string_view> allowed) {
-  if (entry.kind_case() != Value::kStructValue || entry.struct_value().fields_size() != 1) {
-    return Bad(path, absl::StrCat("must be an object with one field, the policy's name, got ",
-                                  entry.kind_case() == Value::kStructValue
-                                      ? absl::StrCat("an object with ",
-                                                     entry.struct_value().fields_size(), " fields")
-                                      : Describe(entry)));
-  }
-  const auto& [name, config] = *entry.struct_value().fields().begin();
-  const std::string config_path = absl::StrCat(path, ".", Printable(name, 64));
-  const auto* known = std::find(std::begin(kPolicies), std::end(kPolicies), name);
-  if (std::find(std::begin(kXdsPolicies), std::end(kXdsPolicies), name) !=
-      std::end(kXdsPolicies)) {
-    return Bad(config_path, "registered by gRPC 1.51 for xDS, which names its children and "
-                            "sets the request hash they need; not for a policy file");
-  }
-  if (known == std::end(kPolicies)) {
-    return Bad(config_path, absl::StrCat("not a load-balancing policy gRPC 1.51 registers (",
-                                         absl::StrJoin(kPolicies, ", "), ")"));
-  }
-  if (allowed.size() > 0 && std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
-    return Bad(config_path, absl::StrCat("not allowed here (", absl::StrJoin(allowed, ", "), ")"));
-  }
-  *name_out = *known;
-  if (config.kind_case() != Value::kStructValue) {
-    return Bad(config_path, absl::StrCat("must be an object, got ", Describe(config)));
-  }
-  const Struct& c = config.struct_value();
-  if (name == "pick_first" || name == "round_robin") {
-    return OnlyFields(c, config_path, name, {});
-  }
+// grpclb's config at `config_path`: serviceName and a childPolicy list of
+// pick_first or round_robin.
+absl::Status CheckGrpclb(const Struct& c, const std::string& config_path, Walk& walk) {
   absl::string_view child;
-  if (name == "grpclb") {
-    if (absl::Status s = OnlyFields(c, config_path, name, {"childPolicy", "serviceName"}); !s.ok()) {
-      return s;
-    }
-    if (auto it = c.fields().find("serviceName");
-        it != c.fields().end() && it->second.kind_case() != Value::kStringValue) {
-      return Bad(absl::StrCat(config_path, ".serviceName"),
-                 absl::StrCat("must be a string, got ", Describe(it->second)));
-    }
-    auto it = c.fields().find("childPolicy");
-    if (it == c.fields().end()) return absl::OkStatus();
-    if (it->second.kind_case() != Value::kListValue) {
-      return Bad(absl::StrCat(config_path, ".childPolicy"),
-                 absl::StrCat("must be an array, got ", Describe(it->second)));
-    }
-    return CheckList(it->second.list_value(), absl::StrCat(config_path, ".childPolicy"), walk,
-                     &child, nullptr, {"pick_first", "round_robin"});
+  if (absl::Status s = OnlyFields(c, config_path, "grpclb", {"childPolicy", "serviceName"});
+      !s.ok()) {
+    return s;
   }
-  // outlier_detection_experimental
-  walk.outlier_detection = true;
+  if (auto it = c.fields().find("serviceName");
+      it != c.fields().end() && it->second.kind_case() != Value::kStringValue) {
+    return Bad(absl::StrCat(config_path, ".serviceName"),
+               absl::StrCat("must be a string, got ", Describe(it->second)));
+  }
+  auto it = c.fields().find("childPolicy");
+  if (it == c.fields().end()) return absl::OkStatus();
+  if (it->second.kind_case() != Value::kListValue) {
+    return Bad(absl::StrCat(config_path, ".childPolicy"),
+               absl::StrCat("must be an array, got ", Describe(it->second)));
+  }
+  return CheckList(it->second.list_value(), absl::StrCat(config_path, ".childPolicy"), walk,
+                   &child, nullptr, {"pick_first", "round_robin"});
+}
+
+// outlier_detection_experimental's config at `config_path` (gRFC A50): its
+// durations and percentages in gRPC's bounds, a childPolicy list required.
+absl::Status CheckOutlierDetection(const Struct& c, const std::string& config_path, Walk& walk) {
+  absl::string_view child;
   const std::string& p = config_path;
   for (absl::Status s :
-       {OnlyFields(c, p, name,
+       {OnlyFields(c, p, "outlier_detection_experimental",
                    {"interval", "baseEjectionTime", "maxEjectionTime", "maxEjectionPercent",
                     "successRateEjection", "failurePercentageEjection", "childPolicy"}),
         Duration(c, p, "interval", kMaxIntervalSeconds),
@@ -289,6 +150,45 @@ absl::Status CheckEntry(const Value& entry, const std::string& path, Walk& walk,
                    nullptr);
 }
 
+// One {"<name>": {config}} of a list at `path` ("loadBalancingConfig[0]").
+absl::Status CheckEntry(const Value& entry, const std::string& path, Walk& walk,
+                        absl::string_view* name_out,
+                        std::initializer_list<absl::string_view> allowed) {
+  if (entry.kind_case() != Value::kStructValue || entry.struct_value().fields_size() != 1) {
+    return Bad(path, absl::StrCat("must be an object with one field, the policy's name, got ",
+                                  entry.kind_case() == Value::kStructValue
+                                      ? absl::StrCat("an object with ",
+                                                     entry.struct_value().fields_size(), " fields")
+                                      : Describe(entry)));
+  }
+  const auto& [name, config] = *entry.struct_value().fields().begin();
+  const std::string config_path = absl::StrCat(path, ".", Printable(name, 64));
+  const auto* known = std::find(std::begin(kPolicies), std::end(kPolicies), name);
+  if (std::find(std::begin(kXdsPolicies), std::end(kXdsPolicies), name) !=
+      std::end(kXdsPolicies)) {
+    return Bad(config_path, "registered by gRPC 1.51 for xDS, which names its children and "
+                            "sets the request hash they need; not for a policy file");
+  }
+  if (known == std::end(kPolicies)) {
+    return Bad(config_path, absl::StrCat("not a load-balancing policy gRPC 1.51 registers (",
+                                         absl::StrJoin(kPolicies, ", "), ")"));
+  }
+  if (allowed.size() > 0 && std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+    return Bad(config_path, absl::StrCat("not allowed here (", absl::StrJoin(allowed, ", "), ")"));
+  }
+  *name_out = *known;
+  if (config.kind_case() != Value::kStructValue) {
+    return Bad(config_path, absl::StrCat("must be an object, got ", Describe(config)));
+  }
+  const Struct& c = config.struct_value();
+  if (name == "pick_first" || name == "round_robin") {
+    return OnlyFields(c, config_path, name, {});
+  }
+  if (name == "grpclb") return CheckGrpclb(c, config_path, walk);
+  walk.outlier_detection = true;  // outlier_detection_experimental
+  return CheckOutlierDetection(c, config_path, walk);
+}
+
 // A list of policies: gRPC uses the first; `*used` is its name. Each
 // entry's JSON goes to `configs` when given.
 absl::Status CheckList(const ListValue& list, const std::string& path, Walk& walk,
@@ -312,6 +212,58 @@ absl::Status CheckList(const ListValue& list, const std::string& path, Walk& wal
           entry_path, ": never used: gRPC takes the first policy of the list it knows (", path,
           "[", first_index, "], ", *used, ")"));
     }
+  }
+  return absl::OkStatus();
+}
+
+// loadBalancingPolicy: a policy that needs no config; unused after a
+// loadBalancingConfig.
+absl::Status CheckNamedPolicy(const v1::PolicyFile& file, LoadBalancingSettings& settings,
+                              std::vector<std::string>& warnings) {
+  if (file.load_balancing_policy().empty()) return absl::OkStatus();
+  const std::string path = "loadBalancingPolicy";
+  settings.policy = absl::AsciiStrToLower(file.load_balancing_policy());
+  // gRPC takes here only policies that need no config.
+  // grpclb requires a config (gRPC 1.51 says so and fails the channel).
+  constexpr absl::string_view kNamed[] = {"pick_first", "round_robin"};
+  if (std::find(std::begin(kNamed), std::end(kNamed), settings.policy) == std::end(kNamed)) {
+    return Bad(path, absl::StrCat("must be one of ", absl::StrJoin(kNamed, ", "),
+                                  " (gRPC 1.51 takes here only policies that need no "
+                                  "config; others go in loadBalancingConfig), got ",
+                                  QuoteJson(Printable(file.load_balancing_policy(), 64))));
+  }
+  if (!settings.configs.empty()) {
+    warnings.push_back(
+        "loadBalancingPolicy: not used: gRPC uses loadBalancingConfig when both are given");
+  } else {
+    settings.root = settings.picker = settings.policy;
+  }
+  return absl::OkStatus();
+}
+
+// healthCheckConfig: its serviceName; without effect under pick_first.
+absl::Status CheckHealthCheck(const v1::PolicyFile& file, LoadBalancingSettings& settings,
+                              std::vector<std::string>& warnings) {
+  if (!file.has_health_check_config()) return absl::OkStatus();
+  const std::string path = "healthCheckConfig";
+  const Struct& h = file.health_check_config();
+  if (absl::Status s = OnlyFields(h, path, path, {"serviceName"}); !s.ok()) return s;
+  auto it = h.fields().find("serviceName");
+  if (it != h.fields().end() && it->second.kind_case() != Value::kStringValue &&
+      it->second.kind_case() != Value::kNullValue) {
+    return Bad(absl::StrCat(path, ".serviceName"),
+               absl::StrCat("must be a string, got ", Describe(it->second)));
+  }
+  settings.health_check_service =
+      it != h.fields().end() && it->second.kind_case() == Value::kStringValue
+          ? it->second.string_value()
+          : "";
+  if (settings.picker.empty() || settings.picker == "pick_first") {
+    warnings.push_back(absl::StrCat(
+        path, ": no effect under pick_first",
+        settings.picker.empty() ? " (gRPC's default, as no loadBalancingConfig is given)" : "",
+        ": gRPC 1.51 checks health under round_robin; add \"loadBalancingConfig\": "
+        "[{\"round_robin\": {}}]"));
   }
   return absl::OkStatus();
 }
@@ -361,47 +313,8 @@ absl::StatusOr<LoadBalancingSettings> LoadBalancingChecker::Check(
       settings.picker = settings.root;
     }
   }
-  if (!file.load_balancing_policy().empty()) {
-    const std::string path = "loadBalancingPolicy";
-    settings.policy = absl::AsciiStrToLower(file.load_balancing_policy());
-    // gRPC takes here only policies that need no config.
-    // grpclb requires a config (gRPC 1.51 says so and fails the channel).
-    constexpr absl::string_view kNamed[] = {"pick_first", "round_robin"};
-    if (std::find(std::begin(kNamed), std::end(kNamed), settings.policy) == std::end(kNamed)) {
-      return Bad(path, absl::StrCat("must be one of ", absl::StrJoin(kNamed, ", "),
-                                    " (gRPC 1.51 takes here only policies that need no "
-                                    "config; others go in loadBalancingConfig), got ",
-                                    QuoteJson(Printable(file.load_balancing_policy(), 64))));
-    }
-    if (!settings.configs.empty()) {
-      warnings.push_back(
-          "loadBalancingPolicy: not used: gRPC uses loadBalancingConfig when both are given");
-    } else {
-      settings.root = settings.picker = settings.policy;
-    }
-  }
-  if (file.has_health_check_config()) {
-    const std::string path = "healthCheckConfig";
-    const Struct& h = file.health_check_config();
-    if (absl::Status s = OnlyFields(h, path, path, {"serviceName"}); !s.ok()) return s;
-    auto it = h.fields().find("serviceName");
-    if (it != h.fields().end() && it->second.kind_case() != Value::kStringValue &&
-        it->second.kind_case() != Value::kNullValue) {
-      return Bad(absl::StrCat(path, ".serviceName"),
-                 absl::StrCat("must be a string, got ", Describe(it->second)));
-    }
-    settings.health_check_service =
-        it != h.fields().end() && it->second.kind_case() == Value::kStringValue
-            ? it->second.string_value()
-            : "";
-    if (settings.picker.empty() || settings.picker == "pick_first") {
-      warnings.push_back(absl::StrCat(
-          path, ": no effect under pick_first",
-          settings.picker.empty() ? " (gRPC's default, as no loadBalancingConfig is given)" : "",
-          ": gRPC 1.51 checks health under round_robin; add \"loadBalancingConfig\": "
-          "[{\"round_robin\": {}}]"));
-    }
-  }
+  if (absl::Status s = CheckNamedPolicy(file, settings, warnings); !s.ok()) return s;
+  if (absl::Status s = CheckHealthCheck(file, settings, warnings); !s.ok()) return s;
   return settings;
 }
 

@@ -5,8 +5,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "resilience/v1/policy.pb.h"
-#include "src/limits/token_bucket.h"
 #include "src/policy/enforcement_setting.h"
+#include "src/policy/field_readers.h"
 #include "src/policy/global_throttle_policy.h"
 #include "src/policy/json_text.h"
 
@@ -29,11 +29,9 @@ bool UsableHeader(absl::string_view header) {
   return true;
 }
 
-}  // namespace
-
-absl::StatusOr<PerCallerSettings> ReadPerCallerThrottle(const v1::PerCallerThrottle& p,
-                                                        absl::string_view path) {
-  PerCallerSettings settings;
+// perCaller.key: a header's name or the peer, into settings.header.
+absl::Status ReadCallerKey(const v1::PerCallerThrottle& p, absl::string_view path,
+                           PerCallerSettings& settings) {
   const std::string key_path = absl::StrCat(path, ".key");
   if (!p.has_key() || (p.key().header().empty() && !p.key().peer())) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -52,6 +50,15 @@ absl::StatusOr<PerCallerSettings> ReadPerCallerThrottle(const v1::PerCallerThrot
     }
     settings.header = p.key().header();
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<PerCallerSettings> ReadPerCallerThrottle(const v1::PerCallerThrottle& p,
+                                                        absl::string_view path) {
+  PerCallerSettings settings;
+  if (absl::Status s = ReadCallerKey(p, path, settings); !s.ok()) return s;
   if (!p.has_max_concurrency() && !p.has_rate_per_second() && !p.has_global()) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": set maxConcurrency, ratePerSecond, global, or more than one"));
@@ -75,19 +82,10 @@ absl::StatusOr<PerCallerSettings> ReadPerCallerThrottle(const v1::PerCallerThrot
     }
     o.max_concurrency = p.max_concurrency();
   }
-  if (p.has_burst() && !p.has_rate_per_second()) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ".burst: needs ratePerSecond"));
-  }
-  if (p.has_rate_per_second()) {
-    const double rate = p.rate_per_second();
-    // Without a burst: one second's worth of calls (TokenBucket::DefaultBurst()).
-    const int64_t burst = p.has_burst() ? p.burst() : TokenBucket::DefaultBurst(rate);
-    if (absl::Status s = TokenBucket::Validate(rate, burst); !s.ok()) {
-      return absl::InvalidArgumentError(
-          internal::SnakeToCamel(absl::StrCat(path, ".", s.message())));
-    }
-    o.rate_per_second = rate;
-    o.burst = burst;
+  if (absl::Status s = ReadTokenRate(path, p.has_rate_per_second(), p.rate_per_second(),
+                                     p.has_burst(), p.burst(), &o.rate_per_second, &o.burst);
+      !s.ok()) {
+    return s;
   }
   if (p.has_max_keys()) o.max_keys = p.max_keys();
   if (absl::Status s = PerCallerLimits::Validate(o); !s.ok()) {

@@ -6,39 +6,23 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <initializer_list>
 #include <iterator>
 #include <optional>
 #include <sstream>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
-#include "google/protobuf/duration.pb.h"
-#include "google/protobuf/struct.pb.h"
-#include "google/protobuf/util/json_util.h"
 #include "resilience/v1/policy.pb.h"
-#include "src/limits/aimd_concurrency_limiter.h"
-#include "src/limits/fixed_concurrency_limiter.h"
-#include "src/limits/gradient_concurrency_limiter.h"
-#include "src/limits/token_bucket.h"
-#include "src/policy/breaker_timing_warnings.h"
 #include "src/policy/builtin_retry_config.h"
-#include "src/policy/hedging_settings.h"
-#include "src/policy/global_throttle_policy.h"
 #include "src/policy/json_scanner.h"
+#include "src/policy/json_to_proto.h"
 #include "src/policy/json_text.h"
 #include "src/policy/method_catalog.h"
 #include "src/policy/policy_table_builder.h"
-#include "src/policy/shape_checker.h"
-#include "src/policy/status_codes.h"
-#include "src/retry/backoff.h"
-#include "src/retry/retry_budget.h"
 
 namespace resilience {
 namespace {
@@ -47,38 +31,6 @@ namespace pb = ::resilience::v1;
 
 using internal::FirstInvalidUtf8;
 using internal::Position;
-using internal::Printable;
-using internal::SnakeToCamel;
-
-// protobuf reports paths with proto field names ("method_config[0].retry_policy");
-// users wrote JSON names ("methodConfig[0].retryPolicy"). Converts the path,
-// which protobuf puts in parentheses at the start of its message.
-std::string JsonNamesInParseError(absl::string_view message) {
-  const size_t close = message.find(')');
-  if (message.empty() || message[0] != '(' || close == absl::string_view::npos) {
-    return std::string(message);
-  }
-  return absl::StrCat(SnakeToCamel(message.substr(1, close - 1)), ":",
-                      absl::StripPrefix(message.substr(close + 1), ":"));
-}
-
-// One line out of the JSON parser's error: its first line, where it is (the
-// parser shows the input from the error on, which locates it), and no raw
-// input bytes.
-std::string ParseErrorLine(absl::string_view json, absl::string_view message) {
-  const size_t newline = message.find('\n');
-  std::string line(message.substr(0, newline));
-  if (newline != absl::string_view::npos) {
-    absl::string_view rest = message.substr(newline + 1);
-    const size_t caret = rest.rfind('\n');
-    const absl::string_view shown = caret == absl::string_view::npos ? rest : rest.substr(0, caret);
-    if (!shown.empty() && absl::EndsWith(json, shown)) {
-      absl::StrAppend(&line, " at ", Position(json, json.size() - shown.size()));
-    }
-  }
-  // Printable ASCII stays; anything else is shown as \xNN.
-  return Printable(line, line.size());
-}
 
 }  // namespace
 
@@ -97,28 +49,13 @@ absl::StatusOr<PolicyTable> PolicyTable::FromJsonString(absl::string_view json,
     return absl::InvalidArgumentError(
         absl::StrCat("policy JSON: not valid UTF-8 at ", Position(json, bad), " (byte ", bad, ")"));
   }
-  // Strict JSON first, then the shape of every value against the schema:
-  // both refuse what protobuf's parser would quietly accept or reinterpret.
-  if (absl::Status s = JsonScanner(json).Check(); !s.ok()) return s;
-  google::protobuf::util::JsonParseOptions parse_options;
-  parse_options.ignore_unknown_fields = false;
-  const auto parse_error = [&](const auto& status) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "policy JSON: ",
-        ParseErrorLine(json, JsonNamesInParseError(status.message().as_string()))));
-  };
-  const google::protobuf::StringPiece text(json.data(), json.size());
-  google::protobuf::Value value;
-  if (const auto parsed = google::protobuf::util::JsonStringToMessage(text, &value, parse_options);
-      !parsed.ok()) {
-    return parse_error(parsed);
-  }
-  if (absl::Status s = ShapeChecker::Check(value); !s.ok()) return s;
+  // The one parse: strict JSON into one tree; then the message from the
+  // tree, each value's shape checked against the schema (both steps refuse
+  // what protobuf's parser would quietly accept or reinterpret).
+  absl::StatusOr<JsonValue> tree = JsonScanner(json).Parse();
+  if (!tree.ok()) return tree.status();
   pb::PolicyFile file;
-  if (const auto parsed = google::protobuf::util::JsonStringToMessage(text, &file, parse_options);
-      !parsed.ok()) {
-    return parse_error(parsed);
-  }
+  if (absl::Status s = JsonToProto::Fill(*tree, file); !s.ok()) return s;
   absl::StatusOr<PolicyTable> set = PolicyTableBuilder().Build(file);
   if (!set.ok()) return set;
   // Names that match nothing linked, and retry settings gRPC's own retry

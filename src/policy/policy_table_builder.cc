@@ -19,12 +19,12 @@
 #include "src/limits/fixed_concurrency_limiter.h"
 #include "src/limits/gradient_concurrency_limiter.h"
 #include "src/limits/token_bucket.h"
-#include "src/policy/breaker_timing_warnings.h"
 #include "src/policy/fallback_settings.h"
 #include "src/policy/hedging_settings.h"
 #include "src/policy/json_text.h"
 #include "src/policy/load_balancing_checker.h"
 #include "src/policy/policy_canonical_forms.h"
+#include "src/policy/policy_lint.h"
 #include "src/policy/status_codes.h"
 #include "src/retry/backoff.h"
 #include "src/retry/retry_budget.h"
@@ -55,19 +55,15 @@ absl::StatusOr<PolicyTable> PolicyTableBuilder::Build(const pb::PolicyFile& file
         ReadRetryBudget(file.retry_throttling(), "retryThrottling");
     if (!t.ok()) return t.status();
     set_.retry_throttling_ = *t;
-    if (!any_retries_) {
-      Warn(
-          "retryThrottling: no methodConfig entry retries (a retryPolicy with maxAttempts "
-          "above 1) or hedges, so it has no effect");
-    }
   }
+  PolicyLint::File(file, set_.policies_, set_.warnings_);
   // The library's safety default: a method that hedges always keeps a
   // budget of its own, since gRPC's throttle charges failures only and so
   // cannot bound hedges on a backend that is slow without failing; a
   // method that retries keeps one when gRPC's throttle is absent.
   for (MethodPolicy& policy : set_.policies_) {
-    const bool needs_budget =
-        policy.hedging.has_value() || (!file.has_retry_throttling() && Reissues(policy));
+    const bool needs_budget = policy.hedging.has_value() ||
+                              (!file.has_retry_throttling() && PolicyLint::Reissues(policy));
     if (needs_budget && !policy.retry_budget.has_value() && !policy.windowed_budget.has_value()) {
       policy.retry_budget = RetryBudgetSettings();
     }
@@ -92,27 +88,6 @@ std::vector<GlobalThrottleScope> PolicyTableBuilder::GlobalThrottleScopes() cons
   return scopes;
 }
 
-// A long injected delay in front of a concurrency limit: on gRPC 1.51's
-// callback API a caller that cancels during the delay is not seen before
-// the delay ends (no cancellation reaches a call whose handler has not
-// started), so its slot stays taken that long. Said at load, so that the
-// trade-off is chosen, not met in production.
-void PolicyTableBuilder::WarnIfDelaysHoldSlots(const MethodPolicy& policy,
-                                               const std::string& path) {
-  const FaultInjectionSettings& f = *policy.fault_injection;
-  if (!policy.throttle.has_value() || f.delay_fraction <= 0 || f.delay < kLongHeldDelay) return;
-  const ThrottleSettings& t = *policy.throttle;
-  if (t.max_concurrency == 0 && !t.adaptive.has_value()) return;
-  Warn(absl::StrCat(path, ".faultInjection.delay: ", absl::FormatDuration(f.delay), " in front of ",
-                    path,
-                    ".throttle's concurrency limit: on the callback API a caller that "
-                    "cancels during the delay keeps its slot until the delay ends (gRPC 1.51 "
-                    "reports no cancellation before the handler starts; the caller's "
-                    "deadline does end it); use a delay under ",
-                    absl::FormatDuration(kLongHeldDelay), " or give callers deadlines"));
-}
-
-// A gRPC service config setting grpc-resilience does not apply.
 void PolicyTableBuilder::NotApplied(absl::string_view path, absl::string_view hint) {
   Warn(absl::StrCat(path, ": accepted for compatibility with gRPC service configs, not applied",
                     hint.empty() ? "" : "; ", hint));
@@ -122,46 +97,11 @@ std::string PolicyTableBuilder::Show(const google::protobuf::Duration& d) {
   return absl::FormatDuration(ToDuration(d));
 }
 
-// A fraction in [0, 1]; NaN fails.
 absl::Status PolicyTableBuilder::CheckFraction(absl::string_view path, double value) {
   if (!(value >= 0.0 && value <= 1.0)) return Invalid(path, "in [0, 1]", value);
   return absl::OkStatus();
 }
 
-// ReadDurations()
-//
-// The one "check, then assign" of the file's durations: each field the
-// file sets, in order, is checked against its range and stored in `*out`;
-// the first out of range is InvalidArgument "<path>.<name>: must be in
-// (0, 1h], got 2h", and the fields after it are left alone. Every duration
-// of the file passes here (or through a core class's Validate()) with an
-// upper bound (kMaxPolicy*), so no later arithmetic on it can overflow.
-absl::Status PolicyTableBuilder::ReadDurations(absl::string_view path,
-                                               std::initializer_list<DurationField> fields) {
-  for (const DurationField& f : fields) {
-    if (!f.set) continue;
-    const absl::Duration value = ToDuration(f.value);
-    const bool low_ok = f.range.low_open ? value > f.range.low : value >= f.range.low;
-    if (!low_ok || value > f.range.high) {
-      return Invalid(
-          absl::StrCat(path, ".", f.name),
-          absl::StrCat("in ", f.range.low_open ? "(" : "[", absl::FormatDuration(f.range.low), ", ",
-                       absl::FormatDuration(f.range.high), "]"),
-          absl::FormatDuration(value));
-    }
-    if (f.out != nullptr) *f.out = value;
-  }
-  return absl::OkStatus();
-}
-
-// AtPath()
-//
-// A core class's Validate() names its fields in snake_case after a prefix
-// of its own ("sre.max_drop_probability", "backoff.initial_backoff") or
-// none ("rate_per_second"); the file says
-// "methodConfig[0].breaker.sre.maxDropProbability". Rewrites every
-// `prefix` in the message to `path` + "." (with no prefix, puts `path` +
-// "." in front) and the names to JSON's camelCase.
 absl::Status PolicyTableBuilder::AtPath(const absl::Status& s, absl::string_view prefix,
                                         absl::string_view path) {
   if (s.ok()) return s;
@@ -171,21 +111,7 @@ absl::Status PolicyTableBuilder::AtPath(const absl::Status& s, absl::string_view
   return absl::InvalidArgumentError(SnakeToCamel(message));
 }
 
-absl::StatusOr<absl::StatusCode> PolicyTableBuilder::Code(absl::string_view path,
-                                                          absl::string_view name) {
-  absl::StatusOr<absl::StatusCode> code = ParseStatusCodeName(name);
-  if (!code.ok()) {
-    // The message quotes the name: again with the name made printable
-    // (the same name when it is), so that no raw byte reaches it.
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": ", ParseStatusCodeName(Printable(name, 64)).status().message()));
-  }
-  return code;
-}
-
 absl::Status PolicyTableBuilder::AddEntry(const pb::MethodConfig& entry, const std::string& path) {
-  MethodPolicy policy;
-  policy.source = path;
   if (entry.name_size() == 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         path, ".name: must list at least one name ({\"service\": ...} or {} for the default)"));
@@ -195,6 +121,20 @@ absl::Status PolicyTableBuilder::AddEntry(const pb::MethodConfig& entry, const s
         absl::StrCat(path, ".hedgingPolicy: cannot be set together with ", path,
                      ".retryPolicy (as in gRPC, an entry either retries or hedges)"));
   }
+  MethodPolicy policy;
+  policy.source = path;
+  for (auto read : {&PolicyTableBuilder::ReadTimeout, &PolicyTableBuilder::ReadRetries,
+                    &PolicyTableBuilder::ReadOthers}) {
+    if (absl::Status s = (this->*read)(entry, path, policy); !s.ok()) return s;
+  }
+  PolicyLint::Entry(entry, policy, path, set_.warnings_);
+  policy.canonical = PolicyCanonicalForms(entry);
+  set_.policies_.push_back(std::move(policy));
+  return AddNames(entry, path, set_.policies_.size() - 1);
+}
+
+absl::Status PolicyTableBuilder::ReadTimeout(const pb::MethodConfig& entry,
+                                             const std::string& path, MethodPolicy& policy) {
   absl::Duration timeout, deadline;
   if (absl::Status s = ReadDurations(path, {{"timeout", entry.has_timeout(), entry.timeout(),
                                              Positive(kMaxPolicyCallTime), &timeout},
@@ -204,98 +144,79 @@ absl::Status PolicyTableBuilder::AddEntry(const pb::MethodConfig& entry, const s
     return s;
   }
   if (entry.has_timeout()) policy.timeout = timeout;
-  // Where the entry's timeout came from, for messages.
-  std::string timeout_path = path + ".timeout";
-  if (entry.has_deadline()) {
-    if (entry.has_timeout()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          path, ".deadline (", Show(entry.deadline()), ") and ", path, ".timeout (",
-          Show(entry.timeout()),
-          ") are both set; deadline is a deprecated alias of timeout (the call's overall "
-          "deadline): keep only timeout (a limit per attempt is "
-          "retryPolicy.perAttemptTimeout)"));
-    }
-    policy.timeout = deadline;
-    timeout_path = path + ".deadline";
-    Warn(absl::StrCat(path,
-                      ".deadline: deprecated alias of timeout (the call's overall deadline); "
-                      "write timeout"));
+  if (!entry.has_deadline()) return absl::OkStatus();
+  if (entry.has_timeout()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ".deadline (", Show(entry.deadline()), ") and ", path, ".timeout (",
+        Show(entry.timeout()),
+        ") are both set; deadline is a deprecated alias of timeout (the call's overall "
+        "deadline): keep only timeout (a limit per attempt is "
+        "retryPolicy.perAttemptTimeout)"));
   }
+  policy.timeout = deadline;
+  Warn(absl::StrCat(path,
+                    ".deadline: deprecated alias of timeout (the call's overall deadline); "
+                    "write timeout"));
+  return absl::OkStatus();
+}
+
+absl::Status PolicyTableBuilder::ReadRetries(const pb::MethodConfig& entry,
+                                             const std::string& path, MethodPolicy& policy) {
   if (entry.has_retry_policy()) {
-    absl::StatusOr<RetrySettings> retry =
-        Retry(entry.retry_policy(), path + ".retryPolicy", policy.timeout, timeout_path);
+    absl::StatusOr<RetrySettings> retry = Retry(entry.retry_policy(), path + ".retryPolicy");
     if (!retry.ok()) return retry.status();
     policy.retry = *std::move(retry);
   }
-  if (Reissues(policy)) any_retries_ = true;
-  if (entry.has_retry_budget() && entry.retry_budget().has_ttl()) {
+  if (!entry.has_retry_budget()) return absl::OkStatus();
+  if (entry.retry_budget().has_ttl()) {
     absl::StatusOr<WindowedRetryBudget::Options> budget =
         ReadWindowedRetryBudget(entry.retry_budget(), path + ".retryBudget");
     if (!budget.ok()) return budget.status();
     policy.windowed_budget = *budget;
-  } else if (entry.has_retry_budget()) {
-    absl::StatusOr<RetryBudgetSettings> budget =
-        ReadRetryBudget(entry.retry_budget(), path + ".retryBudget");
-    if (!budget.ok()) return budget.status();
-    policy.retry_budget = *budget;
+    return absl::OkStatus();
   }
-  if (entry.has_retry_budget()) {
-    if (!Reissues(policy) && !entry.has_hedging_policy()) {
-      Warn(absl::StrCat(path,
-                        ".retryBudget: the entry neither retries (a retryPolicy with "
-                        "maxAttempts above 1) nor hedges, so it has no effect"));
-    }
-  }
+  absl::StatusOr<RetryBudgetSettings> budget =
+      ReadRetryBudget(entry.retry_budget(), path + ".retryBudget");
+  if (!budget.ok()) return budget.status();
+  policy.retry_budget = *budget;
+  return absl::OkStatus();
+}
+
+
+absl::Status PolicyTableBuilder::ReadOthers(const pb::MethodConfig& entry,
+                                            const std::string& path, MethodPolicy& policy) {
   if (entry.has_wait_for_ready()) policy.wait_for_ready = entry.wait_for_ready();
-  if (entry.has_breaker()) {
-    if (absl::Status s = Breaker(entry.breaker(), path + ".breaker", policy.breaker); !s.ok()) {
-      return s;
-    }
+  absl::Status s;
+  if (s.ok() && entry.has_breaker()) {
+    s = Breaker(entry.breaker(), path + ".breaker", policy.breaker);
   }
-  if (entry.has_criticality()) {
-    absl::StatusOr<CriticalitySettings> c =
-        ReadCriticality(entry.criticality(), path + ".criticality");
-    if (!c.ok()) return c.status();
-    policy.criticality = *c;
+  if (s.ok() && entry.has_criticality()) {
+    s = Assign(ReadCriticality(entry.criticality(), path + ".criticality"), policy.criticality);
   }
-  if (entry.has_throttle()) {
-    absl::StatusOr<ThrottleSettings> t = Throttle(entry.throttle(), path + ".throttle");
-    if (!t.ok()) return t.status();
-    policy.throttle = *t;
+  if (s.ok() && entry.has_throttle()) {
+    s = Assign(Throttle(entry.throttle(), path + ".throttle"), policy.throttle);
   }
-  if (entry.has_bulkhead()) {
-    absl::StatusOr<Bulkhead::Options> b = ReadBulkhead(entry.bulkhead(), path + ".bulkhead");
-    if (!b.ok()) return b.status();
-    policy.bulkhead = *b;
+  if (s.ok() && entry.has_bulkhead()) {
+    s = Assign(ReadBulkhead(entry.bulkhead(), path + ".bulkhead"), policy.bulkhead);
   }
-  if (entry.has_fallback()) {
-    auto f = ReadFallback(entry, path + ".fallback", set_.warnings_);
-    if (!f.ok()) return f.status();
-    policy.fallback = *std::move(f);
+  if (s.ok() && entry.has_fallback()) {
+    s = Assign(ReadFallback(entry, path + ".fallback", set_.warnings_), policy.fallback);
   }
-  if (entry.has_fault_injection()) {
-    absl::StatusOr<FaultInjectionSettings> f =
-        FaultInjection(entry.fault_injection(), path + ".faultInjection");
-    if (!f.ok()) return f.status();
-    policy.fault_injection = *f;
-    WarnIfDelaysHoldSlots(policy, path);
+  if (s.ok() && entry.has_fault_injection()) {
+    s = Assign(FaultInjection(entry.fault_injection(), path + ".faultInjection"),
+               policy.fault_injection);
   }
+  if (!s.ok()) return s;
   if (entry.has_max_request_message_bytes()) NotApplied(path + ".maxRequestMessageBytes");
   if (entry.has_max_response_message_bytes()) NotApplied(path + ".maxResponseMessageBytes");
-  if (entry.has_hedging_policy()) {
-    absl::StatusOr<HedgingSettings> hedging =
-        ReadHedgingSettings(entry.hedging_policy(), path + ".hedgingPolicy", set_.warnings_);
-    if (!hedging.ok()) return hedging.status();
-    policy.hedging = *std::move(hedging);
-    any_retries_ = true;  // hedges are throttled too
-  }
+  if (!entry.has_hedging_policy()) return absl::OkStatus();
+  return Assign(
+      ReadHedgingSettings(entry.hedging_policy(), path + ".hedgingPolicy", set_.warnings_),
+      policy.hedging);
+}
 
-  if (entry.has_breaker()) {
-    AppendBreakerTimingWarnings(entry.breaker(), policy, path, set_.warnings_);
-  }
-  policy.canonical = PolicyCanonicalForms(entry);
-  const size_t index = set_.policies_.size();
-  set_.policies_.push_back(std::move(policy));
+absl::Status PolicyTableBuilder::AddNames(const pb::MethodConfig& entry, const std::string& path,
+                                          size_t index) {
   for (int n = 0; n < entry.name_size(); ++n) {
     const pb::MethodName& name = entry.name(n);
     const std::string name_path = absl::StrCat(path, ".name[", n, "]");
@@ -320,8 +241,7 @@ absl::Status PolicyTableBuilder::AddEntry(const pb::MethodConfig& entry, const s
       continue;
     }
     const std::string key = absl::StrCat(name.service(), "/", name.method());
-    auto [it, inserted] = set_.by_name_.emplace(key, index);
-    if (!inserted) {
+    if (auto [it, inserted] = set_.by_name_.emplace(key, index); !inserted) {
       return absl::InvalidArgumentError(
           absl::StrCat(name_path, ": ", name.method().empty() ? "service " : "method ", key,
                        " is named twice; first in ", name_paths_[key]));
@@ -331,8 +251,6 @@ absl::Status PolicyTableBuilder::AddEntry(const pb::MethodConfig& entry, const s
   return absl::OkStatus();
 }
 
-// retryThrottling or a retryBudget at `path`: the set fields over
-// RetryBudget::Options' defaults, checked by RetryBudget itself.
 absl::StatusOr<RetryBudgetSettings> PolicyTableBuilder::ReadRetryBudget(
     const pb::RetryThrottling& p, const std::string& path) {
   if (p.has_ttl() || p.has_initial_tokens() || p.has_min_retries_per_second()) {
@@ -388,9 +306,5 @@ void PolicyTableBuilder::WarnIfTokenRatioRounded(const pb::RetryThrottling& p,
                     p.token_ratio(), " is used as ", used));
 }
 
-// The policy makes more than one attempt of a call: retries or hedges.
-bool PolicyTableBuilder::Reissues(const MethodPolicy& policy) {
-  return (policy.retry.has_value() && policy.retry->max_attempts > 1) || policy.hedging.has_value();
-}
 
 }  // namespace resilience

@@ -21,38 +21,12 @@
 #include "absl/time/time.h"
 #include "google/protobuf/duration.pb.h"
 #include "resilience/v1/policy.pb.h"
+#include "src/policy/field_readers.h"
 #include "src/policy/global_throttle_policy.h"
 #include "src/policy/method_policy.h"
 #include "src/policy/policy_table.h"
 
 namespace resilience {
-
-inline absl::Duration ToDuration(const google::protobuf::Duration& d) {
-  return absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos());
-}
-
-// The range a duration of the file must be in: [low, high], or (low, high]
-// when `low_open`.
-struct DurationRange {
-  absl::Duration low;
-  bool low_open;
-  absl::Duration high;
-};
-
-// In (0, high].
-constexpr DurationRange Positive(absl::Duration high) {
-  return {absl::ZeroDuration(), /*low_open=*/true, high};
-}
-
-// In [0, high].
-constexpr DurationRange NonNegative(absl::Duration high) {
-  return {absl::ZeroDuration(), /*low_open=*/false, high};
-}
-
-// A rolling window: in [1ms, 1h] (RollingWindow also wants whole
-// milliseconds that divide into the buckets; its Validate() says so).
-inline constexpr DurationRange kWindowRange = {absl::Milliseconds(1), /*low_open=*/false,
-                                               kMaxPolicyInterval};
 
 // Turns a parsed PolicyFile into a PolicyTable, applying defaults and checking
 // every rule; the first error wins. Paths in messages use JSON names. The
@@ -73,14 +47,6 @@ class PolicyTableBuilder {
   // with its JSON path.
   void Warn(std::string message) { set_.warnings_.push_back(std::move(message)); }
 
-  // A long injected delay in front of a concurrency limit: on gRPC 1.51's
-  // callback API a caller that cancels during the delay is not seen before
-  // the delay ends (no cancellation reaches a call whose handler has not
-  // started), so its slot stays taken that long. Said at load, so that the
-  // trade-off is chosen, not met in production.
-  void WarnIfDelaysHoldSlots(const MethodPolicy& policy, const std::string& path);
-  static constexpr absl::Duration kLongHeldDelay = absl::Seconds(1);
-
   // A gRPC service config setting grpc-resilience does not apply.
   void NotApplied(absl::string_view path, absl::string_view hint = "");
 
@@ -94,26 +60,6 @@ class PolicyTableBuilder {
   // A fraction in [0, 1]; NaN fails.
   static absl::Status CheckFraction(absl::string_view path, double value);
 
-  // One duration field of the file, for ReadDurations().
-  struct DurationField {
-    absl::string_view name;  // its JSON name, after the path given to ReadDurations()
-    bool set;                // the file sets it
-    const google::protobuf::Duration& value;
-    DurationRange range;
-    absl::Duration* out;  // where it goes; null: checked only (a field not applied)
-  };
-
-  // ReadDurations()
-  //
-  // The one "check, then assign" of the file's durations: each field the
-  // file sets, in order, is checked against its range and stored in `*out`;
-  // the first out of range is InvalidArgument "<path>.<name>: must be in
-  // (0, 1h], got 2h", and the fields after it are left alone. Every duration
-  // of the file passes here (or through a core class's Validate()) with an
-  // upper bound (kMaxPolicy*), so no later arithmetic on it can overflow.
-  static absl::Status ReadDurations(absl::string_view path,
-                                    std::initializer_list<DurationField> fields);
-
   // AtPath()
   //
   // A core class's Validate() names its fields in snake_case after a prefix
@@ -125,17 +71,36 @@ class PolicyTableBuilder {
   static absl::Status AtPath(const absl::Status& s, absl::string_view prefix,
                              absl::string_view path);
 
-  static absl::StatusOr<absl::StatusCode> Code(absl::string_view path, absl::string_view name);
+  // Sets `out` from `read` (a StatusOr) when it is OK; returns its status.
+  template <typename T, typename R>
+  static absl::Status Assign(R read, T& out) {
+    if (!read.ok()) return read.status();
+    out = *std::move(read);
+    return absl::OkStatus();
+  }
 
+  // One methodConfig entry at `path`: its settings, in file order of the
+  // schema (the first error wins), then PolicyLint over the result, then its
+  // names.
   absl::Status AddEntry(const v1::MethodConfig& entry, const std::string& path);
+  // timeout, or its deprecated alias deadline.
+  absl::Status ReadTimeout(const v1::MethodConfig& entry, const std::string& path,
+                           MethodPolicy& policy);
+  // retryPolicy and retryBudget.
+  absl::Status ReadRetries(const v1::MethodConfig& entry, const std::string& path,
+                           MethodPolicy& policy);
+  // waitForReady, breaker, criticality, throttle, bulkhead, fallback,
+  // faultInjection, the message sizes and hedgingPolicy.
+  absl::Status ReadOthers(const v1::MethodConfig& entry, const std::string& path,
+                          MethodPolicy& policy);
+  // The entry's names, for the policy at `index`: each once in the file.
+  absl::Status AddNames(const v1::MethodConfig& entry, const std::string& path, size_t index);
 
-  // `timeout` is the entry's (from `timeout_path`), for the warning about a
-  // perAttemptTimeout that can never fire.
-  absl::StatusOr<RetrySettings> Retry(const v1::RetryPolicy& p, const std::string& path,
-                                      std::optional<absl::Duration> timeout,
-                                      const std::string& timeout_path);
+  absl::StatusOr<RetrySettings> Retry(const v1::RetryPolicy& p, const std::string& path);
 
   absl::Status Breaker(const v1::BreakerPolicy& p, const std::string& path, BreakerSettings& out);
+  static absl::Status ReadOutcomeCodes(const v1::BreakerPolicy& p, const std::string& path,
+                                       BreakerSettings& out);
   // breaker.recoveryProbe, after the breaker's kind is known.
   absl::Status RecoveryProbeSettings(const v1::RecoveryProbePolicy& p,
                                      const std::string& breaker_path, BreakerSettings& out);
@@ -153,6 +118,15 @@ class PolicyTableBuilder {
   // (FixedConcurrencyLimiter, TokenBucket), so that whatever loads, their
   // Create() accepts.
   absl::StatusOr<ThrottleSettings> Throttle(const v1::ThrottlePolicy& p, const std::string& path);
+  // adaptive, maxConcurrency, ratePerSecond and burst, the pushback bounds.
+  absl::Status ReadThrottleLimits(const v1::ThrottlePolicy& p, const std::string& path,
+                                  ThrottleSettings& t);
+  // criticalityShares, global, perCaller, cpu, loadReport, deadlineAdmission.
+  absl::Status ReadThrottleBlocks(const v1::ThrottlePolicy& p, const std::string& path,
+                                  ThrottleSettings& t);
+  // throttle.cpu at `path`: its threshold, required.
+  static absl::Status ReadCpu(const v1::CpuThrottle& p, const std::string& path,
+                              ThrottleSettings& t);
   // methodConfig[].criticality: the levels by name, the default at most the
   // ceiling.
   static absl::StatusOr<CriticalitySettings> ReadCriticality(const v1::CriticalityPolicy& p,
@@ -191,11 +165,7 @@ class PolicyTableBuilder {
   // keeps it (RetryBudget::RatioMilli()): says so, with the value used.
   void WarnIfTokenRatioRounded(const v1::RetryThrottling& p, const std::string& path);
 
-  // The policy makes more than one attempt of a call: retries or hedges.
-  static bool Reissues(const MethodPolicy& policy);
-
   PolicyTable set_;
-  bool any_retries_ = false;  // some entry has a retryPolicy with maxAttempts > 1
   std::string default_path_;
   absl::flat_hash_map<std::string, std::string> name_paths_;  // name -> where
 };

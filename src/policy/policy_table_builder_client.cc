@@ -18,7 +18,6 @@
 #include "src/limits/fixed_concurrency_limiter.h"
 #include "src/limits/gradient_concurrency_limiter.h"
 #include "src/limits/token_bucket.h"
-#include "src/policy/breaker_timing_warnings.h"
 #include "src/policy/enforcement_setting.h"
 #include "src/policy/hedging_settings.h"
 #include "src/policy/json_text.h"
@@ -37,12 +36,8 @@ using internal::SnakeToCamel;
 
 }  // namespace
 
-// `timeout` is the entry's (from `timeout_path`), for the warning about a
-// perAttemptTimeout that can never fire.
 absl::StatusOr<RetrySettings> PolicyTableBuilder::Retry(const pb::RetryPolicy& p,
-                                                        const std::string& path,
-                                                        std::optional<absl::Duration> timeout,
-                                                        const std::string& timeout_path) {
+                                                        const std::string& path) {
   RetrySettings r;
   if (p.has_max_attempts()) {
     if (p.max_attempts() < 1 || p.max_attempts() > 10) {
@@ -61,13 +56,11 @@ absl::StatusOr<RetrySettings> PolicyTableBuilder::Retry(const pb::RetryPolicy& p
     return s;
   }
   if (p.retryable_status_codes_size() > 0) {
-    r.retryable_status_codes.clear();
-    for (int i = 0; i < p.retryable_status_codes_size(); ++i) {
-      const std::string code_path = absl::StrCat(path, ".retryableStatusCodes[", i, "]");
-      absl::StatusOr<absl::StatusCode> code = Code(code_path, p.retryable_status_codes(i));
-      if (!code.ok()) return code.status();
-      if (*code == absl::StatusCode::kOk) return Invalid(code_path, "an error code", "OK");
-      r.retryable_status_codes.push_back(*code);
+    if (absl::Status s = Assign(
+            ReadErrorCodes(path + ".retryableStatusCodes", p.retryable_status_codes()),
+            r.retryable_status_codes);
+        !s.ok()) {
+      return s;
     }
   }
   absl::Duration per_attempt_timeout;
@@ -87,47 +80,6 @@ absl::StatusOr<RetrySettings> PolicyTableBuilder::Retry(const pb::RetryPolicy& p
                "the limit of each attempt is retryPolicy.perAttemptTimeout");
   }
 
-  // Settings that are accepted but can have no effect.
-  if (r.per_attempt_timeout.has_value() && timeout.has_value() &&
-      *r.per_attempt_timeout >= *timeout) {
-    // An attempt starts no earlier than the call, so its own deadline is
-    // never the earlier one.
-    Warn(absl::StrCat(path, ".perAttemptTimeout: ", absl::FormatDuration(*r.per_attempt_timeout),
-                      " is not shorter than ", timeout_path, " (", absl::FormatDuration(*timeout),
-                      "), so it never ends an attempt"));
-  } else if (r.per_attempt_timeout.has_value() && r.max_attempts > 1 &&
-             std::find(r.retryable_status_codes.begin(), r.retryable_status_codes.end(),
-                       absl::StatusCode::kDeadlineExceeded) == r.retryable_status_codes.end()) {
-    // The timed-out attempt ends DEADLINE_EXCEEDED, which this policy
-    // does not retry: the timeout only shortens the call.
-    Warn(absl::StrCat(path, ".perAttemptTimeout: DEADLINE_EXCEEDED is not in ", path,
-                      ".retryableStatusCodes, so an attempt it ends is not retried: the call "
-                      "ends then, with attempts left (add DEADLINE_EXCEEDED to retry it)"));
-  }
-  if (r.max_attempts == 1) {
-    if (!r.per_attempt_timeout.has_value()) {
-      Warn(absl::StrCat(path,
-                        ": maxAttempts 1 makes no retry and perAttemptTimeout is not set, so "
-                        "the retryPolicy has no effect"));
-    } else {
-      std::vector<absl::string_view> unused;
-      if (p.has_initial_backoff()) unused.push_back("initialBackoff");
-      if (p.has_max_backoff()) unused.push_back("maxBackoff");
-      if (p.has_backoff_multiplier()) unused.push_back("backoffMultiplier");
-      if (p.has_jitter()) unused.push_back("jitter");
-      if (p.has_full_jitter()) unused.push_back("fullJitter");
-      if (p.retryable_status_codes_size() > 0) unused.push_back("retryableStatusCodes");
-      if (!unused.empty()) {
-        Warn(absl::StrCat(path, ": ", absl::StrJoin(unused, ", "),
-                          unused.size() == 1 ? " has" : " have",
-                          " no effect with maxAttempts 1 (no retry)"));
-      }
-    }
-  } else if (r.full_jitter && p.has_jitter()) {
-    Warn(absl::StrCat(path,
-                      ".jitter: ignored with fullJitter (each backoff is a uniform draw "
-                      "in [0, backoff])"));
-  }
   return r;
 }
 
@@ -151,30 +103,7 @@ absl::Status PolicyTableBuilder::Breaker(const pb::BreakerPolicy& p, const std::
   absl::StatusOr<EnforcementMode> enforcement = ReadEnforcement(p.enforcement(), path);
   if (!enforcement.ok()) return enforcement.status();
   out.enforcement = *enforcement;
-  bool listed_as_failure[kNumStatusCodes] = {};
-  for (int i = 0; i < p.failure_codes_size(); ++i) {
-    const std::string code_path = absl::StrCat(path, ".failureCodes[", i, "]");
-    absl::StatusOr<absl::StatusCode> code = Code(code_path, p.failure_codes(i));
-    if (!code.ok()) return code.status();
-    // Every successful call would count against the backend.
-    if (*code == absl::StatusCode::kOk) return Invalid(code_path, "an error code", "OK");
-    listed_as_failure[static_cast<int>(*code)] = true;
-    out.classifier.Set(*code, Outcome::kFailure);
-  }
-  for (int i = 0; i < p.success_codes_size(); ++i) {
-    const std::string code_path = absl::StrCat(path, ".successCodes[", i, "]");
-    absl::StatusOr<absl::StatusCode> code = Code(code_path, p.success_codes(i));
-    if (!code.ok()) return code.status();
-    if (listed_as_failure[static_cast<int>(*code)]) {
-      return absl::InvalidArgumentError(absl::StrCat(code_path, ": ",
-                                                     Printable(p.success_codes(i), 64),
-                                                     " is also in ", path, ".failureCodes"));
-    }
-    if (*code == absl::StatusCode::kOk) {
-      Warn(absl::StrCat(code_path, ": OK is always a success; listing it has no effect"));
-    }
-    out.classifier.Set(*code, Outcome::kSuccess);
-  }
+  if (absl::Status s = ReadOutcomeCodes(p, path, out); !s.ok()) return s;
   if (p.has_caller_deadline()) {
     if (p.caller_deadline() == "FAILURE") {
       out.caller_deadline = CallerDeadline::kFailure;
@@ -203,6 +132,33 @@ absl::Status PolicyTableBuilder::Breaker(const pb::BreakerPolicy& p, const std::
     }
   }
   if (p.has_recovery_probe()) return RecoveryProbeSettings(p.recovery_probe(), path, out);
+  return absl::OkStatus();
+}
+
+// breaker.failureCodes and successCodes into the breaker's classifier: error
+// codes only as failures, none in both lists.
+absl::Status PolicyTableBuilder::ReadOutcomeCodes(const pb::BreakerPolicy& p,
+                                                  const std::string& path, BreakerSettings& out) {
+  bool listed_as_failure[kNumStatusCodes] = {};
+  absl::StatusOr<std::vector<absl::StatusCode>> failures =
+      ReadErrorCodes(path + ".failureCodes", p.failure_codes());
+  if (!failures.ok()) return failures.status();
+  for (absl::StatusCode code : *failures) {
+    // Every successful call would count against the backend: not OK.
+    listed_as_failure[static_cast<int>(code)] = true;
+    out.classifier.Set(code, Outcome::kFailure);
+  }
+  for (int i = 0; i < p.success_codes_size(); ++i) {
+    const std::string code_path = absl::StrCat(path, ".successCodes[", i, "]");
+    absl::StatusOr<absl::StatusCode> code = ReadStatusCode(code_path, p.success_codes(i));
+    if (!code.ok()) return code.status();
+    if (listed_as_failure[static_cast<int>(*code)]) {
+      return absl::InvalidArgumentError(absl::StrCat(code_path, ": ",
+                                                     Printable(p.success_codes(i), 64),
+                                                     " is also in ", path, ".failureCodes"));
+    }
+    out.classifier.Set(*code, Outcome::kSuccess);
+  }
   return absl::OkStatus();
 }
 
@@ -241,8 +197,6 @@ absl::Status PolicyTableBuilder::RecoveryProbeSettings(const pb::RecoveryProbePo
   return absl::OkStatus();
 }
 
-// Copies the set fields onto `o` (which holds the defaults), then lets the
-// breaker's own validation speak, with the JSON path in front.
 absl::Status PolicyTableBuilder::Sre(const pb::SreBreakerPolicy& p, const std::string& path,
                                      SreBreaker::Options& o) {
   if (absl::Status s = ReadDurations(
@@ -265,8 +219,6 @@ absl::Status PolicyTableBuilder::Sre(const pb::SreBreakerPolicy& p, const std::s
   return AtPath(SreBreaker::Validate(o), "sre.", path);
 }
 
-// The bounds of the durations are checked here (its Validate() checks how
-// they relate to each other), the rest by ThreeStateBreaker::Validate().
 absl::Status PolicyTableBuilder::ThreeState(const pb::ThreeStateBreakerPolicy& p,
                                             const std::string& path,
                                             ThreeStateBreaker::Options& o) {
@@ -295,12 +247,6 @@ absl::Status PolicyTableBuilder::ThreeState(const pb::ThreeStateBreakerPolicy& p
   if (p.has_open_duration_multiplier()) o.open_duration_multiplier = p.open_duration_multiplier();
   if (!p.has_max_open_duration()) {
     o.max_open_duration = std::max(o.max_open_duration, o.open_duration);
-  }
-  if (p.has_max_open_duration() && p.has_open_duration_multiplier() &&
-      p.open_duration_multiplier() == 1.0) {
-    Warn(absl::StrCat(path,
-                      ".maxOpenDuration: no effect with openDurationMultiplier 1 (the "
-                      "open period stays openDuration)"));
   }
   if (p.has_half_open_max_probes()) o.half_open_max_probes = p.half_open_max_probes();
   if (p.has_half_open_successes_to_close()) {
@@ -356,14 +302,6 @@ absl::StatusOr<Bulkhead::Options> PolicyTableBuilder::ReadBulkhead(const pb::Bul
   absl::StatusOr<EnforcementMode> enforcement = ReadEnforcement(p.enforcement(), path);
   if (!enforcement.ok()) return enforcement.status();
   o.enforcement = *enforcement;
-  // Settings that cannot act.
-  if (o.max_queue > 0 && o.max_wait == absl::ZeroDuration()) {
-    Warn(absl::StrCat(path, ".maxQueue: ", o.max_queue, " has no effect with ", path,
-                      ".maxWait 0s (a call that finds no slot fails at once)"));
-  } else if (o.max_queue == 0 && p.has_max_wait() && o.max_wait > absl::ZeroDuration()) {
-    Warn(absl::StrCat(path, ".maxWait: ", absl::FormatDuration(o.max_wait),
-                      " has no effect with ", path, ".maxQueue 0 (no call waits)"));
-  }
   return o;
 }
 

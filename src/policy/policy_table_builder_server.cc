@@ -18,8 +18,6 @@
 #include "src/limits/cpu_utilisation_meter.h"
 #include "src/limits/fixed_concurrency_limiter.h"
 #include "src/limits/gradient_concurrency_limiter.h"
-#include "src/limits/token_bucket.h"
-#include "src/policy/breaker_timing_warnings.h"
 #include "src/policy/deadline_admission_settings.h"
 #include "src/policy/enforcement_setting.h"
 #include "src/policy/hedging_settings.h"
@@ -41,9 +39,6 @@ using internal::SnakeToCamel;
 
 }  // namespace
 
-// The limits: each checked by the class that enforces it
-// (FixedConcurrencyLimiter, TokenBucket), so that whatever loads, their
-// Create() accepts.
 absl::StatusOr<ThrottleSettings> PolicyTableBuilder::Throttle(const pb::ThrottlePolicy& p,
                                                               const std::string& path) {
   ThrottleSettings t;
@@ -55,74 +50,8 @@ absl::StatusOr<ThrottleSettings> PolicyTableBuilder::Throttle(const pb::Throttle
         "deadlineAdmission)",
         p.has_load_report() ? "; loadReport alone has no load to report" : ""));
   }
-  if (p.has_adaptive()) {
-    absl::StatusOr<AdaptiveLimitSettings> a =
-        AdaptiveLimit(p.adaptive(), path + ".adaptive", p.has_max_concurrency(), path);
-    if (!a.ok()) return a.status();
-    t.adaptive = *a;
-  }
-  if (p.has_max_concurrency()) {
-    if (absl::Status s = AtPath(FixedConcurrencyLimiter::Validate(p.max_concurrency()), "", path);
-        !s.ok()) {
-      return s;
-    }
-    t.max_concurrency = p.max_concurrency();
-  }
-  if (p.has_burst() && !p.has_rate_per_second()) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ".burst: needs ratePerSecond"));
-  }
-  if (p.has_rate_per_second()) {
-    const double rate = p.rate_per_second();
-    // Without a burst: one second's worth of calls (TokenBucket::DefaultBurst()).
-    const int64_t burst = p.has_burst() ? p.burst() : TokenBucket::DefaultBurst(rate);
-    if (absl::Status s = AtPath(TokenBucket::Validate(rate, burst), "", path); !s.ok()) {
-      return s;
-    }
-    t.rate_per_second = rate;
-    t.burst = static_cast<int>(burst);  // Validate(): in [1, 1e9]
-  }
-  if (absl::Status s = ReadDurations(path, {{"minPushback", p.has_min_pushback(), p.min_pushback(),
-                                             Positive(kMaxPolicyInterval), &t.min_pushback},
-                                            {"maxPushback", p.has_max_pushback(), p.max_pushback(),
-                                             Positive(kMaxPolicyInterval), &t.max_pushback}});
-      !s.ok()) {
-    return s;
-  }
-  if (p.has_criticality_shares()) {
-    absl::StatusOr<CriticalityShares> shares =
-        ReadCriticalityShares(p.criticality_shares(), path + ".criticalityShares");
-    if (!shares.ok()) return shares.status();
-    t.criticality_shares = *shares;
-  }
-  if (p.has_global()) {
-    absl::StatusOr<GlobalThrottleSettings> g = ReadGlobalThrottle(p.global(), path + ".global");
-    if (!g.ok()) return g.status();
-    t.global = *std::move(g);
-  }
-  if (p.has_per_caller()) {
-    absl::StatusOr<PerCallerSettings> per_caller =
-        ReadPerCallerThrottle(p.per_caller(), path + ".perCaller");
-    if (!per_caller.ok()) return per_caller.status();
-    t.per_caller = *std::move(per_caller);
-  }
-  if (p.has_cpu()) {
-    if (!p.cpu().has_threshold()) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ".cpu.threshold: required"));
-    }
-    if (absl::Status s = AtPath(CpuUtilisationMeter::ValidateThreshold(p.cpu().threshold()), "",
-                                path + ".cpu");
-        !s.ok()) {
-      return s;
-    }
-    t.cpu_threshold = p.cpu().threshold();
-  }
-  if (p.has_load_report()) t.load_report = p.load_report();
-  if (p.has_deadline_admission()) {
-    absl::StatusOr<DeadlineAdmission::Options> d =
-        ReadDeadlineAdmission(p.deadline_admission(), path + ".deadlineAdmission");
-    if (!d.ok()) return d.status();
-    t.deadline_admission = *d;
-  }
+  if (absl::Status s = ReadThrottleLimits(p, path, t); !s.ok()) return s;
+  if (absl::Status s = ReadThrottleBlocks(p, path, t); !s.ok()) return s;
   if (absl::Status s = ReadThrottleEnforcement(p, path, t); !s.ok()) return s;
   if (absl::Status s = ReadRetryShedding(p, path, t); !s.ok()) return s;
   if (t.max_pushback < t.min_pushback) {
@@ -131,6 +60,70 @@ absl::StatusOr<ThrottleSettings> PolicyTableBuilder::Throttle(const pb::Throttle
                    absl::FormatDuration(t.max_pushback));
   }
   return t;
+}
+
+absl::Status PolicyTableBuilder::ReadThrottleLimits(const pb::ThrottlePolicy& p,
+                                                   const std::string& path, ThrottleSettings& t) {
+  if (p.has_adaptive()) {
+    if (absl::Status s = Assign(
+            AdaptiveLimit(p.adaptive(), path + ".adaptive", p.has_max_concurrency(), path),
+            t.adaptive);
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (p.has_max_concurrency()) {
+    if (absl::Status s = AtPath(FixedConcurrencyLimiter::Validate(p.max_concurrency()), "", path);
+        !s.ok()) {
+      return s;
+    }
+    t.max_concurrency = p.max_concurrency();
+  }
+  int64_t burst = 0;
+  if (absl::Status s = ReadTokenRate(path, p.has_rate_per_second(), p.rate_per_second(),
+                                     p.has_burst(), p.burst(), &t.rate_per_second, &burst);
+      !s.ok()) {
+    return s;
+  }
+  if (p.has_rate_per_second()) t.burst = static_cast<int>(burst);  // Validate(): in [1, 1e9]
+  return ReadDurations(path, {{"minPushback", p.has_min_pushback(), p.min_pushback(),
+                               Positive(kMaxPolicyInterval), &t.min_pushback},
+                              {"maxPushback", p.has_max_pushback(), p.max_pushback(),
+                               Positive(kMaxPolicyInterval), &t.max_pushback}});
+}
+
+absl::Status PolicyTableBuilder::ReadThrottleBlocks(const pb::ThrottlePolicy& p,
+                                                   const std::string& path, ThrottleSettings& t) {
+  absl::Status s;
+  if (s.ok() && p.has_criticality_shares()) {
+    s = Assign(ReadCriticalityShares(p.criticality_shares(), path + ".criticalityShares"),
+               t.criticality_shares);
+  }
+  if (s.ok() && p.has_global()) {
+    s = Assign(ReadGlobalThrottle(p.global(), path + ".global"), t.global);
+  }
+  if (s.ok() && p.has_per_caller()) {
+    s = Assign(ReadPerCallerThrottle(p.per_caller(), path + ".perCaller"), t.per_caller);
+  }
+  if (s.ok() && p.has_cpu()) s = ReadCpu(p.cpu(), path + ".cpu", t);
+  if (!s.ok()) return s;
+  if (p.has_load_report()) t.load_report = p.load_report();
+  if (!p.has_deadline_admission()) return absl::OkStatus();
+  return Assign(ReadDeadlineAdmission(p.deadline_admission(), path + ".deadlineAdmission"),
+                t.deadline_admission);
+}
+
+absl::Status PolicyTableBuilder::ReadCpu(const pb::CpuThrottle& p, const std::string& path,
+                                         ThrottleSettings& t) {
+  if (!p.has_threshold()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ".threshold: required"));
+  }
+  if (absl::Status s = AtPath(CpuUtilisationMeter::ValidateThreshold(p.threshold()), "", path);
+      !s.ok()) {
+    return s;
+  }
+  t.cpu_threshold = p.threshold();
+  return absl::OkStatus();
 }
 
 // ReadThrottleEnforcement()
@@ -217,9 +210,6 @@ absl::StatusOr<CriticalitySettings> PolicyTableBuilder::ReadCriticality(
   return c;
 }
 
-// throttle.adaptive: the algorithm's options over their defaults,
-// checked by the limiter's own Validate(). With maxConcurrency too: an
-// error (two concurrency limits, one of them fixed, is a contradiction).
 absl::StatusOr<AdaptiveLimitSettings> PolicyTableBuilder::AdaptiveLimit(
     const pb::AdaptiveThrottle& p, const std::string& path, bool has_max_concurrency,
     const std::string& throttle_path) {
@@ -260,21 +250,6 @@ absl::StatusOr<AdaptiveLimitSettings> PolicyTableBuilder::AdaptiveLimit(
   if (p.has_tolerance()) a.gradient.tolerance = p.tolerance();
   if (p.has_smoothing()) a.gradient.smoothing = p.smoothing();
   if (p.has_backoff_ratio()) a.aimd.backoff_ratio = p.backoff_ratio();
-  // The other algorithm's fields: read by nothing.
-  std::vector<absl::string_view> unused;
-  if (aimd) {
-    if (p.has_baseline_interval()) unused.push_back("baselineInterval");
-    if (p.has_baseline_samples()) unused.push_back("baselineSamples");
-    if (p.has_tolerance()) unused.push_back("tolerance");
-    if (p.has_smoothing()) unused.push_back("smoothing");
-  } else {
-    if (p.has_backoff_ratio()) unused.push_back("backoffRatio");
-    if (p.has_timeout()) unused.push_back("timeout");
-  }
-  if (!unused.empty()) {
-    Warn(absl::StrCat(path, ": ", absl::StrJoin(unused, ", "), unused.size() == 1 ? " is" : " are",
-                      " not used by algorithm ", aimd ? "AIMD" : "GRADIENT", ", ignored"));
-  }
   const absl::Status valid = aimd ? AimdConcurrencyLimiter::Validate(a.aimd)
                                   : GradientConcurrencyLimiter::Validate(a.gradient);
   if (!valid.ok()) return AtPath(valid, "", path);
@@ -300,7 +275,7 @@ absl::StatusOr<FaultInjectionSettings> PolicyTableBuilder::FaultInjection(
     f.delay_fraction = p.delay_fraction();
   }
   if (!p.abort_code().empty()) {
-    absl::StatusOr<absl::StatusCode> code = Code(path + ".abortCode", p.abort_code());
+    absl::StatusOr<absl::StatusCode> code = ReadStatusCode(path + ".abortCode", p.abort_code());
     if (!code.ok()) return code.status();
     if (*code == absl::StatusCode::kOk) return Invalid(path + ".abortCode", "an error code", "OK");
     f.abort_code = *code;
@@ -316,11 +291,6 @@ absl::StatusOr<FaultInjectionSettings> PolicyTableBuilder::FaultInjection(
     f.abort_fraction = p.abort_fraction();
   }
   if (p.has_seed()) f.seed = p.seed();
-  if (p.has_delay() && f.delay == absl::ZeroDuration()) {
-    Warn(absl::StrCat(path, ".delay: 0s adds no latency"));
-  } else if (!p.has_delay() && p.abort_code().empty()) {
-    Warn(absl::StrCat(path, ": sets neither delay nor abortCode, so it injects nothing"));
-  }
   return f;
 }
 

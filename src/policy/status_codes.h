@@ -6,9 +6,13 @@
 #ifndef GRPC_RESILIENCE_SRC_POLICY_STATUS_CODES_H_
 #define GRPC_RESILIENCE_SRC_POLICY_STATUS_CODES_H_
 
+#include <string>
+#include <vector>
+
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "google/protobuf/repeated_ptr_field.h"
 
 namespace resilience {
 
@@ -20,6 +24,19 @@ inline constexpr int kNumStatusCodes = 17;
 // The code named `name` (upper case, as gRPC spells it: "DEADLINE_EXCEEDED");
 // InvalidArgument listing the valid names otherwise.
 absl::StatusOr<absl::StatusCode> ParseStatusCodeName(absl::string_view name);
+
+// ReadStatusCode()
+//
+// The code named `name`, a policy file's value at JSON path `path`; the
+// error starts with the path and shows the name made printable.
+absl::StatusOr<absl::StatusCode> ReadStatusCode(absl::string_view path, absl::string_view name);
+
+// ReadErrorCodes()
+//
+// The codes a list at `path` names, in order; each must be an error code
+// ("<path>[i]: must be an error code, got OK").
+absl::StatusOr<std::vector<absl::StatusCode>> ReadErrorCodes(
+    absl::string_view path, const google::protobuf::RepeatedPtrField<std::string>& names);
 
 }  // namespace resilience
 

@@ -310,5 +310,74 @@ TEST(PolicyTableSyntaxTest, AByteOrderMarkIsIgnoredAndAStrayByteIsShownWithItsPo
   EXPECT_THAT(truncated.status().message(), ::testing::HasSubstr("found the end of the text"));
 }
 
+// The loader reads the text once, into its own tree: the syntax errors
+// protobuf's parser used to report (often "at line 1, column 1", without a
+// path) name the JSON path and where the error is, as the others do.
+TEST(PolicyTableSyntaxTest, EverySyntaxErrorNamesItsPathAndPosition) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"methodConfig": [1 2]})",
+       R"(policy JSON: methodConfig: expected ',' or ']', found "2]}" at line 1, column 21)"},
+      {R"({"loadBalancingPolicy": "abc)",
+       "policy JSON: loadBalancingPolicy: unterminated string at line 1, column 25"},
+      {R"({"a" 1})", R"(policy JSON: expected ':' after the key, found "1}" at line 1, column 6)"},
+      {R"({1: 2})",
+       R"(policy JSON: expected a key in double quotes, found "1: 2}" at line 1, column 2)"},
+      {R"({} x)",
+       R"(policy JSON: unexpected "x" after the end of the JSON value at line 1, column 4)"},
+      {R"({"retryThrottling": {"maxTokens": 10, "tokenRatio": 1e400}})",
+       "policy JSON: retryThrottling.tokenRatio: number 1e400 exceeds the range of double at "
+       "line 1, column 53"},
+      {R"({"loadBalancingPolicy": "\ud800"})",
+       "policy JSON: loadBalancingPolicy: unpaired surrogate escape in a string (not valid "
+       "UTF-16) at line 1, column 26"},
+      {R"({"retryThrottling": {"maxTokens": 01}})",
+       "policy JSON: retryThrottling.maxTokens: invalid number 01 at line 1, column 35"},
+  };
+  for (const auto& [json, expected] : cases) {
+    EXPECT_EQ(ErrorOf(json), expected) << json;
+  }
+}
+
+// The loader fills the schema's message from its own tree; what protobuf's
+// JSON parser said about unknown fields and values out of a type's range is
+// said the same way (the last such error in the file, as protobuf reports).
+TEST(PolicyTableSyntaxTest, UnknownFieldsAndOutOfRangeValuesKeepProtobufsWording) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"bogus1": 1, "bogus2": 2})", "policy JSON: bogus2: Cannot find field."},
+      {Entry(R"("retryPolicy": {"maxAttempts": 3, "b\u00e9": 1})"),
+       "policy JSON: methodConfig[0].retryPolicy: b\\xc3\\xa9: Cannot find field."},
+      {R"({"retryThrottling": {"maxTokens": 0.5}})",
+       "policy JSON: retryThrottling.maxTokens: invalid value 0.5 for type TYPE_INT32"},
+      {R"({"retryThrottling": {"maxTokens": 4294967296}})",
+       "policy JSON: retryThrottling.maxTokens: invalid value 4294967296 for type TYPE_INT32"},
+      {R"({"retryThrottling": {"maxTokens": "1.5"}})",
+       "policy JSON: retryThrottling.maxTokens: invalid value \"1.5\" for type TYPE_INT32"},
+      {Entry(R"("maxRequestMessageBytes": 1e20)"),
+       "policy JSON: methodConfig[0].maxRequestMessageBytes: invalid value 1e+20 for type "
+       "TYPE_UINT32"},
+      {Entry(R"("maxRequestMessageBytes": "-0")"),
+       "policy JSON: methodConfig[0].maxRequestMessageBytes: invalid value \"-0\" for type "
+       "TYPE_UINT32"},
+      {Entry(R"("retryPolicy": {"maxAttempts": 3, "jitter": "1e400"})"),
+       "policy JSON: methodConfig[0].retryPolicy.jitter: invalid value \"1e400\" for type "
+       "TYPE_DOUBLE"},
+      {Entry(R"("retry_policy": {"per_attempt_timeout": "99999999999999s"})"),
+       "policy JSON: methodConfig[0].retryPolicy.perAttemptTimeout: invalid value Field "
+       "'per_attempt_timeout', Duration value exceeds limits for type "
+       "type.googleapis.com/google.protobuf.Duration"},
+  };
+  for (const auto& [json, expected] : cases) {
+    EXPECT_EQ(ErrorOf(json), expected) << json;
+  }
+  // Numbers as strings, and integers written as doubles, load as protobuf
+  // reads them.
+  PolicyTable set = MustParse(Entry(R"("retryPolicy": {"maxAttempts": "3", "jitter": "0.5", )"
+                                    R"("initialBackoff": "0.000000001s"}, "timeout": "1.5s")"));
+  EXPECT_EQ(set.policies()[0].retry->max_attempts, 3);
+  EXPECT_EQ(set.policies()[0].retry->jitter, 0.5);
+  EXPECT_EQ(set.policies()[0].retry->initial_backoff, absl::Nanoseconds(1));
+  EXPECT_EQ(set.policies()[0].timeout, absl::Milliseconds(1500));
+}
+
 }  // namespace
 }  // namespace resilience
