@@ -61,6 +61,11 @@ ABSL_FLAG(std::vector<std::string>, modes,
           "The modes to measure (the cost table needs these six; served_throttle_no_report "
           "adds the load report's share, served_throttle_shadow and shadow_would_reject "
           "shadow mode's).");
+ABSL_FLAG(bool, one_cpu, true,
+          "Preload bench_one_cpu.so (next to this binary) into the servers: Abseil's locks "
+          "do not spin under valgrind (bench/one_cpu_preload.cc).");
+ABSL_FLAG(std::string, server_env, "",
+          "Environment assignments for the server under valgrind (e.g. LD_PRELOAD=...).");
 ABSL_FLAG(std::string, out_dir, "", "Where the callgrind files go (default /tmp/server_cost.PID).");
 
 namespace {
@@ -84,7 +89,8 @@ int Child(const std::string& api, const std::string& mode, const std::string& po
   }
   auto served = resilience::bench::ServeCostServer(api, mode, floor_answer);
   if (served == nullptr) return 1;
-  std::ofstream(port_file) << served->port << "\n";
+  // The port, and the CPUs the server's Abseil sees (1 under --one_cpu).
+  std::ofstream(port_file) << served->port << " " << std::thread::hardware_concurrency() << "\n";
   char buffer[64];
   while (fgets(buffer, sizeof(buffer), stdin) != nullptr) {
     const std::string line = buffer;
@@ -119,8 +125,15 @@ double Measure(const std::string& self, const std::string& dir, const std::strin
   const std::string name = absl::StrCat(api, ".", mode, ".", round);
   const std::string port_file = absl::StrCat(dir, "/", name, ".port");
   const std::string out = absl::StrCat(dir, "/callgrind.", name);
+  for (const std::string& stale : {port_file, port_file + ".on", out}) std::remove(stale.c_str());
+  std::string env = absl::GetFlag(FLAGS_server_env);
+  if (absl::GetFlag(FLAGS_one_cpu)) {
+    const std::string::size_type slash = self.rfind('/');
+    const std::string folder = slash == std::string::npos ? "." : self.substr(0, slash);
+    absl::StrAppend(&env, " LD_PRELOAD=", folder, "/libbench_one_cpu.so");
+  }
   const std::string command = absl::StrCat(
-      "valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=", out, " ", self,
+      env, " valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=", out, " ", self,
       " --serve=", mode, " --api=", api, " --port_file=", port_file, " 2>", dir, "/", name,
       ".log");
   FILE* child = popen(command.c_str(), "w");
@@ -130,6 +143,9 @@ double Measure(const std::string& self, const std::string& dir, const std::strin
     pclose(child);
     return -1;
   }
+  int cpus = 0;
+  std::ifstream(port_file) >> cpus >> cpus;
+  absl::StrAppend(what, "[server sees ", cpus, " CPU(s)] ");
   auto stub = resilience::bench::StubTo(port);
   for (int i = 0; i < warmup; ++i) resilience::bench::GetOnce(*stub);
   std::fputs("start\n", child);
