@@ -17,7 +17,8 @@
 #   bench/run_server_rejection_cost_bench.sh [BUILD_DIR] [--save] [--calls=2000]
 #       [--warmup_calls=200] [--repeats=3] [--one_cpu=true] [--apis=callback,sync] [--modes=...]
 #
-# BUILD_DIR defaults to build. docs/results/server-cost.md discusses the figures.
+# BUILD_DIR defaults to build. docs/server-rejection.md ("What the library costs the
+# server") discusses the figures.
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/common.sh"
 build_dir="$REPO_ROOT/build"
 if [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; then

@@ -17,7 +17,7 @@
 // --out_dir for callgrind_annotate.
 //
 //   server_rejection_cost_bench [--calls=2000] [--warmup_calls=200] [--repeats=1]
-//       [--apis=callback,sync] [--modes=...] [--out_dir=/tmp/server_cost.PID]
+//       [--apis=callback,sync] [--modes=...] [--out_dir=/tmp/server_rejection_cost.PID]
 //   server_rejection_cost_bench --serve=MODE --api=API --port_file=PATH   (the child)
 
 #include <unistd.h>
@@ -56,17 +56,17 @@ ABSL_FLAG(int, repeats, 1, "Measurements of each (api, mode), in rounds; the med
 ABSL_FLAG(std::vector<std::string>, apis, std::vector<std::string>({"callback", "sync"}),
           "The server APIs to measure.");
 ABSL_FLAG(std::vector<std::string>, modes,
-          std::vector<std::string>({"served", "served_passthrough", "served_throttle", "rejected",
-                                    "floor", "floor_passthrough"}),
-          "The modes to measure (the cost table needs these six; served_throttle_no_report "
-          "adds the load report's share, served_throttle_shadow and shadow_would_reject "
-          "shadow mode's).");
+          std::vector<std::string>({"served", "served_passthrough", "served_throttle",
+                                    "served_throttle_no_report", "rejected", "floor",
+                                    "floor_passthrough"}),
+          "The modes to measure (served_throttle_shadow and shadow_would_reject add shadow "
+          "mode's cost).");
 ABSL_FLAG(bool, one_cpu, true,
           "Preload bench_one_cpu.so (next to this binary) into the servers: Abseil's locks "
           "do not spin under valgrind (bench/one_cpu_preload.cc).");
 ABSL_FLAG(std::string, server_env, "",
           "Environment assignments for the server under valgrind (e.g. LD_PRELOAD=...).");
-ABSL_FLAG(std::string, out_dir, "", "Where the callgrind files go (default /tmp/server_cost.PID).");
+ABSL_FLAG(std::string, out_dir, "", "Where the callgrind files go (default /tmp/server_rejection_cost.PID).");
 
 namespace {
 
@@ -223,7 +223,7 @@ int main(int argc, char** argv) {
     }
   }
   std::string dir = absl::GetFlag(FLAGS_out_dir);
-  if (dir.empty()) dir = absl::StrCat("/tmp/server_cost.", getpid());
+  if (dir.empty()) dir = absl::StrCat("/tmp/server_rejection_cost.", getpid());
   if (std::system(absl::StrCat("mkdir -p '", dir, "'").c_str()) != 0) return 1;
   const int calls = absl::GetFlag(FLAGS_calls);
   const int warmup = absl::GetFlag(FLAGS_warmup_calls);
