@@ -19,6 +19,9 @@
 //   floor             no interceptors; a handler that answers at once the
 //                     status and trailers the rejection sends
 //   floor_passthrough the floor's handler behind one pass-through interceptor
+//   served_passthrough_report  served_passthrough whose interceptor adds to
+//                     every answer the trailers a served_throttle call got
+//                     (the load report): what gRPC charges for carrying it
 
 #ifndef GRPC_RESILIENCE_BENCH_SERVER_COST_SERVERS_H_
 #define GRPC_RESILIENCE_BENCH_SERVER_COST_SERVERS_H_
@@ -51,8 +54,9 @@ std::unique_ptr<cache::v1::CacheService::Stub> StubTo(int port);
 bool KnownServerMode(const std::string& mode);
 bool KnownServerApi(const std::string& api);
 
-// A server of `mode` on the `api` on a free port (`port`), the floor's
-// answering `floor_answer`; null if it cannot be built.
+// A server of `mode` on the `api` on a free port (`port`); the floor's
+// handler answers `answer`, served_passthrough_report adds its trailers.
+// Null if it cannot be built.
 struct CostServer {
   std::unique_ptr<cache_service::CacheStore> store;
   std::unique_ptr<grpc::Service> service;
@@ -61,7 +65,7 @@ struct CostServer {
   int port = 0;
 };
 std::unique_ptr<CostServer> ServeCostServer(const std::string& api, const std::string& mode,
-                                            const Answer& floor_answer);
+                                            const Answer& answer);
 
 }  // namespace resilience::bench
 

@@ -56,9 +56,9 @@ ABSL_FLAG(int, repeats, 1, "Measurements of each (api, mode), in rounds; the med
 ABSL_FLAG(std::vector<std::string>, apis, std::vector<std::string>({"callback", "sync"}),
           "The server APIs to measure.");
 ABSL_FLAG(std::vector<std::string>, modes,
-          std::vector<std::string>({"served", "served_passthrough", "served_throttle",
-                                    "served_throttle_no_report", "rejected", "floor",
-                                    "floor_passthrough"}),
+          std::vector<std::string>({"served", "served_passthrough", "served_passthrough_report",
+                                    "served_throttle", "served_throttle_no_report", "rejected",
+                                    "floor", "floor_passthrough"}),
           "The modes to measure (served_throttle_shadow and shadow_would_reject add shadow "
           "mode's cost).");
 ABSL_FLAG(bool, one_cpu, true,
@@ -86,6 +86,14 @@ int Child(const std::string& api, const std::string& mode, const std::string& po
     floor_answer = resilience::bench::GetOnce(*stub);
     rejecting->server->Shutdown();
     if (floor_answer.status.ok()) return 1;  // the throttle must have rejected it
+  }
+  if (mode == "served_passthrough_report") {
+    // The trailers a served call of a throttled server gets (its load report).
+    auto throttled = resilience::bench::ServeCostServer(api, "served_throttle", {});
+    if (throttled == nullptr) return 1;
+    floor_answer = resilience::bench::GetOnce(*resilience::bench::StubTo(throttled->port));
+    throttled->server->Shutdown();
+    if (!floor_answer.status.ok() || floor_answer.trailers.empty()) return 1;
   }
   auto served = resilience::bench::ServeCostServer(api, mode, floor_answer);
   if (served == nullptr) return 1;
@@ -196,6 +204,9 @@ void PrintApi(const std::string& api, std::map<std::string, double>& ir,
   ratio("rejected", "floor_passthrough", "");
   ratio("floor_passthrough", "floor", " (what gRPC charges one interceptor on a rejection)");
   ratio("served_throttle_no_report", "served_passthrough", "");
+  ratio("served_passthrough_report", "served_passthrough",
+        " (what gRPC charges for carrying the load report)");
+  ratio("served_throttle", "served_passthrough_report", "");
   ratio("served_throttle_shadow", "served_throttle", " (target <= 1.02)");
   ratio("shadow_would_reject", "served_throttle", " (target <= 1.02)");
 }
