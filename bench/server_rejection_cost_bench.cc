@@ -1,37 +1,31 @@
-// What a server-side rejection costs the server, in instructions per call
-// (callgrind), beside a served call of the cache example's Get:
-//
-//   served            the cache service, no interceptors
-//   served_throttle   the cache service behind a throttle that never binds
-//                     (AddServerInterceptors + RegisterGuardedService, as
-//                     users wire it); its answers carry the load report
-//                     (throttle.loadReport, on by default)
-//   served_throttle_no_report  the same with "loadReport": false
-//   served_passthrough  the cache service with one server interceptor that
-//                     only calls Proceed(): what any interceptor costs gRPC
-//   served_throttle_shadow  served_throttle with the throttle in shadow mode
-//                     ("enforcement": "shadow"; docs/shadow-mode-server.md)
-//   shadow_would_reject  the rejected mode's throttle in shadow: every call
-//                     counted as one it would have rejected, and served
-//   rejected          the same wiring, every call rejected by the throttle
-//                     (ratePerSecond 0.001: the warm-up takes the one token)
-//   floor             no interceptors; a handler that answers at once the
-//                     status and trailers the rejection sends (read from a
-//                     rejected call first): what any rejection costs gRPC
+// What the library costs the server, in instructions per call (callgrind),
+// on the sync and the callback API: a served Get behind a throttle that never
+// binds against one pass-through interceptor (what gRPC charges any
+// interceptor), and a call the throttle rejects against a handler answering
+// the same status at once. The servers (modes) are in
+// bench/server_cost_servers.h.
 //
 // The driver runs each server under `valgrind --tool=callgrind
-// --instr-atstart=no` (a child process, --serve=MODE), makes the warm-up
-// calls natively from this process, has the server switch instrumentation on
-// (CALLGRIND_START_INSTRUMENTATION + ZERO_STATS, every thread of the server
-// counted), makes --calls sequential Gets, has it switch it off, and divides
-// the server's total instructions by the calls.
+// --instr-atstart=no` (a child process, --serve=MODE --api=API), makes the
+// warm-up calls natively from this process, has the server switch
+// instrumentation on (CALLGRIND_START_INSTRUMENTATION + ZERO_STATS, every
+// thread of the server counted), makes --calls sequential Gets, has it switch
+// it off, and divides the server's total instructions by the calls. The
+// client's own work is in this process, which runs natively and is never
+// counted. With --repeats=N every (api, mode) is measured N times in
+// interleaved rounds and the median is reported. The callgrind files stay in
+// --out_dir for callgrind_annotate.
 //
-//   server_rejection_cost_bench [--calls=2000] [--warmup_calls=200]
-//   server_rejection_cost_bench --serve=MODE --port_file=PATH   (the child)
+//   server_rejection_cost_bench [--calls=2000] [--warmup_calls=200] [--repeats=1]
+//       [--apis=callback,sync] [--modes=...] [--out_dir=/tmp/server_rejection_cost.PID]
+//   server_rejection_cost_bench --serve=MODE --api=API --port_file=PATH   (the child)
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -43,16 +37,7 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "bench/server_passthrough_interceptor.h"
-#include "cache/v1/cache.grpc.pb.h"
-#include "examples/cache_service/cache_service_impl.h"
-#include "examples/cache_service/cache_store.h"
-#include "grpc_resilience/policy.h"
-#include "grpc_resilience/server.h"
-#include "grpcpp/create_channel.h"
-#include "grpcpp/security/credentials.h"
-#include "grpcpp/security/server_credentials.h"
-#include "grpcpp/server_builder.h"
+#include "bench/server_cost_servers.h"
 
 #if __has_include(<valgrind/callgrind.h>)
 #include <valgrind/callgrind.h>
@@ -62,154 +47,65 @@
 #define CALLGRIND_ZERO_STATS
 #endif
 
-ABSL_FLAG(std::string, serve, "",
-          "Child: serve MODE (served, served_throttle, served_throttle_no_report, "
-          "served_passthrough, served_throttle_shadow, shadow_would_reject, rejected, floor).");
+ABSL_FLAG(std::string, serve, "", "Child: serve MODE (bench/server_cost_servers.h).");
+ABSL_FLAG(std::string, api, "callback", "Child: the server API, sync or callback.");
 ABSL_FLAG(std::string, port_file, "", "Child: where to write the port.");
 ABSL_FLAG(int, calls, 2000, "Measured calls per mode.");
 ABSL_FLAG(int, warmup_calls, 200, "Calls before the measured ones.");
+ABSL_FLAG(int, repeats, 1, "Measurements of each (api, mode), in rounds; the median is reported.");
+ABSL_FLAG(std::vector<std::string>, apis, std::vector<std::string>({"callback", "sync"}),
+          "The server APIs to measure.");
 ABSL_FLAG(std::vector<std::string>, modes,
-          std::vector<std::string>({"served", "served_throttle", "rejected", "floor",
-                                    "served_throttle_no_report", "served_passthrough"}),
-          "The modes to measure (the rejection table needs the first four, the load "
-          "report's table served_throttle and the last two).");
+          std::vector<std::string>({"served", "served_passthrough", "served_passthrough_report",
+                                    "served_throttle", "served_throttle_no_report", "rejected",
+                                    "floor", "floor_passthrough"}),
+          "The modes to measure (served_throttle_shadow and shadow_would_reject add shadow "
+          "mode's cost).");
+ABSL_FLAG(bool, one_cpu, true,
+          "Preload bench_one_cpu.so (next to this binary) into the servers: Abseil's locks "
+          "do not spin under valgrind (bench/one_cpu_preload.cc).");
+ABSL_FLAG(std::string, server_env, "",
+          "Environment assignments for the server under valgrind (e.g. LD_PRELOAD=...).");
+ABSL_FLAG(std::string, out_dir, "", "Where the callgrind files go (default /tmp/server_rejection_cost.PID).");
 
 namespace {
 
-constexpr char kKey[] = "k";
-constexpr char kThrottled[] =
-    R"({"methodConfig": [{"name": [{"service": "cache.v1.CacheService"}],
-        "throttle": {"maxConcurrency": 1000}}]})";
-constexpr char kThrottledNoReport[] =
-    R"({"methodConfig": [{"name": [{"service": "cache.v1.CacheService"}],
-        "throttle": {"maxConcurrency": 1000, "loadReport": false}}]})";
-constexpr char kThrottledShadow[] =
-    R"({"methodConfig": [{"name": [{"service": "cache.v1.CacheService"}],
-        "throttle": {"maxConcurrency": 1000, "enforcement": "shadow"}}]})";
-constexpr char kRejectingShadow[] =
-    R"({"methodConfig": [{"name": [{"service": "cache.v1.CacheService"}],
-        "throttle": {"ratePerSecond": 0.001, "burst": 1, "enforcement": "shadow"}}]})";
-constexpr char kRejecting[] =
-    R"({"methodConfig": [{"name": [{"service": "cache.v1.CacheService"}],
-        "throttle": {"ratePerSecond": 0.001, "burst": 1}}]})";
-
-// The status and trailers a client saw.
-struct Answer {
-  grpc::Status status;
-  std::vector<std::pair<std::string, std::string>> trailers;
-};
-
-Answer GetOnce(cache::v1::CacheService::Stub& stub) {
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
-  cache::v1::GetReq request;
-  request.set_key(kKey);
-  cache::v1::GetResp response;
-  Answer answer;
-  answer.status = stub.Get(&context, request, &response);
-  for (const auto& [k, v] : context.GetServerTrailingMetadata()) {
-    answer.trailers.emplace_back(std::string(k.data(), k.size()), std::string(v.data(), v.size()));
-  }
-  return answer;
-}
-
-std::unique_ptr<cache::v1::CacheService::Stub> StubTo(int port) {
-  grpc::ChannelArguments args;
-  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  return cache::v1::CacheService::NewStub(grpc::CreateCustomChannel(
-      absl::StrCat("localhost:", port), grpc::InsecureChannelCredentials(), args));
-}
-
-// Answers every Get at once with a fixed status and trailers.
-class FloorService final : public cache::v1::CacheService::CallbackService {
- public:
-  explicit FloorService(Answer answer) : answer_(std::move(answer)) {}
-  grpc::ServerUnaryReactor* Get(grpc::CallbackServerContext* context,
-                                const cache::v1::GetReq* /*request*/,
-                                cache::v1::GetResp* /*response*/) override {
-    for (const auto& [k, v] : answer_.trailers) context->AddTrailingMetadata(k, v);
-    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-    reactor->Finish(answer_.status);
-    return reactor;
-  }
-
- private:
-  const Answer answer_;
-};
-
-// A server for `mode` on a free port; `port` is set.
-struct Served {
-  std::unique_ptr<cache_service::CacheStore> store;
-  std::unique_ptr<grpc::Service> service;
-  std::shared_ptr<resilience::ServerResilience> resilience;
-  std::unique_ptr<grpc::Server> server;
-  int port = 0;
-};
-
-std::unique_ptr<Served> Serve(const std::string& mode, const Answer& floor_answer) {
-  auto s = std::make_unique<Served>();
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort("localhost:0", grpc::InsecureServerCredentials(), &s->port);
-  s->store = std::make_unique<cache_service::CacheStore>(cache_service::CacheStore::Options());
-  if (!s->store->Store(kKey, std::string(100, 'v')).ok()) return nullptr;
-  if (mode == "floor") {
-    s->service = std::make_unique<FloorService>(floor_answer);
-    builder.RegisterService(s->service.get());
-  } else {
-    auto service = std::make_unique<cache_service::CacheServiceImpl>(s->store.get());
-    if (mode == "served" || mode == "served_passthrough") {
-      if (mode == "served_passthrough") {
-        std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> one;
-        one.push_back(std::make_unique<resilience::bench::ServerPassthroughInterceptor::Factory>());
-        builder.experimental().SetInterceptorCreators(std::move(one));
-      }
-      builder.RegisterService(service.get());
-    } else {
-      absl::StatusOr<resilience::PolicySet> policies = resilience::PolicySet::FromJsonString(
-          mode == "rejected"                    ? kRejecting
-          : mode == "served_throttle_no_report" ? kThrottledNoReport
-          : mode == "served_throttle_shadow"    ? kThrottledShadow
-          : mode == "shadow_would_reject"       ? kRejectingShadow
-                                                : kThrottled);
-      if (!policies.ok()) return nullptr;
-      s->resilience = resilience::AddServerInterceptors(builder, *policies);
-      if (!s->resilience->RegisterGuardedService<cache::v1::CacheService>(builder, service.get())
-               .ok()) {
-        return nullptr;
-      }
-    }
-    s->service = std::move(service);
-  }
-  s->server = builder.BuildAndStart();
-  return s->server != nullptr ? std::move(s) : nullptr;
-}
+using resilience::bench::Answer;
 
 // The child: serves, and switches callgrind's instrumentation on at "start"
 // and off at "stop" (lines on stdin); "<port_file>.on" says it is on.
-int Child(const std::string& mode, const std::string& port_file) {
+int Child(const std::string& api, const std::string& mode, const std::string& port_file) {
   Answer floor_answer;
-  if (mode == "floor") {
-    // What the rejection answers, from a rejecting server of our own
-    // (before any instrumentation).
-    std::unique_ptr<Served> rejecting = Serve("rejected", {});
+  if (mode == "floor" || mode == "floor_passthrough") {
+    // What the rejection answers on this API, from a rejecting server of our
+    // own (before any instrumentation).
+    auto rejecting = resilience::bench::ServeCostServer(api, "rejected", {});
     if (rejecting == nullptr) return 1;
-    auto stub = StubTo(rejecting->port);
-    GetOnce(*stub);  // takes the one token
-    floor_answer = GetOnce(*stub);
+    auto stub = resilience::bench::StubTo(rejecting->port);
+    resilience::bench::GetOnce(*stub);  // takes the one token
+    floor_answer = resilience::bench::GetOnce(*stub);
     rejecting->server->Shutdown();
     if (floor_answer.status.ok()) return 1;  // the throttle must have rejected it
   }
-  std::unique_ptr<Served> served = Serve(mode, floor_answer);
+  if (mode == "served_passthrough_report") {
+    // The trailers a served call of a throttled server gets (its load report).
+    auto throttled = resilience::bench::ServeCostServer(api, "served_throttle", {});
+    if (throttled == nullptr) return 1;
+    floor_answer = resilience::bench::GetOnce(*resilience::bench::StubTo(throttled->port));
+    throttled->server->Shutdown();
+    if (!floor_answer.status.ok() || floor_answer.trailers.empty()) return 1;
+  }
+  auto served = resilience::bench::ServeCostServer(api, mode, floor_answer);
   if (served == nullptr) return 1;
-  std::ofstream(port_file) << served->port << "\n";
-  std::string line;
+  // The port, and the CPUs the server's Abseil sees (1 under --one_cpu).
+  std::ofstream(port_file) << served->port << " " << std::thread::hardware_concurrency() << "\n";
   char buffer[64];
   while (fgets(buffer, sizeof(buffer), stdin) != nullptr) {
-    line = buffer;
+    const std::string line = buffer;
     if (line == "start\n") {
       CALLGRIND_START_INSTRUMENTATION;
       CALLGRIND_ZERO_STATS;
-      std::ofstream(port_file + ".on") << "on\n";
+      std::ofstream(port_file + ".on") << "1\n";  // AwaitFile() reads a number
     } else if (line == "stop\n") {
       CALLGRIND_STOP_INSTRUMENTATION;
       break;
@@ -219,7 +115,7 @@ int Child(const std::string& mode, const std::string& port_file) {
   return 0;
 }
 
-// Waits (bounded) for `path` to hold a line; its first number.
+// Waits (bounded, 60 s) for `path` to hold a line; its first number.
 int AwaitFile(const std::string& path) {
   for (int i = 0; i < 6000; ++i) {
     std::ifstream in(path);
@@ -230,29 +126,42 @@ int AwaitFile(const std::string& path) {
   return 0;
 }
 
-// One mode under callgrind: the server's instructions per measured call,
-// and the code every measured call got; -1 on failure.
-double Measure(const std::string& self, const std::string& mode, int calls, int warmup,
-               std::string* what) {
-  const std::string dir = absl::StrCat("/tmp/server_rejection_cost.", getpid());
-  std::system(absl::StrCat("mkdir -p ", dir).c_str());
-  const std::string port_file = absl::StrCat(dir, "/", mode, ".port");
-  const std::string out = absl::StrCat(dir, "/callgrind.", mode);
+// One server under callgrind: its instructions per measured call, and the
+// answers the measured calls got; -1 on failure.
+double Measure(const std::string& self, const std::string& dir, const std::string& api,
+               const std::string& mode, int round, int calls, int warmup, std::string* what) {
+  const std::string name = absl::StrCat(api, ".", mode, ".", round);
+  const std::string port_file = absl::StrCat(dir, "/", name, ".port");
+  const std::string out = absl::StrCat(dir, "/callgrind.", name);
+  for (const std::string& stale : {port_file, port_file + ".on", out}) std::remove(stale.c_str());
+  std::string env = absl::GetFlag(FLAGS_server_env);
+  if (absl::GetFlag(FLAGS_one_cpu)) {
+    const std::string::size_type slash = self.rfind('/');
+    const std::string folder = slash == std::string::npos ? "." : self.substr(0, slash);
+    absl::StrAppend(&env, " LD_PRELOAD=", folder, "/libbench_one_cpu.so");
+  }
   const std::string command = absl::StrCat(
-      "valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=", out, " ", self,
-      " --serve=", mode, " --port_file=", port_file, " 2>", dir, "/", mode, ".log");
+      env, " valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=", out, " ", self,
+      " --serve=", mode, " --api=", api, " --port_file=", port_file, " 2>", dir, "/", name,
+      ".log");
   FILE* child = popen(command.c_str(), "w");
   if (child == nullptr) return -1;
   const int port = AwaitFile(port_file);
-  if (port == 0) return -1;
-  auto stub = StubTo(port);
-  for (int i = 0; i < warmup; ++i) GetOnce(*stub);
+  if (port == 0) {
+    pclose(child);
+    return -1;
+  }
+  int cpus = 0;
+  std::ifstream(port_file) >> cpus >> cpus;
+  absl::StrAppend(what, "[server sees ", cpus, " CPU(s)] ");
+  auto stub = resilience::bench::StubTo(port);
+  for (int i = 0; i < warmup; ++i) resilience::bench::GetOnce(*stub);
   std::fputs("start\n", child);
   std::fflush(child);
   AwaitFile(port_file + ".on");
   std::map<std::string, int> codes;
   for (int i = 0; i < calls; ++i) {
-    const Answer a = GetOnce(*stub);
+    const Answer a = resilience::bench::GetOnce(*stub);
     ++codes[absl::StrCat(a.status.error_code(), " ", a.status.error_message())];
   }
   std::fputs("stop\n", child);
@@ -267,54 +176,88 @@ double Measure(const std::string& self, const std::string& mode, int calls, int 
   return -1;
 }
 
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// The tables of one API from the medians `ir` (mode -> instructions/call).
+void PrintApi(const std::string& api, std::map<std::string, double>& ir,
+              const std::map<std::string, std::vector<double>>& runs) {
+  std::printf("\n### %s API (median of %zu)\n\n| server | instructions/call | runs |\n|---|---|---|\n",
+              api.c_str(), runs.empty() ? size_t{0} : runs.begin()->second.size());
+  for (const auto& [mode, v] : runs) {
+    std::string each;
+    for (double x : v) absl::StrAppend(&each, each.empty() ? "" : " ", absl::StrFormat("%.1fk", x / 1000));
+    std::printf("| %s | %.1fk | %s |\n", mode.c_str(), ir[mode] / 1000, each.c_str());
+  }
+  auto ratio = [&](const char* a, const char* b, const char* target) {
+    if (ir.count(a) == 0 || ir.count(b) == 0) return;
+    std::printf("%s %s / %s = %.3f%s\n", api.c_str(), a, b, ir[a] / ir[b], target);
+  };
+  std::printf("\n");
+  ratio("served_throttle", "served_passthrough", " (target <= 1.05)");
+  ratio("served_passthrough", "served", " (what gRPC charges one interceptor)");
+  ratio("served_throttle", "served", "");
+  ratio("rejected", "floor", " (target <= 1.10)");
+  ratio("rejected", "floor_passthrough", "");
+  ratio("floor_passthrough", "floor", " (what gRPC charges one interceptor on a rejection)");
+  ratio("served_throttle_no_report", "served_passthrough", "");
+  ratio("served_passthrough_report", "served_passthrough",
+        " (what gRPC charges for carrying the load report)");
+  ratio("served_throttle", "served_passthrough_report", "");
+  ratio("served_throttle_shadow", "served_throttle", " (target <= 1.02)");
+  ratio("shadow_would_reject", "served_throttle", " (target <= 1.02)");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   if (const std::string mode = absl::GetFlag(FLAGS_serve); !mode.empty()) {
-    return Child(mode, absl::GetFlag(FLAGS_port_file));
+    return Child(absl::GetFlag(FLAGS_api), mode, absl::GetFlag(FLAGS_port_file));
   }
-  const std::string self = argv[0];
+  const std::vector<std::string> apis = absl::GetFlag(FLAGS_apis);
+  const std::vector<std::string> modes = absl::GetFlag(FLAGS_modes);
+  for (const std::string& api : apis) {
+    if (!resilience::bench::KnownServerApi(api)) {
+      std::fprintf(stderr, "--apis: unknown API '%s' (sync or callback)\n", api.c_str());
+      return 2;
+    }
+  }
+  for (const std::string& mode : modes) {
+    if (!resilience::bench::KnownServerMode(mode)) {
+      std::fprintf(stderr, "--modes: unknown mode '%s' (bench/server_cost_servers.h)\n",
+                   mode.c_str());
+      return 2;
+    }
+  }
+  std::string dir = absl::GetFlag(FLAGS_out_dir);
+  if (dir.empty()) dir = absl::StrCat("/tmp/server_rejection_cost.", getpid());
+  if (std::system(absl::StrCat("mkdir -p '", dir, "'").c_str()) != 0) return 1;
   const int calls = absl::GetFlag(FLAGS_calls);
   const int warmup = absl::GetFlag(FLAGS_warmup_calls);
-  std::map<std::string, double> ir;
-  for (const std::string& mode : absl::GetFlag(FLAGS_modes)) {
-    std::string what;
-    ir[mode] = Measure(self, mode, calls, warmup, &what);
-    std::printf("%s: %.1fk instructions/call (server, callgrind, %d calls) %s\n", mode.c_str(),
-                ir[mode] / 1000, calls, what.c_str());
-    std::fflush(stdout);
-    if (ir[mode] <= 0) return 1;
-  }
-  if (ir.count("served_throttle") && ir.count("served_throttle_no_report") &&
-      ir.count("served_passthrough") && ir.count("served")) {
-    const double report = ir["served_throttle"] - ir["served_throttle_no_report"];
-    std::printf(
-        "\nload report: served_throttle %.1fk, served_throttle_no_report %.1fk, "
-        "served_passthrough %.1fk, served %.1fk: the report adds %.2fk (%.1f %% of the "
-        "throttled call without it)\n",
-        ir["served_throttle"] / 1000, ir["served_throttle_no_report"] / 1000,
-        ir["served_passthrough"] / 1000, ir["served"] / 1000, report / 1000,
-        100 * report / ir["served_throttle_no_report"]);
-  }
-  if (ir.count("served_throttle") && ir.count("served_throttle_shadow")) {
-    std::printf("\nshadow: served_throttle_shadow / served_throttle = %.3f",
-                ir["served_throttle_shadow"] / ir["served_throttle"]);
-    if (ir.count("shadow_would_reject")) {
-      std::printf(", shadow_would_reject / served_throttle = %.3f",
-                  ir["shadow_would_reject"] / ir["served_throttle"]);
+  const int repeats = std::max(1, absl::GetFlag(FLAGS_repeats));
+  std::printf("server instructions per call, callgrind files in %s\n", dir.c_str());
+  std::map<std::string, std::map<std::string, std::vector<double>>> runs;  // api -> mode -> runs
+  for (int round = 0; round < repeats; ++round) {
+    for (const std::string& api : apis) {
+      for (const std::string& mode : modes) {
+        std::string what;
+        const double ir = Measure(argv[0], dir, api, mode, round, calls, warmup, &what);
+        std::printf("%s %s round %d: %.1fk instructions/call (server, %d calls) %s\n", api.c_str(),
+                    mode.c_str(), round, ir / 1000, calls, what.c_str());
+        std::fflush(stdout);
+        if (ir <= 0) return 1;
+        runs[api][mode].push_back(ir);
+      }
     }
-    std::printf(" (target <= 1.02)\n");
   }
-  if (!ir.count("served") || !ir.count("served_throttle") || !ir.count("rejected") ||
-      !ir.count("floor")) {
-    return 0;
-  }
-  std::printf(
-      "\n| server | instructions/call | vs floor | vs served |\n|---|---|---|---|\n");
-  for (const char* mode : {"served", "served_throttle", "rejected", "floor"}) {
-    std::printf("| %s | %.1fk | %.3f | %.3f |\n", mode, ir[mode] / 1000, ir[mode] / ir["floor"],
-                ir[mode] / ir["served"]);
+  for (const std::string& api : apis) {
+    std::map<std::string, double> ir;
+    for (const auto& [mode, v] : runs[api]) ir[mode] = Median(v);
+    PrintApi(api, ir, runs[api]);
   }
   return 0;
 }
