@@ -154,6 +154,8 @@ void RetriedUnaryCall::Launch(Actions& actions) {
   }
   grpc::ClientContext* attempt = &a.context.emplace();
   for (const auto& [key, value] : metadata_) attempt->AddMetadata(key, value);
+  // A routed attempt's answer feeds the picker: ask for the server's load.
+  if (a.route.endpoint != nullptr) attempt->AddMetadata(kLoadReportRequestKey, "1");
   if (made > 0) {
     const std::string previous = absl::StrCat(made);
     attempt->AddMetadata(kPreviousAttemptsKey, previous);

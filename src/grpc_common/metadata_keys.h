@@ -49,6 +49,13 @@ inline constexpr char kLoadReportKey[] = "endpoint-load-metrics-bin";
 // than ORCA's key).
 inline constexpr char kReadableLoadReportKey[] = "orca-load-bin";
 
+// A request header of ours: the client asks for the server's load report
+// (value "1"). Our client sends it on every attempt its endpoint picker
+// routes, the only calls whose reports it reads; a server of ours sends
+// the report only to calls that carry it, so no other caller pays for the
+// trailer (docs/routing.md, "Load reports"). 15 characters, as above.
+inline constexpr char kLoadReportRequestKey[] = "resilience-orca";
+
 // The value of metadata `key` in `metadata` (a call's trailers or headers, as
 // gRPC gives them), if there.
 inline std::optional<grpc::string_ref> FindMetadata(
