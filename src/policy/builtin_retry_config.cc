@@ -1,16 +1,13 @@
 #include "src/policy/builtin_retry_config.h"
 
 #include <algorithm>
-#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <optional>
-#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "src/policy/json_text.h"
 

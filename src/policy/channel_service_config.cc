@@ -1,6 +1,5 @@
 #include "src/policy/channel_service_config.h"
 
-#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"

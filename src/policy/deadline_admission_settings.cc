@@ -1,9 +1,5 @@
 #include "src/policy/deadline_admission_settings.h"
 
-#include <cmath>
-
-#include "absl/strings/str_cat.h"
-
 namespace resilience {
 
 absl::StatusOr<DeadlineAdmission::Options> ReadDeadlineAdmission(const v1::DeadlineAdmission& p,

@@ -126,7 +126,6 @@ bool ToDouble(const JsonValue& value, double* out) {
   return true;
 }
 
-
 std::string Expected(const FieldDescriptor& field) {
   switch (field.type()) {
     case FieldDescriptor::TYPE_MESSAGE:

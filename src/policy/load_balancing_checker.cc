@@ -1,17 +1,12 @@
 #include "src/policy/load_balancing_checker.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
-#include "absl/strings/strip.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
@@ -80,10 +75,26 @@ absl::Status CheckList(const ListValue& list, const std::string& path, Walk& wal
                        std::initializer_list<absl::string_view> allowed = {},
                        int first_index = 0);
 
+// The childPolicy list of the config at `config_path`, when there (or
+// `required`), each entry one of `allowed` when given.
+absl::Status CheckChildPolicy(const Struct& c, const std::string& config_path, Walk& walk,
+                              bool required, std::initializer_list<absl::string_view> allowed) {
+  const std::string path = absl::StrCat(config_path, ".childPolicy");
+  auto it = c.fields().find("childPolicy");
+  if (it == c.fields().end()) {
+    return required ? Bad(path, "required (gRFC A50), e.g. [{\"round_robin\": {}}]")
+                    : absl::OkStatus();
+  }
+  if (it->second.kind_case() != Value::kListValue) {
+    return Bad(path, absl::StrCat("must be an array, got ", Describe(it->second)));
+  }
+  absl::string_view child;
+  return CheckList(it->second.list_value(), path, walk, &child, nullptr, allowed);
+}
+
 // grpclb's config at `config_path`: serviceName and a childPolicy list of
 // pick_first or round_robin.
 absl::Status CheckGrpclb(const Struct& c, const std::string& config_path, Walk& walk) {
-  absl::string_view child;
   if (absl::Status s = OnlyFields(c, config_path, "grpclb", {"childPolicy", "serviceName"});
       !s.ok()) {
     return s;
@@ -93,20 +104,12 @@ absl::Status CheckGrpclb(const Struct& c, const std::string& config_path, Walk& 
     return Bad(absl::StrCat(config_path, ".serviceName"),
                absl::StrCat("must be a string, got ", Describe(it->second)));
   }
-  auto it = c.fields().find("childPolicy");
-  if (it == c.fields().end()) return absl::OkStatus();
-  if (it->second.kind_case() != Value::kListValue) {
-    return Bad(absl::StrCat(config_path, ".childPolicy"),
-               absl::StrCat("must be an array, got ", Describe(it->second)));
-  }
-  return CheckList(it->second.list_value(), absl::StrCat(config_path, ".childPolicy"), walk,
-                   &child, nullptr, {"pick_first", "round_robin"});
+  return CheckChildPolicy(c, config_path, walk, /*required=*/false, {"pick_first", "round_robin"});
 }
 
 // outlier_detection_experimental's config at `config_path` (gRFC A50): its
 // durations and percentages in gRPC's bounds, a childPolicy list required.
 absl::Status CheckOutlierDetection(const Struct& c, const std::string& config_path, Walk& walk) {
-  absl::string_view child;
   const std::string& p = config_path;
   for (absl::Status s :
        {OnlyFields(c, p, "outlier_detection_experimental",
@@ -138,16 +141,7 @@ absl::Status CheckOutlierDetection(const Struct& c, const std::string& config_pa
       if (!s.ok()) return s;
     }
   }
-  auto it = c.fields().find("childPolicy");
-  if (it == c.fields().end()) {
-    return Bad(absl::StrCat(p, ".childPolicy"), "required (gRFC A50), e.g. [{\"round_robin\": {}}]");
-  }
-  if (it->second.kind_case() != Value::kListValue) {
-    return Bad(absl::StrCat(p, ".childPolicy"),
-               absl::StrCat("must be an array, got ", Describe(it->second)));
-  }
-  return CheckList(it->second.list_value(), absl::StrCat(p, ".childPolicy"), walk, &child,
-                   nullptr);
+  return CheckChildPolicy(c, p, walk, /*required=*/true, {});
 }
 
 // One {"<name>": {config}} of a list at `path` ("loadBalancingConfig[0]").

@@ -1,7 +1,5 @@
 #include "src/policy/per_caller_policy.h"
 
-#include <cstdint>
-
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "resilience/v1/policy.pb.h"

@@ -1,7 +1,5 @@
 #include "src/policy/policy_diff.h"
 
-#include <utility>
-
 #include "absl/strings/str_cat.h"
 
 namespace resilience {

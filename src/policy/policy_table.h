@@ -32,8 +32,6 @@ namespace resilience {
 
 class MethodCatalog;  // src/policy/method_catalog.h, which includes this header
 
-class MethodCatalog;
-
 // How PolicyTable loads a file (PolicyTable::LoadOptions); the public
 // PolicySet::LoadOptions is its `strict`.
 struct PolicyLoadOptions {

@@ -4,29 +4,17 @@
 
 #include "src/policy/policy_table_builder.h"
 
-#include <algorithm>
 #include <cmath>
-#include <initializer_list>
-#include <optional>
 #include <vector>
 
-#include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
-#include "src/limits/aimd_concurrency_limiter.h"
-#include "src/limits/fixed_concurrency_limiter.h"
-#include "src/limits/gradient_concurrency_limiter.h"
-#include "src/limits/token_bucket.h"
 #include "src/policy/fallback_settings.h"
 #include "src/policy/hedging_settings.h"
 #include "src/policy/json_text.h"
 #include "src/policy/load_balancing_checker.h"
 #include "src/policy/policy_canonical_forms.h"
 #include "src/policy/policy_lint.h"
-#include "src/policy/status_codes.h"
-#include "src/retry/backoff.h"
 #include "src/retry/retry_budget.h"
 
 namespace resilience {
@@ -182,7 +170,6 @@ absl::Status PolicyTableBuilder::ReadRetries(const pb::MethodConfig& entry,
   return absl::OkStatus();
 }
 
-
 absl::Status PolicyTableBuilder::ReadOthers(const pb::MethodConfig& entry,
                                             const std::string& path, MethodPolicy& policy) {
   if (entry.has_wait_for_ready()) policy.wait_for_ready = entry.wait_for_ready();
@@ -305,6 +292,5 @@ void PolicyTableBuilder::WarnIfTokenRatioRounded(const pb::RetryThrottling& p,
   Warn(absl::StrCat(path, ".tokenRatio: kept to three decimals, as gRPC keeps it: ",
                     p.token_ratio(), " is used as ", used));
 }
-
 
 }  // namespace resilience

@@ -9,7 +9,6 @@
 #ifndef GRPC_RESILIENCE_SRC_POLICY_POLICY_TABLE_BUILDER_H_
 #define GRPC_RESILIENCE_SRC_POLICY_POLICY_TABLE_BUILDER_H_
 
-#include <initializer_list>
 #include <string>
 #include <vector>
 

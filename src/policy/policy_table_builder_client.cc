@@ -4,27 +4,16 @@
 // bulkhead.
 
 #include <algorithm>
-#include <initializer_list>
-#include <optional>
 #include <vector>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "absl/strings/str_replace.h"
-#include "src/limits/aimd_concurrency_limiter.h"
 #include "src/limits/bulkhead.h"
-#include "src/limits/fixed_concurrency_limiter.h"
-#include "src/limits/gradient_concurrency_limiter.h"
-#include "src/limits/token_bucket.h"
 #include "src/policy/enforcement_setting.h"
-#include "src/policy/hedging_settings.h"
 #include "src/policy/json_text.h"
 #include "src/policy/policy_table_builder.h"
 #include "src/policy/status_codes.h"
 #include "src/retry/backoff.h"
-#include "src/retry/retry_budget.h"
 
 namespace resilience {
 namespace {
@@ -32,7 +21,6 @@ namespace {
 namespace pb = ::resilience::v1;
 
 using internal::Printable;
-using internal::SnakeToCamel;
 
 }  // namespace
 

@@ -5,29 +5,20 @@
 
 #include <algorithm>
 #include <array>
-#include <initializer_list>
 #include <optional>
-#include <vector>
 
-#include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "absl/strings/str_replace.h"
 #include "src/limits/aimd_concurrency_limiter.h"
 #include "src/limits/cpu_utilisation_meter.h"
 #include "src/limits/fixed_concurrency_limiter.h"
 #include "src/limits/gradient_concurrency_limiter.h"
 #include "src/policy/deadline_admission_settings.h"
 #include "src/policy/enforcement_setting.h"
-#include "src/policy/hedging_settings.h"
 #include "src/policy/json_text.h"
 #include "src/policy/per_caller_policy.h"
 #include "src/policy/retry_shedding_policy.h"
 #include "src/policy/policy_table_builder.h"
 #include "src/policy/status_codes.h"
-#include "src/retry/backoff.h"
-#include "src/retry/retry_budget.h"
 
 namespace resilience {
 namespace {
@@ -35,7 +26,6 @@ namespace {
 namespace pb = ::resilience::v1;
 
 using internal::Printable;
-using internal::SnakeToCamel;
 
 }  // namespace
 

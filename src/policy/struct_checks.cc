@@ -81,10 +81,7 @@ absl::Status Duration(const Struct& object, const std::string& path, absl::strin
   const std::string field_path = absl::StrCat(path, ".", name);
   const Value& v = it->second;
   const absl::string_view hint = " (gRPC wants seconds and an \"s\", e.g. \"0.5s\")";
-  if (v.kind_case() != Value::kStringValue) {
-    return Bad(field_path, absl::StrCat(Describe(v), " is not a duration", hint));
-  }
-  absl::string_view text = v.string_value();
+  absl::string_view text = v.string_value();  // "" when not a string: refused below
   bool ok = absl::ConsumeSuffix(&text, "s") && !text.empty();
   absl::string_view whole = text, fraction;
   if (const size_t dot = text.find('.'); ok && dot != absl::string_view::npos) {

@@ -185,6 +185,17 @@ TEST(LoadBalancingPolicyTest, BadNamesAndFieldsAreErrorsNamingPathAndValue) {
   for (const auto& [json, error] : cases) EXPECT_EQ(ErrorOf(json), error) << json;
 }
 
+// Both policies with a childPolicy read it one way: a list, or the path
+// and the value that is not.
+TEST(LoadBalancingPolicyTest, AChildPolicyThatIsNoListIsAnErrorNamingPathAndValue) {
+  EXPECT_EQ(ErrorOf(R"({"loadBalancingConfig": [{"grpclb": {"childPolicy": "round_robin"}}]})"),
+            "loadBalancingConfig[0].grpclb.childPolicy: must be an array, got \"round_robin\"");
+  EXPECT_EQ(ErrorOf(R"({"loadBalancingConfig": [
+                       {"outlier_detection_experimental": {"childPolicy": {}}}]})"),
+            "loadBalancingConfig[0].outlier_detection_experimental.childPolicy: must be an "
+            "array, got an object");
+}
+
 TEST(LoadBalancingPolicyTest, SettingsWithoutEffectAreWarnings) {
   EXPECT_THAT(WarningsOf(R"({"loadBalancingConfig": [{"round_robin": {}}, {"pick_first": {}}]})"),
               ElementsAre("loadBalancingConfig[1]: never used: gRPC takes the first policy of "
