@@ -117,17 +117,16 @@ class GuardHandler final : public MethodHandler {
         ended_while_held_(absl::StrCat(method, ": the call ended during an injected delay")) {}
 
   void RunHandler(const HandlerParameter& param) override {
+    // Rejected on arrival (callback API only; its verdict is named by the
+    // core call): its Deserialize() was answer_'s, and no interceptor of
+    // ours rewrites the status; answer_'s reactor takes the verdict.
+    if (answer_ != nullptr && verdicts_->AnsweredOnArrival(param.server_context->c_call())) {
+      answer_->RunHandler(param);
+      return;
+    }
     Verdict verdict = verdicts_->Take(param.server_context);
     switch (verdict.kind) {
       case Verdict::kRun:
-        // Rejected on arrival (callback API only; its verdict is named by
-        // the core call): its Deserialize() was answer_'s, and no
-        // interceptor of ours rewrites the status; answer_'s reactor takes
-        // the verdict.
-        if (answer_ != nullptr && verdicts_->AnsweredOnArrival(param.server_context->c_call())) {
-          answer_->RunHandler(param);
-          return;
-        }
         inner_->RunHandler(param);
         return;
       case Verdict::kReject:
