@@ -27,12 +27,12 @@ namespace resilience {
 // ThrottleStage
 //
 // One per call, enabled for a method with a throttle (ServerCall runs it
-// after the drain, before fault injection). Decides when the call's
-// initial metadata arrives (POST_RECV_INITIAL_METADATA), before the
-// handler runs, at the
-// call's criticality (its resilience-criticality header within the method's
-// ceiling, else the method's default: docs/criticality.md), each limit
-// shedding the less critical first (ScopeLimits::shares, CriticalityShares):
+// after the drain, before fault injection). Decides when the call's initial
+// metadata arrives (POST_RECV_INITIAL_METADATA), before the handler runs, at
+// the call's criticality (its resilience-criticality header within the
+// method's ceiling, else the method's default: docs/criticality.md), each
+// limit shedding the less critical first (ScopeLimits::shares,
+// CriticalityShares):
 //   - concurrency: a slot of the scope's ConcurrencyLimiter, fixed
 //     (maxConcurrency) or adaptive (throttle.adaptive, which learns from the
 //     outcome and latency of every admitted call when it is released; a call
