@@ -239,6 +239,27 @@ std::shared_ptr<ScopeLimits> ServerResilienceImpl::MakeLimits(absl::string_view 
   return limits;
 }
 
+namespace {
+
+// The rejection messages of `method` under `limits`, judged by `shares`
+// (`retried`: those of retried attempts under throttle.retryShedding).
+RejectionMessages MessagesFor(const std::string& method, const ScopeLimits& limits,
+                              const CriticalityShares& shares, bool retried) {
+  return RejectionMessages(
+      method, shares,
+      limits.rate != nullptr ? std::optional<double>(limits.rate->rate_per_second())
+                             : std::nullopt,
+      limits.global != nullptr
+          ? std::optional<double>(limits.global->limiter().options().rate_per_second)
+          : std::nullopt,
+      limits.concurrency != nullptr && !limits.adaptive
+          ? std::optional<int64_t>(limits.concurrency->limit())
+          : std::nullopt,
+      limits.unusable, retried);
+}
+
+}  // namespace
+
 std::shared_ptr<ServerMethodState> ServerResilienceImpl::ForMethod(const char* method) {
   std::shared_ptr<ServerMethodState> state = methods_.Find(
       method, [this](const char* name) { return Resolve(name, *CurrentGeneration()); });
@@ -298,23 +319,11 @@ MethodCache<ServerMethodState>::Resolution ServerResilienceImpl::Resolve(
       state->deadline_admission =
           same ? previous->deadline_admission : std::make_shared<DeadlineAdmission>(*deadline);
     }
-    ScopeLimits& limits = *state->limits;
-    const auto messages = [&](const CriticalityShares& shares, bool retried) {
-      return RejectionMessages(
-          state->method, shares,
-          limits.rate != nullptr ? std::optional<double>(limits.rate->rate_per_second())
-                                 : std::nullopt,
-          limits.global != nullptr
-              ? std::optional<double>(limits.global->limiter().options().rate_per_second)
-              : std::nullopt,
-          limits.concurrency != nullptr && !limits.adaptive
-              ? std::optional<int64_t>(limits.concurrency->limit())
-              : std::nullopt,
-          limits.unusable, retried);
-    };
-    state->rejections = messages(limits.shares, false);
+    const ScopeLimits& limits = *state->limits;
+    state->rejections = MessagesFor(state->method, limits, limits.shares, false);
     if (limits.retry_shedding.sheds_retries()) {
-      state->retry_rejections = messages(limits.retry_shedding.retry_shares(), true);
+      state->retry_rejections =
+          MessagesFor(state->method, limits, limits.retry_shedding.retry_shares(), true);
     }
   }
   return {std::move(state), named};
