@@ -17,7 +17,7 @@
 //                     0.1), servers without limits;
 //   recommended+pushback  the same with the servers' shipped throttle
 //                     (maxConcurrency 64): a rejection is RESOURCE_EXHAUSTED
-//                     with a grpc-retry-pushback-ms, as ThrottleInterceptor
+//                     with a grpc-retry-pushback-ms, as ThrottleStage
 //                     sends it;
 //   recommended+adaptive  the same with the adaptive (gradient) limit,
 //                     {"adaptive": {}}, instead.

@@ -1,5 +1,5 @@
 // The servers of FleetSimulation: the throttle (the library's concurrency
-// limiter, as ThrottleInterceptor runs it), a FIFO queue, workers, and the
+// limiter, as ThrottleStage runs it), a FIFO queue, workers, and the
 // triggers that change them.
 
 #include <algorithm>
@@ -57,7 +57,7 @@ void FleetSimulation::OnDeliver(uint32_t id) {
     return;
   }
   if (s.limiter != nullptr && !s.limiter->TryAcquire()) {
-    // ThrottleInterceptor::Admit() and Reject(): RESOURCE_EXHAUSTED with the
+    // ThrottleStage::Admit() and Reject(): RESOURCE_EXHAUSTED with the
     // expected call duration as pushback, clamped, in whole milliseconds.
     ++BinAt(now_).rejected_by_server;
     a.server_open = false;
@@ -94,7 +94,7 @@ void FleetSimulation::OnWorkDone(uint32_t server, uint32_t id, int64_t epoch) {
   Attempt& a = attempts_[id];
   a.server_open = false;
   const absl::Duration ran = absl::Nanoseconds(now_ - a.admitted_at);
-  // ThrottleInterceptor::Finish(): an answer at or past the call's deadline
+  // ThrottleStage::Finish(): an answer at or past the call's deadline
   // reached nobody (kExpired); otherwise it was answered.
   if (now_ >= a.deadline) {
     ++BinAt(now_).wasted;

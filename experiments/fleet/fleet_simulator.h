@@ -14,10 +14,10 @@
 // attempt that timed out or was refused names none (gRPC gives no peer
 // then); per
 // server, the concurrency limiter the policy's throttle names
-// (CreateConcurrencyLimiter()), released as ThrottleInterceptor releases it
+// (CreateConcurrencyLimiter()), released as ThrottleStage releases it
 // (answered: Release(kSuccess, latency); answered past the deadline:
 // ReleaseExpired(ran)), and a rejection answered RESOURCE_EXHAUSTED with the
-// pushback ThrottleInterceptor sends (the CallDurationEstimate of the
+// pushback ThrottleStage sends (the CallDurationEstimate of the
 // server's calls, clamped to [min_pushback, max_pushback]).
 //
 // What is modelled: the network (a fixed one-way delay), the servers (FIFO

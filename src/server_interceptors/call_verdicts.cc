@@ -11,14 +11,6 @@ CallVerdicts::Shard& CallVerdicts::ShardOf(const void* call) const {
   return shards_[(bits >> 6 ^ bits >> 12) % shards_.size()];
 }
 
-namespace {
-
-// The core call rejected on arrival on this thread, until the guard's
-// Deserialize() takes it or the next call's set-up replaces it.
-thread_local const void* rejected_on_arrival = nullptr;
-
-}  // namespace
-
 void CallVerdicts::Put(const void* call, Verdict verdict) {
   Shard& shard = ShardOf(call);
   MutexLock lock(&shard.mu);
@@ -30,7 +22,7 @@ void CallVerdicts::Put(const void* call, Verdict verdict) {
   }
 }
 
-void CallVerdicts::RejectOnArrival(const void* call, const void* c_call, int code,
+void CallVerdicts::RejectOnArrival(const void* c_call, int code,
                                    std::string message, std::string pushback_ms,
                                    std::optional<std::string> load_report) {
   Verdict verdict;
@@ -40,16 +32,15 @@ void CallVerdicts::RejectOnArrival(const void* call, const void* c_call, int cod
   verdict.message = std::move(message);
   verdict.pushback_ms = std::move(pushback_ms);
   verdict.load_report = std::move(load_report);
-  Put(call, std::move(verdict));
-  rejected_on_arrival = c_call;
+  Put(c_call, std::move(verdict));
 }
 
-void CallVerdicts::ArrivedUndecided() { rejected_on_arrival = nullptr; }
-
-bool CallVerdicts::TakeRejectedOnArrival(const void* c_call) {
-  if (c_call == nullptr || rejected_on_arrival != c_call) return false;
-  rejected_on_arrival = nullptr;
-  return true;
+bool CallVerdicts::AnsweredOnArrival(const void* c_call) const {
+  if (c_call == nullptr || size_.load(std::memory_order_acquire) == 0) return false;
+  Shard& shard = ShardOf(c_call);
+  MutexLock lock(&shard.mu);
+  auto it = shard.calls.find(c_call);
+  return it != shard.calls.end() && it->second.answer;
 }
 
 void CallVerdicts::Reject(const void* call) {

@@ -30,7 +30,8 @@ struct Verdict {
   // kHold: counted when the call's deadline passes or the call is cancelled
   // during the hold (its handler is then skipped). May be null.
   std::atomic<int64_t>* ended_while_held = nullptr;
-  // kReject decided when the call arrived (CallVerdicts::RejectOnArrival()):
+  // kReject decided when the call arrived (CallVerdicts::RejectOnArrival(),
+  // keyed by the core call):
   // the guard answers with this status (a grpc::StatusCode, its message)
   // and `grpc-retry-pushback-ms` = pushback_ms itself, since no interceptor
   // of ours is there to rewrite the status. false: a rejecting interceptor
@@ -83,33 +84,25 @@ class CallVerdicts {
 
   // RejectOnArrival()
   //
-  // `call` is rejected by a decision taken when it arrived, in the first of
-  // our interceptor factories, which then makes no interceptor for it: the
-  // guard answers it with status `code`, `message` and the pushback
-  // `pushback_ms` (milliseconds, the trailer's value), and the load report
-  // `load_report` if any, itself. `c_call` (the
-  // core call, grpc_call*) is remembered on this thread for the guard's
-  // Deserialize(), which gRPC 1.51 runs next for the same call on the same
-  // thread (TakeRejectedOnArrival()). Only for calls whose guard is certain
-  // to run (a GuardedService of the callback API): nothing else would
-  // Forget() it.
-  void RejectOnArrival(const void* call, const void* c_call, int code, std::string message,
+  // The call whose core call (grpc_call*) is `c_call` is rejected by a
+  // decision taken when it arrived, in our interceptor factory, which then
+  // makes no interceptor for it: the guard answers it with status `code`,
+  // `message` and the pushback `pushback_ms` (milliseconds, the trailer's
+  // value), and the load report `load_report` if any, itself. Named by the
+  // core call, not the context: the guard's Deserialize(), which gRPC 1.51
+  // runs before its handler and must take such a call's request into a
+  // holder of its own, is given the core call only (AnsweredOnArrival()).
+  // Only for calls whose guard is certain to run (a GuardedService of the
+  // callback API): it takes the verdict (Take(c_call)), nothing else would.
+  void RejectOnArrival(const void* c_call, int code, std::string message,
                        std::string pushback_ms,
                        std::optional<std::string> load_report = std::nullopt);
 
-  // ArrivedUndecided()
+  // AnsweredOnArrival()
   //
-  // The call being set up on this thread got no RejectOnArrival(): the
-  // first factory says so for every other call, so that what a
-  // RejectOnArrival() remembered never outlives its own call's set-up.
-  static void ArrivedUndecided();
-
-  // TakeRejectedOnArrival()
-  //
-  // Whether the core call `c_call` is the one rejected on arrival on this
-  // thread (then forgotten): the guard's Deserialize() takes the request
-  // into a holder of its own for such a call, not the user's handler's.
-  static bool TakeRejectedOnArrival(const void* c_call);
+  // Whether the core call `c_call` was rejected on arrival (its verdict is
+  // kept for Take(c_call)).
+  bool AnsweredOnArrival(const void* c_call) const;
 
   // Hold()
   //
@@ -151,7 +144,7 @@ class CallVerdicts {
   // deadline comes first: the client has its answer, so the handler would
   // run for nobody. The one decision of both ways to hold a call: the
   // guard's wait on a sync handler thread (GuardedService) and the alarm of
-  // FaultInjectionInterceptor.
+  // FaultStage.
   HoldEnd EndOfHold(absl::Time now, absl::Time hold_until, absl::Time deadline,
                     bool cancelled = false) const;
 

@@ -41,24 +41,26 @@ enum class Api { kSync, kCallback };
 // or by a server shutdown). Its deadline is waited for exactly.
 constexpr absl::Duration kHoldPoll = absl::Milliseconds(5);
 
-// The status of the call being answered on this thread by an AnswerHandler
-// (set just before its RunHandler(), which makes the reactor at once).
-thread_local grpc::Status* answer_status = nullptr;
-
-grpc::Status TakeAnswerStatus() {
-  grpc::Status status = std::move(*answer_status);
-  answer_status = nullptr;
-  return status;
+// The answer of a call rejected on arrival, taken from `verdicts` (named by
+// the call's core call, which its context holds on the callback API): its
+// trailers go on the context, its status is returned.
+grpc::Status TakeAnswer(CallVerdicts& verdicts, grpc::CallbackServerContext* context) {
+  Verdict verdict = verdicts.Take(context->c_call());
+  context->AddTrailingMetadata(kPushbackKey, verdict.pushback_ms);
+  if (verdict.load_report.has_value()) {
+    context->AddTrailingMetadata(kReadableLoadReportKey, *verdict.load_report);
+  }
+  return grpc::Status(static_cast<grpc::StatusCode>(verdict.code), std::move(verdict.message));
 }
 
 // A reactor of the streaming call types that finishes with the call's
 // answer as soon as it is made: gRPC's own FinishOnlyReactor, placed in the
 // call's arena as gRPC places it (its OnDone() only destroys it).
 template <typename Reactor>
-Reactor* FinishingReactor(grpc::CallbackServerContext* context) {
+Reactor* FinishingReactor(CallVerdicts& verdicts, grpc::CallbackServerContext* context) {
   using Finishing = grpc::internal::FinishOnlyReactor<Reactor>;
   return new (grpc_call_arena_alloc(context->c_call(), sizeof(Finishing)))
-      Finishing(TakeAnswerStatus());
+      Finishing(TakeAnswer(verdicts, context));
 }
 
 using grpc::ByteBuffer;
@@ -68,32 +70,34 @@ using grpc::ByteBuffer;
 // if any, is taken as bytes (never parsed), and the reactor finishes with the
 // rejection's status at once; for a unary call the context's DefaultReactor,
 // which gRPC runs inline (no hop to its executor, unlike the stock failure
-// path's reactor).
-std::unique_ptr<MethodHandler> AnswerHandler(RpcMethod::RpcType type) {
+// path's reactor). The answer is the call's verdict in `verdicts`, taken by
+// the reactor's maker (gRPC gives it the context alone).
+std::unique_ptr<MethodHandler> AnswerHandler(RpcMethod::RpcType type, CallVerdicts* verdicts) {
   switch (type) {
     case RpcMethod::NORMAL_RPC:
       return std::make_unique<grpc::internal::CallbackUnaryHandler<ByteBuffer, ByteBuffer>>(
-          [](grpc::CallbackServerContext* context, const ByteBuffer*, ByteBuffer*) {
+          [verdicts](grpc::CallbackServerContext* context, const ByteBuffer*, ByteBuffer*) {
             grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-            reactor->Finish(TakeAnswerStatus());
+            reactor->Finish(TakeAnswer(*verdicts, context));
             return reactor;
           });
     case RpcMethod::CLIENT_STREAMING:
       return std::make_unique<
           grpc::internal::CallbackClientStreamingHandler<ByteBuffer, ByteBuffer>>(
-          [](grpc::CallbackServerContext* context, ByteBuffer*) {
-            return FinishingReactor<grpc::ServerReadReactor<ByteBuffer>>(context);
+          [verdicts](grpc::CallbackServerContext* context, ByteBuffer*) {
+            return FinishingReactor<grpc::ServerReadReactor<ByteBuffer>>(*verdicts, context);
           });
     case RpcMethod::SERVER_STREAMING:
       return std::make_unique<
           grpc::internal::CallbackServerStreamingHandler<ByteBuffer, ByteBuffer>>(
-          [](grpc::CallbackServerContext* context, const ByteBuffer*) {
-            return FinishingReactor<grpc::ServerWriteReactor<ByteBuffer>>(context);
+          [verdicts](grpc::CallbackServerContext* context, const ByteBuffer*) {
+            return FinishingReactor<grpc::ServerWriteReactor<ByteBuffer>>(*verdicts, context);
           });
     case RpcMethod::BIDI_STREAMING:
       return std::make_unique<grpc::internal::CallbackBidiHandler<ByteBuffer, ByteBuffer>>(
-          [](grpc::CallbackServerContext* context) {
-            return FinishingReactor<grpc::ServerBidiReactor<ByteBuffer, ByteBuffer>>(context);
+          [verdicts](grpc::CallbackServerContext* context) {
+            return FinishingReactor<grpc::ServerBidiReactor<ByteBuffer, ByteBuffer>>(*verdicts,
+                                                                                    context);
           });
   }
   return nullptr;
@@ -107,32 +111,25 @@ class GuardHandler final : public MethodHandler {
                CallVerdicts* verdicts)
       : inner_(inner),
         api_(api),
-        answer_(api == Api::kCallback ? AnswerHandler(type) : nullptr),
+        answer_(api == Api::kCallback ? AnswerHandler(type, verdicts) : nullptr),
         verdicts_(verdicts),
         rejected_(absl::StrCat(method, ": rejected by a grpc-resilience server interceptor")),
         ended_while_held_(absl::StrCat(method, ": the call ended during an injected delay")) {}
 
   void RunHandler(const HandlerParameter& param) override {
+    // Rejected on arrival (callback API only; its verdict is named by the
+    // core call): its Deserialize() was answer_'s, and no interceptor of
+    // ours rewrites the status; answer_'s reactor takes the verdict.
+    if (answer_ != nullptr && verdicts_->AnsweredOnArrival(param.server_context->c_call())) {
+      answer_->RunHandler(param);
+      return;
+    }
     Verdict verdict = verdicts_->Take(param.server_context);
     switch (verdict.kind) {
       case Verdict::kRun:
         inner_->RunHandler(param);
         return;
       case Verdict::kReject:
-        // Rejected on arrival (callback API only): its Deserialize() was
-        // answer_'s, and no interceptor of ours rewrites the status.
-        if (verdict.answer && answer_ != nullptr) {
-          param.server_context->AddTrailingMetadata(kPushbackKey, verdict.pushback_ms);
-          if (verdict.load_report.has_value()) {
-            param.server_context->AddTrailingMetadata(kReadableLoadReportKey,
-                                                      *verdict.load_report);
-          }
-          grpc::Status status(static_cast<grpc::StatusCode>(verdict.code),
-                              std::move(verdict.message));
-          answer_status = &status;
-          answer_->RunHandler(param);
-          return;
-        }
         Answer(param, rejected_);
         return;
       case Verdict::kHold:
@@ -153,9 +150,9 @@ class GuardHandler final : public MethodHandler {
 
   void* Deserialize(grpc_call* call, grpc_byte_buffer* request, grpc::Status* status,
                     void** handler_data) override {
-    // gRPC 1.51 deserializes a callback call's request right after making
-    // its interceptors, on the same thread: a call rejected then is known.
-    if (answer_ != nullptr && CallVerdicts::TakeRejectedOnArrival(call)) {
+    // gRPC 1.51 deserializes a callback call's request after making its
+    // interceptors: a call rejected then is known by its core call.
+    if (answer_ != nullptr && verdicts_->AnsweredOnArrival(call)) {
       return answer_->Deserialize(call, request, status, handler_data);
     }
     return inner_->Deserialize(call, request, status, handler_data);

@@ -9,7 +9,9 @@ namespace resilience {
 
 std::string ScopeLoadReport(ScopeLimits& limits, absl::Time now) {
   // One per thread: its map's node is made once, not per call, and its
-  // value is written in place.
+  // value is written in place. A per-thread cache of the encoder, filled
+  // and serialized within this call: it carries nothing of any call from
+  // one hook (or one call) to another.
   thread_local LoadReport report;
   thread_local double* concurrency = nullptr;
   double application = 0;

@@ -13,18 +13,14 @@ namespace resilience {
 
 // ServerCallMeter
 //
-// The counters of one call that only the interceptor that counts it
-// touches: the last of ours in send order that the call has (the throttle,
-// else fault injection, else the ServerMetricsInterceptor). Not
-// thread-safe: used from the call's own hooks and the interceptor's
-// destructor, which gRPC serializes.
+// The metrics stage of a server call (ServerCall, last of its stages): the
+// call's counters, kept by this meter alone. Admitted: by the throttle
+// when the method has one, else unless fault injection aborts it. Not
+// thread-safe: used from the call's own hooks and its destructor, which
+// gRPC serializes.
 class ServerCallMeter {
  public:
-  // `counts`: this meter counts the call (admitted, in flight, status
-  // code) and times its handler; false: it only times the handler (fault
-  // injection behind a throttle, which counts the call but cannot tell the
-  // calls fault injection answers without their handler).
-  explicit ServerCallMeter(bool counts = true) : counts_(counts) {}
+  ServerCallMeter() = default;
 
   // Admit()
   //
@@ -33,24 +29,22 @@ class ServerCallMeter {
   void Admit(ServerMethodState& state) {
     if (admitted_) return;
     admitted_ = true;
-    if (counts_) {
-      in_flight_ = true;
-      state.admitted.fetch_add(1, std::memory_order_relaxed);
-      state.in_flight.fetch_add(1, std::memory_order_relaxed);
-    }
+    in_flight_ = true;
+    state.admitted.fetch_add(1, std::memory_order_relaxed);
+    state.in_flight.fetch_add(1, std::memory_order_relaxed);
     if (state.metrics) start_ = state.clock->Now();
   }
 
   // StatusSent()
   //
-  // The status `code` is being sent (PRE_SEND_STATUS, after our
-  // interceptors rewrote it): counted, and for an admitted call its
+  // The status `code` is being sent (PRE_SEND_STATUS, after the other
+  // stages rewrote it): counted, and for an admitted call its
   // handler latency, unless `handler_skipped` (answered without its
   // handler). Once.
   void StatusSent(ServerMethodState& state, int code, bool handler_skipped) {
     if (status_sent_) return;
     status_sent_ = true;
-    if (counts_ && state.metrics) state.meter.CountStatus(code);
+    if (state.metrics) state.meter.CountStatus(code);
     if (!admitted_) return;
     Abandon(state);
     if (state.metrics && !handler_skipped) {
@@ -69,7 +63,6 @@ class ServerCallMeter {
   }
 
  private:
-  const bool counts_;
   absl::Time start_;  // on the server's clock (monotonic)
   bool admitted_ = false;
   bool in_flight_ = false;

@@ -7,27 +7,17 @@
 #include "absl/strings/str_cat.h"
 #include "src/global_limits/fleet_limit_backend.h"
 #include "grpcpp/health_check_service_interface.h"
-#include "src/server_interceptors/drain_interceptor.h"
-#include "src/server_interceptors/fault_injection_interceptor.h"
-#include "src/server_interceptors/throttle_interceptor.h"
+#include "src/server_interceptors/server_call_factory.h"
 
 namespace resilience {
 
-ServerInterceptorFactoryList ServerInterceptorFactories(std::shared_ptr<ServerResilienceImpl> state) {
-  // gRPC 1.51 runs server interceptors' receive hooks (POST_RECV_*) from the
-  // last registered to the first, and send hooks in registration order (see
-  // RunInterceptorsPostRecv / SetReverse in call_op_set.h). The throttle must
-  // decide before fault injection at POST_RECV_INITIAL_METADATA, so it is
-  // registered last. Its factory also makes the metrics-only interceptor of
-  // calls that get neither (ServerResilienceImpl's `metrics`): the last of ours
-  // in send order, so the status the counting interceptor sees is the one
-  // sent, whichever it is.
-  // The drain interceptor is first: its PRE_SEND_STATUS, which refuses a
-  // call that arrived during a shutdown, comes before the others count it.
+ServerInterceptorFactoryList ServerInterceptorFactories(std::shared_ptr<ServerResilienceImpl> state,
+                                                       bool decide_on_arrival) {
+  // One factory, one interceptor per call (ServerCall), whose stages run in
+  // their own fixed order: where it sits among the application's
+  // interceptors is AddServerInterceptors()'s choice.
   ServerInterceptorFactoryList factories;
-  factories.push_back(std::make_unique<DrainInterceptorFactory>(state));
-  factories.push_back(std::make_unique<FaultInjectionInterceptorFactory>(state));
-  factories.push_back(std::make_unique<ThrottleInterceptorFactory>(state));
+  factories.push_back(std::make_unique<ServerCallFactory>(std::move(state), decide_on_arrival));
   return factories;
 }
 
@@ -71,11 +61,13 @@ std::shared_ptr<ServerResilience> AddServerInterceptors(grpc::ServerBuilder& bui
   // status after ours rewrote it: the status the client gets), and its inner
   // ones first (nearest the handler).
   // With no interceptor of the application's, a call the throttle rejects
-  // can get none at all (ServerResilienceImpl::decide_on_arrival()).
-  state->set_decide_on_arrival(options.inner_interceptors.empty() &&
-                               options.outer_interceptors.empty());
+  // can get none at all (ServerCallFactory's decide_on_arrival).
+  const bool decide_on_arrival =
+      options.inner_interceptors.empty() && options.outer_interceptors.empty();
   ServerInterceptorFactoryList all = std::move(options.inner_interceptors);
-  for (auto& ours : ServerInterceptorFactories(state)) all.push_back(std::move(ours));
+  for (auto& ours : ServerInterceptorFactories(state, decide_on_arrival)) {
+    all.push_back(std::move(ours));
+  }
   for (auto& outer : options.outer_interceptors) all.push_back(std::move(outer));
   builder.experimental().SetInterceptorCreators(std::move(all));
   return std::make_shared<ServerResilience>(std::move(state), std::move(warnings));

@@ -19,9 +19,11 @@ namespace resilience {
 
 // ServerInterceptorFactories()
 //
-// The factories in their working order, sharing `state`.
+// Our factory (one: ServerCallFactory), sharing `state`.
+// `decide_on_arrival`: ours are the server's only interceptors (see
+// ServerCallFactory); off for a list that may be composed with others.
 ServerInterceptorFactoryList ServerInterceptorFactories(
-    std::shared_ptr<ServerResilienceImpl> state);
+    std::shared_ptr<ServerResilienceImpl> state, bool decide_on_arrival = false);
 
 // AddServerInterceptors()
 //

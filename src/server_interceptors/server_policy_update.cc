@@ -18,14 +18,6 @@ const MethodPolicy* ServerPolicy(const PolicyTable& table, absl::string_view met
   return policy;
 }
 
-// What the interceptor factories of one call hand each other (ForCall()).
-struct CallLookup {
-  const ServerResilienceImpl* owner = nullptr;
-  const grpc::experimental::ServerRpcInfo* info = nullptr;
-  std::shared_ptr<ServerMethodState> state;
-};
-thread_local CallLookup kept_lookup;
-
 }  // namespace
 
 PolicySet ServerResilienceImpl::policies() { return methods_.Current()->policies; }
@@ -44,19 +36,6 @@ void ServerResilienceImpl::SetAnyPolicies(const PolicySet& policies) {
   if (throttle) any_throttle_.store(true, std::memory_order_release);
   if (fault) any_fault_injection_.store(true, std::memory_order_release);
 }
-
-std::shared_ptr<ServerMethodState> ServerResilienceImpl::ForCall(
-    const grpc::experimental::ServerRpcInfo* info, bool keep_for_next) {
-  CallLookup kept = std::move(kept_lookup);
-  kept_lookup = CallLookup{};
-  std::shared_ptr<ServerMethodState> state = kept.owner == this && kept.info == info
-                                                 ? std::move(kept.state)
-                                                 : ForMethod(info->method());
-  if (keep_for_next) kept_lookup = CallLookup{this, info, state};
-  return state;
-}
-
-void ServerResilienceImpl::ForgetKeptLookup() { kept_lookup = CallLookup{}; }
 
 std::shared_ptr<ScopeLimits> ServerResilienceImpl::LimitsFor(absl::string_view scope,
                                                              const ThrottleSettings& settings,

@@ -90,8 +90,8 @@ class ServerResilienceImpl {
   //
   // `metrics`: count every method's calls, with or without a policy: by the
   // status sent, handler latency and in flight (AppendMetrics(),
-  // AllStats()); a call with neither throttle nor fault injection then gets
-  // a minimal interceptor that only counts. Methods linked into the process
+  // AllStats()); a call with neither throttle nor fault injection is then
+  // only counted by its ServerCall. Methods linked into the process
   // or named exactly by the policies get their own counters; any other name
   // without a throttle or fault injection (it comes from a client: an
   // unimplemented method) is counted under kUnknownMethod, so that clients
@@ -135,20 +135,6 @@ class ServerResilienceImpl {
   void AppendMetrics(PrometheusText& text);
 
   bool metrics() const { return metrics_; }
-
-  // DecideOnArrival()
-  //
-  // Whether the throttle decides a guarded callback-API call when gRPC makes
-  // its interceptors (DecideOnArrival() in throttle_interceptor.h), so that
-  // a rejected call gets none. Only when ours are the server's only
-  // interceptors: AddServerInterceptors() sets it when the application gave
-  // none of its own (an outer interceptor of the application sees a call
-  // before ours decide it, and a server with one pays gRPC's interception
-  // machinery on every call anyway). Off by default: a list composed from
-  // ServerInterceptorFactories() may hold others. Set before the server
-  // starts.
-  void set_decide_on_arrival(bool on) { decide_on_arrival_ = on; }
-  bool decide_on_arrival() const { return decide_on_arrival_; }
 
   // FlushEvents()
   //
@@ -211,7 +197,7 @@ class ServerResilienceImpl {
   // half of the time to `deadline`: the calls a client picked this server
   // for before it heard NOT_SERVING). Then draining() and
   // every call that arrives is refused UNAVAILABLE with a
-  // pushback of kDrainPushback (DrainInterceptor; behind a GuardedService
+  // pushback of kDrainPushback (DrainStage; behind a GuardedService
   // its handler never runs), and it blocks until every call that arrived
   // before is done (handler returned, status written), or until `deadline`,
   // but for kMinDrain at least (never past `deadline`), so that clients
@@ -264,15 +250,10 @@ class ServerResilienceImpl {
                                       absl::string_view full_name) ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  // Counts open_calls_.
-  friend class DrainInterceptor;
-  // The factories' access to the per-method state.
-  friend grpc::experimental::Interceptor* MakeThrottleInterceptor(
-      ServerResilienceImpl& resilience, grpc::experimental::ServerRpcInfo* info);
-  friend bool DecideOnArrival(ServerResilienceImpl& resilience,
-                              grpc::experimental::ServerRpcInfo* info, bool draining);
-  friend grpc::experimental::Interceptor* MakeFaultInjectionInterceptor(
-      ServerResilienceImpl& resilience, grpc::experimental::ServerRpcInfo* info);
+  // Counts open_calls_, parks refused calls.
+  friend class DrainStage;
+  // A call's access to its method's state.
+  friend class ServerCall;
   friend class PolicyUpdateTestPeer;
 
   static ServerMethodStats StatsOf(const ServerMethodState& state);
@@ -284,18 +265,10 @@ class ServerResilienceImpl {
   // when its policy has neither a throttle nor fault injection. With
   // metrics on: never null (the unknown state for names no one vouches
   // for).
+  // A ServerCall looks its method up once: one generation for the call.
   std::shared_ptr<ServerMethodState> ForMethod(const char* method) ABSL_LOCKS_EXCLUDED(mu_);
-  // ForMethod() for the call `info` describes: the fault injection factory
-  // keeps what it found for the throttle's factory, which gRPC calls next
-  // for the same call on the same thread, so that both interceptors of a
-  // call see the same generation of the method's state.
-  std::shared_ptr<ServerMethodState> ForCall(const grpc::experimental::ServerRpcInfo* info,
-                                             bool keep_for_next);
-  // Drops what ForCall() kept (the throttle's factory, when it looks up
-  // nothing).
-  static void ForgetKeptLookup();
-  // Whether any policy has a throttle / fault injection at all; the factories
-  // skip the lookup when not.
+  // Whether any policy has a throttle / fault injection at all; a call
+  // skips the lookup when neither, and metrics are off.
   bool any_throttle() const { return any_throttle_.load(std::memory_order_acquire); }
   bool any_fault_injection() const {
     return any_fault_injection_.load(std::memory_order_acquire);
@@ -355,7 +328,6 @@ class ServerResilienceImpl {
   std::atomic<bool> any_throttle_{false};
   std::atomic<bool> any_fault_injection_{false};
   const bool metrics_;
-  bool decide_on_arrival_ = false;
   const absl::Duration not_serving_grace_;
   // Each method's state, and the generation in force.
   MethodRegistry<ServerMethodState, Generation> methods_;
@@ -371,7 +343,7 @@ class ServerResilienceImpl {
   std::atomic<int64_t> open_calls_{0};
   // A server-streaming or bidi call ended after Drain() began.
   std::atomic<bool> stream_ended_while_draining_{false};
-  // Refused calls kept until ReleaseRefusedCalls() (DrainInterceptor::Park()).
+  // Refused calls kept until ReleaseRefusedCalls() (DrainStage::Arrive()).
   Mutex park_mu_;
   bool parking_ ABSL_GUARDED_BY(park_mu_) = false;
   std::vector<grpc::experimental::InterceptorBatchMethods*> parked_ ABSL_GUARDED_BY(park_mu_);

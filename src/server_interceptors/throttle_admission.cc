@@ -1,6 +1,6 @@
 // The throttle's admission steps before the method's own limits: the
 // call's criticality, its caller key and the per-caller limits, the CPU
-// gate, and whether it is a retried attempt (throttle_interceptor.h).
+// gate, and whether it is a retried attempt (throttle_stage.h).
 
 #include <optional>
 #include <string>
@@ -12,7 +12,7 @@
 #include "grpcpp/security/auth_context.h"
 #include "src/grpc_common/metadata_keys.h"
 #include "src/server_interceptors/enforced_limits.h"
-#include "src/server_interceptors/throttle_interceptor.h"
+#include "src/server_interceptors/throttle_stage.h"
 
 namespace resilience {
 namespace {
@@ -38,7 +38,7 @@ std::string PeerKey(grpc::ServerContextBase& context) {
 
 }  // namespace
 
-void ThrottleInterceptor::ReadCriticality(const Metadata* received) {
+void ThrottleStage::ReadCriticality(const Metadata* received) {
   std::optional<Criticality> claimed;
   if (received != nullptr) {
     const auto header = received->find(kCriticalityKey);
@@ -54,7 +54,7 @@ void ThrottleInterceptor::ReadCriticality(const Metadata* received) {
   level_ = state_->criticality.Resolve(claimed);
 }
 
-void ThrottleInterceptor::ReadRetry(const Metadata* received) {
+void ThrottleStage::ReadRetry(const Metadata* received) {
   // Only read where it matters: a scope that sheds retries.
   if (received == nullptr || !state_->limits->retry_shedding.sheds_retries()) return;
   // gRFC A6's header, else go-grpc-middleware's, which this library's
@@ -70,7 +70,7 @@ void ThrottleInterceptor::ReadRetry(const Metadata* received) {
   }
 }
 
-void ThrottleInterceptor::ReadCallerKey(const Metadata* received) {
+void ThrottleStage::ReadCallerKey(const Metadata* received) {
   const ScopeLimits& limits = *state_->limits;
   if (limits.per_caller == nullptr) return;
   if (limits.caller_header.empty()) {
@@ -85,7 +85,7 @@ void ThrottleInterceptor::ReadCallerKey(const Metadata* received) {
   }
 }
 
-bool ThrottleInterceptor::AdmitCaller() {
+bool ThrottleStage::AdmitCaller() {
   ScopeLimits& limits = *state_->limits;
   PerCallerLimits::Admission admission =
       limits.per_caller->TryAcquire(caller_key_, EnforcedLimits::Shares(Shares(), modes_), level_);
@@ -127,7 +127,7 @@ bool ThrottleInterceptor::AdmitCaller() {
   return false;
 }
 
-bool ThrottleInterceptor::AdmitByCpu() {
+bool ThrottleStage::AdmitByCpu() {
   const ScopeLimits& limits = *state_->limits;
   // CRITICAL and CRITICAL_PLUS calls never read the meter.
   if (level_ != Criticality::kSheddable && level_ != Criticality::kSheddablePlus) return true;

@@ -1,4 +1,4 @@
-// ThrottleInterceptor::AdmitByDeadline() (throttle_interceptor.h):
+// ThrottleStage::AdmitByDeadline() (throttle_stage.h):
 // deadline-aware admission, throttle.deadlineAdmission (DeadlineAdmission).
 
 #include <chrono>
@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "src/server_interceptors/throttle_interceptor.h"
+#include "src/server_interceptors/throttle_stage.h"
 
 namespace resilience {
 namespace {
@@ -22,7 +22,7 @@ absl::Duration Remaining(const grpc::ServerContextBase& context) {
 
 }  // namespace
 
-bool ThrottleInterceptor::AdmitByDeadline() {
+bool ThrottleStage::AdmitByDeadline() {
   DeadlineAdmission& admission = *state_->deadline_admission;
   const absl::Duration remaining = Remaining(*info_->server_context());
   const DeadlineAdmission::Decision decision = admission.Decide(remaining, start_);

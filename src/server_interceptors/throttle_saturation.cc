@@ -1,14 +1,14 @@
-// ThrottleInterceptor's events: when its scope starts rejecting and when it
-// admits again (throttle_interceptor.h).
+// ThrottleStage's events: when its scope starts rejecting and when it
+// admits again (throttle_stage.h).
 
 #include <algorithm>
 #include <utility>
 
-#include "src/server_interceptors/throttle_interceptor.h"
+#include "src/server_interceptors/throttle_stage.h"
 
 namespace resilience {
 
-void ThrottleInterceptor::NoteRejection(absl::string_view cause) {
+void ThrottleStage::NoteRejection(absl::string_view cause) {
   ScopeLimits& limits = *state_->limits;
   if (state_->events == nullptr) return;
   const int64_t now_ns = absl::ToUnixNanos(start_);
@@ -22,7 +22,7 @@ void ThrottleInterceptor::NoteRejection(absl::string_view cause) {
                          clock_.WallNow()});
 }
 
-void ThrottleInterceptor::NoteAdmission() {
+void ThrottleStage::NoteAdmission() {
   ScopeLimits& limits = *state_->limits;
   // The admit path of a scope that is not saturated is this one load.
   if (state_->events == nullptr || !limits.saturated.load(std::memory_order_relaxed)) return;
@@ -39,7 +39,7 @@ void ThrottleInterceptor::NoteAdmission() {
   PostEvent(std::move(event));
 }
 
-void ThrottleInterceptor::PostEvent(ThrottleEvent event) {
+void ThrottleStage::PostEvent(ThrottleEvent event) {
   // The listener outlives the executor (ServerResilienceImpl::listener_).
   ResilienceEvents* const listener = state_->listener;
   state_->events->Post(

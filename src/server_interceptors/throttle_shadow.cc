@@ -1,12 +1,12 @@
-// ThrottleInterceptor in shadow mode: a policy that would have rejected the
-// call counts and logs it and lets it through (throttle_interceptor.h,
+// ThrottleStage in shadow mode: a policy that would have rejected the
+// call counts and logs it and lets it through (throttle_stage.h,
 // docs/shadow-mode-server.md).
 
-#include "src/server_interceptors/throttle_interceptor.h"
+#include "src/server_interceptors/throttle_stage.h"
 
 namespace resilience {
 
-absl::string_view ThrottleInterceptor::CallerCause(PerCallerLimits::Verdict verdict) {
+absl::string_view ThrottleStage::CallerCause(PerCallerLimits::Verdict verdict) {
   switch (verdict) {
     case PerCallerLimits::Verdict::kRate:
       return "rate";
@@ -17,12 +17,12 @@ absl::string_view ThrottleInterceptor::CallerCause(PerCallerLimits::Verdict verd
   }
 }
 
-void ThrottleInterceptor::Shadow(const LimitDecision& decision, absl::string_view cause) {
+void ThrottleStage::Shadow(const LimitDecision& decision, absl::string_view cause) {
   if (decision.kind != LimitDecision::Kind::kShadowed) return;
   Shadowed(decision.by, EnforcementMode::kShadow, cause);
 }
 
-bool ThrottleInterceptor::Shadowed(EnforcedPolicy policy, EnforcementMode mode,
+bool ThrottleStage::Shadowed(EnforcedPolicy policy, EnforcementMode mode,
                                    absl::string_view cause) {
   if (mode != EnforcementMode::kShadow) return false;
   std::atomic<int64_t>* counter = &state_->shadow_throttle;

@@ -29,6 +29,32 @@ TEST(CallVerdictsTest, TakeReturnsEachVerdictOnce) {
   EXPECT_EQ(verdicts.size(), 0);
 }
 
+// A rejection on arrival is named by the core call (all the guard's
+// Deserialize() knows of a call), carries its answer, and is an answer only
+// for that name: a context's plain rejection is not one.
+TEST(CallVerdictsTest, RejectionOnArrivalIsKeptUnderTheCoreCallWithItsAnswer) {
+  CallVerdicts verdicts;
+  int core_call = 0, context = 0, other = 0;
+  EXPECT_FALSE(verdicts.AnsweredOnArrival(&core_call));  // empty: the fast path
+  EXPECT_FALSE(verdicts.AnsweredOnArrival(nullptr));
+  verdicts.RejectOnArrival(&core_call, 8, "m: concurrency limit 1 reached", "250", "report");
+  verdicts.Reject(&context);
+  EXPECT_TRUE(verdicts.AnsweredOnArrival(&core_call));
+  EXPECT_TRUE(verdicts.AnsweredOnArrival(&core_call));  // asked, not taken
+  EXPECT_FALSE(verdicts.AnsweredOnArrival(&context));
+  EXPECT_FALSE(verdicts.AnsweredOnArrival(&other));
+  Verdict answer = verdicts.Take(&core_call);
+  EXPECT_EQ(answer.kind, Verdict::kReject);
+  EXPECT_TRUE(answer.answer);
+  EXPECT_EQ(answer.code, 8);
+  EXPECT_EQ(answer.message, "m: concurrency limit 1 reached");
+  EXPECT_EQ(answer.pushback_ms, "250");
+  EXPECT_EQ(answer.load_report, "report");
+  EXPECT_FALSE(verdicts.AnsweredOnArrival(&core_call));
+  verdicts.Forget(&context);
+  EXPECT_EQ(verdicts.size(), 0);
+}
+
 TEST(CallVerdictsTest, HoldCarriesItsTimeAndARejectionWins) {
   CallVerdicts verdicts;
   std::atomic<int64_t> ended{0};

@@ -1,10 +1,10 @@
-// ServerResilience::Drain() and its DrainInterceptor, in process: calls that
+// ServerResilience::Drain() and its DrainStage, in process: calls that
 // arrive while draining are refused UNAVAILABLE with pushback and never run
 // their handler; a stream open before goes on, and Drain() returns at its
 // deadline (the stream's client may still be reading), or, with no stream,
 // once the calls are done. On the sync and the callback APIs.
 
-#include "src/server_interceptors/drain_interceptor.h"
+#include "src/server_interceptors/drain_stage.h"
 
 #include <memory>
 #include <string>
@@ -87,17 +87,17 @@ void DrainRefusesNewCallsAndWaitsForTheOpenOnes() {
   EXPECT_GE(absl::Now(), deadline);
 }
 
-TEST(DrainInterceptorTest, SyncApi) {
+TEST(DrainStageTest, SyncApi) {
   DrainRefusesNewCallsAndWaitsForTheOpenOnes<testing::SyncEchoService>();
 }
 
-TEST(DrainInterceptorTest, CallbackApi) {
+TEST(DrainStageTest, CallbackApi) {
   DrainRefusesNewCallsAndWaitsForTheOpenOnes<testing::CallbackEchoService>();
 }
 
 // Drain() gives up at its deadline when a call does not finish, and refuses
 // calls for kMinDrain even when none is open (never past the deadline).
-TEST(DrainInterceptorTest, DeadlineAndMinimumDrain) {
+TEST(DrainStageTest, DeadlineAndMinimumDrain) {
   HandlerRuns runs;
   testing::CallbackEchoService service(&runs);
   GuardedServer started = testing::StartGuardedServer<TestService>(PolicySet(), &service);

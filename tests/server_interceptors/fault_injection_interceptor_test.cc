@@ -3,7 +3,7 @@
 // server_interceptors_fixture.h. Also: nothing a client sends skips work,
 // bad input is answered.
 
-#include "src/server_interceptors/fault_injection_interceptor.h"
+#include "src/server_interceptors/fault_stage.h"
 
 #include <atomic>
 #include <thread>

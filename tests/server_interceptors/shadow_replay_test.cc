@@ -5,7 +5,7 @@
 // limit), so the limits go through the same states in both runs, and the
 // shadow run's "would have rejected" equals the enforce run's rejections
 // exactly, by construction (the target is within 2 %). On the
-// simulated clock; the admission follows ThrottleInterceptor::Admit():
+// simulated clock; the admission follows ThrottleStage::Admit():
 // perCaller, then the concurrency limit, then the rate limit, each through
 // EnforcedLimits, with the interceptor's Shadowed() give-back rule.
 
@@ -92,7 +92,7 @@ Counts Replay(const std::vector<Call>& calls, const ThrottleSettings& settings,
     bool holds_slot = false;
     auto caller_slot = std::make_shared<PerCallerLimits::Slot>();
     bool rejected = false;
-    // ThrottleInterceptor::Shadowed(): count, give back what the policies
+    // ThrottleStage::Shadowed(): count, give back what the policies
     // that do not enforce hold, later shadow policies off.
     auto shadowed = [&](EnforcedPolicy by) {
       if (by == EnforcedPolicy::kThrottle) ++counts.shadow_throttle;

@@ -1,10 +1,11 @@
-// File: src/server_interceptors/throttle_interceptor.h
+// File: src/server_interceptors/throttle_stage.h
 //
-// Server-side throttling per method: a concurrency limit and a rate limit,
-// from the method's `throttle` policy.
+// The throttle stage of a server call (ServerCall): the method's `throttle`
+// policy, a concurrency limit and a rate limit with what judges a call
+// before them (deadline, CPU, per caller, criticality, retries).
 
-#ifndef GRPC_RESILIENCE_SRC_SERVER_INTERCEPTORS_THROTTLE_INTERCEPTOR_H_
-#define GRPC_RESILIENCE_SRC_SERVER_INTERCEPTORS_THROTTLE_INTERCEPTOR_H_
+#ifndef GRPC_RESILIENCE_SRC_SERVER_INTERCEPTORS_THROTTLE_STAGE_H_
+#define GRPC_RESILIENCE_SRC_SERVER_INTERCEPTORS_THROTTLE_STAGE_H_
 
 #include <chrono>
 #include <map>
@@ -13,21 +14,25 @@
 
 #include "absl/time/time.h"
 #include "grpc_resilience/criticality_level.h"
+#include "grpcpp/server_context.h"
 #include "grpcpp/support/server_interceptor.h"
+#include "src/core/clock.h"
 #include "src/breaker/outcome.h"
 #include "src/server_interceptors/call_verdicts.h"
 #include "src/server_interceptors/enforced_limits.h"
-#include "src/server_interceptors/server_chain_factory.h"
-#include "src/server_interceptors/server_resilience_impl.h"
+#include "src/server_interceptors/server_method_state.h"
 
 namespace resilience {
 
-// ThrottleInterceptor
+// ThrottleStage
 //
-// Decides at POST_RECV_INITIAL_METADATA, before the handler runs, at the
-// call's criticality (its resilience-criticality header within the method's
-// ceiling, else the method's default: docs/criticality.md), each limit
-// shedding the less critical first (ScopeLimits::shares, CriticalityShares):
+// One per call, enabled for a method with a throttle (ServerCall runs it
+// after the drain, before fault injection). Decides when the call's initial
+// metadata arrives (POST_RECV_INITIAL_METADATA), before the handler runs, at
+// the call's criticality (its resilience-criticality header within the
+// method's ceiling, else the method's default: docs/criticality.md), each
+// limit shedding the less critical first (ScopeLimits::shares,
+// CriticalityShares):
 //   - concurrency: a slot of the scope's ConcurrencyLimiter, fixed
 //     (maxConcurrency) or adaptive (throttle.adaptive, which learns from the
 //     outcome and latency of every admitted call when it is released; a call
@@ -57,7 +62,7 @@ namespace resilience {
 // (EnforcedLimits, throttle_shadow.cc, docs/shadow-mode-server.md).
 // On a guarded callback-API method of a server whose only interceptors are
 // ours, the call is decided before gRPC has made its interceptors
-// (DecideOnArrival() below): a rejected call then has none, and its guard
+// (DecideOnArrival()): a rejected call then has none, and its guard
 // answers it with the status and pushback described next.
 // A rejected call is added to CallVerdicts, so that a GuardedService
 // answers it without running the user's handler, and at PRE_SEND_STATUS its
@@ -72,10 +77,10 @@ namespace resilience {
 // (PRE_SEND_STATUS, before the status reaches the client, so a client that
 // waits for each call never finds its own previous call still holding the
 // slot), or, for a call that closes without a status (client cancellation,
-// deadline), when the interceptor is destroyed: gRPC destroys server
+// deadline), when the stage is destroyed: gRPC destroys server
 // interceptors only after the handler has returned *and* the call has
-// closed, so a slot is never released while a handler still runs for it, and
-// never twice.
+// closed (the stage lives in the call's ServerCall), so a slot is never
+// released while a handler still runs for it, and never twice.
 //
 // With throttle.loadReport (on by default), every unary answer it sends a
 // status for, served or rejected, and every call rejected on arrival,
@@ -83,23 +88,55 @@ namespace resilience {
 // trailer (ScopeLoadReport(), AddLoadReport(); its rejections feed the
 // report's rate).
 //
-// The last of our interceptors in send order, it also counts the call
-// (ServerResilienceImpl's metrics): the status sent at PRE_SEND_STATUS
-// (its own rejection's, fault injection's abort, the handler's), and the
-// handler latency of an admitted call, from admission to PRE_SEND_STATUS
-// (on a method with fault injection, that interceptor times the handler:
-// only it knows the calls it answers without one). Never calls
-// ServerContext::IsCancelled() (it recurses in
-// 1.51's sync server when called from an interceptor). One instance per
-// call; gRPC serializes its hooks.
-class ThrottleInterceptor final : public grpc::experimental::Interceptor {
+// The call's counters (admitted, in flight, status, latency) are the
+// ServerCall's ServerCallMeter's, not this stage's. Never calls
+// ServerContext::IsCancelled() (it recurses in 1.51's sync server when
+// called from an interceptor). Not thread-safe: gRPC serializes a call's
+// hooks.
+class ThrottleStage {
  public:
-  ThrottleInterceptor(grpc::experimental::ServerRpcInfo* info, std::shared_ptr<ServerMethodState> state,
-                      Clock& clock, CallVerdicts& call_verdicts)
-      : info_(info), state_(std::move(state)), clock_(clock), call_verdicts_(call_verdicts) {}
-  ~ThrottleInterceptor() override;
+  using Metadata = std::multimap<grpc::string_ref, grpc::string_ref>;
 
-  void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override;
+  // `state`: the method's state the call started with (null: no method
+  // state); it must outlive the stage (the ServerCall holds it).
+  ThrottleStage(grpc::experimental::ServerRpcInfo* info, ServerMethodState* state, Clock& clock,
+                CallVerdicts& call_verdicts)
+      : info_(info), state_(state), clock_(clock), call_verdicts_(call_verdicts) {}
+  ThrottleStage(const ThrottleStage&) = delete;
+  ThrottleStage& operator=(const ThrottleStage&) = delete;
+  // What an admitted call that closed without a status holds goes back
+  // (cancelled, or past its deadline); a rejection's verdict is forgotten.
+  ~ThrottleStage();
+
+  bool enabled() const { return state_ != nullptr && state_->limits != nullptr; }
+  bool rejected() const { return rejected_; }
+
+  // Decide()
+  //
+  // Reads the call's metadata and decides it (once; at once when it was
+  // decided on arrival). Returns whether it admitted the call.
+  bool Decide(const Metadata* received);
+
+  // Closed()
+  //
+  // POST_RECV_CLOSE: the call closed; before a status, its client
+  // cancelled it or its deadline passed.
+  void Closed() {
+    if (!status_sent_) closed_unanswered_ = true;
+  }
+
+  // SendRejection()
+  //
+  // PRE_SEND_STATUS of a rejected call: its status, pushback and load
+  // report. Returns the status code sent.
+  grpc::StatusCode SendRejection(grpc::experimental::InterceptorBatchMethods* methods);
+
+  // SendStatus()
+  //
+  // PRE_SEND_STATUS of an admitted call answered `code` (after fault
+  // injection's rewrite): gives back its slot, learning how it ended, and
+  // adds the load report.
+  void SendStatus(grpc::experimental::InterceptorBatchMethods* methods, grpc::StatusCode code);
 
   // DecideOnArrival()
   //
@@ -108,12 +145,12 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
   // metadata, and on the callback API the core call, before it calls the
   // factories). Returns true when it rejected the call: the guard is then
   // to answer it (CallVerdicts::RejectOnArrival(), the rejection counted
-  // here), and this interceptor is to be destroyed unused. Otherwise the
-  // admitted interceptor is given to gRPC and its hooks do the rest.
+  // here), and the call's ServerCall is to be destroyed unused. Otherwise
+  // the admitted call's ServerCall is given to gRPC and its hooks do the
+  // rest.
   bool DecideOnArrival();
 
  private:
-  using Metadata = std::multimap<grpc::string_ref, grpc::string_ref>;
   // The call's criticality from its resilience-criticality header and the
   // method's settings (an invalid header: the default, counted).
   void ReadCriticality(const Metadata* received);
@@ -137,10 +174,8 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
     return state_->limits->load_report &&
            info_->type() == grpc::experimental::ServerRpcInfo::Type::UNARY;
   }
-  // Reads the call's metadata and decides it (once).
-  void Decide(const Metadata* received);
   void Admit();
-  // Rejects the call with `message`, which must outlive the interceptor
+  // Rejects the call with `message`, which must outlive the stage
   // (the method state's RejectionMessages, or owned_message_).
   void Reject(absl::string_view message, absl::Duration pushback);
   // The call's key's own limits (PerCallerLimits): false when they refused
@@ -190,8 +225,8 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
   Ending Unanswered() const;
 
   grpc::experimental::ServerRpcInfo* const info_;
-  // The method's state the call started with, held to its end.
-  const std::shared_ptr<ServerMethodState> state_;
+  // The method's state the call started with (its ServerCall holds it).
+  ServerMethodState* const state_;
   Clock& clock_;
   CallVerdicts& call_verdicts_;
   // When the call arrived, on the throttle's clock (monotonic): the start
@@ -210,7 +245,7 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
   // The slot of an admitted call in its key's bucket.
   PerCallerLimits::Slot caller_slot_;
   bool holds_slot_ = false;   // a concurrency slot to release
-  bool admitted_ = false;     // counted in in_flight, not finished yet
+  bool admitted_ = false;     // not finished yet
   bool decided_ = false;
   bool rejected_ = false;
   // Rejected on arrival: the guard answers and takes the verdict.
@@ -232,41 +267,6 @@ class ThrottleInterceptor final : public grpc::experimental::Interceptor {
   grpc::StatusCode reject_code_ = grpc::StatusCode::RESOURCE_EXHAUSTED;
 };
 
-// MakeThrottleInterceptor()
-//
-// The choice of the last factory of ours: a ThrottleInterceptor for a
-// method with a throttle; with metrics on, a ServerMetricsInterceptor for a
-// call that gets neither throttle nor fault injection (the
-// FaultInjectionInterceptor counts the calls of a method with fault
-// injection only); else nothing.
-grpc::experimental::Interceptor* MakeThrottleInterceptor(ServerResilienceImpl& resilience,
-                                                         grpc::experimental::ServerRpcInfo* info);
-
-using ThrottleInterceptorFactory = ServerChainFactory<MakeThrottleInterceptor>;
-
-// DecideOnArrival()
-//
-// Called by the first factory of ours for each call (the drain's, not
-// draining): for a throttled method served by a GuardedService of the
-// callback API, the throttle decides the call now
-// (ThrottleInterceptor::DecideOnArrival()). A rejected call (true) then
-// gets no interceptor of ours at all, so gRPC 1.51 skips its interception
-// machinery (interceptor_common.h: RunInterceptors() returns at once for an
-// empty list), and the guard answers it with the throttle's status and
-// pushback; an admitted call's ThrottleInterceptor is kept on this thread
-// for MakeThrottleInterceptor(), which gRPC calls next for the same call on
-// the same thread. Every other call: false, decided by the interceptor's
-// hooks as before. `draining`: the drain refuses the call; nothing decided.
-bool DecideOnArrival(ServerResilienceImpl& resilience, grpc::experimental::ServerRpcInfo* info,
-                     bool draining);
-
-// RejectedOnArrival()
-//
-// Whether DecideOnArrival() rejected the call `info` describes (the other
-// factories of ours then make nothing for it).
-bool RejectedOnArrival(const ServerResilienceImpl& resilience,
-                       const grpc::experimental::ServerRpcInfo* info);
-
 }  // namespace resilience
 
-#endif  // GRPC_RESILIENCE_SRC_SERVER_INTERCEPTORS_THROTTLE_INTERCEPTOR_H_
+#endif  // GRPC_RESILIENCE_SRC_SERVER_INTERCEPTORS_THROTTLE_STAGE_H_

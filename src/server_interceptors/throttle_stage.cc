@@ -1,4 +1,7 @@
-#include "src/server_interceptors/throttle_interceptor.h"
+// ThrottleStage (throttle_stage.h): the decision, what an admitted call
+// gives back, and the status it sends.
+
+#include "src/server_interceptors/throttle_stage.h"
 
 #include <algorithm>
 #include <map>
@@ -12,13 +15,8 @@
 #include "src/server_interceptors/load_report_trailer.h"
 
 namespace resilience {
-namespace {
 
-using grpc::experimental::InterceptionHookPoints;
-
-}  // namespace
-
-void ThrottleInterceptor::Reject(absl::string_view message, absl::Duration pushback) {
+void ThrottleStage::Reject(absl::string_view message, absl::Duration pushback) {
   const ScopeLimits& limits = *state_->limits;
   caller_slot_.Release();  // taken before another limit said no
   // Every rejection is counted by the criticality it was judged at.
@@ -34,7 +32,7 @@ void ThrottleInterceptor::Reject(absl::string_view message, absl::Duration pushb
   if (!answered_by_guard_) call_verdicts_.Reject(info_->server_context());
 }
 
-bool ThrottleInterceptor::DecideOnArrival() {
+bool ThrottleStage::DecideOnArrival() {
   // Rejected here: no interceptor of ours will see the call, so the guard
   // answers it, and it is counted now.
   answered_by_guard_ = true;
@@ -45,24 +43,27 @@ bool ThrottleInterceptor::DecideOnArrival() {
     return false;
   }
   if (state_->metrics) state_->meter.CountStatus(static_cast<int>(reject_code_));
+  // Named by the core call: the guard's Deserialize() knows no other name.
   call_verdicts_.RejectOnArrival(
-      context, context->c_call(), static_cast<int>(reject_code_),
+      context->c_call(), static_cast<int>(reject_code_),
       std::string(reject_message_), std::move(pushback_ms_),
       ReportsLoad() ? std::optional<std::string>(ScopeLoadReport(*state_->limits, start_))
                     : std::nullopt);
   return true;
 }
 
-void ThrottleInterceptor::Decide(const Metadata* received) {
-  if (decided_) return;
-  decided_ = true;
-  ReadCriticality(received);
-  ReadRetry(received);
-  ReadCallerKey(received);
-  Admit();
+bool ThrottleStage::Decide(const Metadata* received) {
+  if (!decided_) {
+    decided_ = true;
+    ReadCriticality(received);
+    ReadRetry(received);
+    ReadCallerKey(received);
+    Admit();
+  }
+  return admitted_;
 }
 
-void ThrottleInterceptor::RejectByRate(absl::string_view cause, absl::string_view message,
+void ThrottleStage::RejectByRate(absl::string_view cause, absl::string_view message,
                                        absl::Duration retry_after) {
   (ShedAsRetry() ? state_->rejected_retry : state_->rejected_rate)
       .fetch_add(1, std::memory_order_relaxed);
@@ -75,14 +76,14 @@ void ThrottleInterceptor::RejectByRate(absl::string_view cause, absl::string_vie
   Reject(message, retry_after);
 }
 
-void ThrottleInterceptor::RejectByConcurrency(absl::string_view message) {
+void ThrottleStage::RejectByConcurrency(absl::string_view message) {
   (ShedAsRetry() ? state_->rejected_retry : state_->rejected_concurrency)
       .fetch_add(1, std::memory_order_relaxed);
   NoteRejection("concurrency");
   Reject(message, state_->limits->durations.Expected(start_));
 }
 
-void ThrottleInterceptor::Admit() {
+void ThrottleStage::Admit() {
   start_ = clock_.Now();
   ScopeLimits& limits = *state_->limits;
   modes_ = limits.enforcement.Load();
@@ -141,11 +142,9 @@ void ThrottleInterceptor::Admit() {
   admitted_ = true;
   NoteAdmission();
   limits.durations.Started(start_);
-  state_->admitted.fetch_add(1, std::memory_order_relaxed);
-  state_->in_flight.fetch_add(1, std::memory_order_relaxed);
 }
 
-void ThrottleInterceptor::Finish(Ending ending) {
+void ThrottleStage::Finish(Ending ending) {
   if (!admitted_) return;
   admitted_ = false;
   const absl::Duration latency = clock_.Now() - start_;
@@ -178,10 +177,9 @@ void ThrottleInterceptor::Finish(Ending ending) {
       state_->deadline_admission != nullptr) {
     state_->deadline_admission->Record(latency);
   }
-  state_->in_flight.fetch_sub(1, std::memory_order_relaxed);
 }
 
-ThrottleInterceptor::Ending ThrottleInterceptor::Unanswered() const {
+ThrottleStage::Ending ThrottleStage::Unanswered() const {
   // The client's deadline passed (a timeout), or the client went away. The
   // deadline is gRPC's, on the real wall clock, whatever clock the throttle
   // is given.
@@ -190,67 +188,46 @@ ThrottleInterceptor::Ending ThrottleInterceptor::Unanswered() const {
              : Ending::kCancelled;
 }
 
-void ThrottleInterceptor::Intercept(grpc::experimental::InterceptorBatchMethods* methods) {
-  if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_CANCEL)) return;
-  if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_INITIAL_METADATA)) {
-    Decide(methods->GetRecvInitialMetadata());
+grpc::StatusCode ThrottleStage::SendRejection(
+    grpc::experimental::InterceptorBatchMethods* methods) {
+  status_sent_ = true;
+  methods->ModifySendStatus(grpc::Status(reject_code_, std::string(reject_message_)));
+  methods->GetSendTrailingMetadata()->emplace(kPushbackKey, pushback_ms_);
+  if (ReportsLoad()) {
+    AddLoadReport(*methods->GetSendTrailingMetadata(), ScopeLoadReport(*state_->limits, start_));
   }
-  // The call closed before its status was sent: its client cancelled it or
-  // its deadline passed (IsCancelled() cannot be asked here, see above).
-  if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_CLOSE) &&
-      !status_sent_) {
-    closed_unanswered_ = true;
-  }
-  if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
-    status_sent_ = true;
-    if (rejected_) {
-      methods->ModifySendStatus(grpc::Status(reject_code_, std::string(reject_message_)));
-      methods->GetSendTrailingMetadata()->emplace(kPushbackKey, pushback_ms_);
-      if (ReportsLoad()) {
-        AddLoadReport(*methods->GetSendTrailingMetadata(), ScopeLoadReport(*state_->limits, start_));
-      }
-      if (state_->metrics) state_->meter.CountStatus(static_cast<int>(reject_code_));
-    } else {
-      static const OutcomeClassifier* const classifier = new OutcomeClassifier();
-      const grpc::StatusCode code = methods->GetSendStatus().error_code();
-      const bool was_admitted = admitted_;
-      // An answer sent past the call's deadline, or after the call closed,
-      // reaches nobody: a timeout, or a cancellation, whatever its code.
-      Ending ending =
-          classifier->Classify(static_cast<absl::StatusCode>(code)) == Outcome::kFailure
-              ? Ending::kFailed
-              : Ending::kAnswered;
-      // CANCELLED is what a handler answers to a call it saw cancelled; on
-      // the callback API its reactor's OnCancel() runs before the
-      // interceptors hear POST_RECV_CLOSE, so that answer comes first.
-      if (admitted_) {
-        handler_finished_ = code != grpc::StatusCode::CANCELLED;
-        const Ending unanswered = Unanswered();
-        if (unanswered == Ending::kExpired || closed_unanswered_ ||
-            code == grpc::StatusCode::CANCELLED) {
-          ending = unanswered;
-        }
-      }
-      Finish(ending);
-      // After Finish(): the slot this call held is free for the next one.
-      if (ReportsLoad()) {
-        AddLoadReport(*methods->GetSendTrailingMetadata(),
-                      ScopeLoadReport(*state_->limits, clock_.Now()));
-      }
-      if (state_->metrics) {
-        state_->meter.CountStatus(static_cast<int>(code));
-        // With fault injection on the method, its interceptor times the
-        // handler: it knows the calls it answered without one.
-        if (was_admitted && state_->fault == nullptr) {
-          state_->meter.ObserveLatency(clock_.Now() - start_);
-        }
-      }
-    }
-  }
-  methods->Proceed();
+  return reject_code_;
 }
 
-ThrottleInterceptor::~ThrottleInterceptor() {
+void ThrottleStage::SendStatus(grpc::experimental::InterceptorBatchMethods* methods,
+                               grpc::StatusCode code) {
+  status_sent_ = true;
+  static const OutcomeClassifier* const classifier = new OutcomeClassifier();
+  // An answer sent past the call's deadline, or after the call closed,
+  // reaches nobody: a timeout, or a cancellation, whatever its code.
+  Ending ending = classifier->Classify(static_cast<absl::StatusCode>(code)) == Outcome::kFailure
+                      ? Ending::kFailed
+                      : Ending::kAnswered;
+  // CANCELLED is what a handler answers to a call it saw cancelled; on
+  // the callback API its reactor's OnCancel() runs before the
+  // interceptors hear POST_RECV_CLOSE, so that answer comes first.
+  if (admitted_) {
+    handler_finished_ = code != grpc::StatusCode::CANCELLED;
+    const Ending unanswered = Unanswered();
+    if (unanswered == Ending::kExpired || closed_unanswered_ ||
+        code == grpc::StatusCode::CANCELLED) {
+      ending = unanswered;
+    }
+  }
+  Finish(ending);
+  // After Finish(): the slot this call held is free for the next one.
+  if (ReportsLoad()) {
+    AddLoadReport(*methods->GetSendTrailingMetadata(),
+                  ScopeLoadReport(*state_->limits, clock_.Now()));
+  }
+}
+
+ThrottleStage::~ThrottleStage() {
   if (rejected_ && !answered_by_guard_) call_verdicts_.Forget(info_->server_context());
   // Closed without a status: cancelled, or past its deadline.
   if (admitted_) Finish(Unanswered());
