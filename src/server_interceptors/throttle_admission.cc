@@ -70,6 +70,14 @@ void ThrottleStage::ReadRetry(const Metadata* received) {
   }
 }
 
+void ThrottleStage::ReadLoadRequest(const Metadata* received) {
+  // Only a caller that reads the report pays for its trailer: our client's
+  // routed attempts ask (docs/routing.md, "Load reports"); streams get none.
+  load_asked_ = received != nullptr && state_->limits->load_report &&
+                info_->type() == grpc::experimental::ServerRpcInfo::Type::UNARY &&
+                received->find(kLoadReportRequestKey) != received->end();
+}
+
 void ThrottleStage::ReadCallerKey(const Metadata* received) {
   const ScopeLimits& limits = *state_->limits;
   if (limits.per_caller == nullptr) return;

@@ -58,6 +58,7 @@ bool ThrottleStage::Decide(const Metadata* received) {
     ReadCriticality(received);
     ReadRetry(received);
     ReadCallerKey(received);
+    ReadLoadRequest(received);
     Admit();
   }
   return admitted_;

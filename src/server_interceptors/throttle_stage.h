@@ -83,8 +83,9 @@ namespace resilience {
 // released while a handler still runs for it, and never twice.
 //
 // With throttle.loadReport (on by default), every unary answer it sends a
-// status for, served or rejected, and every call rejected on arrival,
-// carries the scope's load (an ORCA report) in the `orca-load-bin`
+// status for, served or rejected, and every call rejected on arrival, of a
+// call that asked for it (the request header resilience-orca, which our
+// client's routed attempts carry), carries the scope's load (an ORCA report) in the `orca-load-bin`
 // trailer (ScopeLoadReport(), AddLoadReport(); its rejections feed the
 // report's rate).
 //
@@ -170,10 +171,10 @@ class ThrottleStage {
   void ReadCallerKey(const Metadata* received);
   // Whether the call's answer carries the scope's load report (a unary call
   // of a scope with throttle.loadReport).
-  bool ReportsLoad() const {
-    return state_->limits->load_report &&
-           info_->type() == grpc::experimental::ServerRpcInfo::Type::UNARY;
-  }
+  // The call gets the scope's load report: it asked, and may have one.
+  bool ReportsLoad() const { return load_asked_; }
+  // Whether the call asked for the load report (ReportsLoad()).
+  void ReadLoadRequest(const Metadata* received);
   void Admit();
   // Rejects the call with `message`, which must outlive the stage
   // (the method state's RejectionMessages, or owned_message_).
@@ -253,6 +254,8 @@ class ThrottleStage {
   bool status_sent_ = false;
   // POST_RECV_CLOSE came before PRE_SEND_STATUS.
   bool closed_unanswered_ = false;
+  // A unary call of a reporting scope that asked for the load report.
+  bool load_asked_ = false;
   // The handler ran to its end and answered (anything but CANCELLED, which
   // is how a handler stops early for a call it saw cancelled).
   bool handler_finished_ = false;

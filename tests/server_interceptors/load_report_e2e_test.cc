@@ -1,5 +1,6 @@
 // throttle.loadReport over real channels (sync and callback APIs): each
-// unary answer of a throttled method, served or rejected (on the callback API
+// unary answer of a throttled method to a call that asks (resilience-orca),
+// served or rejected (on the callback API
 // rejected on arrival, answered by the guard), carries the scope's load (an
 // ORCA report in orca-load-bin: gRPC 1.51's client core keeps ORCA's
 // own endpoint-load-metrics-bin from the application); a client reads it and
@@ -24,9 +25,11 @@ struct Answered {
   std::optional<double> utilization;  // ReportedUtilization() of the trailers
 };
 
-Answered GetReport(cache::v1::CacheService::Stub& stub) {
+// `ask`: the call asks for the report, as our client's routed attempts do.
+Answered GetReport(cache::v1::CacheService::Stub& stub, bool ask = true) {
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + kLong));
+  if (ask) context.AddMetadata("resilience-orca", "1");
   cache::v1::GetReq request;
   request.set_key("fast");
   cache::v1::GetResp response;
@@ -101,11 +104,33 @@ TEST_P(ServerInterceptorsTest, LoadReportOffWhenFalseAndAbsentWithoutAThrottle) 
 
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + kLong));
+  context.AddMetadata("resilience-orca", "1");
   cache::v1::StoreReq request;
   cache::v1::StoreResp response;
   ASSERT_TRUE(stub_->Store(&context, request, &response).ok());
   EXPECT_EQ(context.GetServerTrailingMetadata().count("orca-load-bin"), 0u)
       << "Store has no throttle";
+}
+
+// A caller that does not ask (any client but our routed attempts) gets no
+// report, served or rejected, on or off arrival: it would not read it, and
+// the trailer is most of what a non-binding throttle costs the server.
+TEST_P(ServerInterceptorsTest, LoadReportOnlyForCallsThatAskForIt) {
+  Start(R"({"methodConfig": [
+    {"name": [{"service": "cache.v1.CacheService", "method": "Get"}],
+     "throttle": {"maxConcurrency": 1}}]})");
+  Answered served = GetReport(*stub_, /*ask=*/false);
+  ASSERT_TRUE(served.status.ok()) << served.status.error_message();
+  EXPECT_FALSE(served.report.has_value());
+  EXPECT_TRUE(GetReport(*stub_).report.has_value()) << "the next call asks";
+  StartGet("gated");
+  ASSERT_TRUE(Eventually([&] { return counters_.get_waiting.load() == 1; }));
+  Answered rejected = GetReport(*stub_, /*ask=*/false);
+  EXPECT_EQ(rejected.status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_FALSE(rejected.report.has_value());
+  Answered asked = GetReport(*stub_);
+  EXPECT_EQ(asked.status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_TRUE(asked.report.has_value());
 }
 
 }  // namespace
