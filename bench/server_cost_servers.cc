@@ -32,7 +32,8 @@ constexpr char kRejecting[] =
         "throttle": {"ratePerSecond": 0.001, "burst": 1}}]})";
 
 const char* PolicyOf(const std::string& mode) {
-  if (mode == "served_throttle") return kThrottled;
+  // A routed client's calls ask for the load report; others do not.
+  if (mode == "served_throttle" || mode == "served_throttle_asked") return kThrottled;
   if (mode == "served_throttle_no_report") return kThrottledNoReport;
   if (mode == "served_throttle_shadow") return kThrottledShadow;
   if (mode == "shadow_would_reject") return kRejectingShadow;
@@ -119,8 +120,9 @@ bool Register(const std::string& mode, const Answer& answer, grpc::ServerBuilder
 
 }  // namespace
 
-Answer GetOnce(cache::v1::CacheService::Stub& stub) {
+Answer GetOnce(cache::v1::CacheService::Stub& stub, bool ask) {
   grpc::ClientContext context;
+  if (ask) context.AddMetadata("resilience-orca", "1");
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
   cache::v1::GetReq request;
   request.set_key(kKey);

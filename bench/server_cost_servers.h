@@ -10,8 +10,11 @@
 //                     Proceed(): what gRPC charges any interceptor
 //   served_throttle   AddServerInterceptors + RegisterGuardedService, as
 //                     users wire it, a throttle that never binds
-//                     (maxConcurrency 1000); its answers carry the load report
-//   served_throttle_no_report  the same with "loadReport": false
+//                     (maxConcurrency 1000); its callers do not ask for the
+//                     load report (any client but a routed one), so none is sent
+//   served_throttle_asked  the same, every call asking for the report
+//                     (resilience-orca), as a routed client's attempts do
+//   served_throttle_no_report  served_throttle with "loadReport": false
 //   served_throttle_shadow  served_throttle in shadow mode
 //   shadow_would_reject  the rejecting throttle in shadow: served
 //   rejected          the same wiring, every call rejected by the throttle
@@ -20,8 +23,8 @@
 //                     status and trailers the rejection sends
 //   floor_passthrough the floor's handler behind one pass-through interceptor
 //   served_passthrough_report  served_passthrough whose interceptor adds to
-//                     every answer the trailers a served_throttle call got
-//                     (the load report): what gRPC charges for carrying it
+//                     every answer the trailers a served_throttle_asked call
+//                     got (the load report): what gRPC charges for carrying it
 
 #ifndef GRPC_RESILIENCE_BENCH_SERVER_COST_SERVERS_H_
 #define GRPC_RESILIENCE_BENCH_SERVER_COST_SERVERS_H_
@@ -45,7 +48,9 @@ struct Answer {
 };
 
 // One Get of the key every server holds, with a 60 s deadline.
-Answer GetOnce(cache::v1::CacheService::Stub& stub);
+// `ask`: the call asks for the load report (resilience-orca), as a routed
+// attempt of the library's client does.
+Answer GetOnce(cache::v1::CacheService::Stub& stub, bool ask = false);
 
 // A stub on a channel of its own to localhost:`port`.
 std::unique_ptr<cache::v1::CacheService::Stub> StubTo(int port);
