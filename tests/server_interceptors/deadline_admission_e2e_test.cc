@@ -103,6 +103,22 @@ TEST_P(ServerInterceptorsTest, DeadlineAdmissionRefusesCallsThatCannotFinishInTi
   EXPECT_EQ(report.server_methods[0].rejected, 5);
 }
 
+// Four samples make the p100 of the method's service times.
+constexpr char kLearnAtP100[] = R"({"methodConfig": [
+    {"name": [{"service": "cache.v1.CacheService", "method": "Get"}],
+     "throttle": {"deadlineAdmission": {"percentile": 1, "maxShare": 1, "minSamples": 4}}}]})";
+
+// After four handlers that took 5 s: a Get with 2 s left is refused before
+// its handler runs.
+void ExpectShortGetRefusedAtP100(cache::v1::CacheService::Stub& stub, const Counters& counters) {
+  const int served = counters.get_bodies.load();
+  std::string pushback;
+  const grpc::Status status = GetWithin(stub, absl::Seconds(2), &pushback);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << status.error_message();
+  EXPECT_THAT(status.error_message(), HasSubstr(" is below the p100 service time 5.5"));
+  EXPECT_EQ(counters.get_bodies.load(), served);
+}
+
 // A method so slow that its calls end past their deadline still has
 // service times: the handler ran that long. (Counting only calls answered
 // in time left a saturated method without samples, and nothing refused.)
@@ -110,20 +126,12 @@ TEST_P(ServerInterceptorsTest, DeadlineAdmissionRefusesCallsThatCannotFinishInTi
 // machine adds service times of 0 on the simulated clock.
 TEST_P(ServerInterceptorsTest, DeadlineAdmissionLearnsFromCallsAnsweredLate) {
   SimulatedClock clock;
-  Start(R"({"methodConfig": [
-    {"name": [{"service": "cache.v1.CacheService", "method": "Get"}],
-     "throttle": {"deadlineAdmission": {"percentile": 1, "maxShare": 1, "minSamples": 4}}}]})",
-        clock);
+  Start(kLearnAtP100, clock);
   HoldFourPastTheirDeadlines();
   clock.AdvanceTime(absl::Seconds(5));
   gate_.Open();
   ASSERT_TRUE(Eventually([&] { return state_->Stats(kGet).in_flight == 0; }));
-  const int served = counters_.get_bodies.load();
-  std::string pushback;
-  const grpc::Status status = GetWithin(*stub_, absl::Seconds(2), &pushback);
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << status.error_message();
-  EXPECT_THAT(status.error_message(), HasSubstr(" is below the p100 service time 5.5"));
-  EXPECT_EQ(counters_.get_bodies.load(), served);
+  ExpectShortGetRefusedAtP100(*stub_, counters_);
   EXPECT_EQ(state_->Stats(kGet).rejected_deadline, 1);
 }
 
@@ -134,10 +142,7 @@ TEST_P(ServerInterceptorsTest, DeadlineAdmissionLearnsFromCallsAnsweredLate) {
 // ones lost their service times now and then.)
 TEST_P(ServerInterceptorsTest, DeadlineAdmissionLearnsFromCallsItsClientsCancelled) {
   SimulatedClock clock;
-  Start(R"({"methodConfig": [
-    {"name": [{"service": "cache.v1.CacheService", "method": "Get"}],
-     "throttle": {"deadlineAdmission": {"percentile": 1, "maxShare": 1, "minSamples": 4}}}]})",
-        clock);
+  Start(kLearnAtP100, clock);
   gate_.Close();
   std::vector<PendingCall*> calls;
   for (int i = 0; i < 4; ++i) calls.push_back(StartGet("gated"));
@@ -152,12 +157,7 @@ TEST_P(ServerInterceptorsTest, DeadlineAdmissionLearnsFromCallsItsClientsCancell
   ASSERT_TRUE(Eventually([&] {
     return counters_.get_waiting.load() == 0 && state_->Stats(kGet).in_flight == 0;
   }));
-  const int served = counters_.get_bodies.load();
-  std::string pushback;
-  const grpc::Status status = GetWithin(*stub_, absl::Seconds(2), &pushback);
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << status.error_message();
-  EXPECT_THAT(status.error_message(), HasSubstr(" is below the p100 service time 5.5"));
-  EXPECT_EQ(counters_.get_bodies.load(), served);
+  ExpectShortGetRefusedAtP100(*stub_, counters_);
 }
 
 }  // namespace
