@@ -220,6 +220,23 @@ TEST_F(RoutedReplicasTest, TheStatusShowsEachEndpoint) {
   for (const RoutedEndpointStatus& row : rows) EXPECT_EQ(row.method, kUnary);
 }
 
+// Throttled replicas report their load to the picker's attempts, which ask
+// for it (resilience-orca); a server sends no report to a call that does not.
+TEST_F(RoutedReplicasTest, ThePickerHearsTheLoadTheReplicasReport) {
+  constexpr char kThrottled[] = R"({"methodConfig": [
+    {"name": [{"service": "resilience.test.TestService"}], "throttle": {"maxConcurrency": 4}}]})";
+  Start(kThrottled, ServerResilienceOptions().not_serving_grace, kThrottled);
+  Connect(kRouted);
+  EXPECT_EQ(Failures(60), 0);
+  std::vector<RoutedEndpointStatus> rows = Routed();
+  ASSERT_EQ(rows.size(), 3u);
+  for (const RoutedEndpointStatus& row : rows) {
+    ASSERT_TRUE(row.load.has_value()) << row.endpoint << " reported no load";
+    EXPECT_GE(*row.load, 0.0) << row.endpoint;
+    EXPECT_LE(*row.load, 1.0) << row.endpoint;
+  }
+}
+
 // A dns: name (here "localhost", which may also resolve to ::1) is resolved
 // by the library; calls work as with gRPC's resolver.
 TEST_F(RoutedReplicasTest, ANameTargetIsResolvedByTheLibrary) {
