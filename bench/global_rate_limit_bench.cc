@@ -78,7 +78,9 @@ Server Start(cache_service::CacheServiceImpl* service, const std::string& policy
   options.interceptors = resilience::ServerInterceptorFactories(s.state);
   auto state = s.state;
   options.configure = [state, service](grpc::ServerBuilder& builder) {
-    if (!state->RegisterGuardedService<cache::v1::CacheService>(builder, service).ok()) {
+    if (!state->guards()
+             .Register(builder, service, cache::v1::CacheService::service_full_name())
+             .ok()) {
       std::abort();
     }
   };

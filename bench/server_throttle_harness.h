@@ -195,7 +195,9 @@ inline std::unique_ptr<resilience::testing::TestServer> StartServer(
     options.interceptors = resilience::ServerInterceptorFactories(state);
     if (guarded) {
       options.configure = [state, service](grpc::ServerBuilder& builder) {
-        if (!state->RegisterGuardedService<cache::v1::CacheService>(builder, service).ok()) {
+        if (!state->guards()
+                 .Register(builder, service, cache::v1::CacheService::service_full_name())
+                 .ok()) {
           std::abort();
         }
       };

@@ -8,27 +8,23 @@ namespace resilience {
 void DrainStage::Open() {
   if (refuse_ || open_) return;
   open_ = true;
-  resilience_.open_calls_.fetch_add(1, std::memory_order_acq_rel);
+  drainer_.OpenCall();
 }
 
 DrainStage::~DrainStage() {
   if (refuse_) {
-    resilience_.call_verdicts().Forget(info_->server_context());
+    verdicts_.Forget(info_->server_context());
   } else if (open_) {
     const auto type = info_->type();
-    if (resilience_.draining() &&
-        (type == grpc::experimental::ServerRpcInfo::Type::SERVER_STREAMING ||
-         type == grpc::experimental::ServerRpcInfo::Type::BIDI_STREAMING)) {
-      resilience_.stream_ended_while_draining_.store(true, std::memory_order_release);
-    }
-    resilience_.open_calls_.fetch_sub(1, std::memory_order_acq_rel);
+    drainer_.CloseCall(type == grpc::experimental::ServerRpcInfo::Type::SERVER_STREAMING ||
+                       type == grpc::experimental::ServerRpcInfo::Type::BIDI_STREAMING);
   }
 }
 
 bool DrainStage::Arrive(grpc::experimental::InterceptorBatchMethods* methods) {
-  resilience_.call_verdicts().Reject(info_->server_context());
+  verdicts_.Reject(info_->server_context());
   // At the end of the drain: answered once the GOAWAY is out.
-  return resilience_.Park(methods);
+  return drainer_.Park(methods);
 }
 
 void DrainStage::SendStatus(grpc::experimental::InterceptorBatchMethods* methods) {

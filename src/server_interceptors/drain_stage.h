@@ -2,14 +2,15 @@
 //
 // The drain stage of a server call (ServerCall), the first step of a
 // graceful shutdown: calls that arrive once the server drains
-// (ServerResilienceImpl::Drain()) are refused UNAVAILABLE, which clients
+// (ServerDrainer::Drain()) are refused UNAVAILABLE, which clients
 // retry, while the calls that arrived before finish.
 
 #ifndef GRPC_RESILIENCE_SRC_SERVER_INTERCEPTORS_DRAIN_STAGE_H_
 #define GRPC_RESILIENCE_SRC_SERVER_INTERCEPTORS_DRAIN_STAGE_H_
 
 #include "grpcpp/support/server_interceptor.h"
-#include "src/server_interceptors/server_resilience_impl.h"
+#include "src/server_interceptors/call_verdicts.h"
+#include "src/server_interceptors/server_drainer.h"
 
 namespace resilience {
 
@@ -18,7 +19,7 @@ namespace resilience {
 // One per call, made when the call arrives, the first of ServerCall's
 // stages (a refused call goes to no other):
 //   - before the server drains: counts the call as open (Open(),
-//     ServerResilienceImpl::open_calls()) until the stage is destroyed,
+//     ServerDrainer::open_calls()) until the stage is destroyed,
 //     which gRPC does once the handler has returned and the call has
 //     closed (its status written), so Drain() knows when the calls it must
 //     let finish are done, and whether a stream was among them;
@@ -30,13 +31,14 @@ namespace resilience {
 //     a call that reaches a server after its Shutdown(): the client sees
 //     CANCELLED, which no client retries); in the drain's last kParkWindow
 //     the refused call waits (no Proceed()) until
-//     ServerResilienceImpl::ReleaseRefusedCalls(), after the GOAWAY, so that a
+//     ServerDrainer::ReleaseRefusedCalls(), after the GOAWAY, so that a
 //     client that calls again at once is not calling when it goes out.
 // Not thread-safe: gRPC serializes a call's hooks.
 class DrainStage {
  public:
-  DrainStage(grpc::experimental::ServerRpcInfo* info, ServerResilienceImpl& resilience)
-      : info_(info), resilience_(resilience), refuse_(resilience.draining()) {}
+  DrainStage(grpc::experimental::ServerRpcInfo* info, ServerDrainer& drainer,
+             CallVerdicts& verdicts)
+      : info_(info), drainer_(drainer), verdicts_(verdicts), refuse_(drainer.draining()) {}
   DrainStage(const DrainStage&) = delete;
   DrainStage& operator=(const DrainStage&) = delete;
   ~DrainStage();
@@ -64,7 +66,8 @@ class DrainStage {
 
  private:
   grpc::experimental::ServerRpcInfo* const info_;
-  ServerResilienceImpl& resilience_;
+  ServerDrainer& drainer_;
+  CallVerdicts& verdicts_;
   const bool refuse_;  // arrived while draining
   bool open_ = false;  // counted in open_calls()
 };

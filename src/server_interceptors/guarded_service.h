@@ -48,7 +48,7 @@ namespace resilience {
 //
 // Register the GuardedService with the ServerBuilder *instead of* the user's
 // service (which must outlive the server, as a registered service must). The
-// usual way is ServerResilienceImpl::RegisterGuardedService().
+// usual way is GuardRegistry::Register().
 //
 // What it relies on in gRPC 1.51 (docs/server-rejection.md, pinned by
 // tests/server_interceptors/guarded_service_test.cc): the codegen interface

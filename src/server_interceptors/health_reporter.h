@@ -34,7 +34,7 @@ bool IsHealthMethod(absl::string_view method);
 
 // HealthReporter
 //
-// One per ServerResilienceImpl. Thread-safe; a drain is final: once
+// One per ServerDrainer. Thread-safe; a drain is final: once
 // NotServing() ran, Set(server, true) reports NOT_SERVING too.
 class HealthReporter {
  public:

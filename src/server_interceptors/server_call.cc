@@ -21,7 +21,7 @@ ServerCall::ServerCall(ServerResilienceImpl& resilience, grpc::experimental::Ser
                        bool decide_on_arrival)
     : info_(info),
       verdicts_(resilience.call_verdicts()),
-      drain_(info, resilience),
+      drain_(info, resilience.drainer(), verdicts_),
       state_(Lookup(resilience, info)),
       throttle_(info, state_.get(), resilience.clock(), verdicts_),
       fault_(info, state_.get(), resilience.executor(), verdicts_) {

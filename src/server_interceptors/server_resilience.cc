@@ -57,27 +57,27 @@ int64_t ServerResilience::policy_generation() const { return impl_->generation()
 void ServerResilience::FlushEvents() { impl_->FlushEvents(); }
 
 void ServerResilience::DrainAndShutdown(grpc::Server& server, absl::Time deadline) {
-  impl_->DrainAndShutdown(server, deadline);
+  impl_->drainer().DrainAndShutdown(server, deadline);
 }
 
-bool ServerResilience::Drain(absl::Time deadline) { return impl_->Drain(deadline); }
+bool ServerResilience::Drain(absl::Time deadline) { return impl_->drainer().Drain(deadline); }
 
-void ServerResilience::ReleaseRefusedCalls() { impl_->ReleaseRefusedCalls(); }
+void ServerResilience::ReleaseRefusedCalls() { impl_->drainer().ReleaseRefusedCalls(); }
 
-bool ServerResilience::draining() const { return impl_->draining(); }
+bool ServerResilience::draining() const { return impl_->drainer().draining(); }
 
-int64_t ServerResilience::open_calls() const { return impl_->open_calls(); }
+int64_t ServerResilience::open_calls() const { return impl_->drainer().open_calls(); }
 
 void ServerResilience::EndHoldsAt(absl::Time when) { impl_->EndHoldsAt(when); }
 
 bool ServerResilience::SetServing(grpc::Server& server, bool serving) {
-  return impl_->health().Set(server, serving);
+  return impl_->drainer().health().Set(server, serving);
 }
 
 absl::Status ServerResilience::RegisterGuardedService(grpc::ServerBuilder& builder,
                                                       grpc::Service* service,
                                                       absl::string_view full_name) {
-  return impl_->RegisterGuardedService(builder, service, full_name);
+  return impl_->guards().Register(builder, service, full_name);
 }
 
 }  // namespace resilience

@@ -3,11 +3,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <optional>
-#include <thread>
 #include <utility>
 #include <vector>
-
-#include "absl/time/clock.h"
 
 #include "src/policy/method_catalog.h"
 
@@ -33,12 +30,12 @@ ServerResilienceImpl::ServerResilienceImpl(PolicySet policies, Clock& clock,
       listener_(std::move(events)),
       events_(listener_ == nullptr ? nullptr : std::make_unique<SerialExecutor>()),
       metrics_(metrics),
-      not_serving_grace_(not_serving_grace),
       methods_(std::make_shared<Generation>(Generation{std::move(policies)}),
                [this](const char* method, const Generation& generation,
                       const ServerMethodState* previous) {
                  return Resolve(method, generation, previous);
-               }) {
+               }),
+      drainer_(call_verdicts_, executor_, not_serving_grace) {
   unknown_->method = std::string(kUnknownMethod);
   unknown_->metrics = metrics_;
   unknown_->clock = &clock_;
@@ -64,91 +61,7 @@ RejectionMessages MessagesFor(const std::string& method, const ScopeLimits& limi
       limits.unusable, retried);
 }
 
-// Drain() and DrainAndShutdown() wait for real calls and real connections,
-// against a wall-clock deadline that gRPC's Shutdown() shares: the real
-// wall clock, whatever clock the throttles are given.
-absl::Time RealWallNow() { return Clock::Real().WallNow(); }
-
 }  // namespace
-
-bool ServerResilienceImpl::Drain(absl::Time deadline) {
-  // First, so that clients that check health stop picking this server
-  // while it still answers the calls on their way.
-  const bool was_serving = health_.NotServing();
-  EndHoldsAt(deadline);
-  // A client may have picked this server before its Watch stream heard
-  // NOT_SERVING: its call is still served, as behind a readiness probe and
-  // a preStop delay (rolling restarts with no failed call, docs/replicas.md).
-  // Those calls count as open: the wait below includes them.
-  if (was_serving) {
-    const absl::Duration serve = std::min(not_serving_grace_, (deadline - RealWallNow()) / 2);
-    if (serve > absl::ZeroDuration()) absl::SleepFor(serve);
-  }
-  const absl::Time start = RealWallNow();
-  draining_.store(true, std::memory_order_release);
-  const absl::Time refuse_until = std::min(deadline, start + kMinDrain);
-  // Polled: a shutdown is rare, and the loop ends by `deadline`.
-  bool done = false;
-  for (absl::Time now = start;; now = RealWallNow()) {
-    done = open_calls() == 0;
-    if (now >= deadline) break;
-    if (done) {
-      // After a stream, until the deadline, its last kParkWindow parked.
-      const absl::Time until = stream_ended_while_draining_.load(std::memory_order_acquire)
-                                   ? deadline - kParkWindow
-                                   : refuse_until;
-      if (now >= until) break;
-    }
-    absl::SleepFor(std::min(absl::Milliseconds(5), deadline - now));
-  }
-  // The last kParkWindow: refused calls wait for their answer.
-  const absl::Time now = RealWallNow();
-  const absl::Duration park = std::min(kParkWindow, deadline - now);
-  if (park > absl::ZeroDuration()) {
-    {
-      MutexLock lock(&park_mu_);
-      parking_ = true;
-    }
-    absl::SleepFor(park);
-  }
-  return done;
-}
-
-bool ServerResilienceImpl::Park(grpc::experimental::InterceptorBatchMethods* methods) {
-  MutexLock lock(&park_mu_);
-  if (!parking_) return false;
-  parked_.push_back(methods);
-  return true;
-}
-
-void ServerResilienceImpl::ReleaseRefusedCalls() {
-  std::vector<grpc::experimental::InterceptorBatchMethods*> parked;
-  {
-    MutexLock lock(&park_mu_);
-    parking_ = false;
-    parked.swap(parked_);
-  }
-  // Proceed() runs a sync handler on the calling thread: the executor's.
-  for (grpc::experimental::InterceptorBatchMethods* methods : parked) {
-    executor_.Run([methods] { methods->Proceed(); });
-  }
-}
-
-void ServerResilienceImpl::DrainAndShutdown(grpc::Server& server, absl::Time deadline) {
-  const bool all_done = Drain(deadline);
-  // Calls still running are cancelled at once by Shutdown(): the kept ones
-  // are answered before, not cancelled with them.
-  if (!all_done) ReleaseRefusedCalls();
-  // Shutdown() blocks until the calls are done, the kept ones included: they
-  // are answered from here once the GOAWAY has had its head start.
-  std::thread release([this] {
-    absl::SleepFor(kGoawayHeadStart);
-    ReleaseRefusedCalls();
-  });
-  const absl::Time now = RealWallNow();
-  server.Shutdown(absl::ToChronoTime(all_done ? now + kShutdownSettle : now));
-  release.join();
-}
 
 std::shared_ptr<ServerMethodState> ServerResilienceImpl::ForMethod(const char* method) {
   std::shared_ptr<ServerMethodState> state = methods_.Find(method);
@@ -192,8 +105,8 @@ MethodCache<ServerMethodState>::Resolution ServerResilienceImpl::Resolve(
     state->fault_random = same_fault ? previous->fault_random
                                      : std::make_shared<SplitMixRandom>(state->fault->seed);
   }
+  state->guarded = guards_.Guards(state->method);
   MutexLock lock(&mu_);
-  state->guarded = guarded_methods_.contains(state->method);
   state->criticality = match.policy->criticality;
   if (match.policy->throttle) {
     state->limits_owner =
@@ -216,20 +129,6 @@ MethodCache<ServerMethodState>::Resolution ServerResilienceImpl::Resolve(
     }
   }
   return {std::move(state), named};
-}
-
-absl::Status ServerResilienceImpl::RegisterGuardedService(grpc::ServerBuilder& builder,
-                                                      grpc::Service* service,
-                                                      absl::string_view full_name) {
-  absl::StatusOr<std::unique_ptr<GuardedService>> guard =
-      GuardedService::Create(service, full_name, &call_verdicts_);
-  if (!guard.ok()) return guard.status();
-  builder.RegisterService(guard->get());
-  health_.AddService(full_name);
-  MutexLock lock(&mu_);
-  for (const std::string& method : (*guard)->methods()) guarded_methods_.insert(method);
-  guards_.push_back(*std::move(guard));
-  return absl::OkStatus();
 }
 
 ServerMethodStats ServerResilienceImpl::StatsOf(const ServerMethodState& from) {

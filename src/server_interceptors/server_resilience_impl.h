@@ -14,13 +14,11 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -52,27 +50,14 @@
 #include "grpc_resilience/prometheus_text.h"
 #include "src/metrics/status_code_counters.h"
 #include "src/policy/policy_set_access.h"
-#include "src/server_interceptors/guarded_service.h"
 #include "src/server_interceptors/proceed_executor.h"
 #include "src/server_interceptors/call_verdicts.h"
 #include "src/server_interceptors/server_call_meter.h"
 #include "src/server_interceptors/server_method_state.h"
-#include "src/server_interceptors/health_reporter.h"
+#include "src/server_interceptors/guard_registry.h"
+#include "src/server_interceptors/server_drainer.h"
 
 namespace resilience {
-
-// Drain(): the pushback of the calls it refuses, and how long it refuses
-// calls at least.
-inline constexpr absl::Duration kDrainPushback = absl::Seconds(1);
-inline constexpr absl::Duration kMinDrain = absl::Milliseconds(100);
-// The end of a drain during which refused calls wait for their answer until
-// the GOAWAY is out (ServerResilienceImpl::Drain()).
-inline constexpr absl::Duration kParkWindow = absl::Milliseconds(50);
-// DrainAndShutdown(): how long connections have to close once no call is
-// left (a gRPC client closes its own at once; an idle socket is closed), and
-// the head start of the GOAWAY over the refused calls' answers.
-inline constexpr absl::Duration kShutdownSettle = absl::Milliseconds(250);
-inline constexpr absl::Duration kGoawayHeadStart = absl::Milliseconds(20);
 
 // ServerResilienceImpl
 //
@@ -176,82 +161,15 @@ class ServerResilienceImpl {
   // DEADLINE_EXCEEDED, without their handler) at `when` at the latest. Call
   // it with the end of a shutdown's grace period, before Server::Shutdown():
   // the callback API's held calls do not see the shutdown otherwise.
-  // Drain() calls it.
+  // ServerDrainer::Drain() calls it.
   void EndHoldsAt(absl::Time when) { call_verdicts_.EndHoldsAt(when); }
 
-  // DrainAndShutdown()
-  //
-  // A graceful shutdown of `server` (whose interceptors are these), done by
-  // `deadline`: Drain(deadline), then server.Shutdown() (GOAWAY), giving
-  // connections kShutdownSettle to close when every call was done (at once
-  // otherwise), and releasing the calls refused during Drain()'s last
-  // kParkWindow only once the GOAWAY is out. Returns when the server is shut
-  // down. Use it instead of server.Shutdown().
-  void DrainAndShutdown(grpc::Server& server, absl::Time deadline) ABSL_LOCKS_EXCLUDED(park_mu_);
-
-  // Drain()
-  //
-  // The first step of a graceful shutdown, before grpc::Server::Shutdown():
-  // NOT_SERVING first of all; when the health service said SERVING until
-  // then, calls that arrive are still served for not_serving_grace (at most
-  // half of the time to `deadline`: the calls a client picked this server
-  // for before it heard NOT_SERVING). Then draining() and
-  // every call that arrives is refused UNAVAILABLE with a
-  // pushback of kDrainPushback (DrainStage; behind a GuardedService
-  // its handler never runs), and it blocks until every call that arrived
-  // before is done (handler returned, status written), or until `deadline`,
-  // but for kMinDrain at least (never past `deadline`), so that clients
-  // calling at that moment get a refusal to retry rather than the CANCELLED
-  // that gRPC 1.51 answers to calls racing a Shutdown(). Holds end at
-  // `deadline` (EndHoldsAt()). When a server-streaming or bidi call ended
-  // during the drain, it returns at `deadline` only: its client may still
-  // be reading what it was sent, and once Shutdown()'s GOAWAY is out gRPC
-  // 1.51 closes the connection, whose reset discards what the client has
-  // not read yet (docs/server-hardening.md, "Shutdown"). Returns whether
-  // every call was done. The calls refused in its last kParkWindow get
-  // their answer only at ReleaseRefusedCalls(): a client that calls again
-  // as soon as it is refused then has no call on its way when the GOAWAY
-  // goes out (DrainAndShutdown() does it right).
-  bool Drain(absl::Time deadline) ABSL_LOCKS_EXCLUDED(park_mu_);
-  // ReleaseRefusedCalls()
-  //
-  // Answers the calls Drain() keeps, and every later one at once.
-  void ReleaseRefusedCalls() ABSL_LOCKS_EXCLUDED(park_mu_);
-  bool draining() const { return draining_.load(std::memory_order_acquire); }
-  // The health service's view of this server: Drain() reports NOT_SERVING
-  // first of all; ServerResilience::SetServing() reports SERVING.
-  HealthReporter& health() { return health_; }
-  // Calls that arrived before Drain() and are not done yet.
-  int64_t open_calls() const { return open_calls_.load(std::memory_order_acquire); }
-
-  // RegisterGuardedService()
-  //
-  // Registers `service` with `builder` behind a GuardedService, so that a
-  // call rejected by these interceptors never runs its handlers. Use it
-  // instead of builder.RegisterService(service). `Generated` is the class
-  // grpc_cpp_plugin generated for the proto service (cache::v1::CacheService);
-  // `service` and this object must outlive the server. InvalidArgument, and
-  // nothing registered, for a service the guard cannot serve (see
-  // GuardedService).
-  //
-  // Example:
-  //   auto resilience = resilience::AddServerInterceptors(builder, policies);
-  //   MyCacheService service;
-  //   absl::Status s =
-  //       resilience->RegisterGuardedService<cache::v1::CacheService>(builder, &service);
-  template <typename Generated, typename Impl>
-  absl::Status RegisterGuardedService(grpc::ServerBuilder& builder, Impl* service) {
-    static_assert(std::is_base_of_v<typename Generated::Service, Impl>,
-                  "service must implement Generated::Service (or one of its callback forms)");
-    return RegisterGuardedService(builder, service, Generated::service_full_name());
-  }
-  // The same, naming the proto service ("cache.v1.CacheService").
-  absl::Status RegisterGuardedService(grpc::ServerBuilder& builder, grpc::Service* service,
-                                      absl::string_view full_name) ABSL_LOCKS_EXCLUDED(mu_);
+  // The graceful shutdown and the health service's view (ServerDrainer).
+  ServerDrainer& drainer() { return drainer_; }
+  // The services behind a GuardedService (GuardRegistry).
+  GuardRegistry& guards() { return guards_; }
 
  private:
-  // Counts open_calls_, parks refused calls.
-  friend class DrainStage;
   // A call's access to its method's state.
   friend class ServerCall;
   friend class PolicyUpdateTestPeer;
@@ -328,28 +246,17 @@ class ServerResilienceImpl {
   std::atomic<bool> any_throttle_{false};
   std::atomic<bool> any_fault_injection_{false};
   const bool metrics_;
-  const absl::Duration not_serving_grace_;
   // Each method's state, and the generation in force.
   MethodRegistry<ServerMethodState, Generation> methods_;
   // The calls of the names counted under kUnknownMethod.
   const std::shared_ptr<ServerMethodState> unknown_ = std::make_shared<ServerMethodState>();
   Mutex mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<ScopeLimits>> scopes_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::unique_ptr<GuardedService>> guards_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_set<std::string> guarded_methods_ ABSL_GUARDED_BY(mu_);
   CallVerdicts call_verdicts_;
-  HealthReporter health_;
-  std::atomic<bool> draining_{false};
-  std::atomic<int64_t> open_calls_{0};
-  // A server-streaming or bidi call ended after Drain() began.
-  std::atomic<bool> stream_ended_while_draining_{false};
-  // Refused calls kept until ReleaseRefusedCalls() (DrainStage::Arrive()).
-  Mutex park_mu_;
-  bool parking_ ABSL_GUARDED_BY(park_mu_) = false;
-  std::vector<grpc::experimental::InterceptorBatchMethods*> parked_ ABSL_GUARDED_BY(park_mu_);
-  // Keeps `methods` for ReleaseRefusedCalls() (true), or not (false: the
-  // caller proceeds).
-  bool Park(grpc::experimental::InterceptorBatchMethods* methods) ABSL_LOCKS_EXCLUDED(park_mu_);
+  // Resumes its parked calls on executor_ (declared after it: the drainer
+  // keeps its address only).
+  ServerDrainer drainer_;
+  GuardRegistry guards_{call_verdicts_, drainer_.health()};
   // Last member: destroyed first, joining its threads while the rest is alive.
   ProceedExecutor executor_;
 };
