@@ -15,16 +15,21 @@
 #include "src/breaker/breaker.h"
 #include "src/core/clock.h"
 #include "src/engine/scope_limiters.h"
-#include "src/global_limits/fleet_limit_backend.h"
 #include "src/limits/bulkhead.h"
 #include "src/policy/method_policy.h"
 
 namespace resilience {
 
+class FleetLimitBackend;  // src/global_limits/fleet_limit_backend.h (a server's only)
+
 // LimiterFactory
 //
 // Makes every limiter and breaker of a client or a server, on its clock.
-// Immutable once made; thread-safe.
+// Immutable once made; thread-safe. A scope's limiters (ForScope() and its
+// parts, limiter_factory_scope.cc) are in the library
+// grpc_resilience::engine_scopes, which a server links: they make fleet-wide
+// limits (src/global_limits), which a client-only program must not link.
+// The rest is in grpc_resilience::engine.
 //
 // Example:
 //   LimiterFactory factory(clock, /*seed=*/1, fleet_backend);

@@ -9,12 +9,13 @@
 #include <memory>
 #include <string>
 
-#include "src/global_limits/global_rate_limit.h"
 #include "src/limits/concurrency_limiter.h"
 #include "src/limits/per_caller_limits.h"
 #include "src/limits/token_bucket.h"
 
 namespace resilience {
+
+class GlobalRateLimit;  // src/global_limits/global_rate_limit.h (a server's only)
 
 // ScopeLimiters
 //
