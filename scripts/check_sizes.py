@@ -109,11 +109,8 @@ def blank(text):
             i = end
             continue
         if c == '"':
-            j = i + 1
-            while j < n and text[j] != '"' and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
             out.append('""')
-            i = j + 1
+            i = _past_quoted(text, i, '"')
             continue
         if c == "'":
             # A digit separator (1'000, 0xFF'FF) or a character literal.
@@ -124,15 +121,21 @@ def blank(text):
             if word[:1].isdigit():
                 i += 1
                 continue
-            j = i + 1
-            while j < n and text[j] != "'" and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
             out.append("0")
-            i = j + 1
+            i = _past_quoted(text, i, "'")
             continue
         out.append(c)
         i += 1
     return "".join(out)
+
+
+def _past_quoted(text, i, quote):
+    """The index just past the literal opened by `quote` at `i` (a string or
+    a character literal; escapes skipped; an unclosed one ends at its line)."""
+    j = i + 1
+    while j < len(text) and text[j] != quote and text[j] != "\n":
+        j += 2 if text[j] == "\\" else 1
+    return j + 1
 
 
 def _newlines(s):
